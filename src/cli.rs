@@ -1,0 +1,141 @@
+//! The command line: `toolcap-tui [SOURCE...]` opens the TUI; `dump`, `check` and `serve` are
+//! the headless commands. The contract is in README.md ("CLI").
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolcap-tui",
+    version,
+    about = "Explore the traces of tool-calling LLM agents",
+    long_about = "Explore the traces of tool-calling LLM agents.\n\n\
+        With SOURCEs (files, directories, or the http:// URL of a running `toolcap-tui serve`) it opens \
+        the terminal UI; with no SOURCE it opens the current directory. Payloads are redacted until you \
+        press `r` (or pass --reveal).",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub ui: UiArgs,
+}
+
+#[derive(Debug, Args, Default, Clone)]
+pub struct UiArgs {
+    /// Trace files, directories (watched for new data), or http(s) URLs of a running `serve`.
+    pub sources: Vec<String>,
+    /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318")]
+    pub listen: Option<String>,
+    /// gRPC address of the embedded receiver (with --listen).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
+    pub grpc: String,
+    /// Bearer token the embedded receiver requires (or TOOLCAP_TOKEN).
+    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Start with payloads revealed (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Keep at most this many invocations (oldest are evicted, and the status bar says so).
+    #[arg(long, value_name = "N")]
+    pub max_invocations: Option<usize>,
+    /// Keep at most about this many MiB of spans in memory.
+    #[arg(long, value_name = "MIB")]
+    pub max_memory_mb: Option<u64>,
+    /// Gold trajectory for the diff view (`d`).
+    #[arg(long, value_name = "FILE")]
+    pub gold: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print invocation trees (text or JSON), redacted unless --reveal.
+    Dump(DumpArgs),
+    /// Compare actual tool-call trajectories with a gold one; exit 0 match, 1 differs, 2 error.
+    Check(CheckArgs),
+    /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct DumpArgs {
+    /// Trace files or directories (searched recursively).
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Print one JSON document (schema in README.md) instead of text trees.
+    #[arg(long)]
+    pub json: bool,
+    /// Show payloads (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Print, per source, the detected format, why, and what may have been lost.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct CheckArgs {
+    /// Gold file: toolscore gold (list or {"calls": [...]}), or a map of invocation id to calls.
+    #[arg(long, required = true)]
+    pub gold: PathBuf,
+    /// Trace files or directories.
+    pub sources: Vec<PathBuf>,
+    /// Print a JSON report per invocation (toolscore's metric names).
+    #[arg(long)]
+    pub json: bool,
+    /// Compare argument types strictly and recurse into nested values.
+    #[arg(long)]
+    pub strict: bool,
+    /// How gold and actual rows are aligned.
+    #[arg(long, value_name = "edit|position|name", default_value = "edit")]
+    pub align: String,
+    /// Metric weight override, e.g. --weight selection_accuracy=2 (renormalized).
+    #[arg(long = "weight", value_name = "NAME=VALUE")]
+    pub weights: Vec<String>,
+    /// Show argument values in the diff (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ServeArgs {
+    /// OTLP/HTTP address (POST /v1/traces, GET /api/v1/stream, GET /api/v1/health).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4318")]
+    pub http: String,
+    /// OTLP/gRPC address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
+    pub grpc: String,
+    /// Spool directory: every accepted request is appended here before it is acknowledged.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Bearer token clients must send (or TOOLCAP_TOKEN); without it, no token is required.
+    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Largest request body accepted, in MiB, counted after decompression.
+    #[arg(long, value_name = "MIB", default_value_t = 20)]
+    pub max_body_mb: u64,
+    /// Spool segment size before rotating to a new file, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub segment_mb: u64,
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Some(Command::Dump(args)) => crate::views::dump::run(&args),
+        Some(Command::Check(args)) => not_yet("check", &args.gold),
+        Some(Command::Serve(args)) => not_yet("serve", &args.out),
+        None => {
+            eprintln!("toolcap-tui: the terminal UI is not built yet; try `toolcap-tui dump`");
+            2
+        }
+    }
+}
+
+fn not_yet(what: &str, _arg: &std::path::Path) -> i32 {
+    eprintln!("toolcap-tui {what}: not implemented yet");
+    2
+}

@@ -1,0 +1,229 @@
+//! One module per trace format, each registered in [`REGISTRY`] with content-based detection.
+//!
+//! Adding a format means one new file implementing [`Format`] and one line in [`REGISTRY`].
+//! Parsers produce a [`Batch`] of normalized spans; they never touch the store or the UI.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
+
+pub mod classify;
+pub mod otlp;
+
+/// The largest input a single source may decompress to. Bigger inputs are refused with a
+/// problem rather than exhausting memory.
+pub const MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;
+
+/// The raw bytes of one source plus cheap, lazily computed views of them for detection.
+pub struct Input<'a> {
+    pub origin: &'a Origin,
+    /// Already decompressed.
+    pub bytes: &'a [u8],
+    /// The file name's extension, lower-cased, if the source is a file (`json`, `jsonl`, `pb`).
+    pub extension: Option<String>,
+    /// True when the bytes were gunzipped from the source.
+    pub was_gzip: bool,
+    head: OnceLock<Option<serde_json::Value>>,
+}
+
+impl<'a> Input<'a> {
+    pub fn new(origin: &'a Origin, bytes: &'a [u8], extension: Option<String>) -> Self {
+        Input {
+            origin,
+            bytes,
+            extension,
+            was_gzip: false,
+            head: OnceLock::new(),
+        }
+    }
+
+    /// The first JSON value of the input: the first non-blank line if it parses on its own
+    /// (JSONL), else the whole document. `None` when neither is JSON.
+    pub fn head_json(&self) -> Option<&serde_json::Value> {
+        self.head
+            .get_or_init(|| {
+                let text = self.bytes.trim_ascii_start();
+                if !text.starts_with(b"{") && !text.starts_with(b"[") {
+                    return None;
+                }
+                let first_line = text.split(|b| *b == b'\n').next().unwrap_or(text);
+                serde_json::from_slice(first_line)
+                    .ok()
+                    .or_else(|| serde_json::from_slice(text).ok())
+            })
+            .as_ref()
+    }
+
+    /// True when the input looks like JSON lines: more than one line, each starting with `{`.
+    pub fn looks_like_jsonl(&self) -> bool {
+        let mut lines = self
+            .bytes
+            .split(|b| *b == b'\n')
+            .map(|l| l.trim_ascii())
+            .filter(|l| !l.is_empty());
+        let first = lines.next();
+        let second = lines.next();
+        matches!((first, second), (Some(a), Some(b)) if a.starts_with(b"{") && b.starts_with(b"{"))
+            && serde_json::from_slice::<serde::de::IgnoredAny>(first.unwrap_or_default()).is_ok()
+    }
+}
+
+/// A trace format: how to recognise it, parse it, and find a payload in one of its records.
+pub trait Format: Sync {
+    /// Registry name, used in `dump --json` `format` and in [`crate::model::RecordRef`].
+    fn name(&self) -> &'static str;
+    /// `Some(reason)` when this format can read the input; the reason is shown by `--explain`.
+    fn detect(&self, input: &Input) -> Option<String>;
+    /// Parses everything it can; bad records become problems and the good ones around them load.
+    fn parse(&self, input: &Input) -> Batch;
+    /// Finds a payload again inside one record (the bytes of a [`crate::model::RecordRef`]).
+    fn load_payload(&self, _record: &[u8], _locator: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Every known format, most specific first: the first whose `detect` answers wins.
+pub static REGISTRY: &[&dyn Format] = &[&otlp::OtlpProtobuf, &otlp::OtlpJson];
+
+pub fn by_name(name: &str) -> Option<&'static dyn Format> {
+    REGISTRY.iter().copied().find(|f| f.name() == name)
+}
+
+/// What detection decided for one source, for `dump --explain`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detection {
+    pub format: Option<&'static str>,
+    pub reason: String,
+}
+
+/// One loaded source.
+#[derive(Debug)]
+pub struct Loaded {
+    pub origin: Origin,
+    pub detection: Detection,
+    pub batch: Batch,
+}
+
+/// Decompresses gzip (by magic bytes, not extension), bounded by [`MAX_DECOMPRESSED_BYTES`].
+pub fn maybe_gunzip(bytes: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    let decoder = flate2::read::MultiGzDecoder::new(bytes);
+    decoder
+        .take(MAX_DECOMPRESSED_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("gzip data is corrupt: {e}"))?;
+    if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
+        return Err(format!(
+            "gzip data expands beyond {MAX_DECOMPRESSED_BYTES} bytes; refused"
+        ));
+    }
+    Ok(Some(out))
+}
+
+fn extension_of(origin: &Origin) -> Option<String> {
+    let Origin::File(path) = origin else {
+        return None;
+    };
+    let name = path.file_name()?.to_string_lossy().to_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    Path::new(name)
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+}
+
+/// Detects and parses one source's bytes.
+pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
+    let (bytes, was_gzip) = match maybe_gunzip(raw) {
+        Ok(Some(inflated)) => (std::borrow::Cow::Owned(inflated), true),
+        Ok(None) => (std::borrow::Cow::Borrowed(raw), false),
+        Err(message) => {
+            let mut batch = Batch::default();
+            batch.problems.push(Problem::error(&origin, None, message));
+            return Loaded {
+                detection: Detection {
+                    format: None,
+                    reason: "gzip magic bytes, but the data could not be inflated".into(),
+                },
+                origin,
+                batch,
+            };
+        }
+    };
+    let mut input = Input::new(&origin, &bytes, extension_of(&origin));
+    input.was_gzip = was_gzip;
+    for format in REGISTRY {
+        if let Some(reason) = format.detect(&input) {
+            let batch = format.parse(&input);
+            let reason = if was_gzip {
+                format!("gzip; {reason}")
+            } else {
+                reason
+            };
+            return Loaded {
+                detection: Detection {
+                    format: Some(format.name()),
+                    reason,
+                },
+                batch,
+                origin: origin.clone(),
+            };
+        }
+    }
+    let mut batch = Batch::default();
+    let message = if bytes.trim_ascii().is_empty() {
+        "empty file".to_owned()
+    } else {
+        "no known trace format recognised this content".to_owned()
+    };
+    batch.problems.push(Problem::error(&origin, None, message));
+    Loaded {
+        detection: Detection {
+            format: None,
+            reason: "no format matched".into(),
+        },
+        batch,
+        origin: origin.clone(),
+    }
+}
+
+/// Reads a payload's text: inline values directly, on-disk ones by re-reading their record.
+pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
+    match &payload.body {
+        PayloadBody::Absent => Ok(None),
+        PayloadBody::Inline(text) => Ok(Some(text.to_string())),
+        PayloadBody::InRecord { record, locator } => {
+            let format = by_name(record.format)
+                .ok_or_else(|| format!("unknown format {}", record.format))?;
+            let bytes = read_range(&record.path, record.offset, record.len)
+                .map_err(|e| format!("{}: {e}", record.path.display()))?;
+            let bytes = if record.gzip {
+                maybe_gunzip(&bytes)?.unwrap_or(bytes)
+            } else {
+                bytes
+            };
+            format
+                .load_payload(&bytes, locator)
+                .map(Some)
+                .ok_or_else(|| {
+                    format!(
+                        "{} changed on disk: payload {locator} is no longer there",
+                        record.path.display()
+                    )
+                })
+        }
+    }
+}
+
+fn read_range(path: &Path, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    let mut out = Vec::with_capacity(len.min(1 << 26) as usize);
+    file.take(len).read_to_end(&mut out)?;
+    Ok(out)
+}

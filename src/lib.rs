@@ -1,0 +1,13 @@
+//! toolcap-tui: explore the traces of tool-calling LLM agents.
+//!
+//! Data flows one way: [`sources`] (files, watcher, receiver) → [`formats`] (one module per
+//! format, all producing [`model::Span`]s) → [`store`] (invocations, trees, indexes) →
+//! views ([`views::dump`], the TUI, `check`), which share everything but rendering.
+
+pub mod cli;
+pub mod formats;
+pub mod model;
+pub mod redact;
+pub mod sources;
+pub mod store;
+pub mod views;

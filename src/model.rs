@@ -1,0 +1,581 @@
+//! The one span model every format normalizes into.
+//!
+//! A [`Span`] is the *skeleton*: ids, name, kind, status, timing and small facts. Payloads
+//! (messages, arguments, results, documents, big attribute values) live in [`Payload`], which
+//! holds either a small inline value or a reference to the record it came from, so a 10k-span
+//! run with megabyte payloads stays cheap until a pane actually shows one.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a span does, for colouring and counting. Order is the order of the `counts` object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum SpanKind {
+    Llm,
+    Tool,
+    Embedding,
+    Rerank,
+    Retrieval,
+    Agent,
+    Node,
+    #[default]
+    Other,
+}
+
+impl SpanKind {
+    pub const ALL: [SpanKind; 8] = [
+        SpanKind::Llm,
+        SpanKind::Tool,
+        SpanKind::Embedding,
+        SpanKind::Rerank,
+        SpanKind::Retrieval,
+        SpanKind::Agent,
+        SpanKind::Node,
+        SpanKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpanKind::Llm => "llm",
+            SpanKind::Tool => "tool",
+            SpanKind::Embedding => "embedding",
+            SpanKind::Rerank => "rerank",
+            SpanKind::Retrieval => "retrieval",
+            SpanKind::Agent => "agent",
+            SpanKind::Node => "node",
+            SpanKind::Other => "other",
+        }
+    }
+
+    /// One-cell glyph used by the tree and by `dump`'s text output.
+    pub fn glyph(self) -> char {
+        match self {
+            SpanKind::Llm => '◆',
+            SpanKind::Tool => '⚒',
+            SpanKind::Embedding => '≋',
+            SpanKind::Rerank => '⇅',
+            SpanKind::Retrieval => '⌕',
+            SpanKind::Agent => '●',
+            SpanKind::Node => '▸',
+            SpanKind::Other => '·',
+        }
+    }
+}
+
+impl fmt::Display for SpanKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A span's own recorded status. UNSET counts as success (OpenArmature leaves successful
+/// invocation spans UNSET), but it is kept distinct so `dump --json` can say `unset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SpanStatus {
+    #[default]
+    Unset,
+    Ok,
+    Error,
+}
+
+impl SpanStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpanStatus::Unset => "unset",
+            SpanStatus::Ok => "ok",
+            SpanStatus::Error => "error",
+        }
+    }
+    pub fn is_error(self) -> bool {
+        self == SpanStatus::Error
+    }
+}
+
+/// Status as shown: a span that is fine itself but has a failed descendant is `Degraded`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum Health {
+    #[default]
+    Ok,
+    Degraded,
+    Error,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Ok => "ok",
+            Health::Degraded => "degraded",
+            Health::Error => "error",
+        }
+    }
+    pub fn glyph(self) -> char {
+        match self {
+            Health::Ok => '✓',
+            Health::Degraded => '◐',
+            Health::Error => '✗',
+        }
+    }
+}
+
+/// Where a record came from, for problems and for loading payloads later.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Origin {
+    File(PathBuf),
+    /// A network endpoint (receiver or attached feed); payloads from here are inline.
+    Endpoint(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File(p) => write!(f, "{}", p.display()),
+            Origin::Endpoint(e) => f.write_str(e),
+        }
+    }
+}
+
+/// A byte range of a source file holding one complete record (a JSONL line, or a whole
+/// document). Loading a payload re-reads and re-parses just this record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRef {
+    pub path: Arc<PathBuf>,
+    pub offset: u64,
+    pub len: u64,
+    /// The record must be gunzipped after reading (the range then covers the whole file).
+    pub gzip: bool,
+    /// Registry name of the format that can find a payload inside this record again.
+    pub format: &'static str,
+}
+
+/// The four payload states the model distinguishes. Never show `NotCaptured` as `Empty`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PayloadState {
+    /// The exporter was told not to record it (or the format never records it).
+    #[default]
+    NotCaptured,
+    /// Recorded, and empty (`""`, `[]`, `{}` or null).
+    Empty,
+    Present,
+    /// Recorded but cut by the exporter: `total_bytes` is the original size it reported.
+    Truncated {
+        total_bytes: u64,
+    },
+}
+
+impl PayloadState {
+    pub fn label(self) -> String {
+        match self {
+            PayloadState::NotCaptured => "not captured".into(),
+            PayloadState::Empty => "empty".into(),
+            PayloadState::Present => "present".into(),
+            PayloadState::Truncated { total_bytes } => format!("truncated ({total_bytes} bytes)"),
+        }
+    }
+}
+
+/// How to get a payload's text when a pane needs it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum PayloadBody {
+    #[default]
+    Absent,
+    /// Small values, and everything that arrived over the network, are kept in memory.
+    Inline(Arc<str>),
+    /// Big values stay on disk: the record plus a format-specific locator (for OTLP, the span
+    /// id and the attribute key) is enough to find the value again.
+    InRecord {
+        record: Arc<RecordRef>,
+        locator: Arc<str>,
+    },
+}
+
+/// A payload as the skeleton holds it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Payload {
+    pub state: PayloadState,
+    /// Size of the value as recorded (bytes of its text form).
+    pub bytes: u64,
+    /// The attribute or field it came from, e.g. `gen_ai.tool.call.arguments`.
+    pub field: Option<Arc<str>>,
+    pub body: PayloadBody,
+}
+
+/// The marker OpenArmature appends to a value it cut: `…[truncated, N bytes total]`.
+pub fn truncation_marker_total(text: &str) -> Option<u64> {
+    let tail_start = text.rfind("[truncated, ")?;
+    let rest = &text[tail_start + "[truncated, ".len()..];
+    let number = rest.strip_suffix(" bytes total]")?;
+    number.trim().parse().ok()
+}
+
+impl Payload {
+    pub fn not_captured() -> Self {
+        Payload::default()
+    }
+
+    /// A payload whose text is kept in memory; its state is derived from the text.
+    pub fn inline(field: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> Self {
+        let text: Arc<str> = text.into();
+        let state = state_of_text(&text);
+        Payload {
+            state,
+            bytes: text.len() as u64,
+            field: Some(field.into()),
+            body: PayloadBody::Inline(text),
+        }
+    }
+
+    /// A payload left on disk. `text_for_state` is the value if the caller has it at hand
+    /// (used only to decide empty/truncated and then dropped).
+    pub fn in_record(
+        field: impl Into<Arc<str>>,
+        text_for_state: &str,
+        record: Arc<RecordRef>,
+        locator: impl Into<Arc<str>>,
+    ) -> Self {
+        Payload {
+            state: state_of_text(text_for_state),
+            bytes: text_for_state.len() as u64,
+            field: Some(field.into()),
+            body: PayloadBody::InRecord {
+                record,
+                locator: locator.into(),
+            },
+        }
+    }
+
+    pub fn is_captured(&self) -> bool {
+        self.state != PayloadState::NotCaptured
+    }
+
+    pub fn inline_text(&self) -> Option<&str> {
+        match &self.body {
+            PayloadBody::Inline(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+fn state_of_text(text: &str) -> PayloadState {
+    let trimmed = text.trim();
+    if matches!(trimmed, "" | "null" | "[]" | "{}" | "\"\"") {
+        PayloadState::Empty
+    } else if let Some(total) = truncation_marker_total(trimmed) {
+        PayloadState::Truncated { total_bytes: total }
+    } else {
+        PayloadState::Present
+    }
+}
+
+/// A small attribute value. Big strings are moved into [`AttrValue::Payload`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Bytes(Vec<u8>),
+    List(Vec<AttrValue>),
+    Map(Vec<(String, AttrValue)>),
+    Payload(Payload),
+    Null,
+}
+
+impl AttrValue {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            AttrValue::Str(s) => Some(s),
+            AttrValue::Payload(p) => p.inline_text(),
+            _ => None,
+        }
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            AttrValue::Int(i) => Some(*i),
+            AttrValue::Float(f) if f.fract() == 0.0 => Some(*f as i64),
+            AttrValue::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+    /// A short one-line rendering for attribute tables (not for payloads).
+    pub fn display_short(&self) -> String {
+        match self {
+            AttrValue::Str(s) => s.clone(),
+            AttrValue::Int(i) => i.to_string(),
+            AttrValue::Float(f) => f.to_string(),
+            AttrValue::Bool(b) => b.to_string(),
+            AttrValue::Bytes(b) => format!("<{} bytes>", b.len()),
+            AttrValue::List(items) => {
+                let parts: Vec<String> = items.iter().map(AttrValue::display_short).collect();
+                format!("[{}]", parts.join(", "))
+            }
+            AttrValue::Map(entries) => {
+                let parts: Vec<String> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", v.display_short()))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            AttrValue::Payload(p) => format!("<payload, {} bytes, {}>", p.bytes, p.state.label()),
+            AttrValue::Null => "null".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SpanEvent {
+    pub time_unix_nano: u64,
+    pub name: String,
+    pub attributes: Vec<(String, AttrValue)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ErrorInfo {
+    pub error_type: Option<String>,
+    pub message: Option<String>,
+}
+
+/// Identity fields that tie spans to runs, nodes and retries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    pub invocation_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub node_name: Option<String>,
+    pub namespace: Option<String>,
+    /// `openarmature.llm.attempt_index`: sibling LLM spans 0..N are attempts of one call.
+    pub attempt_index: Option<u32>,
+    pub fan_out_index: Option<u32>,
+    pub branch_name: Option<String>,
+}
+
+/// A tool call an LLM asked for (available even with payload capture off).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestedToolCall {
+    pub id: Option<String>,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LlmFacts {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub response_model: Option<String>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cache_read_tokens: Option<u64>,
+    pub finish_reasons: Vec<String>,
+    pub requested_tool_calls: Vec<RequestedToolCall>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolFacts {
+    pub name: Option<String>,
+    pub call_id: Option<String>,
+    /// Span id of the LLM span that requested this call (filled in by the store's linker).
+    pub requested_by: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RetrievalFacts {
+    pub query: Option<String>,
+    pub document_count: Option<u64>,
+}
+
+/// One span, in the single model every format normalizes into.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Span {
+    /// Lower-case hex for OTLP; the native id for other formats.
+    pub trace_id: String,
+    pub span_id: String,
+    pub parent_span_id: Option<String>,
+    pub name: String,
+    pub kind: SpanKind,
+    pub status: SpanStatus,
+    pub error: Option<ErrorInfo>,
+    pub start_unix_nano: u64,
+    pub end_unix_nano: u64,
+    pub service: Option<String>,
+    pub identity: Identity,
+    pub llm: Option<LlmFacts>,
+    pub tool: Option<ToolFacts>,
+    pub retrieval: Option<RetrievalFacts>,
+    /// Arguments, prompt messages, query or input strings.
+    pub input: Payload,
+    /// Result, completion, documents.
+    pub output: Payload,
+    pub attributes: Vec<(String, AttrValue)>,
+    pub events: Vec<SpanEvent>,
+    /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
+    pub format: &'static str,
+    pub origin: Option<Origin>,
+    /// 1-based line in the source file when the format is line-oriented.
+    pub line: Option<u64>,
+}
+
+impl Span {
+    pub fn duration_ms(&self) -> f64 {
+        self.end_unix_nano.saturating_sub(self.start_unix_nano) as f64 / 1e6
+    }
+    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+    pub fn model(&self) -> Option<&str> {
+        let llm = self.llm.as_ref()?;
+        llm.response_model.as_deref().or(llm.model.as_deref())
+    }
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool.as_ref()?.name.as_deref()
+    }
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.tool.as_ref()?.call_id.as_deref()
+    }
+    pub fn error_type(&self) -> Option<&str> {
+        self.error.as_ref()?.error_type.as_deref()
+    }
+    pub fn error_message(&self) -> Option<&str> {
+        self.error.as_ref()?.message.as_deref()
+    }
+}
+
+/// An evaluation verdict attached to an invocation (arksim turns, gold checks).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EvalVerdict {
+    pub passed: bool,
+    pub score: Option<f64>,
+    pub label: String,
+    pub reason: String,
+}
+
+/// How bad a problem is: `Error` lost data, `Warning` loaded it with a caveat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Something wrong with an input, reported with its place; the good data around it still loads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub source: String,
+    pub line: Option<u64>,
+    pub message: String,
+    pub severity: Severity,
+}
+
+impl Problem {
+    pub fn error(source: impl fmt::Display, line: Option<u64>, message: impl Into<String>) -> Self {
+        Problem {
+            source: source.to_string(),
+            line,
+            message: message.into(),
+            severity: Severity::Error,
+        }
+    }
+    pub fn warning(
+        source: impl fmt::Display,
+        line: Option<u64>,
+        message: impl Into<String>,
+    ) -> Self {
+        Problem {
+            source: source.to_string(),
+            line,
+            message: message.into(),
+            severity: Severity::Warning,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        match self.line {
+            Some(line) => write!(f, "{level}: {}:{line}: {}", self.source, self.message),
+            None => write!(f, "{level}: {}: {}", self.source, self.message),
+        }
+    }
+}
+
+/// A tool call from a gold trajectory (toolscore gold file, arksim assertion, sidecar).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GoldCall {
+    pub tool: String,
+    /// `None` means "don't check arguments"; `Some({})` means "expect no arguments".
+    pub args: Option<serde_json::Map<String, serde_json::Value>>,
+    pub description: Option<String>,
+    pub side_effects: Option<serde_json::Value>,
+}
+
+/// How an arksim `tool_calls` assertion matches (kept for the gold diff).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GoldSpec {
+    pub calls: Vec<GoldCall>,
+    /// arksim `match_mode`: strict / unordered / contains / within; `None` for toolscore golds.
+    pub match_mode: Option<String>,
+    /// arksim `arg_match_mode`: ignore / exact / partial.
+    pub arg_match_mode: Option<String>,
+    /// Where the gold came from, for reports.
+    pub source: String,
+}
+
+/// Everything one parser produced from one input (a file, a line batch, a request).
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub spans: Vec<Span>,
+    pub problems: Vec<Problem>,
+    /// Verdicts keyed by invocation id (= the trace id its spans carry).
+    pub evals: Vec<(String, EvalVerdict)>,
+    /// Golds keyed by invocation id.
+    pub golds: Vec<(String, GoldSpec)>,
+    /// Spans whose trace id is the key belong to the invocation named by the value
+    /// (joins openai-agents traces to arksim turns).
+    pub aliases: Vec<(String, String)>,
+    /// Human-readable display names for invocations whose root span has no good name.
+    pub invocation_names: Vec<(String, String)>,
+}
+
+impl Batch {
+    pub fn extend(&mut self, other: Batch) {
+        self.spans.extend(other.spans);
+        self.problems.extend(other.problems);
+        self.evals.extend(other.evals);
+        self.golds.extend(other.golds);
+        self.aliases.extend(other.aliases);
+        self.invocation_names.extend(other.invocation_names);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_states_are_distinct() {
+        assert_eq!(Payload::not_captured().state, PayloadState::NotCaptured);
+        assert_eq!(Payload::inline("k", "").state, PayloadState::Empty);
+        assert_eq!(Payload::inline("k", "{}").state, PayloadState::Empty);
+        assert_eq!(
+            Payload::inline("k", "{\"a\":1}").state,
+            PayloadState::Present
+        );
+        assert_eq!(
+            Payload::inline("k", "{\"a\":\"xxxx…[truncated, 1234 bytes total]").state,
+            PayloadState::Truncated { total_bytes: 1234 }
+        );
+    }
+
+    #[test]
+    fn truncation_marker_needs_the_exact_suffix() {
+        assert_eq!(
+            truncation_marker_total("abc[truncated, 12 bytes total]"),
+            Some(12)
+        );
+        assert_eq!(truncation_marker_total("abc[truncated, 12 bytes]"), None);
+        assert_eq!(truncation_marker_total("abc"), None);
+    }
+}

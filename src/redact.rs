@@ -1,0 +1,440 @@
+//! Redaction and terminal hygiene, shared by every view and export.
+//!
+//! Redacted (the default), a payload shows its structure — keys, types, sizes — and no values.
+//! Revealed, values show, except those under secret-looking keys and secret-looking strings.
+//! Every string that reaches a screen passes [`sanitize`], because trace data is untrusted.
+
+use serde_json::{Map, Value};
+
+pub const MASK: &str = "••••••";
+
+/// How payload values are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reveal {
+    /// Structure only: keys, types and sizes.
+    #[default]
+    Redacted,
+    /// Values shown; secrets still masked.
+    Revealed,
+}
+
+impl Reveal {
+    pub fn from_flag(reveal: bool) -> Self {
+        if reveal {
+            Reveal::Revealed
+        } else {
+            Reveal::Redacted
+        }
+    }
+    pub fn toggled(self) -> Self {
+        match self {
+            Reveal::Redacted => Reveal::Revealed,
+            Reveal::Revealed => Reveal::Redacted,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Reveal::Redacted => "REDACTED",
+            Reveal::Revealed => "REVEALED (secrets masked)",
+        }
+    }
+}
+
+/// Makes untrusted text inert for a terminal: C0/C1 control characters and DEL become visible
+/// control pictures (so `ESC[2J` shows as `␛[2J`), bidi overrides are shown escaped. Newlines
+/// and tabs are kept; use [`sanitize_line`] for single-line cells.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_inert(&mut out, c, true);
+    }
+    out
+}
+
+/// Like [`sanitize`], for one-line cells: newlines show as `⏎`, tabs as a space.
+pub fn sanitize_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_inert(&mut out, c, false);
+    }
+    out
+}
+
+fn push_inert(out: &mut String, c: char, multiline: bool) {
+    match c {
+        '\n' if multiline => out.push('\n'),
+        '\n' => out.push('⏎'),
+        '\t' if multiline => out.push_str("    "),
+        '\t' => out.push(' '),
+        '\r' => out.push('␍'),
+        '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?')),
+        '\u{7f}' => out.push('␡'),
+        '\u{80}'..='\u{9f}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        // Bidi controls can reorder what the user reads; zero-width ones hide differences.
+        '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        _ => out.push(c),
+    }
+}
+
+fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// Keys whose values are masked even when revealed. Token *counts* (`input_tokens`,
+/// `max_tokens`) are not secrets: only the singular word `token` counts.
+pub fn is_secret_key(key: &str) -> bool {
+    let words = key_words(key);
+    let has = |w: &str| words.iter().any(|x| x == w);
+    const SECRET_WORDS: &[&str] = &[
+        "authorization",
+        "auth",
+        "apikey",
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "cookie",
+        "token",
+        "bearer",
+        "credential",
+        "credentials",
+        "passphrase",
+    ];
+    SECRET_WORDS.iter().any(|w| has(w))
+        || (has("api") && has("key"))
+        || (has("private") && has("key"))
+        || (has("access") && has("key"))
+        || (has("session") && has("id"))
+        || has("set-cookie")
+}
+
+/// Strings that look like credentials wherever they appear.
+pub fn is_secret_value(text: &str) -> bool {
+    secret_spans(text).next().is_some()
+}
+
+/// Byte ranges of secret-looking tokens inside free text.
+fn secret_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let start = i;
+            if let Some(len) = secret_at(text, start) {
+                i = start + len;
+                return Some((start, start + len));
+            }
+            // Advance to the next char boundary.
+            i += text[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        None
+    })
+}
+
+fn is_token_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~' | b'+' | b'/' | b'=')
+}
+
+fn token_len(text: &str, from: usize) -> usize {
+    text.as_bytes()[from..]
+        .iter()
+        .take_while(|&&c| is_token_char(c))
+        .count()
+}
+
+fn secret_at(text: &str, at: usize) -> Option<usize> {
+    let rest = &text[at..];
+    // Only start matching at a word boundary.
+    if at > 0 && is_token_char(text.as_bytes()[at - 1]) {
+        return None;
+    }
+    let lower_prefix: String = rest
+        .chars()
+        .take(7)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if lower_prefix.starts_with("bearer ") {
+        let len = token_len(text, at + 7);
+        if len >= 8 {
+            return Some(7 + len);
+        }
+    }
+    for prefix in [
+        "sk-",
+        "ghp_",
+        "gho_",
+        "github_pat_",
+        "xoxb-",
+        "xoxp-",
+        "AKIA",
+        "AIza",
+    ] {
+        if rest.starts_with(prefix) {
+            let len = token_len(text, at);
+            let body = len - prefix.len();
+            if body >= 16 {
+                return Some(len);
+            }
+        }
+    }
+    // JWTs: three base64url parts, the first two starting with eyJ.
+    if rest.starts_with("eyJ") {
+        let len = token_len(text, at);
+        let token = &rest[..len];
+        if len >= 30 && token.matches('.').count() == 2 {
+            return Some(len);
+        }
+    }
+    None
+}
+
+/// Replaces secret-looking tokens inside free text with [`MASK`].
+pub fn mask_secrets_in_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (start, end) in secret_spans(text) {
+        out.push_str(&text[last..start]);
+        out.push_str(MASK);
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Masks values under secret-looking keys and secret-looking strings, recursively.
+pub fn mask_secrets(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if is_secret_key(key) && !v.is_null() {
+                    *v = Value::String(MASK.into());
+                } else {
+                    mask_secrets(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(mask_secrets),
+        Value::String(s) => {
+            if is_secret_value(s) {
+                *s = mask_secrets_in_text(s);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A payload's text, parsed when it is JSON. serde_json's recursion limit turns absurdly deep
+/// nesting into an error (shown as text), never a stack overflow.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PayloadValue {
+    Json(Value),
+    Text(String),
+}
+
+/// Parses a payload and unescapes stringified JSON inside it (`"{\"a\":1}"` shows as JSON).
+pub fn parse_payload(text: &str) -> PayloadValue {
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut value) => {
+            unstring_nested_json(&mut value, 0);
+            PayloadValue::Json(value)
+        }
+        Err(_) => PayloadValue::Text(text.to_owned()),
+    }
+}
+
+/// Replaces strings that hold a JSON object or array with the parsed value (bounded depth).
+pub fn unstring_nested_json(value: &mut Value, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    match value {
+        Value::String(s) => {
+            let trimmed = s.trim_start();
+            if (trimmed.starts_with('{') || trimmed.starts_with('['))
+                && let Ok(mut inner) = serde_json::from_str::<Value>(s)
+            {
+                unstring_nested_json(&mut inner, depth + 1);
+                *value = inner;
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| unstring_nested_json(v, depth + 1)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|v| unstring_nested_json(v, depth + 1)),
+        _ => {}
+    }
+}
+
+/// The structure of a value with every leaf replaced by its type and size: what the redacted
+/// pane and `dump --json` show. Arrays list their first few element shapes.
+pub fn shape(value: &Value) -> Value {
+    shape_at(value, 0)
+}
+
+const SHAPE_ITEMS: usize = 3;
+const SHAPE_DEPTH: usize = 12;
+
+fn shape_at(value: &Value, depth: usize) -> Value {
+    match value {
+        Value::Null => Value::String("null".into()),
+        Value::Bool(_) => Value::String("bool".into()),
+        Value::Number(n) if n.is_f64() => Value::String("float".into()),
+        Value::Number(_) => Value::String("int".into()),
+        Value::String(s) => Value::String(format!("string ({} chars)", s.chars().count())),
+        Value::Array(items) if depth >= SHAPE_DEPTH => {
+            Value::String(format!("array ({} items)", items.len()))
+        }
+        Value::Object(map) if depth >= SHAPE_DEPTH => {
+            Value::String(format!("object ({} keys)", map.len()))
+        }
+        Value::Array(items) => {
+            let mut out: Vec<Value> = items
+                .iter()
+                .take(SHAPE_ITEMS)
+                .map(|v| shape_at(v, depth + 1))
+                .collect();
+            if items.len() > SHAPE_ITEMS {
+                out.push(Value::String(format!(
+                    "… {} more items",
+                    items.len() - SHAPE_ITEMS
+                )));
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => {
+            let out: Map<String, Value> = map
+                .iter()
+                .map(|(k, v)| (sanitize_line(k), shape_at(v, depth + 1)))
+                .collect();
+            Value::Object(out)
+        }
+    }
+}
+
+/// A payload prepared for display under the given mode: redacted → its shape; revealed →
+/// the value with secrets masked. Text payloads redact to their length.
+pub fn present(value: &PayloadValue, mode: Reveal) -> PayloadValue {
+    match (value, mode) {
+        (PayloadValue::Json(v), Reveal::Redacted) => PayloadValue::Json(shape(v)),
+        (PayloadValue::Json(v), Reveal::Revealed) => {
+            let mut v = v.clone();
+            mask_secrets(&mut v);
+            PayloadValue::Json(v)
+        }
+        (PayloadValue::Text(t), Reveal::Redacted) => PayloadValue::Text(format!(
+            "text ({} chars, {} lines)",
+            t.chars().count(),
+            t.lines().count()
+        )),
+        (PayloadValue::Text(t), Reveal::Revealed) => PayloadValue::Text(mask_secrets_in_text(t)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn escape_sequences_become_inert() {
+        let hostile = "a\u{1b}[2Jb\u{1b}]52;c;SGVsbG8=\u{7}c\u{9b}d";
+        let clean = sanitize(hostile);
+        assert!(!clean.contains('\u{1b}'));
+        assert!(!clean.contains('\u{7}'));
+        assert!(!clean.contains('\u{9b}'));
+        assert!(clean.contains("␛[2J"));
+        assert_eq!(sanitize_line("a\nb"), "a⏎b");
+    }
+
+    #[test]
+    fn token_counts_are_not_secrets_but_tokens_are() {
+        for key in [
+            "input_tokens",
+            "max_tokens",
+            "gen_ai.usage.output_tokens",
+            "tokenizer",
+        ] {
+            assert!(!is_secret_key(key), "{key}");
+        }
+        for key in [
+            "api_key",
+            "apiKey",
+            "Authorization",
+            "access_token",
+            "password",
+            "x-api-key",
+            "Cookie",
+            "client_secret",
+        ] {
+            assert!(is_secret_key(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn secret_strings_are_found_inside_text() {
+        let text = "use sk-abcdefghijklmnopqrstuv and Bearer abc.def-ghij123 please";
+        let masked = mask_secrets_in_text(text);
+        assert!(!masked.contains("sk-abc"));
+        assert!(!masked.contains("abc.def"));
+        assert!(masked.starts_with("use ••••••"));
+        assert!(!is_secret_value("sk-short"));
+        assert!(!is_secret_value("task-abcdefghijklmnopqrstuvwxyz"));
+    }
+
+    #[test]
+    fn redacted_shape_has_keys_and_sizes_but_no_values() {
+        let value = json!({"city": "Paris", "days": 3, "tags": ["a", "b", "c", "d"]});
+        let shown = shape(&value).to_string();
+        assert!(shown.contains("city"));
+        assert!(shown.contains("string (5 chars)"));
+        assert!(!shown.contains("Paris"));
+        assert!(shown.contains("1 more items"));
+    }
+
+    #[test]
+    fn revealed_masks_secret_keys_and_values() {
+        let value = json!({"q": "hi", "api_key": "x", "nested": {"h": "Bearer abcdefghijk"}});
+        let PayloadValue::Json(shown) = present(&PayloadValue::Json(value), Reveal::Revealed)
+        else {
+            panic!("json stays json")
+        };
+        assert_eq!(shown["q"], "hi");
+        assert_eq!(shown["api_key"], MASK);
+        assert_eq!(shown["nested"]["h"], MASK);
+    }
+
+    #[test]
+    fn stringified_json_is_unescaped_and_deep_json_does_not_crash() {
+        let PayloadValue::Json(v) = parse_payload(r#"{"args": "{\"city\": \"Oslo\"}"}"#) else {
+            panic!("parses")
+        };
+        assert_eq!(v["args"]["city"], "Oslo");
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert!(matches!(parse_payload(&deep), PayloadValue::Text(_)));
+    }
+}

@@ -1,0 +1,817 @@
+//! The store: spans grouped into invocations, each with a tree that is rebuilt when its spans
+//! change. Children may arrive before parents; duplicate ids and parent cycles are tolerated.
+//!
+//! The store never renders and never parses: sources hand it [`Batch`]es, views read
+//! [`Invocation`]s, their [`Tree`]s and [`Summary`]s.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use crate::model::{
+    Batch, EvalVerdict, GoldSpec, Health, Origin, PayloadBody, Problem, Span, SpanKind,
+};
+
+/// A memory budget with oldest-first eviction. `None` means unbounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    pub max_invocations: Option<usize>,
+    pub max_bytes: Option<u64>,
+}
+
+/// Running totals shown in the status bar: never a silent cap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    pub spans_seen: u64,
+    pub spans_kept: u64,
+    pub duplicate_spans: u64,
+    pub invocations_seen: u64,
+    pub invocations_evicted: u64,
+    pub spans_evicted: u64,
+    pub approx_bytes: u64,
+}
+
+/// One row of a tree in pre-order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeRow {
+    /// Index into [`Invocation::spans`].
+    pub span: usize,
+    pub depth: usize,
+    /// The span names a parent that is not (yet) here, or sits in a parent cycle.
+    pub orphan: bool,
+    pub child_count: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub rows: Vec<TreeRow>,
+    /// Indexed by span index.
+    pub health: Vec<Health>,
+    /// Indexed by span index: child span indices in start order.
+    pub children: Vec<Vec<usize>>,
+    /// Indexed by span index: position of that span in `rows`.
+    pub row_of_span: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KindCounts {
+    pub spans: usize,
+    pub llm: usize,
+    pub tool: usize,
+    pub embedding: usize,
+    pub rerank: usize,
+    pub retrieval: usize,
+    pub agent: usize,
+    pub node: usize,
+    pub other: usize,
+    pub errors: usize,
+}
+
+impl KindCounts {
+    pub fn of(&self, kind: SpanKind) -> usize {
+        match kind {
+            SpanKind::Llm => self.llm,
+            SpanKind::Tool => self.tool,
+            SpanKind::Embedding => self.embedding,
+            SpanKind::Rerank => self.rerank,
+            SpanKind::Retrieval => self.retrieval,
+            SpanKind::Agent => self.agent,
+            SpanKind::Node => self.node,
+            SpanKind::Other => self.other,
+        }
+    }
+    fn bump(&mut self, kind: SpanKind) {
+        let slot = match kind {
+            SpanKind::Llm => &mut self.llm,
+            SpanKind::Tool => &mut self.tool,
+            SpanKind::Embedding => &mut self.embedding,
+            SpanKind::Rerank => &mut self.rerank,
+            SpanKind::Retrieval => &mut self.retrieval,
+            SpanKind::Agent => &mut self.agent,
+            SpanKind::Node => &mut self.node,
+            SpanKind::Other => &mut self.other,
+        };
+        *slot += 1;
+    }
+}
+
+/// One call of the actual trajectory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRef {
+    pub name: String,
+    pub call_id: Option<String>,
+    pub failed: bool,
+    pub span_id: String,
+    pub span: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    pub name: String,
+    pub health: Health,
+    pub start_unix_nano: u64,
+    pub end_unix_nano: u64,
+    pub counts: KindCounts,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Tool spans in start-time order.
+    pub tool_calls: Vec<ToolCallRef>,
+    pub failed_tool_calls: usize,
+    /// Formats its spans came from, in first-seen order.
+    pub formats: Vec<&'static str>,
+}
+
+impl Summary {
+    pub fn duration_ms(&self) -> f64 {
+        self.end_unix_nano.saturating_sub(self.start_unix_nano) as f64 / 1e6
+    }
+}
+
+/// One agent run: an OTLP trace, an openai-agents trace, an arksim turn, a message log.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    pub id: String,
+    pub spans: Vec<Span>,
+    span_index: HashMap<String, usize>,
+    pub eval: Option<EvalVerdict>,
+    pub gold: Option<GoldSpec>,
+    pub display_name: Option<String>,
+    /// Order of arrival across the store, for oldest-first eviction.
+    pub arrival: u64,
+    pub approx_bytes: u64,
+    tree: Tree,
+    summary: Summary,
+}
+
+impl Invocation {
+    fn new(id: String, arrival: u64) -> Self {
+        Invocation {
+            id,
+            arrival,
+            ..Default::default()
+        }
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+    pub fn span_by_id(&self, span_id: &str) -> Option<usize> {
+        self.span_index.get(span_id).copied()
+    }
+    pub fn health_of(&self, span: usize) -> Health {
+        self.tree.health.get(span).copied().unwrap_or_default()
+    }
+
+    /// Adds a span; returns false when a span with that id is already here.
+    fn push(&mut self, span: Span) -> bool {
+        if self.span_index.contains_key(&span.span_id) {
+            return false;
+        }
+        self.approx_bytes += approx_span_bytes(&span);
+        self.span_index
+            .insert(span.span_id.clone(), self.spans.len());
+        self.spans.push(span);
+        true
+    }
+
+    fn retain_spans(&mut self, keep: impl Fn(&Span) -> bool) -> usize {
+        let before = self.spans.len();
+        self.spans.retain(keep);
+        self.span_index = self
+            .spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.span_id.clone(), i))
+            .collect();
+        self.approx_bytes = self.spans.iter().map(approx_span_bytes).sum();
+        before - self.spans.len()
+    }
+
+    /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
+    fn rebuild(&mut self) {
+        link_tool_calls(&mut self.spans);
+        self.tree = build_tree(&self.spans, &self.span_index);
+        self.summary = summarize(self);
+    }
+}
+
+fn approx_span_bytes(span: &Span) -> u64 {
+    let inline = |body: &PayloadBody| match body {
+        PayloadBody::Inline(t) => t.len() as u64,
+        _ => 0,
+    };
+    let attrs: u64 = span
+        .attributes
+        .iter()
+        .map(|(k, v)| {
+            k.len() as u64
+                + match v {
+                    crate::model::AttrValue::Str(s) => s.len() as u64,
+                    crate::model::AttrValue::Payload(p) => inline(&p.body),
+                    _ => 16,
+                }
+        })
+        .sum();
+    std::mem::size_of::<Span>() as u64
+        + span.name.len() as u64
+        + inline(&span.input.body)
+        + inline(&span.output.body)
+        + attrs
+        + span.events.len() as u64 * 64
+}
+
+/// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.
+fn link_tool_calls(spans: &mut [Span]) {
+    let mut requester: HashMap<String, String> = HashMap::new();
+    for span in spans.iter() {
+        if let Some(llm) = &span.llm {
+            for call in &llm.requested_tool_calls {
+                if let Some(id) = &call.id {
+                    requester
+                        .entry(id.clone())
+                        .or_insert_with(|| span.span_id.clone());
+                }
+            }
+        }
+    }
+    if requester.is_empty() {
+        return;
+    }
+    for span in spans.iter_mut() {
+        if let Some(tool) = &mut span.tool
+            && let Some(id) = &tool.call_id
+        {
+            tool.requested_by = requester.get(id).cloned();
+        }
+    }
+}
+
+fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
+    let n = spans.len();
+    let by_start = |a: &usize, b: &usize| {
+        spans[*a]
+            .start_unix_nano
+            .cmp(&spans[*b].start_unix_nano)
+            .then_with(|| spans[*a].span_id.cmp(&spans[*b].span_id))
+    };
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut roots: Vec<(usize, bool)> = Vec::new();
+    for (i, span) in spans.iter().enumerate() {
+        match span.parent_span_id.as_deref().filter(|p| !p.is_empty()) {
+            None => roots.push((i, false)),
+            Some(parent) => match index.get(parent) {
+                Some(&p) if p != i => children[p].push(i),
+                _ => roots.push((i, true)),
+            },
+        }
+    }
+    for list in &mut children {
+        list.sort_by(by_start);
+    }
+    roots.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| by_start(&a.0, &b.0)));
+
+    let mut rows = Vec::with_capacity(n);
+    let mut visited = vec![false; n];
+    let walk = |start: usize, orphan: bool, rows: &mut Vec<TreeRow>, visited: &mut [bool]| {
+        // Iterative pre-order: deep chains must not overflow the stack.
+        let mut stack = vec![(start, 0usize)];
+        while let Some((i, depth)) = stack.pop() {
+            if visited[i] {
+                continue;
+            }
+            visited[i] = true;
+            rows.push(TreeRow {
+                span: i,
+                depth,
+                orphan: orphan && i == start,
+                child_count: children[i].len(),
+            });
+            for &c in children[i].iter().rev() {
+                if !visited[c] {
+                    stack.push((c, depth + 1));
+                }
+            }
+        }
+    };
+    for &(root, orphan) in &roots {
+        walk(root, orphan, &mut rows, &mut visited);
+    }
+    // Whatever is left sits in a parent cycle: show it at the root, marked.
+    let mut leftovers: Vec<usize> = (0..n).filter(|&i| !visited[i]).collect();
+    leftovers.sort_by(by_start);
+    for i in leftovers {
+        walk(i, true, &mut rows, &mut visited);
+    }
+
+    let mut row_of_span = vec![0; n];
+    for (r, row) in rows.iter().enumerate() {
+        row_of_span[row.span] = r;
+    }
+    // Health bottom-up: reverse pre-order visits children before parents. Only tree edges
+    // (children of a row that were walked under it) count, so cycles cannot loop.
+    let mut health = vec![Health::Ok; n];
+    let mut tree_parent: Vec<Option<usize>> = vec![None; n];
+    {
+        let mut last_at_depth: Vec<usize> = Vec::new();
+        for row in &rows {
+            last_at_depth.truncate(row.depth);
+            if row.depth > 0 {
+                tree_parent[row.span] = last_at_depth.last().copied();
+            }
+            last_at_depth.push(row.span);
+        }
+    }
+    for row in rows.iter().rev() {
+        let i = row.span;
+        if spans[i].status.is_error() {
+            health[i] = Health::Error;
+        }
+        if health[i] != Health::Ok
+            && let Some(p) = tree_parent[i]
+            && health[p] == Health::Ok
+        {
+            health[p] = Health::Degraded;
+        }
+    }
+    Tree {
+        rows,
+        health,
+        children,
+        row_of_span,
+    }
+}
+
+fn summarize(inv: &Invocation) -> Summary {
+    let spans = &inv.spans;
+    let tree = &inv.tree;
+    let mut counts = KindCounts::default();
+    let mut input_tokens = 0;
+    let mut output_tokens = 0;
+    let mut formats: Vec<&'static str> = Vec::new();
+    let mut start = u64::MAX;
+    let mut end = 0;
+    for span in spans {
+        counts.spans += 1;
+        counts.bump(span.kind);
+        if span.status.is_error() {
+            counts.errors += 1;
+        }
+        if let Some(llm) = &span.llm {
+            input_tokens += llm.input_tokens.unwrap_or(0);
+            output_tokens += llm.output_tokens.unwrap_or(0);
+        }
+        if !formats.contains(&span.format) {
+            formats.push(span.format);
+        }
+        if span.start_unix_nano > 0 {
+            start = start.min(span.start_unix_nano);
+        }
+        end = end.max(span.end_unix_nano);
+    }
+    if start == u64::MAX {
+        start = 0;
+    }
+    let mut tool_spans: Vec<usize> = (0..spans.len())
+        .filter(|&i| spans[i].kind == SpanKind::Tool)
+        .collect();
+    tool_spans.sort_by(|&a, &b| {
+        spans[a]
+            .start_unix_nano
+            .cmp(&spans[b].start_unix_nano)
+            .then_with(|| tree.row_of_span[a].cmp(&tree.row_of_span[b]))
+    });
+    let tool_calls: Vec<ToolCallRef> = tool_spans
+        .into_iter()
+        .map(|i| ToolCallRef {
+            name: spans[i]
+                .tool_name()
+                .map(str::to_owned)
+                .unwrap_or_else(|| spans[i].name.clone()),
+            call_id: spans[i].tool_call_id().map(str::to_owned),
+            failed: spans[i].status.is_error(),
+            span_id: spans[i].span_id.clone(),
+            span: i,
+        })
+        .collect();
+    let failed_tool_calls = tool_calls.iter().filter(|c| c.failed).count();
+
+    // The run's root: the earliest span without a parent, else the first row of the tree.
+    let true_roots: Vec<usize> = tree
+        .rows
+        .iter()
+        .filter(|r| r.depth == 0 && spans[r.span].parent_span_id.is_none())
+        .map(|r| r.span)
+        .collect();
+    let root = true_roots
+        .first()
+        .copied()
+        .or_else(|| tree.rows.first().map(|r| r.span));
+    let health = if true_roots.iter().any(|&r| spans[r].status.is_error())
+        || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
+    {
+        Health::Error
+    } else if counts.errors > 0 {
+        Health::Degraded
+    } else {
+        Health::Ok
+    };
+    let name = inv
+        .display_name
+        .clone()
+        .or_else(|| root.map(|r| spans[r].name.clone()))
+        .unwrap_or_else(|| inv.id.clone());
+    Summary {
+        name,
+        health,
+        start_unix_nano: start,
+        end_unix_nano: end.max(start),
+        counts,
+        input_tokens,
+        output_tokens,
+        tool_calls,
+        failed_tool_calls,
+        formats,
+    }
+}
+
+/// All invocations, problems and running totals.
+#[derive(Debug, Default)]
+pub struct Store {
+    invocations: HashMap<String, Invocation>,
+    aliases: HashMap<String, String>,
+    problems: Vec<Problem>,
+    stats: StoreStats,
+    budget: Budget,
+    arrivals: u64,
+    /// Bumped on every change, so views can redraw only when something changed.
+    generation: u64,
+    evicted_ids: HashSet<String>,
+}
+
+impl Store {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_budget(budget: Budget) -> Self {
+        Store {
+            budget,
+            ..Default::default()
+        }
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+    pub fn stats(&self) -> StoreStats {
+        self.stats
+    }
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+    pub fn len(&self) -> usize {
+        self.invocations.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.invocations.is_empty()
+    }
+    pub fn get(&self, id: &str) -> Option<&Invocation> {
+        self.invocations.get(id)
+    }
+    pub fn invocations(&self) -> impl Iterator<Item = &Invocation> {
+        self.invocations.values()
+    }
+
+    /// Invocations newest first (by start time, then id, so the order is stable).
+    pub fn newest_first(&self) -> Vec<&Invocation> {
+        let mut list: Vec<&Invocation> = self.invocations.values().collect();
+        list.sort_by(|a, b| {
+            b.summary
+                .start_unix_nano
+                .cmp(&a.summary.start_unix_nano)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        list
+    }
+
+    /// Invocations oldest first: the order `dump` prints.
+    pub fn oldest_first(&self) -> Vec<&Invocation> {
+        let mut list = self.newest_first();
+        list.reverse();
+        list
+    }
+
+    pub fn add_problem(&mut self, problem: Problem) {
+        self.problems.push(problem);
+        self.generation += 1;
+    }
+
+    fn resolve(&self, trace_id: &str) -> String {
+        let mut id = trace_id;
+        // Follow alias chains a few steps; a cycle of aliases just stops.
+        for _ in 0..4 {
+            match self.aliases.get(id) {
+                Some(next) if next != id => id = next,
+                _ => break,
+            }
+        }
+        id.to_owned()
+    }
+
+    /// Takes in one parser's output. Returns the ids of invocations that changed.
+    pub fn ingest(&mut self, batch: Batch) -> Vec<String> {
+        let mut dirty: HashSet<String> = HashSet::new();
+        for (from, to) in batch.aliases {
+            if from == to {
+                continue;
+            }
+            // Spans already stored under the aliased id move to their real invocation.
+            if let Some(moved) = self.invocations.remove(&from) {
+                let target = self.resolve(&to);
+                for span in moved.spans {
+                    self.insert_span(&target, span, &mut dirty);
+                }
+                if moved.eval.is_some() || moved.gold.is_some() {
+                    let inv = self.entry(&target);
+                    if inv.eval.is_none() {
+                        inv.eval = moved.eval;
+                    }
+                    if inv.gold.is_none() {
+                        inv.gold = moved.gold;
+                    }
+                }
+            }
+            self.aliases.insert(from, to);
+        }
+        for span in batch.spans {
+            self.stats.spans_seen += 1;
+            let target = self.resolve(&span.trace_id);
+            self.insert_span(&target, span, &mut dirty);
+        }
+        for (id, eval) in batch.evals {
+            let target = self.resolve(&id);
+            self.entry(&target).eval = Some(eval);
+            dirty.insert(target);
+        }
+        for (id, gold) in batch.golds {
+            let target = self.resolve(&id);
+            self.entry(&target).gold = Some(gold);
+            dirty.insert(target);
+        }
+        for (id, name) in batch.invocation_names {
+            let target = self.resolve(&id);
+            self.entry(&target).display_name = Some(name);
+            dirty.insert(target);
+        }
+        self.problems.extend(batch.problems);
+        let mut changed: Vec<String> = dirty.into_iter().collect();
+        changed.sort();
+        for id in &changed {
+            if let Some(inv) = self.invocations.get_mut(id) {
+                inv.rebuild();
+            }
+        }
+        self.recount();
+        self.enforce_budget();
+        self.generation += 1;
+        changed
+    }
+
+    fn entry(&mut self, id: &str) -> &mut Invocation {
+        if !self.invocations.contains_key(id) {
+            self.arrivals += 1;
+            self.stats.invocations_seen += 1;
+            self.invocations
+                .insert(id.to_owned(), Invocation::new(id.to_owned(), self.arrivals));
+        }
+        self.invocations.get_mut(id).expect("inserted above")
+    }
+
+    fn insert_span(&mut self, target: &str, span: Span, dirty: &mut HashSet<String>) {
+        if self.evicted_ids.contains(target) {
+            // A late span of an evicted run would resurrect a fragment of it; count it instead.
+            self.stats.spans_evicted += 1;
+            return;
+        }
+        if self.entry(target).push(span) {
+            dirty.insert(target.to_owned());
+        } else {
+            self.stats.duplicate_spans += 1;
+        }
+    }
+
+    /// Forgets every span read from `path` (a file truncated or rewritten is re-read whole).
+    pub fn remove_origin(&mut self, path: &Path) {
+        let origin = Origin::File(path.to_path_buf());
+        let mut emptied = Vec::new();
+        for (id, inv) in self.invocations.iter_mut() {
+            let removed = inv.retain_spans(|s| s.origin.as_ref() != Some(&origin));
+            if removed > 0 {
+                if inv.spans.is_empty() && inv.eval.is_none() && inv.gold.is_none() {
+                    emptied.push(id.clone());
+                } else {
+                    inv.rebuild();
+                }
+            }
+        }
+        for id in emptied {
+            self.invocations.remove(&id);
+        }
+        self.problems
+            .retain(|p| p.source != path.display().to_string());
+        self.recount();
+        self.generation += 1;
+    }
+
+    fn recount(&mut self) {
+        self.stats.spans_kept = self
+            .invocations
+            .values()
+            .map(|i| i.spans.len() as u64)
+            .sum();
+        self.stats.approx_bytes = self.invocations.values().map(|i| i.approx_bytes).sum();
+    }
+
+    fn enforce_budget(&mut self) {
+        let over = |store: &Store| {
+            store
+                .budget
+                .max_invocations
+                .is_some_and(|max| store.invocations.len() > max)
+                || store
+                    .budget
+                    .max_bytes
+                    .is_some_and(|max| store.stats.approx_bytes > max)
+        };
+        if !over(self) {
+            return;
+        }
+        let mut by_age: Vec<(u64, String)> = self
+            .invocations
+            .values()
+            .map(|i| (i.arrival, i.id.clone()))
+            .collect();
+        by_age.sort();
+        for (_, id) in by_age {
+            // Always keep the newest invocation, even if it alone exceeds the byte budget.
+            if !over(self) || self.invocations.len() <= 1 {
+                break;
+            }
+            if let Some(inv) = self.invocations.remove(&id) {
+                self.stats.invocations_evicted += 1;
+                self.stats.spans_evicted += inv.spans.len() as u64;
+                self.stats.approx_bytes -= inv.approx_bytes.min(self.stats.approx_bytes);
+                self.stats.spans_kept -= (inv.spans.len() as u64).min(self.stats.spans_kept);
+                self.evicted_ids.insert(id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SpanStatus, ToolFacts};
+
+    fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
+        Span {
+            trace_id: trace.into(),
+            span_id: id.into(),
+            parent_span_id: parent.map(Into::into),
+            name: format!("span {id}"),
+            start_unix_nano: start,
+            end_unix_nano: start + 10,
+            format: "test",
+            ..Default::default()
+        }
+    }
+
+    fn ingest(store: &mut Store, spans: Vec<Span>) {
+        store.ingest(Batch {
+            spans,
+            ..Default::default()
+        });
+    }
+
+    #[test]
+    fn orphans_reattach_when_their_parent_arrives() {
+        let mut store = Store::new();
+        ingest(&mut store, vec![span("t", "child", Some("root"), 5)]);
+        let inv = store.get("t").unwrap();
+        assert!(inv.tree().rows[0].orphan);
+        ingest(&mut store, vec![span("t", "root", None, 1)]);
+        let inv = store.get("t").unwrap();
+        let rows = &inv.tree().rows;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(inv.spans[rows[0].span].span_id, "root");
+        assert_eq!((rows[1].depth, rows[1].orphan), (1, false));
+    }
+
+    #[test]
+    fn cycles_and_self_parents_terminate_and_count_once() {
+        let mut store = Store::new();
+        ingest(
+            &mut store,
+            vec![
+                span("t", "a", Some("b"), 1),
+                span("t", "b", Some("a"), 2),
+                span("t", "self", Some("self"), 3),
+            ],
+        );
+        let inv = store.get("t").unwrap();
+        assert_eq!(inv.tree().rows.len(), 3);
+        assert_eq!(inv.summary().counts.spans, 3);
+        assert!(inv.tree().rows.iter().any(|r| r.orphan));
+    }
+
+    #[test]
+    fn duplicate_span_ids_are_counted_not_stored() {
+        let mut store = Store::new();
+        ingest(
+            &mut store,
+            vec![span("t", "a", None, 1), span("t", "a", None, 1)],
+        );
+        assert_eq!(store.get("t").unwrap().spans.len(), 1);
+        assert_eq!(store.stats().duplicate_spans, 1);
+    }
+
+    #[test]
+    fn failed_child_degrades_parent_and_invocation() {
+        let mut store = Store::new();
+        let mut tool = span("t", "tool", Some("node"), 3);
+        tool.kind = SpanKind::Tool;
+        tool.status = SpanStatus::Error;
+        tool.tool = Some(ToolFacts {
+            name: Some("search".into()),
+            ..Default::default()
+        });
+        ingest(
+            &mut store,
+            vec![
+                span("t", "root", None, 1),
+                span("t", "node", Some("root"), 2),
+                tool,
+            ],
+        );
+        let inv = store.get("t").unwrap();
+        let health = |id: &str| inv.health_of(inv.span_by_id(id).unwrap());
+        assert_eq!(health("tool"), Health::Error);
+        assert_eq!(health("node"), Health::Degraded);
+        assert_eq!(health("root"), Health::Degraded);
+        assert_eq!(inv.summary().health, Health::Degraded);
+        assert_eq!(inv.summary().failed_tool_calls, 1);
+        assert_eq!(inv.summary().tool_calls[0].name, "search");
+    }
+
+    #[test]
+    fn failed_root_makes_the_invocation_an_error() {
+        let mut store = Store::new();
+        let mut root = span("t", "root", None, 1);
+        root.status = SpanStatus::Error;
+        ingest(&mut store, vec![root]);
+        assert_eq!(store.get("t").unwrap().summary().health, Health::Error);
+    }
+
+    #[test]
+    fn deep_chains_do_not_overflow() {
+        let mut store = Store::new();
+        let mut spans = vec![span("t", "0", None, 0)];
+        for i in 1..50_000u64 {
+            spans.push(span("t", &i.to_string(), Some(&(i - 1).to_string()), i));
+        }
+        ingest(&mut store, spans);
+        let inv = store.get("t").unwrap();
+        assert_eq!(inv.tree().rows.last().unwrap().depth, 49_999);
+    }
+
+    #[test]
+    fn budget_evicts_oldest_first_and_says_so() {
+        let mut store = Store::with_budget(Budget {
+            max_invocations: Some(2),
+            max_bytes: None,
+        });
+        for t in ["a", "b", "c"] {
+            ingest(&mut store, vec![span(t, "root", None, 1)]);
+        }
+        assert!(store.get("a").is_none());
+        assert!(store.get("c").is_some());
+        assert_eq!(store.stats().invocations_evicted, 1);
+        assert_eq!(store.stats().invocations_seen, 3);
+    }
+
+    #[test]
+    fn aliases_join_spans_into_another_invocation() {
+        let mut store = Store::new();
+        ingest(&mut store, vec![span("agents-trace", "x", None, 1)]);
+        store.ingest(Batch {
+            aliases: vec![("agents-trace".into(), "turn-1".into())],
+            ..Default::default()
+        });
+        assert!(store.get("agents-trace").is_none());
+        assert_eq!(store.get("turn-1").unwrap().spans.len(), 1);
+        ingest(&mut store, vec![span("agents-trace", "y", Some("x"), 2)]);
+        assert_eq!(store.get("turn-1").unwrap().spans.len(), 2);
+    }
+}

@@ -1,0 +1,3 @@
+//! Views: everything that presents the store. `dump` is headless; the TUI lives in `tui`.
+
+pub mod dump;
