@@ -237,11 +237,7 @@ pub fn mask_secrets(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(mask_secrets),
-        Value::String(s) => {
-            if is_secret_value(s) {
-                *s = mask_secrets_in_text(s);
-            }
-        }
+        Value::String(s) if is_secret_value(s) => *s = mask_secrets_in_text(s),
         _ => {}
     }
 }
