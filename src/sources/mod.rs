@@ -2,3 +2,40 @@
 //! receiver, an attached `serve` feed). Sources hand parsed [`crate::model::Batch`]es onward.
 
 pub mod files;
+
+use std::path::PathBuf;
+
+use crate::model::Batch;
+
+/// What live sources send to the app's ingest channel (and what `dump` applies in one go).
+#[derive(Debug)]
+pub enum IngestEvent {
+    /// New spans, problems, verdicts.
+    Batch(Batch),
+    /// A file was truncated, rewritten or removed: forget what was read from it (a fresh
+    /// `Batch` follows when it is re-read).
+    Forget(PathBuf),
+    /// A source's state changed, for the status bar.
+    Status(SourceStatus),
+}
+
+/// The status-bar facts one live source reports about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceStatus {
+    /// Directory watcher: files followed, and initial-load progress (done of total files).
+    Watching {
+        root: PathBuf,
+        files: usize,
+        loaded: usize,
+        total: usize,
+    },
+    /// Embedded OTLP receiver.
+    Listening {
+        http: String,
+        grpc: Option<String>,
+        requests: u64,
+        rejected: u64,
+    },
+    /// Attached to a running `serve` feed.
+    Attached { url: String, connected: bool, retry_in_ms: Option<u64> },
+}
