@@ -25,6 +25,11 @@ pub struct Input<'a> {
     pub extension: Option<String>,
     /// True when the bytes were gunzipped from the source.
     pub was_gzip: bool,
+    /// Where `bytes` start inside the source file: a tailed JSONL file hands over only its new
+    /// complete lines, and record references and problem lines must still point at the file.
+    pub base_offset: u64,
+    /// Number of lines before `bytes` in the source (problem line = base_line + local line).
+    pub base_line: u64,
     head: OnceLock<Option<serde_json::Value>>,
 }
 
@@ -35,6 +40,8 @@ impl<'a> Input<'a> {
             bytes,
             extension,
             was_gzip: false,
+            base_offset: 0,
+            base_line: 0,
             head: OnceLock::new(),
         }
     }
@@ -185,6 +192,29 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
         detection: Detection {
             format: None,
             reason: "no format matched".into(),
+        },
+        batch,
+        origin: origin.clone(),
+    }
+}
+
+/// Parses a chunk of a source whose format is already known (a tailed JSONL file's new lines):
+/// no detection, and positions are shifted by `base_offset` / `base_line`.
+pub fn load_chunk_as(
+    format: &'static dyn Format,
+    origin: Origin,
+    bytes: &[u8],
+    base_offset: u64,
+    base_line: u64,
+) -> Loaded {
+    let mut input = Input::new(&origin, bytes, extension_of(&origin));
+    input.base_offset = base_offset;
+    input.base_line = base_line;
+    let batch = format.parse(&input);
+    Loaded {
+        detection: Detection {
+            format: Some(format.name()),
+            reason: "continuing the format detected earlier".into(),
         },
         batch,
         origin: origin.clone(),
