@@ -128,10 +128,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
         Some(Command::Check(args)) => not_yet("check", &args.gold),
         Some(Command::Serve(args)) => not_yet("serve", &args.out),
-        None => {
-            eprintln!("toolcap-tui: the terminal UI is not built yet; try `toolcap-tui dump`");
-            2
-        }
+        None => crate::tui::run(cli.ui),
     }
 }
 

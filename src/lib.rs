@@ -10,4 +10,5 @@ pub mod model;
 pub mod redact;
 pub mod sources;
 pub mod store;
+pub mod tui;
 pub mod views;

@@ -1,0 +1,162 @@
+//! The user's config file: theme and key overrides in TOML, found in the user's config
+//! directory (`$XDG_CONFIG_HOME/toolcap-tui/config.toml` on Linux) or at `$TOOLCAP_TUI_CONFIG`.
+//!
+//! ```toml
+//! [theme]
+//! "span.llm" = "magenta bold"
+//! "status.error" = "white on red"
+//!
+//! [keys.global]
+//! "x" = "quit"          # any action name in snake_case
+//! "d" = "none"          # unbind
+//! [keys.tree]
+//! "<ctrl-e>" = "expand_all"
+//! ```
+//!
+//! A bad entry is skipped and reported in the status bar; it never stops the app.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::action::Action;
+use super::keymap::{KeySpec, Keymap, Scope};
+use super::theme::{Role, Theme, parse_style};
+
+pub const CONFIG_ENV: &str = "TOOLCAP_TUI_CONFIG";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    theme: BTreeMap<String, String>,
+    #[serde(default)]
+    keys: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub keymap: Keymap,
+    pub theme: Theme,
+    /// Entries that were skipped, for the status bar.
+    pub warnings: Vec<String>,
+}
+
+/// Where the config file is looked for.
+pub fn config_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(CONFIG_ENV) {
+        return Some(PathBuf::from(path));
+    }
+    directories::ProjectDirs::from("", "", "toolcap-tui")
+        .map(|dirs| dirs.config_dir().join("config.toml"))
+}
+
+/// Whether colours are off (<https://no-color.org>: set and non-empty).
+pub fn no_color_requested() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Reads the config file if there is one; a missing file is the defaults.
+pub fn load(no_color: bool) -> Config {
+    let Some(path) = config_path() else {
+        return from_toml("", no_color);
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let mut config = from_toml(&text, no_color);
+            for w in &mut config.warnings {
+                *w = format!("{}: {w}", path.display());
+            }
+            config
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => from_toml("", no_color),
+        Err(e) => {
+            let mut config = from_toml("", no_color);
+            config.warnings.push(format!("{}: {e}", path.display()));
+            config
+        }
+    }
+}
+
+/// Applies a config file's text to the defaults.
+pub fn from_toml(text: &str, no_color: bool) -> Config {
+    let mut warnings = Vec::new();
+    let file: ConfigFile = toml::from_str(text).unwrap_or_else(|e| {
+        warnings.push(format!("config ignored: {}", e.message()));
+        ConfigFile::default()
+    });
+    let mut theme = Theme::default();
+    for (key, value) in &file.theme {
+        match (Role::from_key(key), parse_style(value)) {
+            (Some(role), Ok(style)) => theme.set(role, style),
+            (None, _) => warnings.push(format!("unknown theme slot {key:?}")),
+            (_, Err(e)) => warnings.push(format!("theme {key}: {e}")),
+        }
+    }
+    if no_color {
+        theme = theme.without_colour();
+    }
+    let mut keymap = Keymap::default();
+    for (scope_name, table) in &file.keys {
+        let Some(scope) = Scope::from_key(scope_name) else {
+            warnings.push(format!("unknown key scope {scope_name:?}"));
+            continue;
+        };
+        for (key, action_name) in table {
+            let action = if action_name == "none" {
+                Ok(None)
+            } else {
+                serde_json::from_value::<Action>(serde_json::Value::String(action_name.clone()))
+                    .map(Some)
+                    .map_err(|_| format!("unknown action {action_name:?}"))
+            };
+            match (KeySpec::parse(key), action) {
+                (Ok(spec), Ok(action)) => keymap.bind(scope, spec, action),
+                (Err(e), _) | (_, Err(e)) => warnings.push(format!("keys.{scope_name}: {e}")),
+            }
+        }
+    }
+    Config {
+        keymap,
+        theme,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::style::Color;
+
+    #[test]
+    fn overrides_apply_and_bad_entries_are_reported() {
+        let text = r#"
+            [theme]
+            "span.llm" = "red"
+            "span.nope" = "blue"
+            [keys.global]
+            "x" = "quit"
+            "q" = "none"
+            "z" = "fly"
+        "#;
+        let config = from_toml(text, false);
+        assert_eq!(config.theme.style(Role::SpanLlm).fg, Some(Color::Red));
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        assert_eq!(
+            config.keymap.lookup(&[Scope::Global], &key('x')),
+            Some(Action::Quit)
+        );
+        assert_eq!(config.keymap.lookup(&[Scope::Global], &key('q')), None);
+        assert_eq!(config.warnings.len(), 2, "{:?}", config.warnings);
+    }
+
+    #[test]
+    fn invalid_toml_falls_back_to_defaults() {
+        let config = from_toml("[theme", false);
+        assert_eq!(config.warnings.len(), 1);
+        assert!(config.keymap.is_bound(Action::Quit));
+    }
+}

@@ -1,0 +1,129 @@
+//! The one event loop: `tokio::select!` over terminal input, the ingest channel and a coarse
+//! tick. Ingest events are drained in batches; a frame is drawn only when the store or the UI
+//! state changed since the last one.
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream, KeyEventKind, MouseEventKind};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc;
+
+use super::action::Action;
+use super::app::{self, App};
+use super::ui;
+use crate::sources::IngestEvent;
+
+/// Most ingest events applied before the screen gets a chance to redraw.
+const INGEST_BATCH: usize = 256;
+const TICK: Duration = Duration::from_millis(250);
+
+/// Turns one terminal event into an action (none when it means nothing here).
+pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
+    match event {
+        Event::Key(key) if key.kind != KeyEventKind::Release => {
+            if app.searching {
+                return search_key(app, key);
+            }
+            app.config.keymap.lookup(&app.key_scopes(), key)
+        }
+        Event::Mouse(mouse) => match mouse.kind {
+            MouseEventKind::Down(_) => Some(Action::Click {
+                column: mouse.column,
+                row: mouse.row,
+            }),
+            MouseEventKind::ScrollUp => Some(Action::ScrollUp {
+                column: mouse.column,
+                row: mouse.row,
+            }),
+            MouseEventKind::ScrollDown => Some(Action::ScrollDown {
+                column: mouse.column,
+                row: mouse.row,
+            }),
+            _ => None,
+        },
+        Event::Resize(width, height) => Some(Action::Resize {
+            width: *width,
+            height: *height,
+        }),
+        _ => None,
+    }
+}
+
+/// While typing a search, keys are text; only Ctrl-C, Esc and Enter keep their meaning.
+fn search_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return app
+            .config
+            .keymap
+            .lookup(&[super::keymap::Scope::Global], key);
+    }
+    match key.code {
+        KeyCode::Esc => Some(Action::Cancel),
+        KeyCode::Enter => Some(Action::SearchAccept),
+        KeyCode::Backspace => Some(Action::SearchBackspace),
+        KeyCode::Char(c) => Some(Action::SearchInput(c)),
+        _ => None,
+    }
+}
+
+/// Runs until the user quits (or the terminal's input ends).
+pub async fn run<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    mut ingest_rx: mpsc::Receiver<IngestEvent>,
+) -> io::Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut ingest_open = true;
+    let mut pending = Vec::with_capacity(INGEST_BATCH);
+    let mut drawn: Option<(u64, u64)> = None;
+    if let Ok(size) = terminal.size() {
+        app::update(
+            app,
+            Action::Resize {
+                width: size.width,
+                height: size.height,
+            },
+        );
+    }
+    loop {
+        let state = (app.store.generation(), app.version);
+        if drawn != Some(state) {
+            terminal
+                .draw(|frame| ui::render(frame, app))
+                .map_err(io::Error::other)?;
+            drawn = Some(state);
+        }
+        if app.should_quit {
+            return Ok(());
+        }
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => {
+                    if let Some(action) = action_for_event(app, &event) {
+                        app::update(app, action);
+                    }
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Ok(()),
+            },
+            received = ingest_rx.recv_many(&mut pending, INGEST_BATCH), if ingest_open => {
+                if received == 0 {
+                    ingest_open = false;
+                }
+                for event in pending.drain(..) {
+                    app::ingest(app, event);
+                }
+            }
+            _ = tick.tick() => app::update(app, Action::Tick),
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The keymap as data: (scope, key) → action. The same table drives key handling, the footer
+//! hints and the `?` help, so they cannot drift apart. The config file can rebind any key.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::action::Action;
+
+/// Where a binding applies. The focused pane's scope is consulted before `Global`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    Global,
+    List,
+    Tree,
+    Detail,
+    Payload,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] = [
+        Scope::Global,
+        Scope::List,
+        Scope::Tree,
+        Scope::Detail,
+        Scope::Payload,
+    ];
+    /// Name in the config file's `[keys.<scope>]` tables and in the help overlay.
+    pub fn key(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::List => "list",
+            Scope::Tree => "tree",
+            Scope::Detail => "detail",
+            Scope::Payload => "payload",
+        }
+    }
+    pub fn from_key(key: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.key() == key)
+    }
+}
+
+/// A key plus modifiers, parsed from `j`, `G`, `<enter>`, `<ctrl-c>`, `<s-tab>`, `<pgdn>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    pub code: KeyCode,
+    pub ctrl: bool,
+    pub alt: bool,
+}
+
+impl KeySpec {
+    pub fn parse(text: &str) -> Result<KeySpec, String> {
+        let bad = || format!("unknown key {text:?}");
+        let mut chars = text.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            return Ok(KeySpec {
+                code: KeyCode::Char(c),
+                ctrl: false,
+                alt: false,
+            });
+        }
+        let inner = text
+            .strip_prefix('<')
+            .and_then(|t| t.strip_suffix('>'))
+            .ok_or_else(bad)?;
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut shift = false;
+        let mut rest = inner;
+        loop {
+            let lower = rest.to_ascii_lowercase();
+            if let Some(r) = ["ctrl-", "c-"].iter().find(|p| lower.starts_with(**p)) {
+                ctrl = true;
+                rest = &rest[r.len()..];
+            } else if let Some(r) = ["alt-", "a-", "m-"].iter().find(|p| lower.starts_with(**p)) {
+                alt = true;
+                rest = &rest[r.len()..];
+            } else if let Some(r) = ["shift-", "s-"].iter().find(|p| lower.starts_with(**p)) {
+                shift = true;
+                rest = &rest[r.len()..];
+            } else {
+                break;
+            }
+        }
+        let mut rest_chars = rest.chars();
+        let code = match (rest_chars.next(), rest_chars.next()) {
+            (Some(c), None) => KeyCode::Char(if shift { c.to_ascii_uppercase() } else { c }),
+            _ => match rest.to_ascii_lowercase().as_str() {
+                "enter" | "cr" | "return" => KeyCode::Enter,
+                "space" => KeyCode::Char(' '),
+                "tab" if shift => KeyCode::BackTab,
+                "tab" => KeyCode::Tab,
+                "backtab" => KeyCode::BackTab,
+                "esc" | "escape" => KeyCode::Esc,
+                "up" => KeyCode::Up,
+                "down" => KeyCode::Down,
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "pgup" | "pageup" => KeyCode::PageUp,
+                "pgdn" | "pagedown" => KeyCode::PageDown,
+                "home" => KeyCode::Home,
+                "end" => KeyCode::End,
+                "backspace" | "bs" => KeyCode::Backspace,
+                "delete" | "del" => KeyCode::Delete,
+                f if f.starts_with('f') => KeyCode::F(f[1..].parse().map_err(|_| bad())?),
+                _ => return Err(bad()),
+            },
+        };
+        Ok(KeySpec { code, ctrl, alt })
+    }
+
+    /// The spec a pressed key matches. Shift is folded into the character (`G`) and `BackTab`.
+    pub fn of_event(event: &KeyEvent) -> KeySpec {
+        KeySpec {
+            code: event.code,
+            ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
+            alt: event.modifiers.contains(KeyModifiers::ALT),
+        }
+    }
+
+    /// How the help and footer print it.
+    pub fn display(&self) -> String {
+        let base = match self.code {
+            KeyCode::Char(' ') => "Space".to_owned(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "S-Tab".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::Backspace => "BS".into(),
+            KeyCode::Delete => "Del".into(),
+            KeyCode::F(n) => format!("F{n}"),
+            other => format!("{other:?}"),
+        };
+        match (self.ctrl, self.alt) {
+            (true, _) => format!("C-{base}"),
+            (false, true) => format!("M-{base}"),
+            _ => base,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding {
+    pub scope: Scope,
+    pub key: KeySpec,
+    pub action: Action,
+}
+
+/// The built-in bindings, in the order the help lists them.
+const DEFAULTS: &[(Scope, &str, Action)] = &[
+    (Scope::Global, "?", Action::ToggleHelp),
+    (Scope::Global, "q", Action::Quit),
+    (Scope::Global, "<ctrl-c>", Action::Quit),
+    (Scope::Global, "r", Action::ToggleReveal),
+    (Scope::Global, "<tab>", Action::FocusNext),
+    (Scope::Global, "<backtab>", Action::FocusPrev),
+    (Scope::Global, "j", Action::Down),
+    (Scope::Global, "<down>", Action::Down),
+    (Scope::Global, "k", Action::Up),
+    (Scope::Global, "<up>", Action::Up),
+    (Scope::Global, "<ctrl-d>", Action::PageDown),
+    (Scope::Global, "<pgdn>", Action::PageDown),
+    (Scope::Global, "<ctrl-u>", Action::PageUp),
+    (Scope::Global, "<pgup>", Action::PageUp),
+    (Scope::Global, "g", Action::Top),
+    (Scope::Global, "<home>", Action::Top),
+    (Scope::Global, "G", Action::Bottom),
+    (Scope::Global, "<end>", Action::Bottom),
+    (Scope::Global, "n", Action::NextFailure),
+    (Scope::Global, "N", Action::PrevFailure),
+    (Scope::Global, "/", Action::StartSearch),
+    (Scope::Global, "d", Action::ToggleDiff),
+    (Scope::Global, "<esc>", Action::Cancel),
+    (Scope::List, "<enter>", Action::Expand),
+    (Scope::List, "l", Action::Expand),
+    (Scope::List, "<right>", Action::Expand),
+    (Scope::Tree, "<enter>", Action::ToggleFold),
+    (Scope::Tree, "<space>", Action::ToggleFold),
+    (Scope::Tree, "l", Action::Expand),
+    (Scope::Tree, "<right>", Action::Expand),
+    (Scope::Tree, "h", Action::Collapse),
+    (Scope::Tree, "<left>", Action::Collapse),
+    (Scope::Tree, "E", Action::ExpandAll),
+    (Scope::Tree, "C", Action::CollapseAll),
+    (Scope::Tree, "o", Action::JumpToRequester),
+    (Scope::Tree, "f", Action::TogglePayloadFullscreen),
+    (Scope::Detail, "f", Action::TogglePayloadFullscreen),
+    (Scope::Detail, "<enter>", Action::TogglePayloadFullscreen),
+    (Scope::Detail, "o", Action::JumpToRequester),
+    (Scope::Detail, "h", Action::Collapse),
+    (Scope::Detail, "<left>", Action::Collapse),
+    (Scope::Payload, "f", Action::TogglePayloadFullscreen),
+    (Scope::Payload, "<enter>", Action::TogglePayloadFullscreen),
+];
+
+/// Keys grouped by action for one scope, for the footer and help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    pub keys: Vec<String>,
+    pub action: Action,
+}
+
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    bindings: Vec<Binding>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        let bindings = DEFAULTS
+            .iter()
+            .filter_map(|&(scope, key, action)| {
+                Some(Binding {
+                    scope,
+                    key: KeySpec::parse(key).ok()?,
+                    action,
+                })
+            })
+            .collect();
+        Keymap { bindings }
+    }
+}
+
+impl Keymap {
+    pub fn bindings(&self) -> &[Binding] {
+        &self.bindings
+    }
+
+    /// Binds `key` in `scope` to `action` (replacing what it did there), or unbinds it.
+    pub fn bind(&mut self, scope: Scope, key: KeySpec, action: Option<Action>) {
+        self.bindings
+            .retain(|b| !(b.scope == scope && b.key == key));
+        if let Some(action) = action {
+            self.bindings.push(Binding { scope, key, action });
+        }
+    }
+
+    /// The action for a key, looking in `scopes` in order.
+    pub fn lookup(&self, scopes: &[Scope], event: &KeyEvent) -> Option<Action> {
+        let spec = KeySpec::of_event(event);
+        scopes.iter().find_map(|scope| {
+            self.bindings
+                .iter()
+                .find(|b| b.scope == *scope && b.key == spec)
+                .map(|b| b.action)
+        })
+    }
+
+    pub fn hints(&self, scope: Scope) -> Vec<Hint> {
+        let mut out: Vec<Hint> = Vec::new();
+        for b in self.bindings.iter().filter(|b| b.scope == scope) {
+            match out.iter_mut().find(|h| h.action == b.action) {
+                Some(hint) => hint.keys.push(b.key.display()),
+                None => out.push(Hint {
+                    keys: vec![b.key.display()],
+                    action: b.action,
+                }),
+            }
+        }
+        out
+    }
+
+    pub fn is_bound(&self, action: Action) -> bool {
+        self.bindings.iter().any(|b| b.action == action)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_specs_parse_and_match_events() {
+        let km = Keymap::default();
+        let press = |code, modifiers| KeyEvent::new(code, modifiers);
+        let scopes = [Scope::Tree, Scope::Global];
+        assert_eq!(
+            km.lookup(&scopes, &press(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            km.lookup(&scopes, &press(KeyCode::Char('G'), KeyModifiers::SHIFT)),
+            Some(Action::Bottom)
+        );
+        assert_eq!(
+            km.lookup(&scopes, &press(KeyCode::BackTab, KeyModifiers::SHIFT)),
+            Some(Action::FocusPrev)
+        );
+        assert_eq!(
+            km.lookup(&scopes, &press(KeyCode::Enter, KeyModifiers::NONE)),
+            Some(Action::ToggleFold)
+        );
+        assert_eq!(
+            km.lookup(
+                &[Scope::List, Scope::Global],
+                &press(KeyCode::Enter, KeyModifiers::NONE)
+            ),
+            Some(Action::Expand)
+        );
+        assert_eq!(KeySpec::parse("<s-tab>").unwrap().code, KeyCode::BackTab);
+        assert_eq!(KeySpec::parse("<F5>").unwrap().code, KeyCode::F(5));
+        assert!(KeySpec::parse("<hyper-x>").is_err());
+    }
+
+    #[test]
+    fn rebinding_replaces_and_unbinds() {
+        let mut km = Keymap::default();
+        let x = KeySpec::parse("x").unwrap();
+        km.bind(Scope::Global, x, Some(Action::Quit));
+        let ev = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        assert_eq!(km.lookup(&[Scope::Global], &ev), Some(Action::Quit));
+        km.bind(Scope::Global, x, None);
+        assert_eq!(km.lookup(&[Scope::Global], &ev), None);
+    }
+}

@@ -1,0 +1,139 @@
+//! The terminal UI.
+//!
+//! ```text
+//! ┌ Invocations (N) ─────────────────────────────────────────────────────────┐  list::render
+//! │ ✗ name                      start     dur    tools  llm  tokens  eval    │  newest first,
+//! │ ◐ …                                                                      │  keyed by id
+//! ├ Spans · <run> ─────────────────────────┬ Detail ─────────── redacted ────┤
+//! │ ▾ ● agent                 1.2s ━━━━━━━━ │ ⚒ tool search_flights           │
+//! │   ▾ ◆ chat · gpt-4o      340ms ━━━     │ status  ✗ error                  │  tree::render /
+//! │     ⚒ search_flights ✗    12ms    ━    │ ── input · 45 B · redacted ──    │  detail::render
+//! │     ◆ chat ↻ attempt 2/2 300ms     ━━━ │ { "city": "string (5 chars)" }   │
+//! └─────────────────────────────────────────┴──────────────────────────────────┘
+//!  REDACTED  3 invocations · 42 spans · watching ./traces · message            status::render_status
+//!  j down  k up  Enter fold  n next failure  r reveal  Tab next pane  ? help   status::render_footer
+//! ```
+//! `?` draws the help overlay on top; `f` gives the detail pane the whole body.
+//!
+//! Data flow: sources → ingest channel → [`app::ingest`] → store; keys/mouse/resize →
+//! [`keymap`] → [`action::Action`] → [`app::update`]; [`ui::render`] only reads the [`app::App`].
+
+pub mod action;
+pub mod app;
+pub mod config;
+pub mod event_loop;
+pub mod format;
+pub mod inspect;
+pub mod keymap;
+pub mod payload;
+pub mod theme;
+pub mod tree_nav;
+pub mod ui;
+pub mod wrap;
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+
+use crate::cli::UiArgs;
+use crate::redact::Reveal;
+use crate::sources::{IngestEvent, files};
+use crate::store::{Budget, Store};
+
+/// Capacity of the ingest channel; a full channel slows sources down instead of growing memory.
+const INGEST_CAPACITY: usize = 1024;
+
+/// `toolcap-tui [SOURCE...]`: runs the full-screen app; returns the process exit code.
+pub fn run(args: UiArgs) -> i32 {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolcap-tui: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let config = config::load(config::no_color_requested());
+    let store = Store::with_budget(Budget {
+        max_invocations: args.max_invocations,
+        max_bytes: args.max_memory_mb.map(|mb| mb.saturating_mul(1 << 20)),
+    });
+    let mut app = app::App::new(store, config, Reveal::from_flag(args.reveal));
+    let result = runtime.block_on(async {
+        let (tx, rx) = mpsc::channel(INGEST_CAPACITY);
+        let notes = spawn_sources(&args, tx);
+        if let Some(note) = notes.into_iter().next() {
+            app.message = Some(note);
+        }
+        let mut terminal = ratatui::init();
+        let mouse = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+        install_mouse_release_on_panic();
+        let outcome = event_loop::run(&mut terminal, &mut app, rx).await;
+        if mouse.is_ok() {
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        }
+        ratatui::restore();
+        outcome
+    });
+    // Background loaders may still be reading; they stop when the runtime drops.
+    runtime.shutdown_background();
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("toolcap-tui: {e}");
+            1
+        }
+    }
+}
+
+/// A panic must leave a usable terminal: release the mouse, then ratatui's hook restores the
+/// screen and prints the panic.
+fn install_mouse_release_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        previous(info);
+    }));
+}
+
+/// Starts every source named on the command line, each sending to `tx`. Returns notes for the
+/// status bar. Adding a source kind is one line here.
+pub fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut paths = Vec::new();
+    for source in &args.sources {
+        if source.starts_with("http://") || source.starts_with("https://") {
+            notes.push(format!("{source}: attaching to a feed is not wired in yet"));
+        } else {
+            paths.push(PathBuf::from(source));
+        }
+    }
+    if args.sources.is_empty() {
+        paths.push(PathBuf::from("."));
+    }
+    if args.listen.is_some() {
+        notes.push("--listen: the embedded receiver is not wired in yet".into());
+    }
+    spawn_file_load(paths, tx.clone());
+    notes
+}
+
+/// Loads files and directories once, one file per batch so the list fills in as it goes.
+pub fn spawn_file_load(paths: Vec<PathBuf>, tx: mpsc::Sender<IngestEvent>) {
+    tokio::task::spawn_blocking(move || {
+        for path in paths {
+            let batches: Box<dyn Iterator<Item = _>> = match files::trace_files(&path) {
+                Ok(list) => Box::new(list.into_iter().map(|f| files::load_file(&f).batch)),
+                Err(_) => Box::new(
+                    files::load_sources(std::slice::from_ref(&path))
+                        .into_iter()
+                        .map(|l| l.batch),
+                ),
+            };
+            for batch in batches {
+                if tx.blocking_send(IngestEvent::Batch(batch)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}

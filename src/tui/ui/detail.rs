@@ -1,0 +1,40 @@
+//! The detail pane (and its full-screen form): a window onto lines built by `inspect` when
+//! the selection changed.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Paragraph};
+
+use crate::tui::app::{App, Pane};
+use crate::tui::theme::Role;
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.config.theme;
+    let focused = app.focus == Pane::Detail || app.payload_fullscreen;
+    let lines = &app.detail.lines;
+    let height = area.height.saturating_sub(2) as usize;
+    let first = app.detail.scroll.min(lines.len());
+    let last = (first + height).min(lines.len());
+    let position = if lines.len() > height {
+        format!(" {}–{} of {} ", first + 1, last, lines.len())
+    } else {
+        String::new()
+    };
+    let name = if app.payload_fullscreen {
+        " Span detail · full screen (f/Esc closes) "
+    } else {
+        " Detail "
+    };
+    let (mode_text, mode_role) = match app.reveal {
+        crate::redact::Reveal::Redacted => (" redacted ", Role::ModeRedacted),
+        crate::redact::Reveal::Revealed => (" revealed ", Role::ModeRevealed),
+    };
+    let block = Block::bordered()
+        .title(Span::styled(name, theme.style(Role::Title)))
+        .title(Span::styled(mode_text, theme.style(mode_role)))
+        .title_bottom(Span::styled(position, theme.style(Role::Dim)))
+        .border_style(theme.border(focused));
+    let window = lines.get(first..last).unwrap_or_default().to_vec();
+    frame.render_widget(Paragraph::new(window).block(block), area);
+}

@@ -1,0 +1,72 @@
+//! The `?` overlay: every binding of every scope, from the same keymap table as the footer.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+
+use super::layout::centered;
+use crate::tui::app::App;
+use crate::tui::keymap::Scope;
+use crate::tui::theme::Role;
+
+fn scope_title(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Global => "Everywhere",
+        Scope::List => "Invocation list",
+        Scope::Tree => "Span tree",
+        Scope::Detail => "Detail pane",
+        Scope::Payload => "Full-screen detail",
+    }
+}
+
+/// The overlay's lines (also used by tests to check every binding is listed).
+pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let theme = &app.config.theme;
+    let mut lines = Vec::new();
+    for scope in Scope::ALL {
+        let hints = app.config.keymap.hints(scope);
+        if hints.is_empty() {
+            continue;
+        }
+        lines.push(Line::styled(scope_title(scope), theme.style(Role::Title)));
+        for hint in hints {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("  {:<22}", hint.keys.join(" ")),
+                    theme.style(Role::HintKey),
+                ),
+                Span::raw(hint.action.description().unwrap_or("").to_owned()),
+            ]));
+        }
+        lines.push(Line::raw(""));
+    }
+    lines.push(Line::styled(
+        "Payloads are redacted (structure only) until `r`; secrets stay masked either way.",
+        theme.style(Role::Dim),
+    ));
+    lines.push(Line::styled(
+        "Keys and colours: [keys.<scope>] and [theme] in the config file (see README).",
+        theme.style(Role::Dim),
+    ));
+    lines
+}
+
+pub fn render(frame: &mut Frame, screen: Rect, app: &App) {
+    let theme = &app.config.theme;
+    let area = centered(screen, 80, 90);
+    let lines = help_lines(app);
+    let height = area.height.saturating_sub(2) as usize;
+    let scroll = app.help_scroll.min(lines.len().saturating_sub(height));
+    let block = Block::bordered()
+        .title(Span::styled(
+            " Keys — ? or Esc closes, j/k scroll ",
+            theme.style(Role::Title),
+        ))
+        .border_style(theme.border(true));
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines.into_iter().skip(scroll).collect::<Vec<_>>()).block(block),
+        area,
+    );
+}

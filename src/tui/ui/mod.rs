@@ -1,0 +1,28 @@
+//! Rendering: one pure function per region, all reading `&App`. Nothing here mutates state.
+
+pub mod detail;
+pub mod help;
+pub mod layout;
+pub mod list;
+pub mod status;
+pub mod tree;
+
+use ratatui::Frame;
+
+use super::app::App;
+
+/// Draws the whole screen for the current state.
+pub fn render(frame: &mut Frame, app: &App) {
+    let regions =
+        layout::Regions::compute(frame.area(), app.payload_fullscreen, app.list.ids.len());
+    if !app.payload_fullscreen {
+        list::render(frame, regions.list, app);
+        tree::render(frame, regions.tree, app);
+    }
+    detail::render(frame, regions.detail, app);
+    status::render_status(frame, regions.status, app);
+    status::render_footer(frame, regions.footer, app);
+    if app.show_help {
+        help::render(frame, frame.area(), app);
+    }
+}

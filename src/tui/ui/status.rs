@@ -1,0 +1,156 @@
+//! The status bar (redaction mode, counts, sources, messages, search prompt) and the footer
+//! (the focused pane's key hints, from the keymap table the help also uses).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::redact::{self, Reveal};
+use crate::sources::SourceStatus;
+use crate::tui::action::Action;
+use crate::tui::app::App;
+use crate::tui::keymap::Scope;
+use crate::tui::theme::Role;
+
+pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.config.theme;
+    let (label, role) = match app.reveal {
+        Reveal::Redacted => (" REDACTED ", Role::ModeRedacted),
+        Reveal::Revealed => (" REVEALED · secrets masked ", Role::ModeRevealed),
+    };
+    let mut spans = vec![Span::styled(label, theme.style(role)), Span::raw(" ")];
+    if app.searching {
+        spans.push(Span::styled(
+            format!("/{}▏", redact::sanitize_line(&app.search)),
+            theme.style(Role::Search),
+        ));
+        spans.push(Span::styled(
+            "  Enter keeps · Esc clears",
+            theme.style(Role::Dim),
+        ));
+    } else {
+        let stats = app.store.stats();
+        let mut text = format!(
+            "{} invocations · {} spans",
+            app.store.len(),
+            stats.spans_kept
+        );
+        if stats.invocations_evicted > 0 {
+            text.push_str(&format!(
+                " · kept {} of {} runs, evicted {}",
+                app.store.len(),
+                stats.invocations_seen,
+                stats.invocations_evicted
+            ));
+        }
+        spans.push(Span::styled(text, theme.style(Role::Text)));
+        let problems = app.store.problems().len();
+        if problems > 0 {
+            spans.push(Span::styled(
+                format!(" · {problems} problems"),
+                theme.style(Role::StatusDegraded),
+            ));
+        }
+        for source in &app.sources {
+            spans.push(Span::styled(
+                format!(" · {}", redact::sanitize_line(&source_text(source))),
+                theme.style(Role::Dim),
+            ));
+        }
+        if let Some(message) = &app.message {
+            spans.push(Span::styled(
+                format!(" · {}", redact::sanitize_line(message)),
+                theme.style(Role::Message),
+            ));
+        }
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn source_text(status: &SourceStatus) -> String {
+    match status {
+        SourceStatus::Watching {
+            root,
+            files,
+            loaded,
+            total,
+        } if loaded < total => {
+            format!("loading {} ({loaded}/{total})", root.display())
+        }
+        SourceStatus::Watching { root, files, .. } => {
+            format!("watching {} ({files} files)", root.display())
+        }
+        SourceStatus::Listening {
+            http,
+            requests,
+            rejected,
+            ..
+        } => {
+            format!("listening {http} ({requests} req, {rejected} rejected)")
+        }
+        SourceStatus::Attached {
+            url,
+            connected: true,
+            ..
+        } => format!("attached {url}"),
+        SourceStatus::Attached {
+            url, retry_in_ms, ..
+        } => match retry_in_ms {
+            Some(ms) => format!("{url} disconnected, retry in {}s", ms / 1000),
+            None => format!("{url} disconnected"),
+        },
+    }
+}
+
+/// Global actions worth a footer slot next to the focused pane's own keys.
+const FOOTER_GLOBALS: &[Action] = &[
+    Action::NextFailure,
+    Action::ToggleReveal,
+    Action::FocusNext,
+    Action::StartSearch,
+    Action::ToggleHelp,
+    Action::Quit,
+];
+
+/// The footer's hints for the current focus: the pane's bindings, then a few global ones.
+pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
+    let keymap = &app.config.keymap;
+    let scope = if app.payload_fullscreen {
+        Scope::Payload
+    } else {
+        app.focus.scope()
+    };
+    let mut out: Vec<(String, &'static str)> = keymap
+        .hints(scope)
+        .into_iter()
+        .map(|h| {
+            (
+                h.keys.first().cloned().unwrap_or_default(),
+                h.action.description().unwrap_or(""),
+            )
+        })
+        .collect();
+    for hint in keymap.hints(Scope::Global) {
+        if FOOTER_GLOBALS.contains(&hint.action) {
+            out.push((
+                hint.keys.first().cloned().unwrap_or_default(),
+                hint.action.description().unwrap_or(""),
+            ));
+        }
+    }
+    out
+}
+
+pub fn render_footer(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.config.theme;
+    let mut spans = Vec::new();
+    for (key, description) in footer_hints(app) {
+        spans.push(Span::styled(key, theme.style(Role::HintKey)));
+        spans.push(Span::styled(
+            format!(" {description}  "),
+            theme.style(Role::HintText),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,303 @@
+//! State transitions driven by key and mouse events through the real keymap.
+
+mod tui_support;
+
+use crossterm::event::{MouseButton, MouseEventKind};
+use toolcap::model::{Batch, Span, SpanKind};
+use toolcap::redact::Reveal;
+use toolcap::sources::IngestEvent;
+use toolcap::tui::app::{self, App, Pane};
+use tui_support::{SECRET_CITY, T0, all_symbols, mouse, press, sample_app, screen_text};
+
+fn selected_span_name(app: &App) -> String {
+    let inv = app.invocation().unwrap();
+    inv.spans[app.selected_span_index().unwrap()].name.clone()
+}
+
+#[test]
+fn starts_on_the_newest_invocation_with_the_list_focused() {
+    let app = sample_app(80, 24);
+    // Newest first: trip (T0) > summ (T0-1h) > hostile (T0-2h).
+    assert_eq!(app.list.ids, ["trip", "summ", "hostile"]);
+    assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
+    assert_eq!(app.focus, Pane::List);
+    assert_eq!(app.reveal, Reveal::Redacted);
+}
+
+#[test]
+fn selection_is_keyed_by_id_and_survives_new_data() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "j");
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    // A newer run arrives and takes row 0; the cursor stays on the same invocation.
+    let newer = Span {
+        trace_id: "newer".into(),
+        span_id: "n1".into(),
+        name: "fresh run".into(),
+        kind: SpanKind::Agent,
+        start_unix_nano: T0 + 10_000_000_000,
+        end_unix_nano: T0 + 11_000_000_000,
+        format: "test",
+        ..Default::default()
+    };
+    app::ingest(
+        &mut app,
+        IngestEvent::Batch(Batch {
+            spans: vec![newer],
+            ..Default::default()
+        }),
+    );
+    assert_eq!(app.list.ids[0], "newer");
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    assert_eq!(app.selected_list_position(), Some(2));
+}
+
+#[test]
+fn tab_cycles_panes_and_shift_tab_goes_back() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab>");
+    assert_eq!(app.focus, Pane::Tree);
+    press(&mut app, "<tab>");
+    assert_eq!(app.focus, Pane::Detail);
+    press(&mut app, "<tab>");
+    assert_eq!(app.focus, Pane::List);
+    press(&mut app, "<s-tab>");
+    assert_eq!(app.focus, Pane::Detail);
+}
+
+#[test]
+fn folding_hides_and_shows_children_and_keeps_the_selection() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab>");
+    // trip has 6 spans: root + 5 children.
+    assert_eq!(app.tree.visible.len(), 6);
+    press(&mut app, "<enter>");
+    assert_eq!(app.tree.visible.len(), 1);
+    assert_eq!(selected_span_name(&app), "invoke_agent trip_planner");
+    press(&mut app, "l");
+    assert_eq!(app.tree.visible.len(), 6);
+    press(&mut app, "jjC");
+    assert_eq!(app.tree.visible.len(), 1, "collapse all");
+    assert_eq!(selected_span_name(&app), "invoke_agent trip_planner");
+    press(&mut app, "E");
+    assert_eq!(app.tree.visible.len(), 6, "expand all");
+    press(&mut app, "<space>");
+    assert_eq!(app.tree.visible.len(), 1, "space folds too");
+}
+
+#[test]
+fn h_moves_from_a_leaf_to_its_parent() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab>jj");
+    assert_eq!(selected_span_name(&app), "chat gpt-4o");
+    press(&mut app, "h");
+    assert_eq!(selected_span_name(&app), "invoke_agent trip_planner");
+}
+
+#[test]
+fn n_and_shift_n_jump_between_failed_spans_even_when_folded() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab><enter>");
+    assert_eq!(app.tree.visible.len(), 1);
+    press(&mut app, "n");
+    assert_eq!(selected_span_name(&app), "execute_tool get_weather");
+    assert_eq!(app.tree.visible.len(), 6, "the failure's ancestors unfold");
+    // Only one failed span: N wraps back to it and says so.
+    press(&mut app, "N");
+    assert_eq!(selected_span_name(&app), "execute_tool get_weather");
+    assert!(app.message.as_deref().unwrap_or("").contains("wrapped"));
+}
+
+#[test]
+fn n_in_the_list_jumps_to_the_next_failing_invocation() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "j");
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    press(&mut app, "n");
+    // hostile is ok, trip is degraded: wraps to trip.
+    assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
+}
+
+#[test]
+fn o_jumps_from_a_tool_call_to_the_llm_span_that_requested_it() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab>n");
+    assert_eq!(selected_span_name(&app), "execute_tool get_weather");
+    press(&mut app, "o");
+    let inv = app.invocation().unwrap();
+    assert_eq!(
+        inv.spans[app.selected_span_index().unwrap()].span_id,
+        "llm1"
+    );
+}
+
+#[test]
+fn tree_and_detail_selection_is_remembered_per_invocation() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab>n<s-tab>j");
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    press(&mut app, "k");
+    assert_eq!(selected_span_name(&app), "execute_tool get_weather");
+}
+
+#[test]
+fn r_toggles_redaction_and_the_status_bar_says_so() {
+    let mut app = sample_app(100, 30);
+    assert!(screen_text(&app).contains("REDACTED"));
+    press(&mut app, "r");
+    assert_eq!(app.reveal, Reveal::Revealed);
+    assert!(screen_text(&app).contains("REVEALED"));
+    press(&mut app, "r");
+    assert_eq!(app.reveal, Reveal::Redacted);
+}
+
+#[test]
+fn a_payload_value_never_shows_while_redacted_and_shows_after_r() {
+    let mut app = sample_app(120, 40);
+    press(&mut app, "<tab>n");
+    for keys in ["", "<tab>", "f", "G"] {
+        press(&mut app, keys);
+        assert!(
+            !screen_text(&app).contains(SECRET_CITY),
+            "visible after {keys:?}"
+        );
+    }
+    press(&mut app, "<esc>g");
+    press(&mut app, "r");
+    // The full-screen view opens at the payload; revealed, the value is there.
+    press(&mut app, "f");
+    let text = screen_text(&app);
+    assert!(text.contains(SECRET_CITY), "{text}");
+    // The api key is still masked when revealed.
+    assert!(!text.contains("sk-abcdefghijklmnop"));
+    assert!(text.contains("••••••"));
+}
+
+#[test]
+fn escape_sequences_in_trace_data_are_drawn_inert() {
+    let mut app = sample_app(120, 40);
+    press(&mut app, "jj");
+    assert_eq!(app.selected_invocation.as_deref(), Some("hostile"));
+    press(&mut app, "r<tab><tab>");
+    let symbols = all_symbols(&app);
+    for c in symbols.chars() {
+        assert!(
+            !c.is_control(),
+            "control character {:?} reached the screen",
+            c
+        );
+    }
+    assert!(symbols.contains("␛[2J"), "ESC shown as a picture");
+    assert!(symbols.contains("␛]52;c;SGVsbG8=␇"), "OSC 52 shown inert");
+    // The tool's JSON payload holds the same sequences, shown escaped.
+    press(&mut app, "<s-tab>j");
+    assert!(all_symbols(&app).chars().all(|c| !c.is_control()));
+}
+
+#[test]
+fn q_and_ctrl_c_quit_and_help_lists_every_binding() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "?");
+    assert!(app.show_help);
+    let help: String = toolcap::tui::ui::help::help_lines(&app)
+        .iter()
+        .map(|l| l.to_string() + "\n")
+        .collect();
+    for binding in app.config.keymap.bindings() {
+        assert!(
+            help.contains(&binding.key.display()),
+            "{:?} missing from help",
+            binding.key
+        );
+        assert!(help.contains(binding.action.description().unwrap()));
+    }
+    press(&mut app, "<esc>");
+    assert!(!app.show_help);
+    press(&mut app, "q");
+    assert!(app.should_quit);
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<c-c>");
+    assert!(app.should_quit);
+}
+
+#[test]
+fn footer_hints_follow_focus() {
+    let mut app = sample_app(200, 30);
+    let footer = |app: &App| screen_text(app).lines().last().unwrap().to_owned();
+    assert!(footer(&app).contains("expand / open"));
+    assert!(!footer(&app).contains("fold/unfold"));
+    press(&mut app, "<tab>");
+    assert!(footer(&app).contains("fold/unfold"));
+    assert!(footer(&app).contains("go to requesting LLM span"));
+}
+
+#[test]
+fn search_filters_the_list_and_esc_clears_it() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "/summ<enter>");
+    assert_eq!(app.list.ids, ["summ"]);
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    // Typing `q` in the search box does not quit.
+    press(&mut app, "/q");
+    assert!(!app.should_quit);
+    press(&mut app, "<esc>");
+    assert_eq!(app.list.ids.len(), 3);
+}
+
+#[test]
+fn mouse_click_selects_and_wheel_scrolls() {
+    let mut app = sample_app(80, 24);
+    let list_body = app.regions().list_body();
+    mouse(
+        &mut app,
+        MouseEventKind::Down(MouseButton::Left),
+        5,
+        list_body.y + 1,
+    );
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    let tree_body = app.regions().tree_body();
+    mouse(
+        &mut app,
+        MouseEventKind::Down(MouseButton::Left),
+        tree_body.x + 2,
+        tree_body.y + 1,
+    );
+    assert_eq!(app.focus, Pane::Tree);
+    assert_eq!(selected_span_name(&app), "chat gpt-4o");
+    mouse(
+        &mut app,
+        MouseEventKind::ScrollUp,
+        tree_body.x + 2,
+        tree_body.y,
+    );
+    assert_eq!(selected_span_name(&app), "invoke_agent summarizer");
+    mouse(&mut app, MouseEventKind::ScrollDown, 5, list_body.y);
+    assert_eq!(app.selected_invocation.as_deref(), Some("hostile"));
+}
+
+#[test]
+fn resize_keeps_the_selection_visible() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "<tab>G");
+    app::update(
+        &mut app,
+        toolcap::tui::action::Action::Resize {
+            width: 60,
+            height: 12,
+        },
+    );
+    let pos = app.selected_visible_position().unwrap();
+    let height = app.regions().tree_body().height as usize;
+    assert!(pos >= app.tree.offset && pos < app.tree.offset + height);
+}
+
+#[test]
+fn not_captured_and_truncated_payloads_are_labelled() {
+    let mut app = sample_app(120, 40);
+    press(&mut app, "<tab>G");
+    assert_eq!(selected_span_name(&app), "retrieve visa_rules");
+    let text = screen_text(&app);
+    assert!(text.contains("not captured"), "{text}");
+    assert!(text.contains("TRUNCATED"));
+    assert!(text.contains("8.8 KiB"), "total of 9000 bytes shown");
+}
