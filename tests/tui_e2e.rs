@@ -1,0 +1,153 @@
+//! End to end: the real binary in a real pseudo-terminal (a private tmux server with a fixed
+//! window size) over the bundled sample traces. Keys go in with `send-keys`, the screen comes
+//! back with `capture-pane`; every wait polls a condition against a deadline.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(command: &str) -> Tmux {
+        let socket = format!(
+            "toolcap-e2e-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        )
+        .replace(['(', ')'], "");
+        let tmux = Tmux { socket };
+        // remain-on-exit keeps the pane after the app quits so its exit status can be read.
+        let out = tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "e2e",
+            command,
+            ";",
+            "set-option",
+            "-w",
+            "remain-on-exit",
+            "on",
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux is installed")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success());
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen after the deadline.
+    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `(dead, exit status)` of the pane's process.
+    fn pane_state(&self) -> String {
+        let out = self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "e2e",
+            "#{pane_dead} #{pane_dead_status}",
+        ]);
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[test]
+fn real_binary_shows_samples_reveals_and_quits_cleanly() {
+    let binary = env!("CARGO_BIN_EXE_toolcap-tui");
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
+    // No user config may change keys or colours under the test.
+    let command = format!(
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {}",
+        shell_quote(binary),
+        shell_quote(samples)
+    );
+    let tmux = Tmux::start(&command);
+
+    let first = tmux.wait_for("the status bar", |s| {
+        s.contains("REDACTED") && s.contains("Invocations (")
+    });
+    assert!(first.contains("Spans"), "{first}");
+
+    tmux.send(&["?"]);
+    tmux.wait_for("the help overlay", |s| {
+        s.contains("Keys — ") && s.contains("next failure")
+    });
+    tmux.send(&["Escape"]);
+    tmux.wait_for("the help to close", |s| !s.contains("Keys — "));
+
+    tmux.send(&["r"]);
+    tmux.wait_for("revealed mode", |s| s.contains("REVEALED"));
+    tmux.send(&["r"]);
+    tmux.wait_for("redacted mode again", |s| s.contains("REDACTED"));
+
+    tmux.send(&["q"]);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let state = tmux.pane_state();
+        if state == "1 0" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "app did not exit cleanly: pane state {state:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The alternate screen is gone: the TUI is no longer on the terminal.
+    let after = tmux.screen();
+    assert!(!after.contains("Invocations ("), "{after}");
+}
