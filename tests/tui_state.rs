@@ -301,3 +301,26 @@ fn not_captured_and_truncated_payloads_are_labelled() {
     assert!(text.contains("TRUNCATED"));
     assert!(text.contains("8.8 KiB"), "total of 9000 bytes shown");
 }
+
+#[test]
+fn p_lists_the_problems_the_sources_reported() {
+    let mut app = sample_app(100, 30);
+    app::ingest(
+        &mut app,
+        IngestEvent::Batch(Batch {
+            problems: vec![toolcap::model::Problem::error(
+                "traces/bad.jsonl",
+                Some(7),
+                "not JSON\u{1b}[2J",
+            )],
+            ..Default::default()
+        }),
+    );
+    assert!(screen_text(&app).contains("1 problems (p)"));
+    press(&mut app, "p");
+    assert!(app.show_problems);
+    let text = screen_text(&app);
+    assert!(text.contains("traces/bad.jsonl:7: not JSON␛[2J"), "{text}");
+    press(&mut app, "p");
+    assert!(!app.show_problems);
+}

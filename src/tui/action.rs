@@ -10,6 +10,8 @@ pub enum Action {
     // Application
     Quit,
     ToggleHelp,
+    /// The list of problems found in the sources (bad lines, unknown formats).
+    ToggleProblems,
     ToggleReveal,
     /// Gold-vs-actual diff view (`d`); drawn by `tui::diff` once it lands.
     ToggleDiff,
@@ -70,9 +72,10 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 23] = [
+    pub const BINDABLE: [Action; 24] = [
         Action::Quit,
         Action::ToggleHelp,
+        Action::ToggleProblems,
         Action::ToggleReveal,
         Action::ToggleDiff,
         Action::StartSearch,
@@ -102,6 +105,7 @@ impl Action {
         Some(match self {
             Action::Quit => "quit",
             Action::ToggleHelp => "help",
+            Action::ToggleProblems => "problems in the sources",
             Action::ToggleReveal => "reveal/redact payloads",
             Action::ToggleDiff => "gold diff",
             Action::StartSearch => "search invocations",

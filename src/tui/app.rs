@@ -92,6 +92,8 @@ pub struct App {
     pub reveal: Reveal,
     pub focus: Pane,
     pub show_help: bool,
+    pub show_problems: bool,
+    /// Scroll of whichever overlay (help or problems) is open.
     pub help_scroll: usize,
     pub payload_fullscreen: bool,
     /// Typing into the search line.
@@ -122,6 +124,7 @@ impl App {
             reveal,
             focus: Pane::List,
             show_help: false,
+            show_problems: false,
             help_scroll: 0,
             payload_fullscreen: false,
             searching: false,
@@ -225,12 +228,17 @@ pub fn update(app: &mut App, action: Action) {
     if !matches!(action, Action::Resize { .. }) {
         app.message = None;
     }
-    if app.show_help {
+    if app.show_help || app.show_problems {
         match action {
             Action::Down => app.help_scroll += 1,
             Action::Up => app.help_scroll = app.help_scroll.saturating_sub(1),
+            Action::PageDown => app.help_scroll += 10,
+            Action::PageUp => app.help_scroll = app.help_scroll.saturating_sub(10),
             Action::Top => app.help_scroll = 0,
-            Action::ToggleHelp | Action::Cancel => app.show_help = false,
+            Action::ToggleHelp | Action::ToggleProblems | Action::Cancel => {
+                app.show_help = false;
+                app.show_problems = false;
+            }
             Action::Quit => app.should_quit = true,
             Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
             _ => {}
@@ -242,6 +250,10 @@ pub fn update(app: &mut App, action: Action) {
         Action::Quit => app.should_quit = true,
         Action::ToggleHelp => {
             app.show_help = true;
+            app.help_scroll = 0;
+        }
+        Action::ToggleProblems => {
+            app.show_problems = true;
             app.help_scroll = 0;
         }
         Action::ToggleReveal => app.reveal = app.reveal.toggled(),

@@ -42,6 +42,8 @@ pub struct Config {
     pub theme: Theme,
     /// Entries that were skipped, for the status bar.
     pub warnings: Vec<String>,
+    /// The file it was read from (or would be), shown in the help.
+    pub path: Option<PathBuf>,
 }
 
 /// Where the config file is looked for.
@@ -66,14 +68,19 @@ pub fn load(no_color: bool) -> Config {
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             let mut config = from_toml(&text, no_color);
+            config.path = Some(path.clone());
             for w in &mut config.warnings {
                 *w = format!("{}: {w}", path.display());
             }
             config
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => from_toml("", no_color),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config {
+            path: Some(path),
+            ..from_toml("", no_color)
+        },
         Err(e) => {
             let mut config = from_toml("", no_color);
+            config.path = Some(path.clone());
             config.warnings.push(format!("{}: {e}", path.display()));
             config
         }
@@ -122,6 +129,7 @@ pub fn from_toml(text: &str, no_color: bool) -> Config {
         keymap,
         theme,
         warnings,
+        path: None,
     }
 }
 

@@ -156,6 +156,7 @@ pub struct Binding {
 /// The built-in bindings, in the order the help lists them.
 const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Global, "?", Action::ToggleHelp),
+    (Scope::Global, "p", Action::ToggleProblems),
     (Scope::Global, "q", Action::Quit),
     (Scope::Global, "<ctrl-c>", Action::Quit),
     (Scope::Global, "r", Action::ToggleReveal),

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::layout::centered;
+use crate::redact;
 use crate::tui::app::App;
 use crate::tui::keymap::Scope;
 use crate::tui::theme::Role;
@@ -45,24 +46,65 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         "Payloads are redacted (structure only) until `r`; secrets stay masked either way.",
         theme.style(Role::Dim),
     ));
+    let path = app
+        .config
+        .path
+        .as_ref()
+        .map(|p| redact::sanitize_line(&p.display().to_string()))
+        .unwrap_or_else(|| "$TOOLCAP_TUI_CONFIG or <config dir>/toolcap-tui/config.toml".into());
     lines.push(Line::styled(
-        "Keys and colours: [keys.<scope>] and [theme] in the config file (see README).",
+        format!("Keys and colours: [keys.<scope>] and [theme] in {path}"),
         theme.style(Role::Dim),
     ));
     lines
 }
 
+/// The problems overlay's lines: every problem the sources reported, in arrival order.
+pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
+    let theme = &app.config.theme;
+    let problems = app.store.problems();
+    if problems.is_empty() {
+        return vec![Line::styled("no problems", theme.style(Role::Dim))];
+    }
+    problems
+        .iter()
+        .map(|p| {
+            let role = match p.severity {
+                crate::model::Severity::Error => Role::StatusError,
+                crate::model::Severity::Warning => Role::StatusDegraded,
+            };
+            Line::styled(redact::sanitize_line(&p.to_string()), theme.style(role))
+        })
+        .collect()
+}
+
 pub fn render(frame: &mut Frame, screen: Rect, app: &App) {
+    overlay(
+        frame,
+        screen,
+        app,
+        " Keys — ? or Esc closes, j/k scroll ",
+        help_lines(app),
+    );
+}
+
+pub fn render_problems(frame: &mut Frame, screen: Rect, app: &App) {
+    overlay(
+        frame,
+        screen,
+        app,
+        " Problems — p or Esc closes ",
+        problem_lines(app),
+    );
+}
+
+fn overlay(frame: &mut Frame, screen: Rect, app: &App, title: &str, lines: Vec<Line<'static>>) {
     let theme = &app.config.theme;
     let area = centered(screen, 80, 90);
-    let lines = help_lines(app);
     let height = area.height.saturating_sub(2) as usize;
     let scroll = app.help_scroll.min(lines.len().saturating_sub(height));
     let block = Block::bordered()
-        .title(Span::styled(
-            " Keys — ? or Esc closes, j/k scroll ",
-            theme.style(Role::Title),
-        ))
+        .title(Span::styled(title.to_owned(), theme.style(Role::Title)))
         .border_style(theme.border(true));
     frame.render_widget(Clear, area);
     frame.render_widget(

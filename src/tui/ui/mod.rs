@@ -24,5 +24,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     status::render_footer(frame, regions.footer, app);
     if app.show_help {
         help::render(frame, frame.area(), app);
+    } else if app.show_problems {
+        help::render_problems(frame, frame.area(), app);
     }
 }

@@ -48,7 +48,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         let problems = app.store.problems().len();
         if problems > 0 {
             spans.push(Span::styled(
-                format!(" · {problems} problems"),
+                format!(" · {problems} problems (p)"),
                 theme.style(Role::StatusDegraded),
             ));
         }
