@@ -1,0 +1,324 @@
+//! App state and the two mutators: [`update`] for actions (keys, mouse, resize, tick) and
+//! [`ingest`] for data from sources. Everything else (rendering included) only reads.
+//!
+//! Selection, fold state and scroll are keyed by invocation id and span id, never by row
+//! number, so live inserts never move the cursor.
+
+use std::collections::{HashMap, HashSet};
+
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+mod nav;
+mod refresh;
+
+pub use refresh::refresh;
+
+use nav::{
+    click, collapse_all, collapse_or_parent, jump_to_failure, jump_to_requester, move_by, page,
+    scroll_at, set_fold, toggle_fold,
+};
+
+use super::action::Action;
+use super::config::Config;
+use super::inspect;
+use super::keymap::Scope;
+use super::ui::layout::Regions;
+use crate::redact::Reveal;
+use crate::sources::{IngestEvent, SourceStatus};
+use crate::store::{Invocation, Store};
+
+/// The three panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pane {
+    #[default]
+    List,
+    Tree,
+    Detail,
+}
+
+impl Pane {
+    pub fn scope(self) -> Scope {
+        match self {
+            Pane::List => Scope::List,
+            Pane::Tree => Scope::Tree,
+            Pane::Detail => Scope::Detail,
+        }
+    }
+    fn next(self) -> Pane {
+        match self {
+            Pane::List => Pane::Tree,
+            Pane::Tree => Pane::Detail,
+            Pane::Detail => Pane::List,
+        }
+    }
+    fn prev(self) -> Pane {
+        match self {
+            Pane::List => Pane::Detail,
+            Pane::Tree => Pane::List,
+            Pane::Detail => Pane::Tree,
+        }
+    }
+}
+
+/// The invocation list as shown: ids newest first, filtered by the search.
+#[derive(Debug, Default, Clone)]
+pub struct ListView {
+    pub ids: Vec<String>,
+    pub offset: usize,
+    key: Option<(u64, String)>,
+}
+
+/// The selected invocation's visible tree rows.
+#[derive(Debug, Default, Clone)]
+pub struct TreeView {
+    /// Indices into `tree().rows`, ascending.
+    pub visible: Vec<usize>,
+    pub offset: usize,
+    key: Option<(u64, String, u64)>,
+}
+
+/// The detail pane's lines for the selected span.
+#[derive(Debug, Default, Clone)]
+pub struct DetailView {
+    pub lines: Vec<Line<'static>>,
+    /// First line of the payload sections (the full-screen view opens there).
+    pub payload_start: usize,
+    pub scroll: usize,
+    key: Option<DetailKey>,
+    payloads: Option<(String, String, inspect::LoadedPayloads)>,
+}
+
+type DetailKey = (u64, String, String, Reveal, u16);
+
+#[derive(Debug)]
+pub struct App {
+    pub store: Store,
+    pub config: Config,
+    pub reveal: Reveal,
+    pub focus: Pane,
+    pub show_help: bool,
+    pub show_problems: bool,
+    /// Scroll of whichever overlay (help or problems) is open.
+    pub help_scroll: usize,
+    pub payload_fullscreen: bool,
+    /// Typing into the search line.
+    pub searching: bool,
+    pub search: String,
+    pub screen: Rect,
+    /// One-shot note for the status bar (cleared by the next key).
+    pub message: Option<String>,
+    pub sources: Vec<SourceStatus>,
+    pub should_quit: bool,
+    pub selected_invocation: Option<String>,
+    selected_span: HashMap<String, String>,
+    collapsed: HashMap<String, HashSet<String>>,
+    fold_version: u64,
+    pub list: ListView,
+    pub tree: TreeView,
+    pub detail: DetailView,
+    /// Bumped by every state change, so the loop redraws only when something changed.
+    pub version: u64,
+}
+
+impl App {
+    pub fn new(store: Store, config: Config, reveal: Reveal) -> Self {
+        let message = config.warnings.first().cloned();
+        let mut app = App {
+            store,
+            config,
+            reveal,
+            focus: Pane::List,
+            show_help: false,
+            show_problems: false,
+            help_scroll: 0,
+            payload_fullscreen: false,
+            searching: false,
+            search: String::new(),
+            screen: Rect::new(0, 0, 80, 24),
+            message,
+            sources: Vec::new(),
+            should_quit: false,
+            selected_invocation: None,
+            selected_span: HashMap::new(),
+            collapsed: HashMap::new(),
+            fold_version: 0,
+            list: ListView::default(),
+            tree: TreeView::default(),
+            detail: DetailView::default(),
+            version: 0,
+        };
+        refresh(&mut app);
+        app
+    }
+
+    pub fn regions(&self) -> Regions {
+        Regions::compute(self.screen, self.payload_fullscreen, self.list.ids.len())
+    }
+
+    /// The scopes keys are looked up in, most specific first.
+    pub fn key_scopes(&self) -> Vec<Scope> {
+        if self.payload_fullscreen {
+            vec![Scope::Payload, Scope::Global]
+        } else {
+            vec![self.focus.scope(), Scope::Global]
+        }
+    }
+
+    pub fn invocation(&self) -> Option<&Invocation> {
+        self.store.get(self.selected_invocation.as_deref()?)
+    }
+
+    /// Index into the selected invocation's spans of the selected span.
+    pub fn selected_span_index(&self) -> Option<usize> {
+        let inv = self.invocation()?;
+        let id = self.selected_span.get(&inv.id)?;
+        inv.span_by_id(id)
+    }
+
+    /// Position of the selected span within `tree.visible`.
+    pub fn selected_visible_position(&self) -> Option<usize> {
+        let inv = self.invocation()?;
+        let row = *inv.tree().row_of_span.get(self.selected_span_index()?)?;
+        self.tree.visible.binary_search(&row).ok()
+    }
+
+    pub fn selected_list_position(&self) -> Option<usize> {
+        let id = self.selected_invocation.as_ref()?;
+        self.list.ids.iter().position(|x| x == id)
+    }
+
+    pub fn is_collapsed(&self, inv: &str, span_id: &str) -> bool {
+        self.collapsed
+            .get(inv)
+            .is_some_and(|set| set.contains(span_id))
+    }
+}
+
+/// Applies data from a source.
+pub fn ingest(app: &mut App, event: IngestEvent) {
+    match event {
+        IngestEvent::Batch(batch) => {
+            app.store.ingest(batch);
+        }
+        IngestEvent::Forget(path) => app.store.remove_origin(&path),
+        IngestEvent::Status(status) => {
+            let same_source = |a: &SourceStatus| {
+                std::mem::discriminant(a) == std::mem::discriminant(&status)
+                    && source_name(a) == source_name(&status)
+            };
+            match app.sources.iter_mut().find(|s| same_source(s)) {
+                Some(slot) => *slot = status,
+                None => app.sources.push(status),
+            }
+            app.version += 1;
+        }
+    }
+    refresh(app);
+}
+
+fn source_name(status: &SourceStatus) -> String {
+    match status {
+        SourceStatus::Watching { root, .. } => root.display().to_string(),
+        SourceStatus::Listening { http, .. } => http.clone(),
+        SourceStatus::Attached { url, .. } => url.clone(),
+    }
+}
+
+/// The only mutator for user and terminal actions.
+pub fn update(app: &mut App, action: Action) {
+    if action == Action::Tick {
+        return;
+    }
+    app.version += 1;
+    if !matches!(action, Action::Resize { .. }) {
+        app.message = None;
+    }
+    if app.show_help || app.show_problems {
+        match action {
+            Action::Down => app.help_scroll += 1,
+            Action::Up => app.help_scroll = app.help_scroll.saturating_sub(1),
+            Action::PageDown => app.help_scroll += 10,
+            Action::PageUp => app.help_scroll = app.help_scroll.saturating_sub(10),
+            Action::Top => app.help_scroll = 0,
+            Action::ToggleHelp | Action::ToggleProblems | Action::Cancel => {
+                app.show_help = false;
+                app.show_problems = false;
+            }
+            Action::Quit => app.should_quit = true,
+            Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
+            _ => {}
+        }
+        refresh(app);
+        return;
+    }
+    match action {
+        Action::Quit => app.should_quit = true,
+        Action::ToggleHelp => {
+            app.show_help = true;
+            app.help_scroll = 0;
+        }
+        Action::ToggleProblems => {
+            app.show_problems = true;
+            app.help_scroll = 0;
+        }
+        Action::ToggleReveal => app.reveal = app.reveal.toggled(),
+        // TODO(diff): open the gold-vs-actual view from `tui::diff` here.
+        Action::ToggleDiff => app.message = Some("gold diff view is not available yet".into()),
+        Action::StartSearch => {
+            app.searching = true;
+            app.focus = Pane::List;
+        }
+        Action::SearchInput(c) => app.search.push(c),
+        Action::SearchBackspace => {
+            app.search.pop();
+        }
+        Action::SearchAccept => app.searching = false,
+        Action::Cancel => {
+            if app.payload_fullscreen {
+                app.payload_fullscreen = false;
+            } else if app.searching || !app.search.is_empty() {
+                app.searching = false;
+                app.search.clear();
+            }
+        }
+        Action::FocusNext => app.focus = app.focus.next(),
+        Action::FocusPrev => app.focus = app.focus.prev(),
+        Action::Up => move_by(app, -1),
+        Action::Down => move_by(app, 1),
+        Action::PageUp => move_by(app, -page(app)),
+        Action::PageDown => move_by(app, page(app)),
+        Action::Top => move_by(app, isize::MIN / 2),
+        Action::Bottom => move_by(app, isize::MAX / 2),
+        Action::ToggleFold => toggle_fold(app),
+        Action::Expand => match app.focus {
+            Pane::List => app.focus = Pane::Tree,
+            _ => set_fold(app, false),
+        },
+        Action::Collapse => match app.focus {
+            Pane::Detail => app.focus = Pane::Tree,
+            _ => collapse_or_parent(app),
+        },
+        Action::ExpandAll => {
+            if let Some(id) = app.selected_invocation.clone() {
+                app.collapsed.remove(&id);
+                app.fold_version += 1;
+            }
+        }
+        Action::CollapseAll => collapse_all(app),
+        Action::NextFailure => jump_to_failure(app, true),
+        Action::PrevFailure => jump_to_failure(app, false),
+        Action::JumpToRequester => jump_to_requester(app),
+        Action::TogglePayloadFullscreen => {
+            app.payload_fullscreen = !app.payload_fullscreen;
+            // Rebuilt at the new width below; the payload then opens at its first line.
+            app.detail.key = None;
+        }
+        Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
+        Action::Click { column, row } => click(app, column, row),
+        Action::ScrollUp { column, row } => scroll_at(app, column, row, -3),
+        Action::ScrollDown { column, row } => scroll_at(app, column, row, 3),
+        Action::Tick => {}
+    }
+    refresh(app);
+}

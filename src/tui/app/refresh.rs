@@ -1,0 +1,146 @@
+//! Derived views (list order, visible tree rows, detail lines), recomputed only when what
+//! they depend on changed, and scroll offsets that keep every selection on screen.
+
+use std::collections::HashSet;
+
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+
+use super::nav::select_row;
+use super::{App, DetailView, TreeView};
+use crate::store::Invocation;
+use crate::tui::inspect;
+use crate::tui::tree_nav::{self, scroll_to_show};
+
+/// Recomputes what depends on the store, the selection and the fold state, and keeps every
+/// selection visible. Cheap when nothing it depends on changed.
+pub fn refresh(app: &mut App) {
+    refresh_list(app);
+    refresh_tree(app);
+    refresh_detail(app);
+}
+
+pub(super) fn refresh_list(app: &mut App) {
+    let key = (app.store.generation(), app.search.clone());
+    if app.list.key.as_ref() != Some(&key) {
+        let previous_pos = app.selected_list_position();
+        let matcher = SkimMatcherV2::default().ignore_case();
+        app.list.ids = app
+            .store
+            .newest_first()
+            .into_iter()
+            .filter(|inv| app.search.is_empty() || matches_search(&matcher, inv, &app.search))
+            .map(|inv| inv.id.clone())
+            .collect();
+        app.list.key = Some(key);
+        let still_there = app
+            .selected_invocation
+            .as_ref()
+            .is_some_and(|id| app.list.ids.contains(id));
+        if !still_there {
+            let pos = previous_pos
+                .unwrap_or(0)
+                .min(app.list.ids.len().saturating_sub(1));
+            app.selected_invocation = app.list.ids.get(pos).cloned();
+        }
+    }
+    let height = app.regions().list_body().height as usize;
+    if let Some(pos) = app.selected_list_position() {
+        app.list.offset = scroll_to_show(app.list.offset, pos, height);
+    }
+    app.list.offset = app.list.offset.min(app.list.ids.len().saturating_sub(1));
+}
+
+pub(super) fn matches_search(matcher: &SkimMatcherV2, inv: &Invocation, query: &str) -> bool {
+    let summary = inv.summary();
+    let mut haystack = format!("{} {}", summary.name, inv.id);
+    for call in &summary.tool_calls {
+        haystack.push(' ');
+        haystack.push_str(&call.name);
+    }
+    matcher.fuzzy_match(&haystack, query).is_some()
+}
+
+pub(super) fn refresh_tree(app: &mut App) {
+    let Some(inv_id) = app.selected_invocation.clone() else {
+        app.tree = TreeView::default();
+        return;
+    };
+    let key = (app.store.generation(), inv_id.clone(), app.fold_version);
+    if app.tree.key.as_ref() != Some(&key) {
+        let changed_invocation = app.tree.key.as_ref().is_none_or(|k| k.1 != inv_id);
+        let empty = HashSet::new();
+        let collapsed = app.collapsed.get(&inv_id).unwrap_or(&empty);
+        app.tree.visible = app
+            .store
+            .get(&inv_id)
+            .map(|inv| tree_nav::visible_rows(inv, collapsed))
+            .unwrap_or_default();
+        app.tree.key = Some(key);
+        if changed_invocation {
+            app.tree.offset = 0;
+        }
+    }
+    // A span that vanished or is folded away: fall back to the first visible row.
+    if app.selected_visible_position().is_none()
+        && let Some(&first) = app.tree.visible.first()
+    {
+        select_row(app, first);
+    }
+    let height = app.regions().tree_body().height as usize;
+    if let Some(pos) = app.selected_visible_position() {
+        app.tree.offset = scroll_to_show(app.tree.offset, pos, height);
+    }
+}
+
+pub(super) fn refresh_detail(app: &mut App) {
+    let width = app.regions().detail_body().width;
+    let (inv_id, span_id) = match (app.invocation(), app.selected_span_index()) {
+        (Some(inv), Some(i)) => (inv.id.clone(), inv.spans[i].span_id.clone()),
+        _ => {
+            app.detail = DetailView::default();
+            return;
+        }
+    };
+    let key = (
+        app.store.generation(),
+        inv_id.clone(),
+        span_id.clone(),
+        app.reveal,
+        width,
+    );
+    if app.detail.key.as_ref() == Some(&key) {
+        return;
+    }
+    let same_span = app
+        .detail
+        .key
+        .as_ref()
+        .is_some_and(|k| k.1 == inv_id && k.2 == span_id);
+    // Payloads are read (from memory or disk) once per selected span, not per frame.
+    let cached = app
+        .detail
+        .payloads
+        .take()
+        .filter(|(i, s, _)| *i == inv_id && *s == span_id)
+        .map(|(_, _, p)| p);
+    let (Some(inv), Some(index)) = (app.invocation(), app.selected_span_index()) else {
+        return;
+    };
+    let payloads = cached.unwrap_or_else(|| inspect::LoadedPayloads::load(&inv.spans[index]));
+    let built = inspect::span_lines(inv, index, &payloads, app.reveal, &app.config.theme, width);
+    app.detail.lines = built.lines;
+    app.detail.payload_start = built.payload_start;
+    app.detail.payloads = Some((inv_id, span_id, payloads));
+    if !same_span {
+        app.detail.scroll = 0;
+    }
+    if app.payload_fullscreen && !same_span {
+        app.detail.scroll = app.detail.payload_start;
+    }
+    app.detail.scroll = app
+        .detail
+        .scroll
+        .min(app.detail.lines.len().saturating_sub(1));
+    app.detail.key = Some(key);
+}
