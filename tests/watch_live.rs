@@ -360,3 +360,75 @@ async fn a_large_initial_load_reports_progress_and_waits_when_the_channel_is_ful
         "{progress:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_last_line_without_newline_is_taken_after_a_quiet_period() {
+    let (_dir, root) = temp_root();
+    // Found at start-up and untouched for longer than the quiet period: taken at once.
+    let old = root.join("old.jsonl");
+    std::fs::write(&old, "{\"t\":\"o1\"}\n{\"t\":\"o2\"}").expect("write");
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .and_then(|f| f.set_modified(an_hour_ago))
+        .expect("set mtime");
+    let (_watch, mut rx) = start(&root, Duration::from_millis(300), 64);
+    let mut rec = Recorder::default();
+    wait_for(&mut rx, &mut rec, "the old file", |r| {
+        r.ids(&old).len() == 2
+    })
+    .await;
+
+    // Written live without a newline: taken once it stayed quiet; the late newline and the
+    // next line then continue at the right line number.
+    let live = root.join("live.jsonl");
+    append(&live, "{\"t\":\"a\"}");
+    wait_for(&mut rx, &mut rec, "the unterminated line", |r| {
+        r.ids(&live).len() == 1
+    })
+    .await;
+    append(&live, "\n{\"t\":\"b\"}\n");
+    wait_for(&mut rx, &mut rec, "the next line", |r| {
+        r.ids(&live).len() == 2
+    })
+    .await;
+    assert_eq!(
+        rec.spans(&live),
+        vec![
+            Got {
+                id: "a".into(),
+                line: Some(1),
+                offset: 0
+            },
+            Got {
+                id: "b".into(),
+                line: Some(2),
+                offset: 10
+            },
+        ]
+    );
+    assert!(rec.problems.is_empty(), "{:?}", rec.problems);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unrecognised_lines_are_reported_once_and_detection_retries_on_new_lines() {
+    let (_dir, root) = temp_root();
+    let (_watch, mut rx) = start(&root, Duration::from_secs(60), 64);
+    let mut rec = Recorder::default();
+    initial_load_done(&mut rx, &mut rec).await;
+
+    let path = root.join("mixed.jsonl");
+    append(&path, "{\"other\":1}\n");
+    wait_for(&mut rx, &mut rec, "the problem", |r| !r.problems.is_empty()).await;
+    append(&path, "{\"other\":2}\n");
+    append(&path, &lines(&["k1"]));
+    wait_for(&mut rx, &mut rec, "the recognised line", |r| {
+        r.ids(&path).len() == 1
+    })
+    .await;
+    assert_eq!(rec.problems.len(), 1, "{:?}", rec.problems);
+    assert_eq!(rec.problems[0].line, Some(1));
+    // The recognised line keeps its place in the file (third line).
+    assert_eq!(rec.spans(&path)[0].line, Some(3));
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::formats::{self, Format, Input};
 use crate::model::{Batch, Origin, Problem};
 use crate::sources::IngestEvent;
-use crate::sources::tail::{MAX_LINE_BYTES, Tailer, is_whole_json};
+use crate::sources::tail::{LineChunk, MAX_LINE_BYTES, Tailer, is_whole_json};
 
 /// The app stopped listening; the watcher winds down.
 #[derive(Debug)]
@@ -229,32 +229,22 @@ impl TrackedFile {
                     .batch
                 }
                 None => {
-                    let mut input = Input::new(&self.origin, &chunk.bytes, self.extension.clone());
-                    input.base_offset = chunk.offset;
-                    input.base_line = chunk.line;
-                    match ctx
-                        .registry
-                        .iter()
-                        .copied()
-                        .find(|f| f.detect(&input).is_some())
-                    {
-                        Some(found) => {
-                            *format = Some(found);
-                            found.parse(&input)
-                        }
-                        None => {
-                            let mut unknown = Batch::default();
-                            if !*unrecognised_reported {
-                                *unrecognised_reported = true;
-                                unknown.problems.push(Problem::error(
-                                    &self.origin,
-                                    Some(chunk.line + 1),
-                                    "no known trace format recognised this content",
-                                ));
-                            }
-                            unknown
-                        }
+                    let (found, mut parsed, unrecognised) =
+                        detect_in_chunk(ctx.registry, &self.origin, &self.extension, chunk);
+                    if found.is_some() {
+                        *format = found;
                     }
+                    if let Some(line) = unrecognised
+                        && !*unrecognised_reported
+                    {
+                        *unrecognised_reported = true;
+                        parsed.problems.push(Problem::error(
+                            &self.origin,
+                            Some(line),
+                            UNRECOGNISED,
+                        ));
+                    }
+                    parsed
                 }
             };
             batch.extend(parsed);
@@ -304,6 +294,44 @@ impl TrackedFile {
             .push(Problem::error(&self.origin, None, message));
         self.send(batch, out)
     }
+}
+
+const UNRECOGNISED: &str = "no known trace format recognised this content";
+
+/// Detects the format at the first line of `chunk` that some format recognises and parses
+/// from there. Also returns the 1-based number of the first non-blank line nobody recognised.
+fn detect_in_chunk(
+    registry: &[&'static dyn Format],
+    origin: &Origin,
+    extension: &Option<String>,
+    chunk: &LineChunk,
+) -> (Option<&'static dyn Format>, Batch, Option<u64>) {
+    let mut start = 0usize;
+    let mut line = chunk.line;
+    let mut unrecognised = None;
+    while let Some(rest) = chunk
+        .bytes
+        .get(start..)
+        .filter(|r| !r.trim_ascii().is_empty())
+    {
+        let mut input = Input::new(origin, rest, extension.clone());
+        input.base_offset = chunk.offset + start as u64;
+        input.base_line = line;
+        if let Some(format) = registry
+            .iter()
+            .copied()
+            .find(|f| f.detect(&input).is_some())
+        {
+            return (Some(format), format.parse(&input), unrecognised);
+        }
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        if unrecognised.is_none() && !rest.get(..end).unwrap_or_default().trim_ascii().is_empty() {
+            unrecognised = Some(line + 1);
+        }
+        start += end + 1;
+        line += 1;
+    }
+    (None, Batch::default(), unrecognised)
 }
 
 fn is_empty(batch: &Batch) -> bool {
@@ -367,11 +395,9 @@ pub(super) fn parse_document(
     match registry.iter().find(|f| f.detect(&input).is_some()) {
         Some(format) => format.parse(&input),
         None => {
-            batch.problems.push(Problem::error(
-                origin,
-                None,
-                "no known trace format recognised this content",
-            ));
+            batch
+                .problems
+                .push(Problem::error(origin, None, UNRECOGNISED));
             batch
         }
     }
