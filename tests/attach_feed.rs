@@ -32,6 +32,8 @@ struct Feed {
     cut_at: Mutex<Option<usize>>,
     /// The `skip` of every request received.
     skips: Mutex<Vec<usize>>,
+    /// Send every line as two body chunks, split mid-line.
+    split: std::sync::atomic::AtomicBool,
 }
 
 impl Feed {
@@ -42,6 +44,7 @@ impl Feed {
             kill: watch::channel(0).0,
             cut_at: Mutex::new(None),
             skips: Mutex::new(Vec::new()),
+            split: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -67,6 +70,8 @@ struct Skip {
 
 enum Next {
     Line(usize),
+    /// The second half of a split line, then the line after it.
+    Rest(Bytes, usize),
     Break,
     Done,
 }
@@ -86,6 +91,9 @@ async fn stream(State(feed): State<Arc<Feed>>, Query(query): Query<Skip>) -> Bod
                     return Some((Err(broken), (feed, Next::Done, kill, count)));
                 }
                 Next::Line(index) => index,
+                Next::Rest(rest, next) => {
+                    return Some((Ok(rest), (feed, Next::Line(next), kill, count)));
+                }
             };
             loop {
                 if kill.has_changed().unwrap_or(true) {
@@ -100,6 +108,12 @@ async fn stream(State(feed): State<Arc<Feed>>, Query(query): Query<Skip>) -> Bod
                         return Some((Ok(Bytes::from(half)), (feed, Next::Break, kill, count)));
                     }
                     let frame = Bytes::from(format!("{line}\n"));
+                    if feed.split.load(std::sync::atomic::Ordering::Relaxed) {
+                        let rest = frame.slice(line.len() / 2..);
+                        let first = frame.slice(..line.len() / 2);
+                        let next = Next::Rest(rest, index + 1);
+                        return Some((Ok(first), (feed, next, kill, count)));
+                    }
                     return Some((Ok(frame), (feed, Next::Line(index + 1), kill, count)));
                 }
                 tokio::select! {
@@ -223,6 +237,30 @@ async fn reconnects_after_a_cut_line_and_a_restart_without_duplicates_or_gaps() 
         .await
         .expect("attach ends once the app stops listening")
         .expect("attach task");
+    stop_server(&feed, server).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_split_across_body_chunks_are_joined() {
+    let feed = Feed::new();
+    feed.split.store(true, std::sync::atomic::Ordering::Relaxed);
+    for i in 0..20 {
+        feed.push(test_line(i));
+    }
+    let (server, addr) = start_server(feed.clone(), "127.0.0.1:0".parse().expect("addr")).await;
+    let url = format!("http://{addr}");
+    let key = PathBuf::from(&url);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+    let _attach = spawn_attach_with(url, tx, options());
+    let mut rec = Recorder::default();
+    wait_for(&mut rx, &mut rec, "twenty lines", |r| {
+        r.ids(&key).len() == 20
+    })
+    .await;
+    let expected: Vec<String> = (0..20).map(|i| format!("L{i}")).collect();
+    assert_eq!(rec.ids(&key), expected);
+    assert!(rec.problems.is_empty(), "{:?}", rec.problems);
+    assert_eq!(feed.skips(), vec![0]);
     stop_server(&feed, server).await;
 }
 

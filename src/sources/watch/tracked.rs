@@ -2,7 +2,7 @@
 //! or a whole document (re-read when it changes, loaded only once it is complete)?
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::formats::{self, Format, Input};
 use crate::model::{Batch, Origin, Problem};
@@ -65,6 +65,9 @@ pub(super) struct TrackedFile {
     /// When to look again if nothing changes (a pending line or an incomplete document).
     pub deadline: Option<Instant>,
     error_reported: bool,
+    /// Size and modification time of a settled document: when both are unchanged, an event
+    /// (e.g. for its directory) needs no re-read.
+    settled_stamp: Option<(u64, SystemTime)>,
 }
 
 impl TrackedFile {
@@ -87,6 +90,7 @@ impl TrackedFile {
             emitted: false,
             deadline: None,
             error_reported: false,
+            settled_stamp: None,
         }
     }
 
@@ -102,6 +106,13 @@ impl TrackedFile {
         }
         if matches!(self.mode, Mode::Lines { .. }) {
             return self.follow_lines(why, ctx, out);
+        }
+        let stamp = stamp_of(&self.path);
+        if matches!(self.mode, Mode::Document { settled: Some(_) })
+            && stamp.is_some()
+            && stamp == self.settled_stamp
+        {
+            return Ok(Ok(()));
         }
         let bytes = match read_whole(&self.path) {
             Ok(bytes) => bytes,
@@ -125,7 +136,12 @@ impl TrackedFile {
             };
             return self.follow_lines(why, ctx, out);
         }
-        self.document(bytes, why, ctx, out).map(Ok)
+        self.document(bytes, why, ctx, out)?;
+        self.settled_stamp = match self.mode {
+            Mode::Document { settled: Some(_) } => stamp,
+            _ => None,
+        };
+        Ok(Ok(()))
     }
 
     fn document(
@@ -401,6 +417,11 @@ pub(super) fn parse_document(
             batch
         }
     }
+}
+
+fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
 }
 
 fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
