@@ -432,3 +432,43 @@ async fn unrecognised_lines_are_reported_once_and_detection_retries_on_new_lines
     // The recognised line keeps its place in the file (third line).
     assert_eq!(rec.spans(&path)[0].line, Some(3));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_document_emptied_and_left_empty_is_forgotten_after_a_quiet_period() {
+    let (_dir, root) = temp_root();
+    let doc = root.join("doc.json");
+    std::fs::write(&doc, "{\n\"spans\": [\"e1\"]\n}\n").expect("write");
+    let (_watch, mut rx) = start(&root, Duration::from_millis(300), 64);
+    let mut rec = Recorder::default();
+    wait_for(&mut rx, &mut rec, "the document", |r| {
+        r.ids(&doc).len() == 1
+    })
+    .await;
+    std::fs::write(&doc, "").expect("empty it");
+    wait_for(&mut rx, &mut rec, "the forget", |r| {
+        r.forgets.contains(&doc)
+    })
+    .await;
+    assert!(rec.ids(&doc).is_empty());
+    assert!(rec.problems.is_empty(), "{:?}", rec.problems);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_single_file_root_is_followed_and_its_siblings_ignored() {
+    let (_dir, root) = temp_root();
+    let path = root.join("only.jsonl");
+    std::fs::write(&path, lines(&["f1"])).expect("write");
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let _watch = spawn_watcher_with(vec![path.clone()], tx, options(Duration::from_secs(60)))
+        .expect("watch");
+    let mut rec = Recorder::default();
+    wait_for(&mut rx, &mut rec, "the file", |r| r.ids(&path).len() == 1).await;
+    std::fs::write(root.join("sibling.jsonl"), lines(&["s"])).expect("write");
+    append(&path, &lines(&["f2"]));
+    wait_for(&mut rx, &mut rec, "the appended line", |r| {
+        r.ids(&path).len() == 2
+    })
+    .await;
+    assert_eq!(rec.total_spans(), 2);
+    assert!(rec.by_file.keys().all(|k| k == &path));
+}

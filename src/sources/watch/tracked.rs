@@ -121,9 +121,14 @@ impl TrackedFile {
         };
         self.error_reported = false;
         if bytes.trim_ascii().is_empty() {
-            // A fresh file an exporter has not written to yet: nothing to say.
-            if why == Why::Change {
-                self.deadline = Some(Instant::now() + ctx.quiet);
+            // A fresh file an exporter has not written to yet (nothing to say), or a document
+            // emptied for a rewrite: its old content goes once it stays empty.
+            match why {
+                Why::Change => self.deadline = Some(Instant::now() + ctx.quiet),
+                Why::Settle => {
+                    self.forget(out)?;
+                    self.mode = Mode::Undecided;
+                }
             }
             return Ok(Ok(()));
         }
