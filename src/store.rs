@@ -166,7 +166,17 @@ impl Invocation {
 
     /// Adds a span; returns false when a span with that id is already here.
     fn push(&mut self, span: Span) -> bool {
-        if self.span_index.contains_key(&span.span_id) {
+        if let Some(&existing) = self.span_index.get(&span.span_id) {
+            // A provisional stand-in gives way to the real span with the same id.
+            if let Some(slot) = self.spans.get_mut(existing)
+                && slot.is_provisional()
+                && !span.is_provisional()
+            {
+                self.approx_bytes = self.approx_bytes.saturating_sub(approx_span_bytes(slot))
+                    + approx_span_bytes(&span);
+                *slot = span;
+                return true;
+            }
             return false;
         }
         self.approx_bytes += approx_span_bytes(&span);

@@ -1,0 +1,627 @@
+//! arksim runs: `simulation.json` (conversations → turns → tool calls) and the trace receiver's
+//! per-turn tool-call dump. Evaluation and scenario files are in [`super::arksim_eval`].
+//!
+//! Rules (they let the files load in any order and join in the store):
+//! - Each conversation turn with an assistant reply is one invocation, id
+//!   `<conversation_id>/turn-<turn_id>` ([`turn_invocation_id`]), named `<scenario> · turn <n>`.
+//!   A trailing user-only message (arksim's `###STOP###`) is not a turn.
+//! - The turn's root span has id [`turn_span_id`]. openai-agents traces that carry
+//!   `arksim.conversation_id` / `arksim.turn_id` alias to the turn and hang their root under it.
+//! - Tool calls become *provisional* tool spans under the turn span: they only stand in for
+//!   real trace spans. Their span id is the arksim tool-call id, which for calls captured by
+//!   `ArksimTracingProcessor` *is* the SDK function span's id, so a joined function span
+//!   replaces its stand-in in the store (whatever the load order) and is never counted twice.
+//!   Calls whose id is no span id (explicit `AgentResponse` copies) keep their stand-in.
+//! - arksim's dedup is re-applied inside a turn: traced copies are dropped when an explicit copy
+//!   has the same id, or the same name and canonical arguments (the explicit copy wins).
+//! - A call with `error: null` whose result reads like a tool error (the explicit-capture trap)
+//!   is counted as failed and reported as a warning.
+//! - `scenario_id` is aliased (`arksim-scenario/<id>` → the conversation's last turn with tool
+//!   calls, where arksim reports trajectory failures), so the scenario's gold lands there.
+
+use serde_json::Value;
+
+use super::jsonrec;
+use super::{Format, Input};
+use crate::model::{
+    AttrValue, Batch, ErrorInfo, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
+    ToolFacts,
+};
+
+pub struct ArksimSimulation;
+pub struct ArksimReceiverDump;
+
+const SIMULATION: &str = "arksim-simulation";
+const RECEIVER: &str = "arksim-receiver";
+
+/// Invocation id of one arksim turn.
+pub fn turn_invocation_id(conversation_id: &str, turn_id: &str) -> String {
+    format!("{conversation_id}/turn-{turn_id}")
+}
+
+/// Span id of the synthesized span that roots one arksim turn.
+pub fn turn_span_id(conversation_id: &str, turn_id: &str) -> String {
+    format!("arksim-turn:{conversation_id}/{turn_id}")
+}
+
+/// The key a scenario's gold is filed under until a simulation aliases it to a turn.
+pub fn scenario_key(scenario_id: &str) -> String {
+    format!("arksim-scenario/{scenario_id}")
+}
+
+impl Format for ArksimSimulation {
+    fn name(&self) -> &'static str {
+        SIMULATION
+    }
+
+    fn detect(&self, input: &Input) -> Option<String> {
+        let head = input.head_json()?;
+        let first = head.get("conversations")?.as_array()?.first();
+        let is_simulation = head.get("simulation_id").is_some()
+            && head.get("evaluation_id").is_none()
+            || first.is_some_and(|c| c.get("conversation_history").is_some());
+        is_simulation.then(|| {
+            "arksim simulation: \"conversations\" with \"conversation_history\"".to_owned()
+        })
+    }
+
+    fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
+        let Some(doc) = parse_document(input, &mut batch) else {
+            return batch;
+        };
+        let record = jsonrec::whole_record(input, SIMULATION);
+        // Turns carry no timing: their spans sit at time 0 ("unknown") and only keep their
+        // order, so a joined trace's real times decide the invocation's start and duration.
+        let unknown_time = 0;
+        let simulation_id = jsonrec::str_at(&doc, "simulation_id").unwrap_or("");
+        let Some(conversations) = doc.get("conversations").and_then(Value::as_array) else {
+            batch.problems.push(Problem::error(
+                input.origin,
+                None,
+                "\"conversations\" is not a list",
+            ));
+            return batch;
+        };
+        let mut scenarios_seen: Vec<String> = Vec::new();
+        let mut tool_calls = 0;
+        for (c, conversation) in conversations.iter().enumerate() {
+            let Some(conversation_id) = jsonrec::id_at(conversation, "conversation_id") else {
+                batch.problems.push(Problem::warning(
+                    input.origin,
+                    None,
+                    format!("conversation #{c} has no conversation_id; skipped"),
+                ));
+                continue;
+            };
+            let scenario = jsonrec::str_at(conversation, "scenario_id").unwrap_or("");
+            let context = TurnContext {
+                conversation_id: &conversation_id,
+                scenario_id: scenario,
+                simulation_id,
+                time: unknown_time,
+                record: record.as_ref(),
+                pointer: format!("/conversations/{c}/conversation_history"),
+            };
+            let turns = turns_of(conversation);
+            let mut last_tool_turn = None;
+            let mut last_turn = None;
+            for turn in &turns {
+                let calls = context.emit_turn(input, turn, &mut batch);
+                tool_calls += calls;
+                last_turn = Some(turn.turn_id.clone());
+                if calls > 0 {
+                    last_tool_turn = Some(turn.turn_id.clone());
+                }
+            }
+            if !scenario.is_empty()
+                && let Some(turn) = last_tool_turn.or(last_turn)
+            {
+                if scenarios_seen.iter().any(|s| s == scenario) {
+                    batch.problems.push(Problem::warning(
+                        input.origin,
+                        None,
+                        format!(
+                            "scenario {scenario} has several conversations; its assertions attach to the first only"
+                        ),
+                    ));
+                } else {
+                    scenarios_seen.push(scenario.to_owned());
+                    batch.aliases.push((
+                        scenario_key(scenario),
+                        turn_invocation_id(&conversation_id, &turn),
+                    ));
+                }
+            }
+        }
+        if tool_calls == 0 {
+            batch
+                .problems
+                .push(Problem::warning(input.origin, None, "0 tool calls found"));
+        }
+        batch
+    }
+
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        jsonrec::load_pointer(record, locator)
+    }
+}
+
+pub(crate) fn parse_document(input: &Input, batch: &mut Batch) -> Option<Value> {
+    match serde_json::from_slice::<Value>(input.bytes) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            batch.problems.push(Problem::error(
+                input.origin,
+                Some(input.base_line + e.line() as u64),
+                format!("not a JSON document: {e}"),
+            ));
+            None
+        }
+    }
+}
+
+/// One user + assistant exchange, with the indices of its messages in the history.
+struct Turn<'a> {
+    turn_id: String,
+    user: Option<(usize, &'a Value)>,
+    assistant: Vec<(usize, &'a Value)>,
+}
+
+fn turns_of(conversation: &Value) -> Vec<Turn<'_>> {
+    let mut turns: Vec<Turn> = Vec::new();
+    let Some(history) = conversation
+        .get("conversation_history")
+        .and_then(Value::as_array)
+    else {
+        return turns;
+    };
+    for (i, message) in history.iter().enumerate() {
+        let turn_id = jsonrec::id_at(message, "turn_id").unwrap_or_else(|| "0".into());
+        let position = match turns.iter().position(|t| t.turn_id == turn_id) {
+            Some(p) => p,
+            None => {
+                turns.push(Turn {
+                    turn_id,
+                    user: None,
+                    assistant: Vec::new(),
+                });
+                turns.len() - 1
+            }
+        };
+        let Some(turn) = turns.get_mut(position) else {
+            continue;
+        };
+        match jsonrec::str_at(message, "role") {
+            Some("assistant") => turn.assistant.push((i, message)),
+            _ => {
+                if turn.user.is_none() {
+                    turn.user = Some((i, message));
+                }
+            }
+        }
+    }
+    turns.retain(|t| !t.assistant.is_empty());
+    turns
+}
+
+struct TurnContext<'a> {
+    conversation_id: &'a str,
+    scenario_id: &'a str,
+    simulation_id: &'a str,
+    time: u64,
+    record: Option<&'a std::sync::Arc<RecordRef>>,
+    /// JSON pointer of the conversation's history list.
+    pointer: String,
+}
+
+impl TurnContext<'_> {
+    /// Emits the turn's spans, name and scenario link; returns its tool-call count.
+    fn emit_turn(&self, input: &Input, turn: &Turn, batch: &mut Batch) -> usize {
+        let invocation = turn_invocation_id(self.conversation_id, &turn.turn_id);
+        let root_id = turn_span_id(self.conversation_id, &turn.turn_id);
+        let mut root = turn_root_span(self.conversation_id, &turn.turn_id, self.time, input);
+        root.format = SIMULATION;
+        if let Some((i, user)) = turn.user {
+            root.input = jsonrec::payload(
+                "content",
+                user.get("content"),
+                self.record,
+                &format!("{}/{i}/content", self.pointer),
+            );
+        }
+        if let Some((i, assistant)) = turn.assistant.last() {
+            root.output = jsonrec::payload(
+                "content",
+                assistant.get("content"),
+                self.record,
+                &format!("{}/{i}/content", self.pointer),
+            );
+        }
+        for (key, value) in [
+            ("arksim.scenario_id", self.scenario_id),
+            ("arksim.simulation_id", self.simulation_id),
+        ] {
+            if !value.is_empty() {
+                root.attributes
+                    .push((key.into(), AttrValue::Str(value.to_owned())));
+            }
+        }
+        let mut calls = Vec::new();
+        for (i, message) in &turn.assistant {
+            if let Some(Value::Array(list)) = message.get("tool_calls") {
+                for (k, call) in list.iter().enumerate() {
+                    let pointer = format!("{}/{i}/tool_calls/{k}", self.pointer);
+                    match ToolCallRecord::from_json(call, pointer) {
+                        Some(record) => calls.push(record),
+                        None => batch.problems.push(Problem::warning(
+                            input.origin,
+                            None,
+                            format!("{invocation}: tool call #{k} has no name; skipped"),
+                        )),
+                    }
+                }
+            }
+        }
+        let (calls, dropped) = dedup(calls);
+        if dropped > 0 {
+            batch.problems.push(Problem::warning(
+                input.origin,
+                None,
+                format!("{invocation}: {dropped} duplicate tool call(s) dropped (arksim dedup: by id, then name + arguments; the explicit copy wins)"),
+            ));
+        }
+        let count = calls.len();
+        for (index, call) in calls.iter().enumerate() {
+            let span = call.to_span(
+                &CallPlacement {
+                    trace_id: &invocation,
+                    parent_id: &root_id,
+                    fallback_id: format!("{root_id}/tool-{index}"),
+                    time: self.time.saturating_add(index as u64),
+                    format: SIMULATION,
+                    record: self.record,
+                    label: &invocation,
+                },
+                input,
+                batch,
+            );
+            batch.spans.push(span);
+        }
+        if !self.scenario_id.is_empty() {
+            batch.invocation_names.push((
+                invocation.clone(),
+                format!("{} · turn {}", self.scenario_id, turn.turn_id),
+            ));
+        }
+        batch.spans.push(root);
+        count
+    }
+}
+
+/// The synthesized root of one turn (shared by every arksim file that knows the turn).
+pub(crate) fn turn_root_span(
+    conversation_id: &str,
+    turn_id: &str,
+    time: u64,
+    input: &Input,
+) -> Span {
+    Span {
+        trace_id: turn_invocation_id(conversation_id, turn_id),
+        span_id: turn_span_id(conversation_id, turn_id),
+        name: format!("arksim turn {turn_id}"),
+        kind: SpanKind::Agent,
+        status: SpanStatus::Unset,
+        start_unix_nano: time,
+        end_unix_nano: time,
+        identity: Identity {
+            invocation_id: Some(turn_invocation_id(conversation_id, turn_id)),
+            correlation_id: Some(conversation_id.to_owned()),
+            ..Default::default()
+        },
+        attributes: vec![
+            (
+                "arksim.conversation_id".into(),
+                AttrValue::Str(conversation_id.to_owned()),
+            ),
+            ("arksim.turn_id".into(), AttrValue::Str(turn_id.to_owned())),
+        ],
+        origin: Some(input.origin.clone()),
+        ..Default::default()
+    }
+}
+
+/// One tool call as arksim (or its A2A extension) records it.
+pub(crate) struct ToolCallRecord {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub result: Option<Value>,
+    pub error: Option<Value>,
+    pub source: Option<String>,
+    /// JSON pointer of the call inside its record.
+    pub pointer: String,
+}
+
+/// Where a tool call's span goes.
+pub(crate) struct CallPlacement<'a> {
+    pub trace_id: &'a str,
+    pub parent_id: &'a str,
+    /// Span id used when the call has no id of its own.
+    pub fallback_id: String,
+    pub time: u64,
+    pub format: &'static str,
+    pub record: Option<&'a std::sync::Arc<RecordRef>>,
+    /// How warnings name the turn or task.
+    pub label: &'a str,
+}
+
+impl ToolCallRecord {
+    pub fn from_json(call: &Value, pointer: String) -> Option<Self> {
+        let name = jsonrec::str_at(call, "name")?.to_owned();
+        Some(ToolCallRecord {
+            id: jsonrec::id_at(call, "id").unwrap_or_default(),
+            name,
+            arguments: call.get("arguments").cloned().unwrap_or(Value::Null),
+            result: call.get("result").filter(|v| !v.is_null()).cloned(),
+            error: call.get("error").filter(|v| !v.is_null()).cloned(),
+            source: jsonrec::str_at(call, "source").map(str::to_owned),
+            pointer,
+        })
+    }
+
+    /// Captured from a trace (arksim's automatic capture) rather than returned explicitly.
+    fn is_traced(&self) -> bool {
+        match self.source.as_deref() {
+            Some("otel_trace") => true,
+            Some("openai_agents") => self.id.starts_with("span_"),
+            _ => false,
+        }
+    }
+
+    fn signature(&self) -> (String, String) {
+        (self.name.clone(), canonical_json(&self.arguments))
+    }
+
+    pub fn to_span(&self, at: &CallPlacement, input: &Input, batch: &mut Batch) -> Span {
+        let span_id = if self.id.is_empty() {
+            at.fallback_id.clone()
+        } else {
+            self.id.clone()
+        };
+        let call_id =
+            (!self.id.is_empty() && !self.id.starts_with("span_")).then(|| self.id.clone());
+        let mut span = Span {
+            trace_id: at.trace_id.to_owned(),
+            span_id,
+            parent_span_id: Some(at.parent_id.to_owned()),
+            name: self.name.clone(),
+            kind: SpanKind::Tool,
+            status: SpanStatus::Ok,
+            start_unix_nano: at.time,
+            end_unix_nano: at.time,
+            identity: Identity {
+                invocation_id: Some(at.trace_id.to_owned()),
+                ..Default::default()
+            },
+            tool: Some(ToolFacts {
+                name: Some(self.name.clone()),
+                call_id,
+                requested_by: None,
+            }),
+            input: jsonrec::payload_null_is_absent(
+                "arguments",
+                Some(&self.arguments),
+                at.record,
+                &format!("{}/arguments", self.pointer),
+            ),
+            output: jsonrec::payload_null_is_absent(
+                "result",
+                self.result.as_ref(),
+                at.record,
+                &format!("{}/result", self.pointer),
+            ),
+            format: at.format,
+            origin: Some(input.origin.clone()),
+            ..Default::default()
+        };
+        if !self.arguments.is_object() && !self.arguments.is_null() {
+            batch.problems.push(Problem::warning(
+                input.origin,
+                None,
+                format!(
+                    "{}: tool {} arguments are not a JSON object",
+                    at.label, self.name
+                ),
+            ));
+        }
+        if let Some(source) = &self.source {
+            span.attributes.push((
+                "arksim.tool_call.source".into(),
+                AttrValue::Str(source.clone()),
+            ));
+        }
+        if let Some(error) = &self.error {
+            span.status = SpanStatus::Error;
+            span.error = Some(ErrorInfo {
+                error_type: None,
+                message: Some(jsonrec::text_of(error)),
+            });
+        } else if let Some(result) = self.result.as_ref().and_then(Value::as_str)
+            && looks_like_tool_error(result)
+        {
+            span.status = SpanStatus::Error;
+            span.error = Some(ErrorInfo {
+                error_type: Some("error-looking result".into()),
+                message: Some(result.to_owned()),
+            });
+            batch.problems.push(Problem::warning(
+                input.origin,
+                None,
+                format!(
+                    "{}: tool {} has error: null but its result looks like a tool error (arksim keeps the explicit copy without the error); counted as failed",
+                    at.label, self.name
+                ),
+            ));
+        }
+        jsonrec::mark_provisional(&mut span);
+        span
+    }
+}
+
+/// The SDK's stand-in text for a raising tool, and other results that plainly report a failure.
+fn looks_like_tool_error(result: &str) -> bool {
+    let lower = result.trim_start().to_lowercase();
+    [
+        "an error occurred while running the tool",
+        "error:",
+        "error running tool",
+        "exception:",
+        "traceback (most recent call last)",
+    ]
+    .iter()
+    .any(|prefix| lower.starts_with(prefix))
+}
+
+/// JSON with object keys sorted, so equal arguments compare equal however they were written.
+pub(crate) fn canonical_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        Value::String(k.clone()),
+                        map.get(k).map(canonical_json).unwrap_or_default()
+                    )
+                })
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", parts.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// arksim's merge rule applied to a recorded list: explicit calls are kept; a traced call is
+/// dropped when a kept call has its id, or its name and canonical arguments. Returns the calls
+/// in their recorded order and how many were dropped.
+pub(crate) fn dedup(calls: Vec<ToolCallRecord>) -> (Vec<ToolCallRecord>, usize) {
+    let explicit_signatures: Vec<(String, String)> = calls
+        .iter()
+        .filter(|c| !c.is_traced())
+        .map(ToolCallRecord::signature)
+        .collect();
+    let mut kept_ids: Vec<String> = Vec::new();
+    let mut kept = Vec::with_capacity(calls.len());
+    let mut dropped = 0;
+    // Explicit copies first, so their ids win over traced ones recorded earlier.
+    let (explicit, traced): (Vec<_>, Vec<_>) = calls
+        .into_iter()
+        .enumerate()
+        .partition(|(_, c)| !c.is_traced());
+    for (position, call) in explicit.into_iter().chain(traced) {
+        let duplicate_id = !call.id.is_empty() && kept_ids.contains(&call.id);
+        let duplicate_signature =
+            call.is_traced() && explicit_signatures.contains(&call.signature());
+        if duplicate_id || duplicate_signature {
+            dropped += 1;
+            continue;
+        }
+        if !call.id.is_empty() {
+            kept_ids.push(call.id.clone());
+        }
+        kept.push((position, call));
+    }
+    kept.sort_by_key(|(position, _)| *position);
+    (kept.into_iter().map(|(_, c)| c).collect(), dropped)
+}
+
+impl Format for ArksimReceiverDump {
+    fn name(&self) -> &'static str {
+        RECEIVER
+    }
+
+    fn detect(&self, input: &Input) -> Option<String> {
+        input
+            .head_json()?
+            .get("tool_calls_by_conversation_turn")?
+            .as_object()
+            .map(|_| "arksim TraceReceiver dump: \"tool_calls_by_conversation_turn\"".to_owned())
+    }
+
+    fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
+        let Some(doc) = parse_document(input, &mut batch) else {
+            return batch;
+        };
+        let record = jsonrec::whole_record(input, RECEIVER);
+        let Some(turns) = doc
+            .get("tool_calls_by_conversation_turn")
+            .and_then(Value::as_object)
+        else {
+            return batch;
+        };
+        let mut total = 0;
+        for (key, calls) in turns {
+            // Keys are `<conversation_id>#turn<n>`, as the receiver files them.
+            let Some((conversation, turn)) = key
+                .rsplit_once("#turn")
+                .filter(|(c, t)| !c.is_empty() && !t.is_empty())
+            else {
+                batch.problems.push(Problem::warning(
+                    input.origin,
+                    None,
+                    format!("key {key:?} is not <conversation>#turn<n>; skipped"),
+                ));
+                continue;
+            };
+            let invocation = turn_invocation_id(conversation, turn);
+            let root_id = turn_span_id(conversation, turn);
+            let mut root = turn_root_span(conversation, turn, 0, input);
+            root.format = RECEIVER;
+            batch.spans.push(root);
+            let list = calls.as_array().map(Vec::as_slice).unwrap_or_default();
+            let pointer = format!(
+                "/tool_calls_by_conversation_turn/{}",
+                jsonrec::pointer_token(key)
+            );
+            for (k, call) in list.iter().enumerate() {
+                let Some(call) = ToolCallRecord::from_json(call, format!("{pointer}/{k}")) else {
+                    continue;
+                };
+                total += 1;
+                let span = call.to_span(
+                    &CallPlacement {
+                        trace_id: &invocation,
+                        parent_id: &root_id,
+                        fallback_id: format!("{root_id}/tool-{k}"),
+                        time: k as u64,
+                        format: RECEIVER,
+                        record: record.as_ref(),
+                        label: &invocation,
+                    },
+                    input,
+                    &mut batch,
+                );
+                batch.spans.push(span);
+            }
+        }
+        if total == 0 {
+            batch
+                .problems
+                .push(Problem::warning(input.origin, None, "0 tool calls found"));
+        }
+        batch
+    }
+
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        jsonrec::load_pointer(record, locator)
+    }
+}
