@@ -25,7 +25,9 @@ fn load(rels: &[&str]) -> (Store, Vec<SourceReport>) {
 }
 
 /// Tool calls in trajectory order as `(name, failed)`.
-fn calls(inv: &Invocation) -> Vec<(String, bool)> {
+type Trajectory = Vec<(String, bool)>;
+
+fn calls(inv: &Invocation) -> Trajectory {
     inv.summary()
         .tool_calls
         .iter()
@@ -55,7 +57,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
     assert_eq!(reports[0].format, Some("openai-agents"));
     assert_eq!(store.len(), 9);
     assert_eq!(store.stats().spans_kept, 74);
-    let expect: &[(&str, usize, usize, Vec<(String, bool)>, Health)] = &[
+    let expect: &[(&str, usize, usize, Trajectory, Health)] = &[
         ("weather ok", 8, 0, vec![ok("get_weather")], Health::Ok),
         (
             "order lookup fails",
@@ -414,7 +416,7 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
         "7 turns with an assistant reply, no gold-only leftovers"
     );
     // (name, spans = agents spans + turn span + evaluation span, tool calls, failed eval)
-    let expect: &[(&str, usize, Vec<(String, bool)>, bool)] = &[
+    let expect: &[(&str, usize, Trajectory, bool)] = &[
         (
             "order_missing · turn 0",
             9,
