@@ -798,3 +798,41 @@ fn dump_binary_shows_turn_verdicts_and_explains_formats() {
     assert!(text.contains("openarmature-events ("), "{text}");
     assert!(text.contains("a2a-task ("), "{text}");
 }
+
+#[test]
+fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
+    // Hand-written: the turn lists call_77 lookup_order {A} (error: null, the trap) and call_78
+    // lookup_order {B}; the joined agents trace has one function span lookup_order {A} with
+    // its real error. call_77 is covered by that span; call_78 keeps its stand-in.
+    let files = ["simulation.json", "agent_spans.jsonl"];
+    for order in [[0, 1], [1, 0]] {
+        let mut store = Store::new();
+        for i in order {
+            let path = fixture(&format!("agents/arksim-explicit-joined/{}", files[i]));
+            store.ingest(toolcap::sources::files::load_file(&path).batch);
+        }
+        assert_eq!(store.len(), 1);
+        let inv = store.get("conv-x/turn-0").unwrap();
+        // turn span + task + function span + the call_78 stand-in.
+        assert_eq!(inv.summary().counts.spans, 4, "order {order:?}");
+        let mut tools: Vec<(Option<String>, String, bool)> = inv
+            .summary()
+            .tool_calls
+            .iter()
+            .map(|c| (c.call_id.clone(), c.span_id.clone(), c.failed))
+            .collect();
+        tools.sort();
+        assert_eq!(
+            tools,
+            vec![
+                (None, "span_f1".to_owned(), true),
+                (Some("call_78".to_owned()), "call_78".to_owned(), false),
+            ]
+        );
+        let failed = inv.spans.iter().find(|s| s.span_id == "span_f1").unwrap();
+        assert_eq!(
+            failed.error_message(),
+            Some("Error running tool (non-fatal)")
+        );
+    }
+}

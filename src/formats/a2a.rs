@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::arksim::{CallPlacement, ToolCallRecord};
+use super::arksim_calls::{CallPlacement, ToolCallRecord};
 use super::jsonrec;
 use super::{Format, Input};
 use crate::model::{AttrValue, Batch, ErrorInfo, Identity, Problem, Span, SpanKind, SpanStatus};

@@ -11,6 +11,7 @@ use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
 pub mod a2a;
 pub mod arksim;
+pub mod arksim_calls;
 pub mod arksim_eval;
 pub mod classify;
 pub mod jsonrec;
