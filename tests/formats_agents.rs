@@ -836,3 +836,37 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
         );
     }
 }
+
+#[test]
+fn openarmature_events_without_attempts_or_completion_still_make_a_tree() {
+    // Hand-written: invocation inv-1 and node n1 never complete; node n1/inner completes; an
+    // LlmFailedEvent with no LlmRetryAttemptEvent; a tool call with 12 KB of arguments; a
+    // FailureIsolatedEvent.
+    let (store, reports) = load(&["agents/openarmature-unfinished.events.jsonl"]);
+    let inv = store.get("inv-1").unwrap();
+    assert_eq!(inv.summary().counts.spans, 6);
+    assert!(
+        reports[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("2 node or invocation span(s) never completed"))
+    );
+    let llm = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
+    assert_eq!(llm.error_type(), Some("ProviderUnavailable"));
+    let inner = inv.spans.iter().find(|s| s.name == "inner").unwrap();
+    assert_eq!(llm.parent_span_id.as_deref(), Some(inner.span_id.as_str()));
+    let n1 = inv.spans.iter().find(|s| s.name == "n1").unwrap();
+    assert_eq!(inner.parent_span_id.as_deref(), Some(n1.span_id.as_str()));
+    let tool = inv.spans.iter().find(|s| s.kind == SpanKind::Tool).unwrap();
+    assert!(matches!(
+        tool.input.body,
+        toolcap::model::PayloadBody::InRecord { .. }
+    ));
+    let args = formats::load_payload(&tool.input).unwrap().unwrap();
+    assert!(
+        args.len() > 12_000 && args.starts_with("{\"query\":\"xxx"),
+        "{}",
+        &args[..20]
+    );
+    assert_eq!(calls(inv), vec![ok("search")]);
+}

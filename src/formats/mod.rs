@@ -16,6 +16,7 @@ pub mod arksim_eval;
 pub mod classify;
 pub mod jsonrec;
 pub mod openai_agents;
+pub mod openarmature_calls;
 pub mod openarmature_events;
 pub mod otlp;
 
