@@ -138,6 +138,18 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         llm.requested_tool_calls[0].id.as_deref(),
         Some("call_0000267399813f")
     );
+    // The function span gets that id from the request with the same name and arguments,
+    // and the store links it back to the generation span.
+    let tool = chat
+        .spans
+        .iter()
+        .find(|s| s.kind == SpanKind::Tool)
+        .unwrap();
+    assert_eq!(tool.tool_call_id(), Some("call_0000267399813f"));
+    assert_eq!(
+        tool.tool.as_ref().unwrap().requested_by.as_deref(),
+        Some(generation.span_id.as_str())
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::arksim_calls::canonical_json;
 use super::jsonrec::{self, Line};
 use super::{Format, Input, arksim};
 use crate::model::{
@@ -99,6 +100,9 @@ struct Parser {
     traces: HashMap<String, TraceInfo>,
     trace_order: Vec<String>,
     problems: Vec<Problem>,
+    /// Tool calls generation spans asked for: `(trace id, call id, name, canonical arguments)`,
+    /// used to give function spans (which export no call id) the id of their request.
+    requested: Vec<(String, String, String, String)>,
     bad_json_inputs: usize,
     null_payload_functions: usize,
 }
@@ -274,6 +278,10 @@ impl Parser {
                 span.kind = SpanKind::Llm;
                 span.name = "generation".into();
                 span.llm = Some(llm_facts(data));
+                for (id, name, arguments) in requested_with_arguments(data) {
+                    self.requested
+                        .push((span.trace_id.clone(), id, name, arguments));
+                }
                 span.input = jsonrec::payload_null_is_absent(
                     "input",
                     data.get("input"),
@@ -393,6 +401,7 @@ impl Parser {
 
     fn finish(mut self, input: &Input) -> Batch {
         let mut batch = Batch::default();
+        self.assign_call_ids();
         for span in &mut self.spans {
             let Some(info) = self.traces.get(&span.trace_id) else {
                 continue;
@@ -475,6 +484,67 @@ impl Parser {
         batch.spans = self.spans;
         batch
     }
+}
+
+impl Parser {
+    /// Chat Completions `generation` spans list the calls they request with ids and arguments;
+    /// a function span of the same trace with the same name and arguments is that call.
+    fn assign_call_ids(&mut self) {
+        if self.requested.is_empty() {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.spans.len())
+            .filter(|&i| self.spans[i].kind == SpanKind::Tool)
+            .collect();
+        order.sort_by_key(|&i| self.spans[i].start_unix_nano);
+        for i in order {
+            let span = &self.spans[i];
+            let Some(tool) = span.tool.as_ref().filter(|t| t.call_id.is_none()) else {
+                continue;
+            };
+            let arguments = span
+                .input
+                .inline_text()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                .map(|v| canonical_json(&v));
+            let found = self.requested.iter().position(|(trace, _, name, args)| {
+                trace == &span.trace_id
+                    && Some(name) == tool.name.as_ref()
+                    && Some(args) == arguments.as_ref()
+            });
+            if let Some(found) = found {
+                let (_, id, _, _) = self.requested.remove(found);
+                if let Some(tool) = self.spans[i].tool.as_mut() {
+                    tool.call_id = Some(id);
+                }
+            }
+        }
+    }
+}
+
+/// `(call id, name, canonical arguments)` of the tool calls a generation span's output asks for.
+fn requested_with_arguments(data: &Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let Some(Value::Array(messages)) = data.get("output") else {
+        return out;
+    };
+    for message in messages {
+        let Some(Value::Array(calls)) = message.get("tool_calls") else {
+            continue;
+        };
+        for call in calls {
+            let function = call.get("function");
+            let name = function.and_then(|f| jsonrec::str_at(f, "name"));
+            let id = jsonrec::str_at(call, "id");
+            let arguments = function
+                .and_then(|f| jsonrec::str_at(f, "arguments"))
+                .and_then(|a| serde_json::from_str::<Value>(a).ok());
+            if let (Some(name), Some(id), Some(arguments)) = (name, id, arguments) {
+                out.push((id.to_owned(), name.to_owned(), canonical_json(&arguments)));
+            }
+        }
+    }
+    out
 }
 
 fn llm_facts(data: &Value) -> LlmFacts {
