@@ -882,3 +882,18 @@ fn openarmature_events_without_attempts_or_completion_still_make_a_tree() {
     );
     assert_eq!(calls(inv), vec![ok("search")]);
 }
+
+#[test]
+fn evaluation_without_its_id_is_still_an_evaluation() {
+    let doc = br#"{"simulation_id": "s", "conversations": [{"conversation_id": "c", "turn_scores": [
+        {"turn_id": 0, "turn_score": 1.5, "turn_behavior_failure": "repetition", "turn_behavior_failure_reason": "again"}]}]}"#;
+    let loaded = formats::load_bytes(Origin::Endpoint("test".into()), doc);
+    assert_eq!(loaded.detection.format, Some("arksim-evaluation"));
+    let (id, verdict) = &loaded.batch.evals[0];
+    assert_eq!(id, "c/turn-0");
+    assert!(!verdict.passed);
+    assert_eq!(
+        (verdict.score, verdict.label.as_str()),
+        (Some(1.5), "repetition")
+    );
+}

@@ -57,9 +57,15 @@ impl Format for ArksimSimulation {
     fn detect(&self, input: &Input) -> Option<String> {
         let head = input.head_json()?;
         let first = head.get("conversations")?.as_array()?.first();
-        let is_simulation = head.get("simulation_id").is_some()
-            && head.get("evaluation_id").is_none()
-            || first.is_some_and(|c| c.get("conversation_history").is_some());
+        // evaluation.json also has `simulation_id`: only an empty list may rely on it.
+        let is_simulation = match first {
+            Some(conversation) => conversation.get("conversation_history").is_some(),
+            None => {
+                head.get("simulation_id").is_some()
+                    && head.get("evaluation_id").is_none()
+                    && head.get("unique_errors").is_none()
+            }
+        };
         is_simulation.then(|| {
             "arksim simulation: \"conversations\" with \"conversation_history\"".to_owned()
         })
