@@ -713,15 +713,42 @@ fn hostile_lines_are_reported_and_the_rest_loads() {
             .iter()
             .any(|w| w.contains("not valid JSON"))
     );
-    for garbage in [
-        &b"{\"conversations\": 5, \"simulation_id\": 1}"[..],
-        b"{\"scenarios\": [{\"scenario_id\": {}}]}",
-        b"{\"event_type\": \"NodeEvent\", \"seq\": 1, \"phase\": \"completed\"}",
-        b"{\"kind\": \"task\", \"id\": [], \"artifacts\": 3}",
-    ] {
-        let loaded = formats::load_bytes(Origin::Endpoint("test".into()), garbage);
-        let mut store = Store::new();
-        store.ingest(loaded.batch);
+    // Wrong shapes inside otherwise recognisable documents: reported, never a panic.
+    let cases: [(&[u8], Option<&str>, &str); 4] = [
+        (
+            br#"{"conversations": 5, "simulation_id": 1}"#,
+            None,
+            "no known trace format",
+        ),
+        (
+            br#"{"scenarios": [{"scenario_id": {}}]}"#,
+            Some("arksim-scenarios"),
+            "no usable scenario_id",
+        ),
+        (
+            br#"{"event_type": "NodeEvent", "seq": 1, "phase": "completed"}"#,
+            Some("openarmature-events"),
+            "without an invocation id",
+        ),
+        (
+            br#"{"kind": "task", "id": [], "artifacts": 3}"#,
+            Some("a2a-task"),
+            "0 tool calls found",
+        ),
+    ];
+    for (bytes, format, problem) in cases {
+        let loaded = formats::load_bytes(Origin::Endpoint("test".into()), bytes);
+        assert_eq!(loaded.detection.format, format);
+        assert!(
+            loaded
+                .batch
+                .problems
+                .iter()
+                .any(|p| p.message.contains(problem)),
+            "{:?}",
+            loaded.batch.problems
+        );
+        Store::new().ingest(loaded.batch);
     }
 }
 

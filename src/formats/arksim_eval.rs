@@ -250,8 +250,13 @@ impl Format for ArksimScenarios {
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        for scenario in scenarios {
+        for (n, scenario) in scenarios.iter().enumerate() {
             let Some(scenario_id) = jsonrec::id_at(scenario, "scenario_id") else {
+                batch.problems.push(Problem::warning(
+                    input.origin,
+                    None,
+                    format!("scenario #{n} has no usable scenario_id; skipped"),
+                ));
                 continue;
             };
             let assertions: Vec<&Value> = scenario
