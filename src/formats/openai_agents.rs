@@ -7,6 +7,10 @@
 //! - Function `input` is a JSON string and `output` is `str(result)` (often a Python repr):
 //!   both are kept as text. With `trace_include_sensitive_data=False` they are null, which is
 //!   *not captured*, never empty. `response` spans never carry prompt or completion text.
+//! - Function spans export no call id; when a Chat Completions `generation` span of the same
+//!   trace requested a call with the same name and arguments, its id becomes the call id.
+//! - Kinds follow ARCHITECTURE.md: agent → agent; generation, response → llm; function,
+//!   mcp_tools → tool; custom (incl. the 0.2x `task`/`turn` spans), handoff, guardrail → node.
 //! - A trace whose metadata carries `arksim.conversation_id` / `arksim.turn_id` belongs to that
 //!   arksim turn: it is aliased to the turn's invocation id and its root span hangs under the
 //!   turn span that `simulation.json` produces (see [`super::arksim`]).
