@@ -9,7 +9,15 @@ use std::sync::OnceLock;
 
 use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
+pub mod a2a;
+pub mod arksim;
+pub mod arksim_calls;
+pub mod arksim_eval;
 pub mod classify;
+pub mod jsonrec;
+pub mod openai_agents;
+pub mod openarmature_calls;
+pub mod openarmature_events;
 pub mod otlp;
 
 /// The largest input a single source may decompress to. Bigger inputs are refused with a
@@ -92,7 +100,17 @@ pub trait Format: Sync {
 }
 
 /// Every known format, most specific first: the first whose `detect` answers wins.
-pub static REGISTRY: &[&dyn Format] = &[&otlp::OtlpProtobuf, &otlp::OtlpJson];
+pub static REGISTRY: &[&dyn Format] = &[
+    &openai_agents::OpenAiAgents,
+    &openarmature_events::OpenArmatureEvents,
+    &arksim::ArksimSimulation,
+    &arksim_eval::ArksimEvaluation,
+    &arksim_eval::ArksimScenarios,
+    &arksim::ArksimReceiverDump,
+    &a2a::A2aTask,
+    &otlp::OtlpProtobuf,
+    &otlp::OtlpJson,
+];
 
 pub fn by_name(name: &str) -> Option<&'static dyn Format> {
     REGISTRY.iter().copied().find(|f| f.name() == name)
