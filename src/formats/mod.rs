@@ -9,8 +9,16 @@ use std::sync::OnceLock;
 
 use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
+pub mod anthropic;
 pub mod classify;
+pub mod gemini;
+pub mod langchain;
+pub mod log_detect;
+pub mod mcp;
+pub mod message_log;
+pub mod openai_chat;
 pub mod otlp;
+pub mod toolscore_custom;
 
 /// The largest input a single source may decompress to. Bigger inputs are refused with a
 /// problem rather than exhausting memory.
@@ -92,7 +100,16 @@ pub trait Format: Sync {
 }
 
 /// Every known format, most specific first: the first whose `detect` answers wins.
-pub static REGISTRY: &[&dyn Format] = &[&otlp::OtlpProtobuf, &otlp::OtlpJson];
+pub static REGISTRY: &[&dyn Format] = &[
+    &otlp::OtlpProtobuf,
+    &otlp::OtlpJson,
+    &mcp::McpSession,
+    &openai_chat::OpenAiChat,
+    &anthropic::AnthropicMessages,
+    &gemini::GeminiContents,
+    &langchain::LangChainLog,
+    &toolscore_custom::ToolscoreCustom,
+];
 
 pub fn by_name(name: &str) -> Option<&'static dyn Format> {
     REGISTRY.iter().copied().find(|f| f.name() == name)

@@ -1,0 +1,628 @@
+//! Shared machinery for formats that hold one agent run per file with no span tree of their own:
+//! provider message logs (OpenAI, Anthropic, Gemini, LangChain), MCP JSON-RPC sessions and
+//! toolscore's custom call lists.
+//!
+//! A format reads its file into a [`Conversation`] (assistant turns with their tool calls, or
+//! bare calls) and [`build`] turns that into spans:
+//!
+//! * **Invocation id**: the log's own id when it has one (a response `id`, a `conversation_id`,
+//!   …), else the source path exactly as given (`dir/trace.json`), so two `trace.json` files in
+//!   different folders never merge. Network sources use the endpoint plus a content hash.
+//! * **Tree**: one root span (kind `agent`) per file; each assistant turn is an `llm` span whose
+//!   requested tool calls are its `tool` children; calls without a turn hang off the root.
+//! * **Time**: logs rarely carry timestamps, so every record gets a *synthetic* start from a
+//!   monotonic [`Clock`]: the n-th record starts at n nanoseconds (start order = log order). A
+//!   record that carries a real timestamp uses it (as long as time does not go backwards), and a
+//!   recorded duration sets the end. A tool call ends when its result arrives in the log.
+
+use std::hash::{Hash, Hasher};
+
+use serde_json::Value;
+
+use super::Input;
+use crate::model::{
+    AttrValue, Batch, ErrorInfo, LlmFacts, Origin, Payload, Problem, RequestedToolCall, Span,
+    SpanEvent, SpanKind, SpanStatus, ToolFacts,
+};
+
+/// How many JSONL lines detection looks at.
+const DETECT_LINES: usize = 64;
+
+/// A whole source as JSON: one document, or JSONL read as an array of its lines.
+pub struct Doc {
+    pub root: Value,
+    /// For JSONL: the 1-based file line of each element of `root`.
+    pub item_lines: Option<Vec<u64>>,
+}
+
+impl Doc {
+    /// The file line of top-level item `index`, when the source is JSONL.
+    pub fn line_of(&self, index: usize) -> Option<u64> {
+        self.item_lines.as_ref()?.get(index).copied()
+    }
+}
+
+/// Reads the input as one JSON document, or as JSONL when it is not one. Bad JSONL lines
+/// become problems with their line number; the good lines around them still load.
+pub fn read_doc(input: &Input) -> (Option<Doc>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    if !input.looks_like_jsonl() {
+        match serde_json::from_slice::<Value>(input.bytes) {
+            Ok(root) => {
+                return (
+                    Some(Doc {
+                        root,
+                        item_lines: None,
+                    }),
+                    problems,
+                );
+            }
+            Err(e) => {
+                problems.push(Problem::error(
+                    input.origin,
+                    Some(input.base_line + e.line() as u64),
+                    format!("not valid JSON: {e}"),
+                ));
+                return (None, problems);
+            }
+        }
+    }
+    let mut items = Vec::new();
+    let mut lines = Vec::new();
+    for (index, raw) in input.bytes.split(|b| *b == b'\n').enumerate() {
+        let raw = raw.trim_ascii();
+        if raw.is_empty() {
+            continue;
+        }
+        let line = input.base_line + index as u64 + 1;
+        match serde_json::from_slice::<Value>(raw) {
+            Ok(value) => {
+                items.push(value);
+                lines.push(line);
+            }
+            Err(e) => problems.push(Problem::error(
+                input.origin,
+                Some(line),
+                format!("line is not valid JSON, skipped: {e}"),
+            )),
+        }
+    }
+    (
+        Some(Doc {
+            root: Value::Array(items),
+            item_lines: Some(lines),
+        }),
+        problems,
+    )
+}
+
+/// What detection looks at: the whole document, or for JSONL an array of its first lines.
+pub fn detection_sample<'i>(input: &'i Input<'_>) -> Option<std::borrow::Cow<'i, Value>> {
+    if input.looks_like_jsonl() {
+        let items: Vec<Value> = input
+            .bytes
+            .split(|b| *b == b'\n')
+            .map(<[u8]>::trim_ascii)
+            .filter(|l| !l.is_empty())
+            .take(DETECT_LINES)
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect();
+        return Some(std::borrow::Cow::Owned(Value::Array(items)));
+    }
+    input.head_json().map(std::borrow::Cow::Borrowed)
+}
+
+/// True for files that are gold trajectories, not traces: the stem is `gold` or ends in
+/// `.gold`, `-gold` or `_gold` (toolscore golds share the custom trace shape).
+pub fn is_gold_name(origin: &Origin) -> bool {
+    let Origin::File(path) = origin else {
+        return false;
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let stem = name.split_once('.').map_or(name, |(stem, _)| stem);
+    let full_stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    [stem, full_stem].iter().any(|s| {
+        *s == "gold" || s.ends_with(".gold") || s.ends_with("-gold") || s.ends_with("_gold")
+    })
+}
+
+/// Detection for one dialect: `Some(reason)` when the sample is that dialect. Gold-named files
+/// are refused by the formats whose shape a gold file shares.
+pub fn detect_dialect(input: &Input, dialect: super::log_detect::Dialect) -> Option<String> {
+    use super::log_detect::Dialect;
+    if matches!(dialect, Dialect::ToolscoreCustom | Dialect::LangChain)
+        && is_gold_name(input.origin)
+    {
+        return None;
+    }
+    let sample = detection_sample(input)?;
+    let (found, reason) = super::log_detect::detect(&sample)?;
+    (found == dialect).then_some(reason)
+}
+
+/// Reads the document for `parse`, or returns a batch holding only the read problems.
+pub fn read_or_fail(input: &Input) -> Result<(Doc, Vec<Problem>), Box<Batch>> {
+    match read_doc(input) {
+        (Some(doc), problems) => Ok((doc, problems)),
+        (None, problems) => Err(Box::new(Batch {
+            problems,
+            ..Default::default()
+        })),
+    }
+}
+
+/// A monotonic clock in nanoseconds: synthetic ticks in log order, real time when known.
+#[derive(Debug, Default)]
+pub struct Clock {
+    last: u64,
+    /// Set when a real timestamp was earlier than the clock and had to be overridden.
+    pub went_backwards: bool,
+}
+
+impl Clock {
+    /// The start of the next record: its own timestamp if it has one and it is later than the
+    /// previous record, else one nanosecond after the previous record.
+    pub fn tick(&mut self, real: Option<u64>) -> u64 {
+        match real {
+            Some(t) if t > self.last => self.last = t,
+            Some(_) => {
+                self.went_backwards = true;
+                self.last += 1;
+            }
+            None => self.last += 1,
+        }
+        self.last
+    }
+}
+
+/// A timestamp to nanoseconds: numbers are read as seconds, milliseconds, microseconds or
+/// nanoseconds by magnitude (so `1760000000.5` and `1760000000500` agree).
+pub fn timestamp_nanos(value: &Value) -> Option<u64> {
+    let n = value.as_f64().filter(|n| n.is_finite() && *n > 0.0)?;
+    let nanos = if n < 1e11 {
+        n * 1e9
+    } else if n < 1e14 {
+        n * 1e6
+    } else if n < 1e17 {
+        n * 1e3
+    } else {
+        n
+    };
+    (nanos < u64::MAX as f64).then_some(nanos.round() as u64)
+}
+
+/// A duration in seconds to nanoseconds.
+pub fn seconds_nanos(value: &Value) -> Option<u64> {
+    let s = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0)?;
+    let nanos = s * 1e9;
+    (nanos < u64::MAX as f64).then_some(nanos.round() as u64)
+}
+
+/// One tool call as a log records it.
+#[derive(Debug, Default)]
+pub struct Call {
+    pub name: String,
+    pub call_id: Option<String>,
+    /// Arguments exactly as recorded (a JSON string stays a string, so its text is kept).
+    pub args: Option<Value>,
+    pub args_field: &'static str,
+    pub result: Option<Value>,
+    pub result_field: &'static str,
+    pub error: Option<ErrorInfo>,
+    pub start: u64,
+    pub end: Option<u64>,
+    pub line: Option<u64>,
+    pub attributes: Vec<(String, AttrValue)>,
+}
+
+impl Call {
+    pub fn fail(&mut self, error_type: &str, message: Option<String>) {
+        self.error = Some(ErrorInfo {
+            error_type: Some(error_type.to_owned()),
+            message,
+        });
+    }
+}
+
+/// One assistant turn: the message, what led to it, and the calls it requested.
+#[derive(Debug, Default)]
+pub struct Turn {
+    pub message: Value,
+    /// The messages between the previous assistant turn and this one.
+    pub prompt: Vec<Value>,
+    pub llm: LlmFacts,
+    pub calls: Vec<Call>,
+    pub start: u64,
+    pub line: Option<u64>,
+    pub attributes: Vec<(String, AttrValue)>,
+}
+
+/// Something in the log that is neither a turn nor a call (an assistant-less run, MCP
+/// protocol traffic) but still belongs to the run.
+#[derive(Debug)]
+pub enum Item {
+    Turn(Turn),
+    Call(Call),
+}
+
+/// Everything a format read from one file, ready for [`build`].
+#[derive(Debug, Default)]
+pub struct Conversation {
+    pub native_id: Option<String>,
+    pub items: Vec<Item>,
+    pub root_attributes: Vec<(String, AttrValue)>,
+    pub root_events: Vec<SpanEvent>,
+    pub problems: Vec<Problem>,
+}
+
+impl Conversation {
+    /// `line` is a file line (as [`Doc::line_of`] gives it).
+    pub fn warn(&mut self, input: &Input, line: Option<u64>, message: impl Into<String>) {
+        self.problems
+            .push(Problem::warning(input.origin, line, message));
+    }
+
+    pub fn call_mut(&mut self, (item, call): CallPos) -> Option<&mut Call> {
+        match self.items.get_mut(item)? {
+            Item::Turn(turn) => turn.calls.get_mut(call),
+            Item::Call(c) => (call == 0).then_some(c),
+        }
+    }
+
+    /// A result (or failure) that names no known call: kept as a root event, and warned.
+    pub fn orphan_result(
+        &mut self,
+        input: &Input,
+        line: Option<u64>,
+        time: u64,
+        what: &str,
+        content: &Value,
+    ) {
+        self.warn(
+            input,
+            line,
+            format!("{what} matches no earlier tool call; kept on the root"),
+        );
+        self.root_events.push(SpanEvent {
+            time_unix_nano: time,
+            name: "unpaired tool result".into(),
+            attributes: vec![
+                ("what".into(), AttrValue::Str(what.to_owned())),
+                (
+                    "content".into(),
+                    AttrValue::Payload(Payload::inline("content", payload_text(content))),
+                ),
+            ],
+        });
+    }
+
+    pub fn call_count(&self) -> usize {
+        self.items
+            .iter()
+            .map(|item| match item {
+                Item::Turn(turn) => turn.calls.len(),
+                Item::Call(_) => 1,
+            })
+            .sum()
+    }
+}
+
+/// Tool calls still waiting for their result, found by call id or (for logs without ids) by
+/// name in request order. Each call is paired at most once.
+#[derive(Debug, Default)]
+pub struct PendingCalls {
+    by_id: std::collections::HashMap<String, std::collections::VecDeque<CallPos>>,
+    by_name: std::collections::HashMap<String, std::collections::VecDeque<CallPos>>,
+    done: std::collections::HashSet<CallPos>,
+}
+
+/// Where a call sits: item index in [`Conversation::items`], call index inside a turn.
+pub type CallPos = (usize, usize);
+
+impl PendingCalls {
+    pub fn register(&mut self, pos: CallPos, id: Option<&str>, name: &str) {
+        if let Some(id) = id {
+            self.by_id.entry(id.to_owned()).or_default().push_back(pos);
+        }
+        self.by_name
+            .entry(name.to_owned())
+            .or_default()
+            .push_back(pos);
+    }
+
+    fn take_from(
+        queue: Option<&mut std::collections::VecDeque<CallPos>>,
+        done: &mut std::collections::HashSet<CallPos>,
+    ) -> Option<CallPos> {
+        let queue = queue?;
+        while let Some(pos) = queue.pop_front() {
+            if done.insert(pos) {
+                return Some(pos);
+            }
+        }
+        None
+    }
+
+    pub fn take_by_id(&mut self, id: &str) -> Option<CallPos> {
+        Self::take_from(self.by_id.get_mut(id), &mut self.done)
+    }
+
+    pub fn take_by_name(&mut self, name: &str) -> Option<CallPos> {
+        Self::take_from(self.by_name.get_mut(name), &mut self.done)
+    }
+
+    /// Calls never paired with a result.
+    pub fn unpaired(&self) -> usize {
+        let mut all: std::collections::HashSet<CallPos> = std::collections::HashSet::new();
+        for queue in self.by_name.values() {
+            all.extend(queue.iter().copied());
+        }
+        all.difference(&self.done).count()
+    }
+}
+
+/// The text a payload shows: strings as they are (a JSON string's text is kept verbatim),
+/// anything else as compact JSON.
+pub fn payload_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn payload_of(field: &str, value: Option<&Value>) -> Payload {
+    match value {
+        Some(v) => Payload::inline(field, payload_text(v)),
+        None => Payload::not_captured(),
+    }
+}
+
+/// The invocation id: the log's own id, else the source path as given (see module docs).
+pub fn invocation_id(input: &Input, native: Option<&str>) -> String {
+    if let Some(id) = native.filter(|id| !id.trim().is_empty()) {
+        return id.to_owned();
+    }
+    match input.origin {
+        Origin::File(path) => path.display().to_string(),
+        Origin::Endpoint(endpoint) => {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            input.bytes.hash(&mut hasher);
+            format!("{endpoint}#{:016x}", hasher.finish())
+        }
+    }
+}
+
+/// A short display name: the label plus the last two path components.
+fn root_name(input: &Input, label: &str) -> String {
+    match input.origin {
+        Origin::File(path) => {
+            let parts: Vec<String> = path
+                .components()
+                .rev()
+                .take(2)
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let short: Vec<&str> = parts.iter().rev().map(String::as_str).collect();
+            format!("{label} · {}", short.join("/"))
+        }
+        Origin::Endpoint(endpoint) => format!("{label} · {endpoint}"),
+    }
+}
+
+/// Turns a conversation into spans: root, one `llm` span per turn, one `tool` span per call.
+/// Warns "0 tool calls found" when the log holds none.
+pub fn build(
+    input: &Input,
+    format: &'static str,
+    label: &str,
+    mut conversation: Conversation,
+) -> Batch {
+    let trace_id = invocation_id(input, conversation.native_id.as_deref());
+    if conversation.call_count() == 0 {
+        conversation.warn(input, None, "0 tool calls found");
+    }
+    let base = |span_id: String, parent: Option<&str>, name: String, kind: SpanKind| Span {
+        trace_id: trace_id.clone(),
+        span_id,
+        parent_span_id: parent.map(str::to_owned),
+        name,
+        kind,
+        format,
+        origin: Some(input.origin.clone()),
+        ..Default::default()
+    };
+    let root_id = "root".to_owned();
+    let mut spans = Vec::new();
+    let mut turn_number = 0usize;
+    for (index, item) in conversation.items.into_iter().enumerate() {
+        match item {
+            Item::Call(call) => {
+                spans.push(tool_span(&base, &root_id, format!("call-{index}"), call))
+            }
+            Item::Turn(turn) => {
+                turn_number += 1;
+                let turn_id = format!("turn-{turn_number}");
+                let name = match &turn.llm.model {
+                    Some(model) => format!("chat {model}"),
+                    None => format!("assistant turn {turn_number}"),
+                };
+                let mut span = base(turn_id.clone(), Some(&root_id), name, SpanKind::Llm);
+                span.start_unix_nano = turn.start;
+                span.line = turn.line;
+                span.output = Payload::inline("message", payload_text(&turn.message));
+                if !turn.prompt.is_empty() {
+                    span.input = Payload::inline("messages", Value::Array(turn.prompt).to_string());
+                }
+                span.attributes = turn.attributes;
+                let mut llm = turn.llm;
+                llm.requested_tool_calls = turn
+                    .calls
+                    .iter()
+                    .map(|c| RequestedToolCall {
+                        id: c.call_id.clone(),
+                        name: c.name.clone(),
+                    })
+                    .collect();
+                span.llm = Some(llm);
+                let mut end = span.start_unix_nano + 1;
+                let first_child = spans.len() + 1;
+                spans.push(span);
+                for (call_index, call) in turn.calls.into_iter().enumerate() {
+                    let child =
+                        tool_span(&base, &turn_id, format!("call-{index}.{call_index}"), call);
+                    end = end.max(child.end_unix_nano);
+                    spans.push(child);
+                }
+                if let Some(turn_span) = spans.get_mut(first_child - 1) {
+                    turn_span.end_unix_nano = end;
+                }
+            }
+        }
+    }
+    let start = spans.iter().map(|s| s.start_unix_nano).min().unwrap_or(1);
+    let end = spans
+        .iter()
+        .map(|s| s.end_unix_nano)
+        .max()
+        .unwrap_or(start + 1)
+        .max(start + 1);
+    let mut root = base(root_id, None, root_name(input, label), SpanKind::Agent);
+    root.start_unix_nano = start;
+    root.end_unix_nano = end;
+    root.attributes = conversation.root_attributes;
+    root.attributes
+        .push(("log.format".into(), AttrValue::Str(format.into())));
+    root.events = conversation.root_events;
+    spans.insert(0, root);
+    Batch {
+        spans,
+        problems: conversation.problems,
+        ..Default::default()
+    }
+}
+
+fn tool_span(
+    base: &impl Fn(String, Option<&str>, String, SpanKind) -> Span,
+    parent: &str,
+    span_id: String,
+    call: Call,
+) -> Span {
+    let mut span = base(span_id, Some(parent), call.name.clone(), SpanKind::Tool);
+    span.start_unix_nano = call.start;
+    span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
+    span.line = call.line;
+    span.tool = Some(ToolFacts {
+        name: Some(call.name),
+        call_id: call.call_id,
+        requested_by: None,
+    });
+    span.input = payload_of(call.args_field, call.args.as_ref());
+    span.output = payload_of(call.result_field, call.result.as_ref());
+    span.status = if call.error.is_some() {
+        SpanStatus::Error
+    } else if call.result.is_some() {
+        SpanStatus::Ok
+    } else {
+        SpanStatus::Unset
+    };
+    span.error = call.error;
+    span.attributes = call.attributes;
+    span
+}
+
+/// A JSON string holding arguments: parsed value, or `None` (caller warns) when invalid.
+pub fn parse_json_string(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok()
+}
+
+/// Checks a call's arguments: a string must hold JSON (warned otherwise).
+pub fn check_string_args(conversation: &mut Conversation, input: &Input, call: &Call) {
+    if let Some(Value::String(text)) = &call.args
+        && parse_json_string(text).is_none()
+    {
+        conversation.warn(
+            input,
+            call.line,
+            format!(
+                "arguments were not valid JSON for call {} ({}); kept as text",
+                call.name,
+                call.call_id.as_deref().unwrap_or("no id")
+            ),
+        );
+    }
+}
+
+/// A string field, if present and a string.
+pub fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key)?.as_str()
+}
+
+/// A result or error value is "truthy" the way a log writer means it: not null, not false,
+/// not an empty string, array or object.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        Value::Number(_) => true,
+    }
+}
+
+/// Text of an error value: a string as is, an object's `message`, else compact JSON.
+pub fn error_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Object(map) => map
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| value.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// A token count from the first key present.
+pub fn u64_field(value: &Value, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| value.get(*k)?.as_u64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gold_names_are_recognised() {
+        let gold = |name: &str| is_gold_name(&Origin::File(name.into()));
+        assert!(gold("case/gold.json"));
+        assert!(gold("x.gold.json"));
+        assert!(gold("run-gold.json"));
+        assert!(gold("run_gold.jsonl.gz"));
+        assert!(!gold("golden.json"));
+        assert!(!gold("trace.json"));
+        assert!(!gold("marigold.json"));
+    }
+
+    #[test]
+    fn clock_is_monotonic_and_prefers_real_time() {
+        let mut clock = Clock::default();
+        assert_eq!(clock.tick(None), 1);
+        assert_eq!(clock.tick(Some(100)), 100);
+        assert_eq!(clock.tick(Some(50)), 101);
+        assert!(clock.went_backwards);
+        assert_eq!(clock.tick(None), 102);
+    }
+
+    #[test]
+    fn timestamps_scale_by_magnitude() {
+        let s = serde_json::json!(1760000000.5);
+        let ms = serde_json::json!(1760000000500u64);
+        assert_eq!(timestamp_nanos(&s), timestamp_nanos(&ms));
+        assert_eq!(timestamp_nanos(&serde_json::json!(-1)), None);
+    }
+}
