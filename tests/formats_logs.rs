@@ -865,3 +865,44 @@ fn dump_explain_names_formats_and_warnings() {
     assert_eq!(inv["counts"]["tool"], 2);
     assert_eq!(inv["counts"]["llm"], 2);
 }
+
+#[test]
+fn a_tailed_jsonl_chunk_adds_to_the_same_run_in_order() {
+    let path = fixture("mcp_full_session.jsonl");
+    let bytes = std::fs::read(&path).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    // Split after the fourth line (the first tools/call), as a tailer would hand it over.
+    let cut: usize = text.lines().take(4).map(|l| l.len() + 1).sum();
+    let origin = toolcap::model::Origin::File(path.clone());
+    let mcp = formats::by_name("mcp").unwrap();
+    let first = formats::load_bytes(origin.clone(), &bytes[..cut]);
+    assert_eq!(first.detection.format, Some("mcp"));
+    let rest = formats::load_chunk_as(mcp, origin, &bytes[cut..], cut as u64, 4);
+    let mut store = Store::new();
+    store.ingest(first.batch);
+    store.ingest(rest.batch);
+    assert_eq!(store.len(), 1);
+    let inv = store.invocations().next().unwrap();
+    let names: Vec<&str> = inv
+        .summary()
+        .tool_calls
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let expected: Vec<&str> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| m["params"]["name"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .leak()
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, expected);
+    assert_eq!(
+        store.stats().duplicate_spans,
+        1,
+        "only the second chunk's root repeats"
+    );
+}

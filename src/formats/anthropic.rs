@@ -79,7 +79,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
         ));
     }
     let wrapper_model = str_field(root, "model").map(str::to_owned);
-    let mut clock = Clock::default();
+    let mut clock = Clock::for_input(input);
     let mut pending = PendingCalls::default();
     let mut prompt: Vec<Value> = Vec::new();
     for (message, line) in messages(doc) {

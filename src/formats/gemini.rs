@@ -127,7 +127,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
             .map(str::to_owned),
         ..Default::default()
     };
-    let mut clock = Clock::default();
+    let mut clock = Clock::for_input(input);
     let mut pending = PendingCalls::default();
     let mut prompt: Vec<Value> = Vec::new();
     for entry in entries(doc) {

@@ -59,7 +59,7 @@ impl Format for LangChainLog {
                 problems,
                 ..Default::default()
             },
-            clock: Clock::default(),
+            clock: Clock::for_input(input),
             pending: PendingCalls::default(),
             prompt: Vec::new(),
         };

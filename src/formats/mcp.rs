@@ -50,7 +50,7 @@ impl Format for McpSession {
                 problems,
                 ..Default::default()
             },
-            clock: Clock::default(),
+            clock: Clock::for_input(input),
             pending: HashMap::new(),
         };
         session.recording_facts(root);

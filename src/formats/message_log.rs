@@ -14,6 +14,9 @@
 //!   monotonic [`Clock`]: the n-th record starts at n nanoseconds (start order = log order). A
 //!   record that carries a real timestamp uses it (as long as time does not go backwards), and a
 //!   recorded duration sets the end. A tool call ends when its result arrives in the log.
+//! * **Tailed JSONL** (a chunk parsed with `load_chunk_as`): the chunk's spans join the same
+//!   invocation under ids prefixed with the chunk's first line; results are paired within a
+//!   chunk only (a result whose call was in an earlier chunk is kept as an unpaired event).
 
 use std::hash::{Hash, Hasher};
 
@@ -83,7 +86,11 @@ pub fn read_doc(input: &Input) -> (Option<Doc>, Vec<Problem>) {
             Err(e) => problems.push(Problem::error(
                 input.origin,
                 Some(line),
-                format!("line is not valid JSON, skipped: {e}"),
+                format!(
+                    "line is not valid JSON, skipped: {} (column {})",
+                    json_error_text(&e),
+                    e.column()
+                ),
             )),
         }
     }
@@ -94,6 +101,15 @@ pub fn read_doc(input: &Input) -> (Option<Doc>, Vec<Problem>) {
         }),
         problems,
     )
+}
+
+/// serde_json's message without its own "at line L column C" (the caller knows the line).
+fn json_error_text(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(cut) => text[..cut].to_owned(),
+        None => text,
+    }
 }
 
 /// What detection looks at: the whole document, or for JSONL an array of its first lines.
@@ -164,6 +180,15 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// A tailed chunk's clock starts after everything earlier chunks can have used (a
+    /// thousand ticks per line), so start order stays log order across chunks.
+    pub fn for_input(input: &Input) -> Self {
+        Clock {
+            last: input.base_line.saturating_mul(1000),
+            went_backwards: false,
+        }
+    }
+
     /// The start of the next record: its own timestamp if it has one and it is later than the
     /// previous record, else one nanosecond after the previous record.
     pub fn tick(&mut self, real: Option<u64>) -> u64 {
@@ -422,7 +447,7 @@ pub fn build(
     mut conversation: Conversation,
 ) -> Batch {
     let trace_id = invocation_id(input, conversation.native_id.as_deref());
-    if conversation.call_count() == 0 {
+    if conversation.call_count() == 0 && input.base_line == 0 {
         conversation.warn(input, None, "0 tool calls found");
     }
     let base = |span_id: String, parent: Option<&str>, name: String, kind: SpanKind| Span {
@@ -436,16 +461,26 @@ pub fn build(
         ..Default::default()
     };
     let root_id = "root".to_owned();
+    // A tailed file hands over later chunks on their own: their spans get ids of their own
+    // (prefixed with the chunk's first line) so they add to the run instead of colliding.
+    let chunk = if input.base_line > 0 {
+        format!("L{}:", input.base_line + 1)
+    } else {
+        String::new()
+    };
     let mut spans = Vec::new();
     let mut turn_number = 0usize;
     for (index, item) in conversation.items.into_iter().enumerate() {
         match item {
-            Item::Call(call) => {
-                spans.push(tool_span(&base, &root_id, format!("call-{index}"), call))
-            }
+            Item::Call(call) => spans.push(tool_span(
+                &base,
+                &root_id,
+                format!("{chunk}call-{index}"),
+                call,
+            )),
             Item::Turn(turn) => {
                 turn_number += 1;
-                let turn_id = format!("turn-{turn_number}");
+                let turn_id = format!("{chunk}turn-{turn_number}");
                 let name = match &turn.llm.model {
                     Some(model) => format!("chat {model}"),
                     None => format!("assistant turn {turn_number}"),
@@ -472,8 +507,12 @@ pub fn build(
                 let first_child = spans.len() + 1;
                 spans.push(span);
                 for (call_index, call) in turn.calls.into_iter().enumerate() {
-                    let child =
-                        tool_span(&base, &turn_id, format!("call-{index}.{call_index}"), call);
+                    let child = tool_span(
+                        &base,
+                        &turn_id,
+                        format!("{chunk}call-{index}.{call_index}"),
+                        call,
+                    );
                     end = end.max(child.end_unix_nano);
                     spans.push(child);
                 }

@@ -92,7 +92,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                 .collect()
         })
         .unwrap_or_default();
-    let mut clock = Clock::default();
+    let mut clock = Clock::for_input(input);
     let mut pending = PendingCalls::default();
     let mut prompt: Vec<Value> = Vec::new();
     for (message, line) in src.messages {

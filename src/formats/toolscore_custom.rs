@@ -76,7 +76,7 @@ impl Format for ToolscoreCustom {
                 None => vec![(other, None)],
             },
         };
-        let mut clock = Clock::default();
+        let mut clock = Clock::for_input(input);
         for (index, (item, line)) in calls.into_iter().enumerate() {
             if let Some(call) = read_call(input, &mut conversation, &mut clock, item, index, line) {
                 conversation.items.push(Item::Call(call));
