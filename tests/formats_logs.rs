@@ -883,21 +883,17 @@ fn a_tailed_jsonl_chunk_adds_to_the_same_run_in_order() {
     store.ingest(rest.batch);
     assert_eq!(store.len(), 1);
     let inv = store.invocations().next().unwrap();
-    let names: Vec<&str> = inv
+    let names: Vec<String> = inv
         .summary()
         .tool_calls
         .iter()
-        .map(|c| c.name.as_str())
+        .map(|c| c.name.clone())
         .collect();
-    let expected: Vec<&str> = text
+    let expected: Vec<String> = text
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m["method"] == "tools/call")
-        .map(|m| m["params"]["name"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .leak()
-        .iter()
-        .map(String::as_str)
+        .filter_map(|m| m["params"]["name"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(names, expected);
     assert_eq!(
