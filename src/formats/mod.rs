@@ -14,6 +14,7 @@ pub mod classify;
 pub mod gemini;
 pub mod langchain;
 pub mod log_detect;
+pub mod log_input;
 pub mod mcp;
 pub mod message_log;
 pub mod openai_chat;
