@@ -321,3 +321,32 @@ fn a_tailed_jsonl_chunk_adds_to_the_same_run_in_order() {
         "only the second chunk's root repeats"
     );
 }
+
+#[test]
+fn langchain_modern_tool_calls_and_actions_hang_off_the_root() {
+    let loaded = load(&fixture("langchain_tool_calls.json"));
+    assert_eq!(loaded.loaded_format, Some("langchain"));
+    let raw = read_json(&fixture("langchain_tool_calls.json"));
+    let items = raw.as_array().unwrap();
+    let calls = loaded.calls();
+    assert_eq!(calls.len(), items.len());
+    for (call, item) in calls.iter().zip(items) {
+        let name = item.get("name").or_else(|| item.get("action")).unwrap();
+        assert_eq!(call.tool, *name);
+        let args = item
+            .get("args")
+            .or_else(|| item.get("action_input"))
+            .unwrap();
+        assert_eq!(call.args, *args);
+        assert_eq!(call.call_id.as_deref(), item["id"].as_str());
+    }
+    // No reasoning log: no LLM turns, every call is a child of the root.
+    let inv = loaded.only();
+    assert_eq!(inv.summary().counts.llm, 0);
+    assert!(
+        inv.summary()
+            .tool_calls
+            .iter()
+            .all(|c| inv.spans[c.span].parent_span_id.as_deref() == Some("root"))
+    );
+}
