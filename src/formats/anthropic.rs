@@ -19,6 +19,9 @@ impl Format for AnthropicMessages {
     fn name(&self) -> &'static str {
         "anthropic"
     }
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        message_log::reload_payload(self, record, locator)
+    }
     fn detect(&self, input: &Input) -> Option<String> {
         message_log::detect_dialect(input, Dialect::Anthropic)
     }

@@ -28,6 +28,9 @@ impl Format for LangChainLog {
     fn name(&self) -> &'static str {
         "langchain"
     }
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        message_log::reload_payload(self, record, locator)
+    }
     fn detect(&self, input: &Input) -> Option<String> {
         message_log::detect_dialect(input, Dialect::LangChain)
     }

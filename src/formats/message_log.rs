@@ -14,6 +14,8 @@
 //!   monotonic [`Clock`]: the n-th record starts at n nanoseconds (start order = log order). A
 //!   record that carries a real timestamp uses it (as long as time does not go backwards), and a
 //!   recorded duration sets the end. A tool call ends when its result arrives in the log.
+//! * **Payloads**: arguments, results and messages are kept inline up to
+//!   [`INLINE_PAYLOAD_LIMIT`]; bigger ones stay in the file and are found again by re-parsing it.
 //! * **Tailed JSONL** (a chunk parsed with `load_chunk_as`): the chunk's spans join the same
 //!   invocation under ids prefixed with the chunk's first line; results are paired within a
 //!   chunk only (a result whose call was in an earlier chunk is kept as an unpaired event).
@@ -24,8 +26,8 @@ use serde_json::Value;
 
 use super::Input;
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, LlmFacts, Origin, Payload, Problem, RequestedToolCall, Span,
-    SpanEvent, SpanKind, SpanStatus, ToolFacts,
+    AttrValue, Batch, ErrorInfo, LlmFacts, Origin, Payload, PayloadBody, Problem, RecordRef,
+    RequestedToolCall, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
 };
 
 pub use super::log_input::{Doc, detect_dialect, is_gold_name, read_or_fail};
@@ -396,11 +398,72 @@ pub fn build(
         .push(("log.format".into(), AttrValue::Str(format.into())));
     root.events = conversation.root_events;
     spans.insert(0, root);
+    leave_big_payloads_on_disk(input, format, &chunk, &mut spans);
     Batch {
         spans,
         problems: conversation.problems,
         ..Default::default()
     }
+}
+
+/// Payloads above this size stay in the file and are re-read when a pane shows them.
+pub const INLINE_PAYLOAD_LIMIT: u64 = 16 * 1024;
+
+/// Swaps big inline payloads of a plain file for references: the record is the parsed bytes
+/// and the locator `<span id>#input|output` names the payload, found again by re-parsing
+/// (see [`reload_payload`]). Span ids in the locator drop the chunk prefix, because the record
+/// re-parses as its own chunk.
+fn leave_big_payloads_on_disk(
+    input: &Input,
+    format: &'static str,
+    chunk: &str,
+    spans: &mut [Span],
+) {
+    let Origin::File(path) = input.origin else {
+        return;
+    };
+    if input.was_gzip {
+        return;
+    }
+    let record = std::sync::Arc::new(RecordRef {
+        path: std::sync::Arc::new(path.clone()),
+        offset: input.base_offset,
+        len: input.bytes.len() as u64,
+        gzip: false,
+        format,
+    });
+    for span in spans {
+        let local_id = span
+            .span_id
+            .strip_prefix(chunk)
+            .unwrap_or(&span.span_id)
+            .to_owned();
+        for (which, payload) in [("input", &mut span.input), ("output", &mut span.output)] {
+            if payload.bytes > INLINE_PAYLOAD_LIMIT && payload.inline_text().is_some() {
+                payload.body = PayloadBody::InRecord {
+                    record: record.clone(),
+                    locator: format!("{local_id}#{which}").into(),
+                };
+            }
+        }
+    }
+}
+
+/// Finds a payload left on disk again: re-parses its record with the same format and takes
+/// the named span's input or output. `None` when the file no longer holds it.
+pub fn reload_payload(format: &dyn super::Format, record: &[u8], locator: &str) -> Option<String> {
+    let (span_id, which) = locator.rsplit_once('#')?;
+    // A non-file origin keeps every payload inline in the re-parse.
+    let origin = Origin::Endpoint("payload reload".into());
+    let input = Input::new(&origin, record, None);
+    let batch = format.parse(&input);
+    let span = batch.spans.iter().find(|s| s.span_id == span_id)?;
+    let payload = match which {
+        "input" => &span.input,
+        "output" => &span.output,
+        _ => return None,
+    };
+    payload.inline_text().map(str::to_owned)
 }
 
 fn tool_span(

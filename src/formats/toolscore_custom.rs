@@ -45,6 +45,9 @@ impl Format for ToolscoreCustom {
     fn name(&self) -> &'static str {
         "toolscore-custom"
     }
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        message_log::reload_payload(self, record, locator)
+    }
     fn detect(&self, input: &Input) -> Option<String> {
         message_log::detect_dialect(input, Dialect::ToolscoreCustom)
     }

@@ -350,3 +350,34 @@ fn langchain_modern_tool_calls_and_actions_hang_off_the_root() {
             .all(|c| inv.spans[c.span].parent_span_id.as_deref() == Some("root"))
     );
 }
+
+#[test]
+fn big_payloads_stay_on_disk_and_load_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.json");
+    let big_result = "r".repeat(100_000);
+    let log = json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "dump", "arguments": "{\"n\": 1}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": big_result},
+    ]);
+    std::fs::write(&path, log.to_string()).unwrap();
+    let loaded = load(&path);
+    let inv = loaded.only();
+    let span = &inv.spans[inv.summary().tool_calls[0].span];
+    assert!(matches!(
+        span.output.body,
+        toolcap::model::PayloadBody::InRecord { .. }
+    ));
+    assert_eq!(span.output.bytes, big_result.len() as u64);
+    assert_eq!(
+        formats::load_payload(&span.output).unwrap().as_deref(),
+        Some(big_result.as_str())
+    );
+    // Small payloads stay inline.
+    assert_eq!(span.input.inline_text(), Some("{\"n\": 1}"));
+    // A file rewritten without that payload says so instead of showing something else.
+    std::fs::write(&path, "[]").unwrap();
+    assert!(formats::load_payload(&span.output).is_err());
+}
