@@ -183,6 +183,7 @@ fn is_langchain_message(item: &Value) -> bool {
         return true;
     }
     item.get("role").is_none()
+        && item.get("message").is_none()
         && item
             .get("type")
             .and_then(Value::as_str)
@@ -219,6 +220,17 @@ fn detect_list(items: &[Value], claude_hint: bool) -> Option<(Dialect, String)> 
         i.get("parts").is_some() || i.get("content").is_some_and(|c| c.get("parts").is_some())
     }) {
         return Some((Dialect::Gemini, "Gemini contents with `parts`".into()));
+    }
+    if items.iter().any(|i| {
+        i.get("message")
+            .filter(|m| m.get("role").is_some())
+            .is_some_and(has_anthropic_block)
+    }) {
+        return Some((
+            Dialect::Anthropic,
+            "agent transcript lines wrapping Anthropic messages in `message` (Claude Code style)"
+                .into(),
+        ));
     }
     if items.iter().any(is_langchain_message) {
         return Some((

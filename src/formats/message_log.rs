@@ -65,9 +65,18 @@ impl Clock {
     }
 }
 
-/// A timestamp to nanoseconds: numbers are read as seconds, milliseconds, microseconds or
-/// nanoseconds by magnitude (so `1760000000.5` and `1760000000500` agree).
+/// A timestamp to nanoseconds: an RFC 3339 string, or a number read as seconds,
+/// milliseconds, microseconds or nanoseconds by magnitude (so `1760000000.5` and
+/// `1760000000500` agree).
 pub fn timestamp_nanos(value: &Value) -> Option<u64> {
+    if let Some(text) = value.as_str() {
+        let parsed = time::OffsetDateTime::parse(
+            text.trim(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .ok()?;
+        return u64::try_from(parsed.unix_timestamp_nanos()).ok();
+    }
     let n = value.as_f64().filter(|n| n.is_finite() && *n > 0.0)?;
     let nanos = if n < 1e11 {
         n * 1e9
@@ -573,5 +582,10 @@ mod tests {
         let ms = serde_json::json!(1760000000500u64);
         assert_eq!(timestamp_nanos(&s), timestamp_nanos(&ms));
         assert_eq!(timestamp_nanos(&serde_json::json!(-1)), None);
+        assert_eq!(
+            timestamp_nanos(&serde_json::json!("2025-10-09T08:53:20.5Z")),
+            timestamp_nanos(&s)
+        );
+        assert_eq!(timestamp_nanos(&serde_json::json!("yesterday")), None);
     }
 }

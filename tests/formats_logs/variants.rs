@@ -381,3 +381,47 @@ fn big_payloads_stay_on_disk_and_load_back_exactly() {
     std::fs::write(&path, "[]").unwrap();
     assert!(formats::load_payload(&span.output).is_err());
 }
+
+#[test]
+fn agent_transcript_lines_are_read_as_anthropic_with_real_time() {
+    let loaded = load(&fixture("agent_transcript.jsonl"));
+    assert_eq!(loaded.loaded_format, Some("anthropic"), "{}", loaded.reason);
+    let lines: Vec<Value> = std::fs::read_to_string(fixture("agent_transcript.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let uses: Vec<&Value> = lines
+        .iter()
+        .filter_map(|l| l["message"]["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_use")
+        .collect();
+    let calls = loaded.calls();
+    assert_eq!(calls.len(), uses.len());
+    for (call, block) in calls.iter().zip(&uses) {
+        assert_eq!(call.tool, block["name"]);
+        assert_eq!(call.args, block["input"]);
+    }
+    assert!(calls[0].is_error);
+    assert_eq!(calls[0].error.as_deref(), Some("test parse ... FAILED"));
+    // Bash ran from its line (10:00:02.5) to its result's line (10:00:09): 6.5 s, less the
+    // synthetic nanosecond that orders a call after its turn.
+    assert!((calls[0].duration_ms - 6500.0).abs() < 1e-3);
+    assert!((calls[1].duration_ms - 250.0).abs() < 1e-3);
+    let inv = loaded.only();
+    assert_eq!(inv.id, "sess-7f3a");
+    // Two lines of response msg_01 are one turn; msg_02 is the second.
+    assert_eq!(inv.summary().counts.llm, 2);
+    let first_turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
+    let llm = first_turn.llm.as_ref().unwrap();
+    assert_eq!(llm.output_tokens, Some(42));
+    assert_eq!(llm.finish_reasons, ["tool_use"]);
+    // The summary line is kept on the root.
+    let root = inv
+        .spans
+        .iter()
+        .find(|s| s.parent_span_id.is_none())
+        .unwrap();
+    assert_eq!(root.events.len(), 1);
+}
