@@ -23,11 +23,34 @@ impl Doc {
     }
 }
 
+/// JSON lines: the input's own test, or — when the first line is broken, so that test fails —
+/// no whole document but several lines that start like objects, at least one of them whole.
+fn is_jsonl(input: &Input) -> bool {
+    if input.looks_like_jsonl() {
+        return true;
+    }
+    if input.head_json().is_some() {
+        return false;
+    }
+    let objects: Vec<&[u8]> = input
+        .bytes
+        .split(|b| *b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty())
+        .take(DETECT_LINES)
+        .filter(|l| l.starts_with(b"{"))
+        .collect();
+    objects.len() >= 2
+        && objects
+            .iter()
+            .any(|l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok())
+}
+
 /// Reads the input as one JSON document, or as JSONL when it is not one. Bad JSONL lines
 /// become problems with their line number; the good lines around them still load.
 pub fn read_doc(input: &Input) -> (Option<Doc>, Vec<Problem>) {
     let mut problems = Vec::new();
-    if !input.looks_like_jsonl() {
+    if !is_jsonl(input) {
         match serde_json::from_slice::<Value>(input.bytes) {
             Ok(root) => {
                 return (
@@ -92,7 +115,7 @@ fn json_error_text(error: &serde_json::Error) -> String {
 
 /// What detection looks at: the whole document, or for JSONL an array of its first lines.
 pub fn detection_sample<'i>(input: &'i Input<'_>) -> Option<std::borrow::Cow<'i, Value>> {
-    if input.looks_like_jsonl() {
+    if is_jsonl(input) {
         let items: Vec<Value> = input
             .bytes
             .split(|b| *b == b'\n')

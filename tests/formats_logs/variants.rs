@@ -425,3 +425,26 @@ fn agent_transcript_lines_are_read_as_anthropic_with_real_time() {
         .unwrap();
     assert_eq!(root.events.len(), 1);
 }
+
+#[test]
+fn a_broken_first_jsonl_line_does_not_hide_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let text = [
+        r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a""#,
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b", "arguments": {}}}"#,
+        r#"{"jsonrpc": "2.0", "id": 2, "result": {"content": []}}"#,
+    ]
+    .join("\n");
+    std::fs::write(&path, text).unwrap();
+    let loaded = load(&path);
+    assert_eq!(loaded.loaded_format, Some("mcp"));
+    assert_eq!(loaded.errors.len(), 1);
+    assert!(
+        loaded.errors[0].starts_with("Some(1)"),
+        "{:?}",
+        loaded.errors
+    );
+    let names: Vec<String> = loaded.calls().into_iter().map(|c| c.tool).collect();
+    assert_eq!(names, ["b"]);
+}
