@@ -38,7 +38,11 @@ impl Format for GeminiContents {
 
 /// A key in camelCase or snake_case.
 fn get<'v>(value: &'v Value, camel: &str, snake: &str) -> Option<&'v Value> {
-    value.get(camel).or_else(|| value.get(snake))
+    let non_null = |v: &&Value| !v.is_null();
+    value
+        .get(camel)
+        .filter(non_null)
+        .or_else(|| value.get(snake).filter(non_null))
 }
 
 /// One content entry with the response-level facts that apply to it.

@@ -251,8 +251,8 @@ fn detect_list(items: &[Value], claude_hint: bool) -> Option<(Dialect, String)> 
     };
     if items.iter().all(has_role) {
         if items.iter().any(|i| {
-            i.get("tool_calls").is_some()
-                || i.get("function_call").is_some()
+            i.get("tool_calls").is_some_and(|v| !v.is_null())
+                || i.get("function_call").is_some_and(|v| !v.is_null())
                 || matches!(
                     i.get("role").and_then(Value::as_str),
                     Some("tool" | "function")

@@ -329,7 +329,8 @@ impl Session<'_, '_> {
     fn response(&mut self, message: &Value, line: Option<u64>, time: u64) {
         let key = message.get("id").and_then(RequestId::of);
         let waiting = key.as_ref().and_then(|k| self.pending.remove(k));
-        let error = message.get("error");
+        // Some servers send `"error": null` next to a result.
+        let error = message.get("error").filter(|e| !e.is_null());
         match waiting {
             Some(Waiting::Call(pos)) => {
                 let duration = message.get("duration").and_then(seconds_nanos);

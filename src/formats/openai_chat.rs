@@ -101,8 +101,8 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
     for (message, line) in src.messages {
         let role = str_field(message, "role").unwrap_or("");
         let is_turn = role == "assistant"
-            || message.get("tool_calls").is_some()
-            || message.get("function_call").is_some();
+            || present(message, "tool_calls")
+            || present(message, "function_call");
         if is_turn {
             let mut turn = Turn {
                 message: message.clone(),
@@ -151,6 +151,11 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
     conversation
 }
 
+/// Present and not null: SDK dumps often carry `"function_call": null`.
+fn present(message: &Value, key: &str) -> bool {
+    message.get(key).is_some_and(|v| !v.is_null())
+}
+
 fn requested_calls(message: &Value, line: Option<u64>, clock: &mut Clock) -> Vec<Call> {
     let mut calls = Vec::new();
     for entry in message
@@ -179,7 +184,7 @@ fn requested_calls(message: &Value, line: Option<u64>, clock: &mut Clock) -> Vec
             ..Default::default()
         });
     }
-    if let Some(function) = message.get("function_call") {
+    if let Some(function) = message.get("function_call").filter(|f| !f.is_null()) {
         calls.push(Call {
             name: str_field(function, "name").unwrap_or("unknown").to_owned(),
             args: function.get("arguments").cloned(),
