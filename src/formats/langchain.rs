@@ -225,11 +225,11 @@ impl Reader<'_, '_> {
                 let time = self.clock.tick(None);
                 let content = body.get("content").cloned().unwrap_or(Value::Null);
                 let id = str_field(body, "tool_call_id").unwrap_or("");
-                match self
-                    .pending
-                    .take_by_id(id)
-                    .and_then(|p| self.conversation.call_mut(p))
-                {
+                // Older tool messages carry only the tool's name.
+                let pos = self.pending.take_by_id(id).or_else(|| {
+                    str_field(body, "name").and_then(|name| self.pending.take_by_name(name))
+                });
+                match pos.and_then(|p| self.conversation.call_mut(p)) {
                     Some(call) => {
                         call.end = Some(time);
                         if str_field(body, "status") == Some("error") {

@@ -260,8 +260,15 @@ impl Session<'_, '_> {
             check_string_args(&mut self.conversation, self.input, &call);
             let pos = (self.conversation.items.len(), 0);
             self.conversation.items.push(Item::Call(call));
-            if let Some(key) = key {
-                self.wait(key, Waiting::Call(pos), line);
+            match key {
+                Some(key) => self.wait(key, Waiting::Call(pos), line),
+                // A badly typed id was warned above.
+                None if id.is_some_and(|v| !v.is_null()) => {}
+                None => self.conversation.warn(
+                    self.input,
+                    line,
+                    "tools/call without an id: no response can be paired with it",
+                ),
             }
             return;
         }
