@@ -106,6 +106,11 @@ fn detect_object(map: &Map<String, Value>) -> Option<(Dialect, String)> {
     {
         return Some((Dialect::Anthropic, "Anthropic Messages API response".into()));
     }
+    if map.get("object").and_then(Value::as_str) == Some("response")
+        && list(map, "output").is_some()
+    {
+        return Some((Dialect::OpenAi, "OpenAI Responses API response".into()));
+    }
     if list(map, "intermediate_steps").is_some() {
         return Some((
             Dialect::LangChain,
@@ -242,6 +247,12 @@ fn detect_list(items: &[Value], claude_hint: bool) -> Option<(Dialect, String)> 
         return Some((
             Dialect::Anthropic,
             "Anthropic messages (tool_use / tool_result blocks or stop_reason)".into(),
+        ));
+    }
+    if items.iter().any(super::openai_responses::is_responses_item) {
+        return Some((
+            Dialect::OpenAi,
+            "OpenAI Responses API items (function_call / function_call_output)".into(),
         ));
     }
     let has_role = |i: &Value| {

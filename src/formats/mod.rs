@@ -18,6 +18,7 @@ pub mod log_input;
 pub mod mcp;
 pub mod message_log;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod otlp;
 pub mod toolscore_custom;
 

@@ -4,6 +4,8 @@
 //! legacy `function` messages by name. toolscore drops those results; here they are the tool
 //! spans' outputs. A tool message with `is_error: true`, a truthy `error`, or `status: "error"`
 //! marks its call failed (OpenAI has no standard error flag; these are what loggers add).
+//! The Responses API shape (response objects and item lists) is read by
+//! [`super::openai_responses`] under the same format name.
 
 use serde_json::Value;
 
@@ -12,7 +14,7 @@ use super::message_log::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
     truthy, u64_field,
 };
-use super::{Format, Input};
+use super::{Format, Input, openai_responses};
 use crate::model::{AttrValue, Batch, LlmFacts};
 
 pub struct OpenAiChat;
@@ -32,9 +34,13 @@ impl Format for OpenAiChat {
             Ok(read) => read,
             Err(batch) => return *batch,
         };
-        let mut conversation = read(input, &doc);
+        let (mut conversation, label) = if openai_responses::is_responses(&doc.root) {
+            (openai_responses::read(input, &doc), "openai responses")
+        } else {
+            (read(input, &doc), "openai chat")
+        };
         conversation.problems.splice(0..0, problems);
-        message_log::build(input, self.name(), "openai chat", conversation)
+        message_log::build(input, self.name(), label, conversation)
     }
 }
 

@@ -448,3 +448,37 @@ fn a_broken_first_jsonl_line_does_not_hide_the_rest() {
     let names: Vec<String> = loaded.calls().into_iter().map(|c| c.tool).collect();
     assert_eq!(names, ["b"]);
 }
+
+#[test]
+fn openai_responses_items_pair_outputs_by_call_id() {
+    let loaded = load(&fixture("openai_responses_items.json"));
+    assert_eq!(
+        loaded.loaded_format,
+        Some("openai-chat"),
+        "{}",
+        loaded.reason
+    );
+    let raw = read_json(&fixture("openai_responses_items.json"));
+    let items = raw.as_array().unwrap();
+    let calls = loaded.calls();
+    let expected: Vec<&str> = items
+        .iter()
+        .filter(|i| i["type"].as_str().is_some_and(|t| t.ends_with("_call")))
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    let names: Vec<&str> = calls.iter().map(|c| c.tool.as_str()).collect();
+    assert_eq!(names, expected);
+    for call in &calls[..2] {
+        let id = call.call_id.as_deref().unwrap();
+        let output = items
+            .iter()
+            .find(|i| i["type"] == "function_call_output" && i["call_id"] == id)
+            .unwrap();
+        assert_eq!(call.result_text.as_deref(), output["output"].as_str());
+    }
+    assert!(calls[2].is_error);
+    assert_eq!(calls[2].error.as_deref(), Some("upstream timeout"));
+    // Reasoning + both calls are one turn; the MCP call and the answer are the second.
+    let inv = loaded.only();
+    assert_eq!(inv.summary().counts.llm, 2);
+}
