@@ -440,6 +440,17 @@ impl Span {
     }
 }
 
+/// Attribute marking a stand-in span: a span seen only at its start, or a tool call known only
+/// from a flattened record (arksim). A later span with the same id that is not provisional
+/// replaces it in the store, so a span is never counted twice.
+pub const PROVISIONAL_ATTR: &str = "toolcap.provisional";
+
+impl Span {
+    pub fn is_provisional(&self) -> bool {
+        matches!(self.attr(PROVISIONAL_ATTR), Some(AttrValue::Bool(true)))
+    }
+}
+
 /// An evaluation verdict attached to an invocation (arksim turns, gold checks).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct EvalVerdict {

@@ -166,7 +166,17 @@ impl Invocation {
 
     /// Adds a span; returns false when a span with that id is already here.
     fn push(&mut self, span: Span) -> bool {
-        if self.span_index.contains_key(&span.span_id) {
+        if let Some(&existing) = self.span_index.get(&span.span_id) {
+            // A provisional stand-in gives way to the real span with the same id.
+            if let Some(slot) = self.spans.get_mut(existing)
+                && slot.is_provisional()
+                && !span.is_provisional()
+            {
+                self.approx_bytes = self.approx_bytes.saturating_sub(approx_span_bytes(slot))
+                    + approx_span_bytes(&span);
+                *slot = span;
+                return true;
+            }
             return false;
         }
         self.approx_bytes += approx_span_bytes(&span);
@@ -191,6 +201,17 @@ impl Invocation {
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
     fn rebuild(&mut self) {
+        let covered = covered_stand_ins(&self.spans);
+        if !covered.is_empty() {
+            self.spans = std::mem::take(&mut self.spans)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !covered.contains(i))
+                .map(|(_, span)| span)
+                .collect();
+            // Re-indexes and re-sizes what is left.
+            self.retain_spans(|_| true);
+        }
         link_tool_calls(&mut self.spans);
         self.tree = build_tree(&self.spans, &self.span_index);
         self.summary = summarize(self);
@@ -220,6 +241,45 @@ fn approx_span_bytes(span: &Span) -> u64 {
         + inline(&span.output.body)
         + attrs
         + span.events.len() as u64 * 64
+}
+
+/// Provisional tool spans (stand-ins from flattened records such as arksim's tool-call lists)
+/// that a real tool span of the same invocation already covers: same tool name and either the
+/// same call id or equal JSON arguments. Each real span covers at most one stand-in, so a call
+/// is never counted twice and repeated identical calls stay distinct.
+fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
+    let mut covered = HashSet::new();
+    let is_tool = |s: &Span| s.kind == SpanKind::Tool;
+    if !spans.iter().any(|s| is_tool(s) && s.is_provisional()) {
+        return covered;
+    }
+    let arguments = |s: &Span| {
+        s.input
+            .inline_text()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+    };
+    let mut used: HashSet<usize> = HashSet::new();
+    for (i, stand_in) in spans.iter().enumerate() {
+        if !is_tool(stand_in) || !stand_in.is_provisional() {
+            continue;
+        }
+        let stand_in_args = arguments(stand_in);
+        let cover = spans.iter().enumerate().find(|(r, real)| {
+            is_tool(real)
+                && !real.is_provisional()
+                && !used.contains(r)
+                && real.tool_name() == stand_in.tool_name()
+                && match (real.tool_call_id(), stand_in.tool_call_id()) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => stand_in_args.is_some() && arguments(real) == stand_in_args,
+                }
+        });
+        if let Some((r, _)) = cover {
+            used.insert(r);
+            covered.insert(i);
+        }
+    }
+    covered
 }
 
 /// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.

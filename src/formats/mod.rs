@@ -9,8 +9,26 @@ use std::sync::OnceLock;
 
 use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
+pub mod a2a;
+pub mod anthropic;
+pub mod arksim;
+pub mod arksim_calls;
+pub mod arksim_eval;
 pub mod classify;
+pub mod gemini;
+pub mod jsonrec;
+pub mod langchain;
+pub mod log_detect;
+pub mod log_input;
+pub mod mcp;
+pub mod message_log;
+pub mod openai_agents;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod openarmature_calls;
+pub mod openarmature_events;
 pub mod otlp;
+pub mod toolscore_custom;
 
 /// The largest input a single source may decompress to. Bigger inputs are refused with a
 /// problem rather than exhausting memory.
@@ -92,7 +110,23 @@ pub trait Format: Sync {
 }
 
 /// Every known format, most specific first: the first whose `detect` answers wins.
-pub static REGISTRY: &[&dyn Format] = &[&otlp::OtlpProtobuf, &otlp::OtlpJson];
+pub static REGISTRY: &[&dyn Format] = &[
+    &openai_agents::OpenAiAgents,
+    &openarmature_events::OpenArmatureEvents,
+    &arksim::ArksimSimulation,
+    &arksim_eval::ArksimEvaluation,
+    &arksim_eval::ArksimScenarios,
+    &arksim::ArksimReceiverDump,
+    &a2a::A2aTask,
+    &otlp::OtlpProtobuf,
+    &otlp::OtlpJson,
+    &mcp::McpSession,
+    &openai_chat::OpenAiChat,
+    &anthropic::AnthropicMessages,
+    &gemini::GeminiContents,
+    &langchain::LangChainLog,
+    &toolscore_custom::ToolscoreCustom,
+];
 
 pub fn by_name(name: &str) -> Option<&'static dyn Format> {
     REGISTRY.iter().copied().find(|f| f.name() == name)

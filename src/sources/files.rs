@@ -56,6 +56,13 @@ pub fn is_candidate(path: &Path) -> bool {
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // Gold trajectories are `check` inputs, and toolscore's own reports (toolscore-result.json,
+    // toolscore-record.json) sit next to the traces it scored: neither is a trace.
+    if crate::formats::message_log::is_gold_name(&Origin::File(path.to_path_buf()))
+        || (name.starts_with("toolscore-") && ext == "json")
+    {
+        return false;
+    }
     !NOT_TRACES.contains(&ext.as_str()) && !name.ends_with(".meta.json")
 }
 

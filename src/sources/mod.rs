@@ -1,7 +1,10 @@
 //! Sources: where bytes come from (files and directories, the directory watcher, the OTLP
 //! receiver, an attached `serve` feed). Sources hand parsed [`crate::model::Batch`]es onward.
 
+pub mod attach;
 pub mod files;
+pub mod tail;
+pub mod watch;
 
 use std::path::PathBuf;
 

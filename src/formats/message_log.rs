@@ -1,0 +1,591 @@
+//! Shared machinery for formats that hold one agent run per file with no span tree of their own:
+//! provider message logs (OpenAI, Anthropic, Gemini, LangChain), MCP JSON-RPC sessions and
+//! toolscore's custom call lists.
+//!
+//! A format reads its file into a [`Conversation`] (assistant turns with their tool calls, or
+//! bare calls) and [`build`] turns that into spans:
+//!
+//! * **Invocation id**: the log's own id when it has one (a response `id`, a `conversation_id`,
+//!   …), else the source path exactly as given (`dir/trace.json`), so two `trace.json` files in
+//!   different folders never merge. Network sources use the endpoint plus a content hash.
+//! * **Tree**: one root span (kind `agent`) per file; each assistant turn is an `llm` span whose
+//!   requested tool calls are its `tool` children; calls without a turn hang off the root.
+//! * **Time**: logs rarely carry timestamps, so every record gets a *synthetic* start from a
+//!   monotonic [`Clock`]: the n-th record starts at n nanoseconds (start order = log order). A
+//!   record that carries a real timestamp uses it (as long as time does not go backwards), and a
+//!   recorded duration sets the end. A tool call ends when its result arrives in the log.
+//! * **Payloads**: arguments, results and messages are kept inline up to
+//!   [`INLINE_PAYLOAD_LIMIT`]; bigger ones stay in the file and are found again by re-parsing it.
+//! * **Tailed JSONL** (a chunk parsed with `load_chunk_as`): the chunk's spans join the same
+//!   invocation under ids prefixed with the chunk's first line; results are paired within a
+//!   chunk only (a result whose call was in an earlier chunk is kept as an unpaired event).
+
+use std::hash::{Hash, Hasher};
+
+use serde_json::Value;
+
+use super::Input;
+use crate::model::{
+    AttrValue, Batch, ErrorInfo, LlmFacts, Origin, Payload, PayloadBody, Problem, RecordRef,
+    RequestedToolCall, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
+};
+
+pub use super::log_input::{Doc, detect_dialect, is_gold_name, read_or_fail};
+
+/// A monotonic clock in nanoseconds: synthetic ticks in log order, real time when known.
+#[derive(Debug, Default)]
+pub struct Clock {
+    last: u64,
+    /// Set when a real timestamp was earlier than the clock and had to be overridden.
+    pub went_backwards: bool,
+}
+
+impl Clock {
+    /// A tailed chunk's clock starts after everything earlier chunks can have used (a
+    /// thousand ticks per line), so start order stays log order across chunks.
+    pub fn for_input(input: &Input) -> Self {
+        Clock {
+            last: input.base_line.saturating_mul(1000),
+            went_backwards: false,
+        }
+    }
+
+    /// The start of the next record: its own timestamp if it has one and it is later than the
+    /// previous record, else one nanosecond after the previous record.
+    pub fn tick(&mut self, real: Option<u64>) -> u64 {
+        match real {
+            Some(t) if t > self.last => self.last = t,
+            Some(_) => {
+                self.went_backwards = true;
+                self.last += 1;
+            }
+            None => self.last += 1,
+        }
+        self.last
+    }
+}
+
+/// A timestamp to nanoseconds: an RFC 3339 string, or a number read as seconds,
+/// milliseconds, microseconds or nanoseconds by magnitude (so `1760000000.5` and
+/// `1760000000500` agree).
+pub fn timestamp_nanos(value: &Value) -> Option<u64> {
+    if let Some(text) = value.as_str() {
+        let parsed = time::OffsetDateTime::parse(
+            text.trim(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .ok()?;
+        return u64::try_from(parsed.unix_timestamp_nanos()).ok();
+    }
+    let n = value.as_f64().filter(|n| n.is_finite() && *n > 0.0)?;
+    let nanos = if n < 1e11 {
+        n * 1e9
+    } else if n < 1e14 {
+        n * 1e6
+    } else if n < 1e17 {
+        n * 1e3
+    } else {
+        n
+    };
+    (nanos < u64::MAX as f64).then_some(nanos.round() as u64)
+}
+
+/// A duration in seconds to nanoseconds.
+pub fn seconds_nanos(value: &Value) -> Option<u64> {
+    let s = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0)?;
+    let nanos = s * 1e9;
+    (nanos < u64::MAX as f64).then_some(nanos.round() as u64)
+}
+
+/// One tool call as a log records it.
+#[derive(Debug, Default)]
+pub struct Call {
+    pub name: String,
+    pub call_id: Option<String>,
+    /// Arguments exactly as recorded (a JSON string stays a string, so its text is kept).
+    pub args: Option<Value>,
+    pub args_field: &'static str,
+    pub result: Option<Value>,
+    pub result_field: &'static str,
+    pub error: Option<ErrorInfo>,
+    pub start: u64,
+    pub end: Option<u64>,
+    pub line: Option<u64>,
+    pub attributes: Vec<(String, AttrValue)>,
+}
+
+impl Call {
+    pub fn fail(&mut self, error_type: &str, message: Option<String>) {
+        self.error = Some(ErrorInfo {
+            error_type: Some(error_type.to_owned()),
+            message,
+        });
+    }
+}
+
+/// One assistant turn: the message, what led to it, and the calls it requested.
+#[derive(Debug, Default)]
+pub struct Turn {
+    pub message: Value,
+    /// The messages between the previous assistant turn and this one.
+    pub prompt: Vec<Value>,
+    pub llm: LlmFacts,
+    pub calls: Vec<Call>,
+    pub start: u64,
+    pub line: Option<u64>,
+    pub attributes: Vec<(String, AttrValue)>,
+}
+
+/// Something in the log that is neither a turn nor a call (an assistant-less run, MCP
+/// protocol traffic) but still belongs to the run.
+#[derive(Debug)]
+pub enum Item {
+    Turn(Turn),
+    Call(Call),
+}
+
+/// Everything a format read from one file, ready for [`build`].
+#[derive(Debug, Default)]
+pub struct Conversation {
+    pub native_id: Option<String>,
+    pub items: Vec<Item>,
+    pub root_attributes: Vec<(String, AttrValue)>,
+    pub root_events: Vec<SpanEvent>,
+    pub problems: Vec<Problem>,
+}
+
+impl Conversation {
+    /// `line` is a file line (as [`Doc::line_of`] gives it).
+    pub fn warn(&mut self, input: &Input, line: Option<u64>, message: impl Into<String>) {
+        self.problems
+            .push(Problem::warning(input.origin, line, message));
+    }
+
+    pub fn call_mut(&mut self, (item, call): CallPos) -> Option<&mut Call> {
+        match self.items.get_mut(item)? {
+            Item::Turn(turn) => turn.calls.get_mut(call),
+            Item::Call(c) => (call == 0).then_some(c),
+        }
+    }
+
+    /// A result (or failure) that names no known call: kept as a root event, and warned.
+    pub fn orphan_result(
+        &mut self,
+        input: &Input,
+        line: Option<u64>,
+        time: u64,
+        what: &str,
+        content: &Value,
+    ) {
+        self.warn(
+            input,
+            line,
+            format!("{what} matches no earlier tool call; kept on the root"),
+        );
+        self.root_events.push(SpanEvent {
+            time_unix_nano: time,
+            name: "unpaired tool result".into(),
+            attributes: vec![
+                ("what".into(), AttrValue::Str(what.to_owned())),
+                (
+                    "content".into(),
+                    AttrValue::Payload(Payload::inline("content", payload_text(content))),
+                ),
+            ],
+        });
+    }
+
+    pub fn call_count(&self) -> usize {
+        self.items
+            .iter()
+            .map(|item| match item {
+                Item::Turn(turn) => turn.calls.len(),
+                Item::Call(_) => 1,
+            })
+            .sum()
+    }
+}
+
+/// Tool calls still waiting for their result, found by call id or (for logs without ids) by
+/// name in request order. Each call is paired at most once.
+#[derive(Debug, Default)]
+pub struct PendingCalls {
+    by_id: std::collections::HashMap<String, std::collections::VecDeque<CallPos>>,
+    by_name: std::collections::HashMap<String, std::collections::VecDeque<CallPos>>,
+    done: std::collections::HashSet<CallPos>,
+}
+
+/// Where a call sits: item index in [`Conversation::items`], call index inside a turn.
+pub type CallPos = (usize, usize);
+
+impl PendingCalls {
+    pub fn register(&mut self, pos: CallPos, id: Option<&str>, name: &str) {
+        if let Some(id) = id {
+            self.by_id.entry(id.to_owned()).or_default().push_back(pos);
+        }
+        self.by_name
+            .entry(name.to_owned())
+            .or_default()
+            .push_back(pos);
+    }
+
+    fn take_from(
+        queue: Option<&mut std::collections::VecDeque<CallPos>>,
+        done: &mut std::collections::HashSet<CallPos>,
+    ) -> Option<CallPos> {
+        let queue = queue?;
+        while let Some(pos) = queue.pop_front() {
+            if done.insert(pos) {
+                return Some(pos);
+            }
+        }
+        None
+    }
+
+    pub fn take_by_id(&mut self, id: &str) -> Option<CallPos> {
+        Self::take_from(self.by_id.get_mut(id), &mut self.done)
+    }
+
+    pub fn take_by_name(&mut self, name: &str) -> Option<CallPos> {
+        Self::take_from(self.by_name.get_mut(name), &mut self.done)
+    }
+
+    /// Calls never paired with a result.
+    pub fn unpaired(&self) -> usize {
+        let mut all: std::collections::HashSet<CallPos> = std::collections::HashSet::new();
+        for queue in self.by_name.values() {
+            all.extend(queue.iter().copied());
+        }
+        all.difference(&self.done).count()
+    }
+}
+
+/// The text a payload shows: strings as they are (a JSON string's text is kept verbatim),
+/// anything else as compact JSON.
+pub fn payload_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn payload_of(field: &str, value: Option<&Value>) -> Payload {
+    match value {
+        Some(v) => Payload::inline(field, payload_text(v)),
+        None => Payload::not_captured(),
+    }
+}
+
+/// The invocation id: the log's own id, else the source path as given (see module docs).
+pub fn invocation_id(input: &Input, native: Option<&str>) -> String {
+    if let Some(id) = native.filter(|id| !id.trim().is_empty()) {
+        return id.to_owned();
+    }
+    match input.origin {
+        Origin::File(path) => path.display().to_string(),
+        Origin::Endpoint(endpoint) => {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            input.bytes.hash(&mut hasher);
+            format!("{endpoint}#{:016x}", hasher.finish())
+        }
+    }
+}
+
+/// A short display name: the label plus the last two path components.
+fn root_name(input: &Input, label: &str) -> String {
+    match input.origin {
+        Origin::File(path) => {
+            let parts: Vec<String> = path
+                .components()
+                .rev()
+                .take(2)
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let short: Vec<&str> = parts.iter().rev().map(String::as_str).collect();
+            format!("{label} · {}", short.join("/"))
+        }
+        Origin::Endpoint(endpoint) => format!("{label} · {endpoint}"),
+    }
+}
+
+/// Turns a conversation into spans: root, one `llm` span per turn, one `tool` span per call.
+/// Warns "0 tool calls found" when the log holds none.
+pub fn build(
+    input: &Input,
+    format: &'static str,
+    label: &str,
+    mut conversation: Conversation,
+) -> Batch {
+    let trace_id = invocation_id(input, conversation.native_id.as_deref());
+    if conversation.call_count() == 0 && input.base_line == 0 {
+        conversation.warn(input, None, "0 tool calls found");
+    }
+    let base = |span_id: String, parent: Option<&str>, name: String, kind: SpanKind| Span {
+        trace_id: trace_id.clone(),
+        span_id,
+        parent_span_id: parent.map(str::to_owned),
+        name,
+        kind,
+        format,
+        origin: Some(input.origin.clone()),
+        ..Default::default()
+    };
+    let root_id = "root".to_owned();
+    // A tailed file hands over later chunks on their own: their spans get ids of their own
+    // (prefixed with the chunk's first line) so they add to the run instead of colliding.
+    let chunk = if input.base_line > 0 {
+        format!("L{}:", input.base_line + 1)
+    } else {
+        String::new()
+    };
+    let mut spans = Vec::new();
+    let mut turn_number = 0usize;
+    for (index, item) in conversation.items.into_iter().enumerate() {
+        match item {
+            Item::Call(call) => spans.push(tool_span(
+                &base,
+                &root_id,
+                format!("{chunk}call-{index}"),
+                call,
+            )),
+            Item::Turn(turn) => {
+                turn_number += 1;
+                let turn_id = format!("{chunk}turn-{turn_number}");
+                let name = match &turn.llm.model {
+                    Some(model) => format!("chat {model}"),
+                    None => format!("assistant turn {turn_number}"),
+                };
+                let mut span = base(turn_id.clone(), Some(&root_id), name, SpanKind::Llm);
+                span.start_unix_nano = turn.start;
+                span.line = turn.line;
+                span.output = Payload::inline("message", payload_text(&turn.message));
+                if !turn.prompt.is_empty() {
+                    span.input = Payload::inline("messages", Value::Array(turn.prompt).to_string());
+                }
+                span.attributes = turn.attributes;
+                let mut llm = turn.llm;
+                llm.requested_tool_calls = turn
+                    .calls
+                    .iter()
+                    .map(|c| RequestedToolCall {
+                        id: c.call_id.clone(),
+                        name: c.name.clone(),
+                    })
+                    .collect();
+                span.llm = Some(llm);
+                let mut end = span.start_unix_nano + 1;
+                let first_child = spans.len() + 1;
+                spans.push(span);
+                for (call_index, call) in turn.calls.into_iter().enumerate() {
+                    let child = tool_span(
+                        &base,
+                        &turn_id,
+                        format!("{chunk}call-{index}.{call_index}"),
+                        call,
+                    );
+                    end = end.max(child.end_unix_nano);
+                    spans.push(child);
+                }
+                if let Some(turn_span) = spans.get_mut(first_child - 1) {
+                    turn_span.end_unix_nano = end;
+                }
+            }
+        }
+    }
+    let start = spans.iter().map(|s| s.start_unix_nano).min().unwrap_or(1);
+    let end = spans
+        .iter()
+        .map(|s| s.end_unix_nano)
+        .max()
+        .unwrap_or(start + 1)
+        .max(start + 1);
+    let mut root = base(root_id, None, root_name(input, label), SpanKind::Agent);
+    root.start_unix_nano = start;
+    root.end_unix_nano = end;
+    root.attributes = conversation.root_attributes;
+    root.attributes
+        .push(("log.format".into(), AttrValue::Str(format.into())));
+    root.events = conversation.root_events;
+    spans.insert(0, root);
+    leave_big_payloads_on_disk(input, format, &chunk, &mut spans);
+    Batch {
+        spans,
+        problems: conversation.problems,
+        ..Default::default()
+    }
+}
+
+/// Payloads above this size stay in the file and are re-read when a pane shows them.
+pub const INLINE_PAYLOAD_LIMIT: u64 = 16 * 1024;
+
+/// Swaps big inline payloads of a plain file for references: the record is the parsed bytes
+/// and the locator `<span id>#input|output` names the payload, found again by re-parsing
+/// (see [`reload_payload`]). Span ids in the locator drop the chunk prefix, because the record
+/// re-parses as its own chunk.
+fn leave_big_payloads_on_disk(
+    input: &Input,
+    format: &'static str,
+    chunk: &str,
+    spans: &mut [Span],
+) {
+    let Origin::File(path) = input.origin else {
+        return;
+    };
+    if input.was_gzip {
+        return;
+    }
+    let record = std::sync::Arc::new(RecordRef {
+        path: std::sync::Arc::new(path.clone()),
+        offset: input.base_offset,
+        len: input.bytes.len() as u64,
+        gzip: false,
+        format,
+    });
+    for span in spans {
+        let local_id = span
+            .span_id
+            .strip_prefix(chunk)
+            .unwrap_or(&span.span_id)
+            .to_owned();
+        for (which, payload) in [("input", &mut span.input), ("output", &mut span.output)] {
+            if payload.bytes > INLINE_PAYLOAD_LIMIT && payload.inline_text().is_some() {
+                payload.body = PayloadBody::InRecord {
+                    record: record.clone(),
+                    locator: format!("{local_id}#{which}").into(),
+                };
+            }
+        }
+    }
+}
+
+/// Finds a payload left on disk again: re-parses its record with the same format and takes
+/// the named span's input or output. `None` when the file no longer holds it.
+pub fn reload_payload(format: &dyn super::Format, record: &[u8], locator: &str) -> Option<String> {
+    let (span_id, which) = locator.rsplit_once('#')?;
+    // A non-file origin keeps every payload inline in the re-parse.
+    let origin = Origin::Endpoint("payload reload".into());
+    let input = Input::new(&origin, record, None);
+    let batch = format.parse(&input);
+    let span = batch.spans.iter().find(|s| s.span_id == span_id)?;
+    let payload = match which {
+        "input" => &span.input,
+        "output" => &span.output,
+        _ => return None,
+    };
+    payload.inline_text().map(str::to_owned)
+}
+
+fn tool_span(
+    base: &impl Fn(String, Option<&str>, String, SpanKind) -> Span,
+    parent: &str,
+    span_id: String,
+    call: Call,
+) -> Span {
+    let mut span = base(span_id, Some(parent), call.name.clone(), SpanKind::Tool);
+    span.start_unix_nano = call.start;
+    span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
+    span.line = call.line;
+    span.tool = Some(ToolFacts {
+        name: Some(call.name),
+        call_id: call.call_id,
+        requested_by: None,
+    });
+    span.input = payload_of(call.args_field, call.args.as_ref());
+    span.output = payload_of(call.result_field, call.result.as_ref());
+    span.status = if call.error.is_some() {
+        SpanStatus::Error
+    } else if call.result.is_some() {
+        SpanStatus::Ok
+    } else {
+        SpanStatus::Unset
+    };
+    span.error = call.error;
+    span.attributes = call.attributes;
+    span
+}
+
+/// A JSON string holding arguments: parsed value, or `None` (caller warns) when invalid.
+pub fn parse_json_string(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok()
+}
+
+/// Checks a call's arguments: a string must hold JSON (warned otherwise).
+pub fn check_string_args(conversation: &mut Conversation, input: &Input, call: &Call) {
+    if let Some(Value::String(text)) = &call.args
+        && parse_json_string(text).is_none()
+    {
+        conversation.warn(
+            input,
+            call.line,
+            format!(
+                "arguments were not valid JSON for call {} ({}); kept as text",
+                call.name,
+                call.call_id.as_deref().unwrap_or("no id")
+            ),
+        );
+    }
+}
+
+/// A string field, if present and a string.
+pub fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key)?.as_str()
+}
+
+/// A result or error value is "truthy" the way a log writer means it: not null, not false,
+/// not an empty string, array or object.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        Value::Number(_) => true,
+    }
+}
+
+/// Text of an error value: a string as is, an object's `message`, else compact JSON.
+pub fn error_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Object(map) => map
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| value.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// A token count from the first key present.
+pub fn u64_field(value: &Value, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| value.get(*k)?.as_u64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_is_monotonic_and_prefers_real_time() {
+        let mut clock = Clock::default();
+        assert_eq!(clock.tick(None), 1);
+        assert_eq!(clock.tick(Some(100)), 100);
+        assert_eq!(clock.tick(Some(50)), 101);
+        assert!(clock.went_backwards);
+        assert_eq!(clock.tick(None), 102);
+    }
+
+    #[test]
+    fn timestamps_scale_by_magnitude() {
+        let s = serde_json::json!(1760000000.5);
+        let ms = serde_json::json!(1760000000500u64);
+        assert_eq!(timestamp_nanos(&s), timestamp_nanos(&ms));
+        assert_eq!(timestamp_nanos(&serde_json::json!(-1)), None);
+        assert_eq!(
+            timestamp_nanos(&serde_json::json!("2025-10-09T08:53:20.5Z")),
+            timestamp_nanos(&s)
+        );
+        assert_eq!(timestamp_nanos(&serde_json::json!("yesterday")), None);
+    }
+}

@@ -1,0 +1,210 @@
+//! toolscore's custom trace format: `{"calls": […]}`, `{"tool_calls": […]}`, a bare list, or
+//! one call. Per call: name from `tool` / `name` / `function`; arguments from `args` /
+//! `arguments` / `input`; `result` / `output`; `timestamp` / `time` (seconds) and `duration` /
+//! `elapsed` (seconds) give real start and end; `cost` (USD); `id`; a call fails when
+//! `is_error` is `true` or `error` is truthy. Every other key is kept as an attribute.
+//!
+//! Unlike toolscore, falsy values are kept: `result: 0`, `duration: 0` and `timestamp: 0`
+//! stay (toolscore's `or` fallbacks turn them into None).
+//!
+//! Gold files share this shape; files named `gold*`, `*.gold`, `*-gold`, `*_gold` are refused
+//! here (the directory walk skips them too) and read with [`read_gold`] instead.
+
+use serde_json::Value;
+
+use super::log_detect::Dialect;
+use super::message_log::{
+    self, Call, Clock, Conversation, Item, check_string_args, seconds_nanos, str_field,
+    timestamp_nanos, truthy,
+};
+use super::{Format, Input};
+use crate::model::{AttrValue, Batch, GoldCall, GoldSpec};
+
+pub struct ToolscoreCustom;
+
+const KNOWN_KEYS: &[&str] = &[
+    "tool",
+    "name",
+    "function",
+    "args",
+    "arguments",
+    "input",
+    "result",
+    "output",
+    "timestamp",
+    "time",
+    "duration",
+    "elapsed",
+    "cost",
+    "id",
+    "error",
+    "is_error",
+];
+
+impl Format for ToolscoreCustom {
+    fn name(&self) -> &'static str {
+        "toolscore-custom"
+    }
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        message_log::reload_payload(self, record, locator)
+    }
+    fn detect(&self, input: &Input) -> Option<String> {
+        message_log::detect_dialect(input, Dialect::ToolscoreCustom)
+    }
+    fn parse(&self, input: &Input) -> Batch {
+        let (doc, problems) = match message_log::read_or_fail(input) {
+            Ok(read) => read,
+            Err(batch) => return *batch,
+        };
+        let root = &doc.root;
+        let mut conversation = Conversation {
+            native_id: ["trace_id", "run_id", "id"]
+                .iter()
+                .find_map(|k| str_field(root, k).filter(|_| root.get("tool").is_none()))
+                .map(str::to_owned),
+            problems,
+            ..Default::default()
+        };
+        let calls: Vec<(&Value, Option<u64>)> = match root {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v, doc.line_of(i)))
+                .collect(),
+            other => match ["calls", "tool_calls"]
+                .iter()
+                .find_map(|k| other.get(*k).and_then(Value::as_array))
+            {
+                Some(items) => items.iter().map(|v| (v, None)).collect(),
+                None => vec![(other, None)],
+            },
+        };
+        let mut clock = Clock::for_input(input);
+        for (index, (item, line)) in calls.into_iter().enumerate() {
+            if let Some(call) = read_call(input, &mut conversation, &mut clock, item, index, line) {
+                conversation.items.push(Item::Call(call));
+            }
+        }
+        if clock.went_backwards {
+            conversation.warn(
+                input,
+                None,
+                "timestamps go backwards; calls are kept in file order",
+            );
+        }
+        message_log::build(input, self.name(), "toolscore trace", conversation)
+    }
+}
+
+fn call_name(item: &Value) -> Option<&str> {
+    str_field(item, "tool")
+        .or_else(|| str_field(item, "name"))
+        .or_else(|| str_field(item, "function"))
+        .or_else(|| item.get("function").and_then(|f| str_field(f, "name")))
+        .filter(|n| !n.is_empty())
+}
+
+fn first<'v>(item: &'v Value, keys: &[&str]) -> Option<&'v Value> {
+    keys.iter().find_map(|k| item.get(*k))
+}
+
+fn to_attr(value: &Value) -> AttrValue {
+    match value {
+        Value::Null => AttrValue::Null,
+        Value::Bool(b) => AttrValue::Bool(*b),
+        Value::Number(n) => n
+            .as_i64()
+            .map(AttrValue::Int)
+            .unwrap_or_else(|| AttrValue::Float(n.as_f64().unwrap_or(f64::NAN))),
+        Value::String(s) => AttrValue::Str(s.clone()),
+        other => AttrValue::Payload(crate::model::Payload::inline("value", other.to_string())),
+    }
+}
+
+fn read_call(
+    input: &Input,
+    conversation: &mut Conversation,
+    clock: &mut Clock,
+    item: &Value,
+    index: usize,
+    line: Option<u64>,
+) -> Option<Call> {
+    let Some(name) = call_name(item) else {
+        conversation.warn(
+            input,
+            line,
+            format!("call {} has no tool name; skipped", index + 1),
+        );
+        return None;
+    };
+    let start = clock.tick(first(item, &["timestamp", "time"]).and_then(timestamp_nanos));
+    let mut call = Call {
+        name: name.to_owned(),
+        call_id: item.get("id").and_then(|id| match id {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }),
+        args: first(item, &["args", "arguments", "input"]).cloned(),
+        args_field: "args",
+        result: first(item, &["result", "output"]).cloned(),
+        result_field: "result",
+        start,
+        end: first(item, &["duration", "elapsed"])
+            .and_then(seconds_nanos)
+            .map(|d| start.saturating_add(d)),
+        line,
+        ..Default::default()
+    };
+    check_string_args(conversation, input, &call);
+    let error = item.get("error").filter(|e| truthy(e));
+    if item.get("is_error").and_then(Value::as_bool) == Some(true) || error.is_some() {
+        call.fail("error", error.map(message_log::error_text));
+    }
+    if let Some(cost) = item.get("cost").and_then(Value::as_f64) {
+        call.attributes
+            .push(("cost_usd".into(), AttrValue::Float(cost)));
+    }
+    if let Some(map) = item.as_object() {
+        for (key, value) in map {
+            if !KNOWN_KEYS.contains(&key.as_str()) {
+                call.attributes.push((key.clone(), to_attr(value)));
+            }
+        }
+    }
+    Some(call)
+}
+
+/// Reads a toolscore gold file (a list, or `{"calls": […]}`) the way toolscore does: only
+/// items with a string `tool` count (others are dropped and reported in the second value),
+/// `args` is kept exactly (absent or null = "do not check"), plus `description` and
+/// `side_effects`.
+pub fn read_gold(value: &Value, source: &str) -> Result<(GoldSpec, usize), String> {
+    let items = match value {
+        Value::Array(items) => items,
+        other => other
+            .get("calls")
+            .and_then(Value::as_array)
+            .ok_or("a gold file must be a JSON array of tool calls or {\"calls\": [...]}")?,
+    };
+    let mut spec = GoldSpec {
+        source: source.to_owned(),
+        ..Default::default()
+    };
+    let mut dropped = 0;
+    for item in items {
+        let Some(tool) = str_field(item, "tool") else {
+            dropped += 1;
+            continue;
+        };
+        spec.calls.push(GoldCall {
+            tool: tool.to_owned(),
+            args: item.get("args").and_then(Value::as_object).cloned(),
+            description: str_field(item, "description")
+                .filter(|d| !d.is_empty())
+                .map(str::to_owned),
+            side_effects: item.get("side_effects").cloned(),
+        });
+    }
+    Ok((spec, dropped))
+}

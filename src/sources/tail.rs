@@ -1,0 +1,250 @@
+//! Following a growing JSON-lines file: hands over only complete lines, with the byte offset
+//! and line number they start at, and notices when the file was truncated, rewritten or
+//! replaced so the caller can forget what it read and start again.
+//!
+//! The tailer keeps no file content in memory between polls: it remembers how far it has
+//! consumed plus two small fingerprints (the file's first bytes and the bytes just before
+//! the consumed offset). A half-written last line stays on disk until its newline arrives.
+
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Window read per step while looking for complete lines.
+const READ_WINDOW: u64 = 4 << 20;
+/// A single line longer than this is reported and skipped rather than buffered.
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
+/// Bytes hashed at the start of the file and just before the consumed offset to recognise a
+/// file that was rewritten in place with different content.
+const FINGERPRINT_BYTES: u64 = 4096;
+
+/// Complete lines of a file, starting at `offset` (bytes) after `line` earlier lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineChunk {
+    pub offset: u64,
+    /// Lines before this chunk: its first line is `line + 1`. Pass it as `base_line`.
+    pub line: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// What one [`Tailer::poll`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TailPoll {
+    /// The file no longer holds what was consumed (truncated, rewritten, or replaced by a new
+    /// file at the same path): everything read before must be forgotten. Chunks in this poll
+    /// start again from offset 0.
+    pub reset: bool,
+    pub chunks: Vec<LineChunk>,
+    /// 1-based numbers of lines longer than [`MAX_LINE_BYTES`], skipped.
+    pub oversize_lines: Vec<u64>,
+    /// Bytes after the last newline that are waiting for the rest of their line.
+    pub pending_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fingerprint {
+    len: u64,
+    hash: u64,
+}
+
+/// Follows one JSON-lines file. See the module documentation.
+#[derive(Debug)]
+pub struct Tailer {
+    path: PathBuf,
+    offset: u64,
+    /// Newlines consumed so far.
+    line: u64,
+    identity: Option<(u64, u64)>,
+    head: Option<Fingerprint>,
+    before_offset: Option<Fingerprint>,
+    /// The last consumed record had no newline yet (it was flushed as complete JSON); a
+    /// newline arriving next belongs to it.
+    open_line: bool,
+    /// Inside a line longer than [`MAX_LINE_BYTES`], dropping bytes until its newline.
+    skipping: bool,
+}
+
+impl Tailer {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Tailer {
+            path: path.into(),
+            offset: 0,
+            line: 0,
+            identity: None,
+            head: None,
+            before_offset: None,
+            open_line: false,
+            skipping: false,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes consumed so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Complete lines consumed so far.
+    pub fn lines(&self) -> u64 {
+        self.line
+    }
+
+    /// Reads what was appended since the last poll. With `flush_unterminated`, a last line
+    /// without its newline is consumed too, but only when it is a complete JSON value on its
+    /// own (a writer that never ends its file with a newline, seen after a quiet period).
+    pub fn poll(&mut self, flush_unterminated: bool) -> io::Result<TailPoll> {
+        let mut file = File::open(&self.path)?;
+        let meta = file.metadata()?;
+        let len = meta.len();
+        let identity = identity_of(&meta);
+        let mut out = TailPoll::default();
+        let replaced = self.identity.is_some() && identity != self.identity;
+        if replaced || len < self.offset || !self.fingerprints_hold(&mut file)? {
+            out.reset = self.offset > 0 || replaced;
+            self.restart();
+        }
+        self.identity = identity;
+
+        let mut window = READ_WINDOW;
+        while self.offset < len {
+            let remaining = len - self.offset;
+            let want = remaining.min(window);
+            let buf = read_range(&mut file, self.offset, want)?;
+            if buf.is_empty() {
+                break; // shrank while we read; the next event sorts it out
+            }
+            if self.skipping {
+                match memchr::memchr(b'\n', &buf) {
+                    Some(i) => {
+                        self.offset += i as u64 + 1;
+                        self.line += 1;
+                        self.skipping = false;
+                    }
+                    None => self.offset += buf.len() as u64,
+                }
+                continue;
+            }
+            if self.open_line && buf.first() == Some(&b'\n') {
+                self.offset += 1;
+                self.line += 1;
+                self.open_line = false;
+                continue;
+            }
+            self.open_line = false;
+            match memchr::memrchr(b'\n', &buf) {
+                Some(last) => {
+                    let mut bytes = buf;
+                    bytes.truncate(last + 1);
+                    let newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                    let consumed = bytes.len() as u64;
+                    out.chunks.push(LineChunk {
+                        offset: self.offset,
+                        line: self.line,
+                        bytes,
+                    });
+                    self.offset += consumed;
+                    self.line += newlines;
+                    window = READ_WINDOW;
+                }
+                None if (buf.len() as u64) < remaining => {
+                    // One line fills the window and goes on: widen, up to the line limit.
+                    if window >= MAX_LINE_BYTES {
+                        out.oversize_lines.push(self.line + 1);
+                        self.offset += buf.len() as u64;
+                        self.skipping = true;
+                        window = READ_WINDOW;
+                    } else {
+                        window = (window * 2).min(MAX_LINE_BYTES);
+                    }
+                }
+                None => {
+                    if flush_unterminated && is_whole_json(&buf) {
+                        let consumed = buf.len() as u64;
+                        out.chunks.push(LineChunk {
+                            offset: self.offset,
+                            line: self.line,
+                            bytes: buf,
+                        });
+                        self.offset += consumed;
+                        self.open_line = true;
+                    } else {
+                        out.pending_bytes = buf.len() as u64;
+                    }
+                    break;
+                }
+            }
+        }
+        self.head = fingerprint(&mut file, 0, self.offset.min(FINGERPRINT_BYTES))?;
+        let tail_len = self.offset.min(FINGERPRINT_BYTES);
+        self.before_offset = fingerprint(&mut file, self.offset - tail_len, tail_len)?;
+        Ok(out)
+    }
+
+    fn restart(&mut self) {
+        self.offset = 0;
+        self.line = 0;
+        self.head = None;
+        self.before_offset = None;
+        self.open_line = false;
+        self.skipping = false;
+    }
+
+    /// Whether the bytes already consumed still look the same on disk.
+    fn fingerprints_hold(&self, file: &mut File) -> io::Result<bool> {
+        let consumed_tail = self.offset.min(FINGERPRINT_BYTES);
+        for (expected, start) in [
+            (self.head, 0),
+            (self.before_offset, self.offset - consumed_tail),
+        ] {
+            if let Some(expected) = expected
+                && fingerprint(file, start, expected.len)? != Some(expected)
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// True when `bytes` is one complete JSON object or array (surrounding whitespace allowed).
+pub fn is_whole_json(bytes: &[u8]) -> bool {
+    let text = bytes.trim_ascii();
+    (text.starts_with(b"{") || text.starts_with(b"["))
+        && serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+/// Device and inode: a new file moved over the path has a different identity.
+#[cfg(unix)]
+fn identity_of(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity_of(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+fn read_range(file: &mut File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut buf = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn fingerprint(file: &mut File, offset: u64, len: u64) -> io::Result<Option<Fingerprint>> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let bytes = read_range(file, offset, len)?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    Ok(Some(Fingerprint {
+        len: bytes.len() as u64,
+        hash: hasher.finish(),
+    }))
+}

@@ -1,0 +1,466 @@
+//! One watched file's state: is it a JSON-lines file being appended to (tailed line by line)
+//! or a whole document (re-read when it changes, loaded only once it is complete)?
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::formats::{self, Format, Input};
+use crate::model::{Batch, Origin, Problem};
+use crate::sources::IngestEvent;
+use crate::sources::tail::{LineChunk, MAX_LINE_BYTES, Tailer, is_whole_json};
+
+/// The app stopped listening; the watcher winds down.
+#[derive(Debug)]
+pub(super) struct Closed;
+
+/// Sends to the app, waiting while the channel is full (never dropping).
+pub(super) struct Emitter {
+    pub tx: tokio::sync::mpsc::Sender<IngestEvent>,
+}
+
+impl Emitter {
+    pub fn send(&self, event: IngestEvent) -> Result<(), Closed> {
+        self.tx.blocking_send(event).map_err(|_| Closed)
+    }
+}
+
+/// Settings every tracked file shares.
+pub(super) struct Ctx {
+    pub registry: &'static [&'static dyn Format],
+    pub quiet: Duration,
+}
+
+/// Why a file is being looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Why {
+    /// The file system reported a change (or the file was just found).
+    Change,
+    /// Nothing happened to it for the quiet period: flush or give up on what is pending.
+    Settle,
+}
+
+/// The file is not there (any more).
+pub(super) struct Gone;
+
+enum Mode {
+    Undecided,
+    Lines {
+        tailer: Tailer,
+        format: Option<&'static dyn Format>,
+        unrecognised_reported: bool,
+    },
+    /// `settled` is the content hash last loaded or last reported as invalid.
+    Document {
+        settled: Option<u64>,
+    },
+}
+
+pub(super) struct TrackedFile {
+    path: PathBuf,
+    origin: Origin,
+    extension: Option<String>,
+    mode: Mode,
+    /// Something from this file reached the app, so a re-read must send `Forget` first.
+    emitted: bool,
+    /// When to look again if nothing changes (a pending line or an incomplete document).
+    pub deadline: Option<Instant>,
+    error_reported: bool,
+    /// Size and modification time of a settled document: when both are unchanged, an event
+    /// (e.g. for its directory) needs no re-read.
+    settled_stamp: Option<(u64, SystemTime)>,
+}
+
+impl TrackedFile {
+    pub fn new(path: &Path) -> Self {
+        let extension = extension_of(path);
+        let mode = if lines_by_name(path) {
+            Mode::Lines {
+                tailer: Tailer::new(path),
+                format: None,
+                unrecognised_reported: false,
+            }
+        } else {
+            Mode::Undecided
+        };
+        TrackedFile {
+            path: path.to_path_buf(),
+            origin: Origin::File(path.to_path_buf()),
+            extension,
+            mode,
+            emitted: false,
+            deadline: None,
+            error_reported: false,
+            settled_stamp: None,
+        }
+    }
+
+    /// Looks at the file and sends whatever became complete.
+    pub fn process(
+        &mut self,
+        why: Why,
+        ctx: &Ctx,
+        out: &Emitter,
+    ) -> Result<Result<(), Gone>, Closed> {
+        if why == Why::Settle {
+            self.deadline = None;
+        }
+        if matches!(self.mode, Mode::Lines { .. }) {
+            return self.follow_lines(why, ctx, out);
+        }
+        let stamp = stamp_of(&self.path);
+        if matches!(self.mode, Mode::Document { settled: Some(_) })
+            && stamp.is_some()
+            && stamp == self.settled_stamp
+        {
+            return Ok(Ok(()));
+        }
+        let bytes = match read_whole(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(Gone)),
+            Err(e) => return self.report_error(e.to_string(), out).map(Ok),
+        };
+        self.error_reported = false;
+        if bytes.trim_ascii().is_empty() {
+            // A fresh file an exporter has not written to yet (nothing to say), or a document
+            // emptied for a rewrite: its old content goes once it stays empty.
+            match why {
+                Why::Change => self.deadline = Some(Instant::now() + ctx.quiet),
+                Why::Settle => {
+                    self.forget(out)?;
+                    self.mode = Mode::Undecided;
+                }
+            }
+            return Ok(Ok(()));
+        }
+        if starts_as_json_lines(&bytes) {
+            self.forget(out)?;
+            self.mode = Mode::Lines {
+                tailer: Tailer::new(&self.path),
+                format: None,
+                unrecognised_reported: false,
+            };
+            return self.follow_lines(why, ctx, out);
+        }
+        self.document(bytes, why, ctx, out)?;
+        self.settled_stamp = match self.mode {
+            Mode::Document { settled: Some(_) } => stamp,
+            _ => None,
+        };
+        Ok(Ok(()))
+    }
+
+    fn document(
+        &mut self,
+        bytes: Vec<u8>,
+        why: Why,
+        ctx: &Ctx,
+        out: &Emitter,
+    ) -> Result<(), Closed> {
+        let hash = content_hash(&bytes);
+        let settled = match self.mode {
+            Mode::Document { settled } => settled,
+            _ => None,
+        };
+        if settled == Some(hash) {
+            return Ok(());
+        }
+        match completeness(&bytes) {
+            Ok(()) => {
+                self.forget(out)?;
+                let batch = parse_document(ctx.registry, &self.origin, &bytes);
+                self.mode = Mode::Document {
+                    settled: Some(hash),
+                };
+                self.deadline = None;
+                self.send(batch, out)
+            }
+            Err(_) if why == Why::Change => {
+                self.mode = Mode::Document { settled };
+                self.deadline = Some(Instant::now() + ctx.quiet);
+                Ok(())
+            }
+            Err(reason) => {
+                // Quiet for a whole period and still incomplete: say so once, until it changes.
+                self.forget(out)?;
+                self.mode = Mode::Document {
+                    settled: Some(hash),
+                };
+                let mut batch = Batch::default();
+                batch.problems.push(Problem::error(
+                    &self.origin,
+                    None,
+                    format!(
+                        "still not a complete document after {} ms without changes: {reason}",
+                        ctx.quiet.as_millis()
+                    ),
+                ));
+                self.send(batch, out)
+            }
+        }
+    }
+
+    fn follow_lines(
+        &mut self,
+        why: Why,
+        ctx: &Ctx,
+        out: &Emitter,
+    ) -> Result<Result<(), Gone>, Closed> {
+        let Mode::Lines { tailer, .. } = &mut self.mode else {
+            return Ok(Ok(()));
+        };
+        let poll = match tailer.poll(why == Why::Settle) {
+            Ok(poll) => poll,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(Gone)),
+            Err(e) => return self.report_error(e.to_string(), out).map(Ok),
+        };
+        self.error_reported = false;
+        if poll.reset {
+            self.forget(out)?;
+            if self.extension_is_lines() {
+                self.mode = Mode::Lines {
+                    tailer: Tailer::new(&self.path),
+                    format: None,
+                    unrecognised_reported: false,
+                };
+            } else {
+                // Rewritten: it may not even be JSON lines any more.
+                self.mode = Mode::Undecided;
+            }
+            return self.process(why, ctx, out);
+        }
+        let mut batch = Batch::default();
+        let Mode::Lines {
+            format,
+            unrecognised_reported,
+            ..
+        } = &mut self.mode
+        else {
+            return Ok(Ok(()));
+        };
+        for chunk in &poll.chunks {
+            let parsed = match format {
+                Some(known) => {
+                    formats::load_chunk_as(
+                        *known,
+                        self.origin.clone(),
+                        &chunk.bytes,
+                        chunk.offset,
+                        chunk.line,
+                    )
+                    .batch
+                }
+                None => {
+                    let (found, mut parsed, unrecognised) =
+                        detect_in_chunk(ctx.registry, &self.origin, &self.extension, chunk);
+                    if found.is_some() {
+                        *format = found;
+                    }
+                    if let Some(line) = unrecognised
+                        && !*unrecognised_reported
+                    {
+                        *unrecognised_reported = true;
+                        parsed.problems.push(Problem::error(
+                            &self.origin,
+                            Some(line),
+                            UNRECOGNISED,
+                        ));
+                    }
+                    parsed
+                }
+            };
+            batch.extend(parsed);
+        }
+        for line in &poll.oversize_lines {
+            batch.problems.push(Problem::error(
+                &self.origin,
+                Some(*line),
+                format!("line is longer than {MAX_LINE_BYTES} bytes; skipped"),
+            ));
+        }
+        if poll.pending_bytes > 0 && why == Why::Change {
+            self.deadline = Some(Instant::now() + ctx.quiet);
+        }
+        self.send(batch, out).map(Ok)
+    }
+
+    fn extension_is_lines(&self) -> bool {
+        lines_by_name(&self.path)
+    }
+
+    fn send(&mut self, batch: Batch, out: &Emitter) -> Result<(), Closed> {
+        if is_empty(&batch) {
+            return Ok(());
+        }
+        self.emitted = true;
+        out.send(IngestEvent::Batch(batch))
+    }
+
+    /// Tells the app to drop what it has from this file (before a re-read or when it vanished).
+    pub fn forget(&mut self, out: &Emitter) -> Result<(), Closed> {
+        if self.emitted {
+            self.emitted = false;
+            out.send(IngestEvent::Forget(self.path.clone()))?;
+        }
+        Ok(())
+    }
+
+    fn report_error(&mut self, message: String, out: &Emitter) -> Result<(), Closed> {
+        if self.error_reported {
+            return Ok(());
+        }
+        self.error_reported = true;
+        let mut batch = Batch::default();
+        batch
+            .problems
+            .push(Problem::error(&self.origin, None, message));
+        self.send(batch, out)
+    }
+}
+
+const UNRECOGNISED: &str = "no known trace format recognised this content";
+
+/// Detects the format at the first line of `chunk` that some format recognises and parses
+/// from there. Also returns the 1-based number of the first non-blank line nobody recognised.
+fn detect_in_chunk(
+    registry: &[&'static dyn Format],
+    origin: &Origin,
+    extension: &Option<String>,
+    chunk: &LineChunk,
+) -> (Option<&'static dyn Format>, Batch, Option<u64>) {
+    let mut start = 0usize;
+    let mut line = chunk.line;
+    let mut unrecognised = None;
+    while let Some(rest) = chunk
+        .bytes
+        .get(start..)
+        .filter(|r| !r.trim_ascii().is_empty())
+    {
+        let mut input = Input::new(origin, rest, extension.clone());
+        input.base_offset = chunk.offset + start as u64;
+        input.base_line = line;
+        if let Some(format) = registry
+            .iter()
+            .copied()
+            .find(|f| f.detect(&input).is_some())
+        {
+            return (Some(format), format.parse(&input), unrecognised);
+        }
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        if unrecognised.is_none() && !rest.get(..end).unwrap_or_default().trim_ascii().is_empty() {
+            unrecognised = Some(line + 1);
+        }
+        start += end + 1;
+        line += 1;
+    }
+    (None, Batch::default(), unrecognised)
+}
+
+fn is_empty(batch: &Batch) -> bool {
+    batch.spans.is_empty()
+        && batch.problems.is_empty()
+        && batch.evals.is_empty()
+        && batch.golds.is_empty()
+        && batch.aliases.is_empty()
+        && batch.invocation_names.is_empty()
+}
+
+/// A text file whose first line is a whole JSON object on its own is JSON lines (a one-line
+/// document with a newline reads the same either way). Gzip and binary files never are.
+fn starts_as_json_lines(bytes: &[u8]) -> bool {
+    let text = bytes.trim_ascii_start();
+    if !text.starts_with(b"{") {
+        return false;
+    }
+    match memchr::memchr(b'\n', text) {
+        Some(end) => text.get(..end).is_some_and(is_whole_json),
+        None => false,
+    }
+}
+
+/// `Ok` when a document can be parsed now; otherwise why it looks unfinished.
+fn completeness(bytes: &[u8]) -> Result<(), String> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return formats::maybe_gunzip(bytes).map(|_| ());
+    }
+    let text = bytes.trim_ascii();
+    if text.starts_with(b"{") || text.starts_with(b"[") {
+        return serde_json::from_slice::<serde::de::IgnoredAny>(text)
+            .map(|_| ())
+            .map_err(|e| format!("invalid JSON: {e}"));
+    }
+    // Binary (protobuf) documents carry no end marker; the debounce is all the waiting we do.
+    Ok(())
+}
+
+/// Detects and parses a whole document against `registry`, as `formats::load_bytes` does.
+pub(super) fn parse_document(
+    registry: &[&'static dyn Format],
+    origin: &Origin,
+    raw: &[u8],
+) -> Batch {
+    let mut batch = Batch::default();
+    let (bytes, was_gzip) = match formats::maybe_gunzip(raw) {
+        Ok(Some(inflated)) => (std::borrow::Cow::Owned(inflated), true),
+        Ok(None) => (std::borrow::Cow::Borrowed(raw), false),
+        Err(message) => {
+            batch.problems.push(Problem::error(origin, None, message));
+            return batch;
+        }
+    };
+    let extension = match origin {
+        Origin::File(path) => extension_of(path),
+        Origin::Endpoint(_) => None,
+    };
+    let mut input = Input::new(origin, &bytes, extension);
+    input.was_gzip = was_gzip;
+    match registry.iter().find(|f| f.detect(&input).is_some()) {
+        Some(format) => format.parse(&input),
+        None => {
+            batch
+                .problems
+                .push(Problem::error(origin, None, UNRECOGNISED));
+            batch
+        }
+    }
+}
+
+fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
+fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
+    let len = std::fs::metadata(path)?.len();
+    if len > formats::MAX_DECOMPRESSED_BYTES {
+        return Err(std::io::Error::other(format!(
+            "file is {len} bytes, more than the {} bytes a document may have",
+            formats::MAX_DECOMPRESSED_BYTES
+        )));
+    }
+    std::fs::read(path)
+}
+
+fn content_hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// `.jsonl` / `.ndjson` files are tailed from their first byte (gzipped ones are documents).
+fn lines_by_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    name.ends_with(".jsonl") || name.ends_with(".ndjson")
+}
+
+/// Lower-cased extension, looking through a trailing `.gz`.
+fn extension_of(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_string_lossy().to_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    Path::new(name)
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+}

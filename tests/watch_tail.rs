@@ -1,0 +1,151 @@
+//! The tailer on its own: which bytes it hands over, at which offset and line.
+
+use std::io::{Seek, SeekFrom, Write};
+
+use toolcap::sources::tail::{LineChunk, Tailer};
+
+fn write(path: &std::path::Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+}
+
+fn append(path: &std::path::Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open");
+    file.write_all(text.as_bytes()).expect("append");
+}
+
+fn chunk(offset: u64, line: u64, text: &str) -> LineChunk {
+    LineChunk {
+        offset,
+        line,
+        bytes: text.as_bytes().to_vec(),
+    }
+}
+
+#[test]
+fn a_half_written_line_waits_for_its_newline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    write(&path, "{\"t\":\"a\"}\n{\"t\":");
+    let mut tailer = Tailer::new(&path);
+
+    let first = tailer.poll(false).expect("poll");
+    assert!(!first.reset);
+    assert_eq!(first.chunks, vec![chunk(0, 0, "{\"t\":\"a\"}\n")]);
+    assert_eq!(first.pending_bytes, 5);
+
+    // Flushing does not take a line that is not whole JSON yet.
+    let flushed = tailer.poll(true).expect("poll");
+    assert!(flushed.chunks.is_empty());
+    assert_eq!(tailer.offset(), 10);
+
+    append(&path, "\"b\"}");
+    assert!(tailer.poll(false).expect("poll").chunks.is_empty());
+    append(&path, "\n{\"t\":\"c\"}\n");
+    let rest = tailer.poll(false).expect("poll");
+    assert_eq!(
+        rest.chunks,
+        vec![chunk(10, 1, "{\"t\":\"b\"}\n{\"t\":\"c\"}\n")]
+    );
+    assert_eq!(rest.pending_bytes, 0);
+    assert_eq!(tailer.lines(), 3);
+    assert_eq!(tailer.offset(), 30);
+
+    // Nothing new: nothing handed over twice.
+    assert_eq!(tailer.poll(true).expect("poll"), Default::default());
+}
+
+#[test]
+fn a_whole_json_last_line_without_newline_is_flushed_only_when_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    write(&path, "{\"t\":\"a\"}\n{\"t\":\"b\"}");
+    let mut tailer = Tailer::new(&path);
+    assert_eq!(
+        tailer.poll(false).expect("poll").chunks,
+        vec![chunk(0, 0, "{\"t\":\"a\"}\n")]
+    );
+    assert_eq!(
+        tailer.poll(true).expect("poll").chunks,
+        vec![chunk(10, 1, "{\"t\":\"b\"}")]
+    );
+    // The newline that belongs to the flushed line arrives late, then a new line.
+    append(&path, "\n{\"t\":\"c\"}\n");
+    let next = tailer.poll(false).expect("poll");
+    assert!(!next.reset);
+    assert_eq!(next.chunks, vec![chunk(20, 2, "{\"t\":\"c\"}\n")]);
+    assert_eq!(tailer.lines(), 3);
+}
+
+#[test]
+fn truncation_resets_to_the_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    write(&path, "{\"t\":\"a\"}\n{\"t\":\"b\"}\n");
+    let mut tailer = Tailer::new(&path);
+    assert_eq!(tailer.poll(false).expect("poll").chunks.len(), 1);
+
+    write(&path, "{\"t\":\"x\"}\n");
+    let after = tailer.poll(false).expect("poll");
+    assert!(after.reset);
+    assert_eq!(after.chunks, vec![chunk(0, 0, "{\"t\":\"x\"}\n")]);
+}
+
+#[test]
+fn rewriting_in_place_with_the_same_length_resets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    write(&path, "{\"t\":\"a\"}\n{\"t\":\"b\"}\n");
+    let mut tailer = Tailer::new(&path);
+    tailer.poll(false).expect("poll");
+
+    // Same inode, same size, different bytes in the middle of what was consumed.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    file.seek(SeekFrom::Start(16)).expect("seek");
+    file.write_all(b"z").expect("write");
+    drop(file);
+
+    let after = tailer.poll(false).expect("poll");
+    assert!(after.reset);
+    assert_eq!(
+        after.chunks,
+        vec![chunk(0, 0, "{\"t\":\"a\"}\n{\"t\":\"z\"}\n")]
+    );
+}
+
+#[test]
+fn a_new_file_moved_over_the_path_resets_even_with_identical_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    let text = "{\"t\":\"a\"}\n";
+    write(&path, text);
+    let mut tailer = Tailer::new(&path);
+    tailer.poll(false).expect("poll");
+
+    let other = dir.path().join("other");
+    write(&other, &format!("{text}{{\"t\":\"b\"}}\n"));
+    std::fs::rename(&other, &path).expect("rename");
+    let after = tailer.poll(false).expect("poll");
+    assert!(cfg!(not(unix)) || after.reset);
+    if after.reset {
+        assert_eq!(after.chunks.len(), 1);
+        assert_eq!(after.chunks[0].offset, 0);
+    }
+}
+
+#[test]
+fn a_vanished_file_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    write(&path, "{}\n");
+    let mut tailer = Tailer::new(&path);
+    tailer.poll(false).expect("poll");
+    std::fs::remove_file(&path).expect("remove");
+    let error = tailer.poll(false).expect_err("gone");
+    assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+}
