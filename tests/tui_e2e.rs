@@ -105,6 +105,10 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// An argument value of the failing `get_weather` call in the bundled arksim run: it must not
+/// be on screen while redacted, and must be after `r`.
+const HIDDEN_ARGUMENT: &str = "Atlantis";
+
 #[test]
 fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     let binary = env!("CARGO_BIN_EXE_toolcap-tui");
@@ -116,11 +120,47 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
         shell_quote(samples)
     );
     let tmux = Tmux::start(&command);
+    let redacted = |s: &str| {
+        assert!(
+            !s.contains(HIDDEN_ARGUMENT),
+            "payload value on screen while redacted:\n{s}"
+        );
+    };
 
-    let first = tmux.wait_for("the status bar", |s| {
-        s.contains("REDACTED") && s.contains("Invocations (")
+    let first = tmux.wait_for("the sample runs", |s| {
+        s.contains("REDACTED") && s.contains("kb_only")
     });
-    assert!(first.contains("Spans"), "{first}");
+    redacted(&first);
+    assert!(
+        first.contains('◐') || first.contains('✗'),
+        "a failing run is visible:\n{first}"
+    );
+
+    tmux.send(&["-l", "/kb_only"]);
+    tmux.send(&["Enter"]);
+    let filtered = tmux.wait_for("the search filter", |s| {
+        s.contains("Invocations · /kb_only")
+    });
+    redacted(&filtered);
+
+    // Into the tree, then to the failed tool call.
+    tmux.send(&["Tab", "n"]);
+    let failing = tmux.wait_for("the failing tool selected", |s| {
+        s.lines()
+            .any(|l| l.contains('›') && l.contains("get_weather") && l.contains('✗'))
+            && s.contains("── input")
+    });
+    redacted(&failing);
+    assert!(
+        failing.contains("\"city\": \"string (8 chars)\""),
+        "{failing}"
+    );
+
+    tmux.send(&["r"]);
+    let revealed = tmux.wait_for("the revealed argument", |s| s.contains(HIDDEN_ARGUMENT));
+    assert!(revealed.contains("REVEALED"), "{revealed}");
+    tmux.send(&["r"]);
+    redacted(&tmux.wait_for("redacted mode again", |s| s.contains("REDACTED")));
 
     tmux.send(&["?"]);
     tmux.wait_for("the help overlay", |s| {
@@ -128,11 +168,6 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     });
     tmux.send(&["Escape"]);
     tmux.wait_for("the help to close", |s| !s.contains("Keys — "));
-
-    tmux.send(&["r"]);
-    tmux.wait_for("revealed mode", |s| s.contains("REVEALED"));
-    tmux.send(&["r"]);
-    tmux.wait_for("redacted mode again", |s| s.contains("REDACTED"));
 
     tmux.send(&["q"]);
     let deadline = Instant::now() + WAIT;

@@ -37,7 +37,7 @@ use tokio::sync::mpsc;
 
 use crate::cli::UiArgs;
 use crate::redact::Reveal;
-use crate::sources::{IngestEvent, files};
+use crate::sources::{IngestEvent, attach, files, watch};
 use crate::store::{Budget, Store};
 
 /// Capacity of the ingest channel; a full channel slows sources down instead of growing memory.
@@ -60,9 +60,9 @@ pub fn run(args: UiArgs) -> i32 {
     let mut app = app::App::new(store, config, Reveal::from_flag(args.reveal));
     let result = runtime.block_on(async {
         let (tx, rx) = mpsc::channel(INGEST_CAPACITY);
-        let notes = spawn_sources(&args, tx);
-        if let Some(note) = notes.into_iter().next() {
-            app.message = Some(note);
+        let sources = spawn_sources(&args, tx);
+        if let Some(note) = sources.notes.first() {
+            app.message = Some(note.clone());
         }
         let mut terminal = ratatui::init();
         let mouse = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
@@ -72,6 +72,7 @@ pub fn run(args: UiArgs) -> i32 {
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
         ratatui::restore();
+        drop(sources);
         outcome
     });
     // Background loaders may still be reading; they stop when the runtime drops.
@@ -95,14 +96,23 @@ fn install_mouse_release_on_panic() {
     }));
 }
 
-/// Starts every source named on the command line, each sending to `tx`. Returns notes for the
-/// status bar. Adding a source kind is one line here.
-pub fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Vec<String> {
-    let mut notes = Vec::new();
+/// What keeps the live sources running; dropping it stops them.
+#[derive(Default)]
+pub struct RunningSources {
+    /// Watches stop when this is dropped.
+    pub watch: Option<watch::WatchHandle>,
+    /// Notes for the status bar (sources that could not start, features not wired yet).
+    pub notes: Vec<String>,
+}
+
+/// Starts every source named on the command line, each sending to `tx`. Must run inside the
+/// tokio runtime. Adding a source kind is one line here.
+pub fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> RunningSources {
+    let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
         if source.starts_with("http://") || source.starts_with("https://") {
-            notes.push(format!("{source}: attaching to a feed is not wired in yet"));
+            attach::spawn_attach(source.clone(), tx.clone());
         } else {
             paths.push(PathBuf::from(source));
         }
@@ -111,12 +121,23 @@ pub fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Vec<String
         paths.push(PathBuf::from("."));
     }
     if args.listen.is_some() {
-        notes.push("--listen: the embedded receiver is not wired in yet".into());
+        // TODO(receiver): start the embedded OTLP receiver here with `tx.clone()`.
+        running
+            .notes
+            .push("--listen: the embedded receiver is not wired in yet".into());
     }
-    spawn_file_load(paths, tx.clone());
-    notes
+    if !paths.is_empty() {
+        match watch::spawn_watcher(paths.clone(), tx.clone()) {
+            Ok(handle) => running.watch = Some(handle),
+            Err(e) => {
+                // Still show what is there now, just without following changes.
+                running.notes.push(format!("not watching: {e}"));
+                spawn_file_load(paths, tx);
+            }
+        }
+    }
+    running
 }
-
 /// Loads files and directories once, one file per batch so the list fills in as it goes.
 pub fn spawn_file_load(paths: Vec<PathBuf>, tx: mpsc::Sender<IngestEvent>) {
     tokio::task::spawn_blocking(move || {
