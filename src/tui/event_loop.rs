@@ -119,9 +119,7 @@ where
                 if received == 0 {
                     ingest_open = false;
                 }
-                for event in pending.drain(..) {
-                    app::ingest(app, event);
-                }
+                app::ingest_many(app, pending.drain(..));
             }
             _ = tick.tick() => app::update(app, Action::Tick),
         }

@@ -22,6 +22,7 @@ pub mod action;
 pub mod app;
 pub mod config;
 pub mod event_loop;
+pub mod facts;
 pub mod format;
 pub mod inspect;
 pub mod keymap;

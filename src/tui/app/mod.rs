@@ -197,6 +197,18 @@ impl App {
 
 /// Applies data from a source.
 pub fn ingest(app: &mut App, event: IngestEvent) {
+    ingest_many(app, std::iter::once(event));
+}
+
+/// Applies a drained batch of source events, then recomputes the views once.
+pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>) {
+    for event in events {
+        apply_ingest(app, event);
+    }
+    refresh(app);
+}
+
+fn apply_ingest(app: &mut App, event: IngestEvent) {
     match event {
         IngestEvent::Batch(batch) => {
             app.store.ingest(batch);
@@ -214,7 +226,6 @@ pub fn ingest(app: &mut App, event: IngestEvent) {
             app.version += 1;
         }
     }
-    refresh(app);
 }
 
 fn source_name(status: &SourceStatus) -> String {
