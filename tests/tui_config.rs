@@ -45,3 +45,27 @@ fn the_documented_example_config_parses_cleanly() {
     let config = from_toml(text, false);
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
 }
+
+mod tui_support;
+
+#[test]
+fn no_color_draws_no_colours_but_keeps_the_selection_visible() {
+    use ratatui::style::{Color, Modifier};
+    let mut app = tui_support::sample_app(100, 30);
+    app.config = from_toml("", true);
+    // Rebuild cached detail lines with the colourless theme.
+    tui_support::press(&mut app, "rr");
+    let terminal = tui_support::draw(&app);
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content() {
+        assert_eq!(cell.fg, Color::Reset, "{:?}", cell.symbol());
+        assert_eq!(cell.bg, Color::Reset, "{:?}", cell.symbol());
+    }
+    assert!(
+        buffer
+            .content()
+            .iter()
+            .any(|c| c.modifier.contains(Modifier::REVERSED)),
+        "the selection is still marked"
+    );
+}

@@ -324,3 +324,34 @@ fn p_lists_the_problems_the_sources_reported() {
     press(&mut app, "p");
     assert!(!app.show_problems);
 }
+
+#[test]
+fn tiny_and_odd_terminal_sizes_do_not_panic() {
+    for (w, h) in [(1, 1), (2, 2), (10, 3), (20, 5), (33, 7), (300, 4)] {
+        let mut app = sample_app(w, h);
+        for keys in ["", "<tab>n", "<tab>f", "?", "<esc>p", "<esc>r/x"] {
+            press(&mut app, keys);
+            let _ = screen_text(&app);
+        }
+    }
+}
+
+#[test]
+fn reveal_flag_starts_revealed() {
+    let mut app = App::new(
+        tui_support::sample_store(),
+        toolcap::tui::config::from_toml("", false),
+        Reveal::Revealed,
+    );
+    app::update(
+        &mut app,
+        toolcap::tui::action::Action::Resize {
+            width: 120,
+            height: 40,
+        },
+    );
+    press(&mut app, "<tab>nf");
+    let text = screen_text(&app);
+    assert!(text.contains("REVEALED"));
+    assert!(text.contains(SECRET_CITY));
+}
