@@ -176,6 +176,13 @@ pub fn facts(
             lines.push(fact(theme, "documents", vec![plain(&n.to_string(), theme)]));
         }
     }
+    lines
+}
+
+/// Where a span sits and came from: identity fields, ids, service and source position.
+/// Shown after the payloads, which matter more on a narrow screen.
+pub fn provenance(span: &TraceSpan, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled("── span ──", theme.style(Role::Title))];
     let id = &span.identity;
     let mut ident = Vec::new();
     let mut add = |k: &str, v: Option<String>| {

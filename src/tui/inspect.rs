@@ -3,7 +3,7 @@
 
 use ratatui::text::{Line, Span};
 
-use super::facts::facts;
+use super::facts::{facts, provenance};
 use super::format::{bytes, duration_ms};
 use super::payload::payload_lines;
 use super::theme::{Role, Theme};
@@ -145,6 +145,7 @@ pub fn span_lines(
         theme,
         &mut rest,
     );
+    rest.extend(provenance(span, theme));
     rest.push(Line::raw(""));
     attributes(span, mode, theme, &mut rest);
     events(span, mode, theme, &mut rest);
