@@ -107,43 +107,73 @@ fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// Reads `count` records from `GET path` (the stream endpoint), which never ends by itself.
-/// Asks with HTTP/1.0 so the body is close-delimited rather than chunked.
-pub fn read_stream(addr: &str, path: &str, accept: &str, count: usize) -> (String, Vec<String>) {
-    let mut stream = TcpStream::connect(addr).expect("connect to stream");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let request = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: {accept}\r\n\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("read stream headers");
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-        head.push_str(&line);
+/// An open `GET /api/v1/stream` response, read record by record (the stream never ends by
+/// itself). Asks with HTTP/1.0 so the body is close-delimited rather than chunked.
+pub struct StreamReader {
+    pub head: String,
+    reader: BufReader<TcpStream>,
+    sse: bool,
+}
+
+impl StreamReader {
+    pub fn open(addr: &str, path: &str, accept: &str) -> StreamReader {
+        Self::open_with_headers(addr, path, &[("Accept", accept)])
     }
-    let sse = accept.contains("event-stream") || path.contains("format=sse");
-    let mut records = Vec::new();
-    while records.len() < count {
-        let mut line = String::new();
-        let read = reader.read_line(&mut line).expect("read stream record");
-        assert!(read > 0, "stream ended after {} records", records.len());
-        let line = line.trim_end_matches('\n');
-        if sse {
-            if let Some(data) = line.strip_prefix("data: ") {
-                records.push(data.to_string());
-            } else {
-                assert!(line.is_empty(), "unexpected SSE line {line:?}");
+
+    pub fn open_with_headers(addr: &str, path: &str, headers: &[(&str, &str)]) -> StreamReader {
+        let mut stream = TcpStream::connect(addr).expect("connect to stream");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n");
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("read stream headers");
+            if line == "\r\n" || line.is_empty() {
+                break;
             }
-        } else {
-            records.push(line.to_string());
+            head.push_str(&line);
+        }
+        let sse = head
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream");
+        StreamReader { head, reader, sse }
+    }
+
+    /// The next record: an NDJSON line, or the data of an SSE event.
+    pub fn next_record(&mut self) -> String {
+        loop {
+            let mut line = String::new();
+            let read = self
+                .reader
+                .read_line(&mut line)
+                .expect("read stream record");
+            assert!(read > 0, "stream ended");
+            assert!(line.ends_with('\n'), "stream ended inside a record");
+            let line = line.trim_end_matches('\n');
+            if !self.sse {
+                return line.to_string();
+            }
+            if let Some(data) = line.strip_prefix("data: ") {
+                return data.to_string();
+            }
+            assert!(line.is_empty(), "unexpected SSE line {line:?}");
         }
     }
-    (head, records)
+}
+
+/// Reads `count` records from the stream at `path`.
+pub fn read_stream(addr: &str, path: &str, accept: &str, count: usize) -> (String, Vec<String>) {
+    let mut reader = StreamReader::open(addr, path, accept);
+    let records = (0..count).map(|_| reader.next_record()).collect();
+    (reader.head, records)
 }
 
 /// Spool segment files in `dir`, in name order (= write order).
@@ -201,6 +231,8 @@ pub struct Serve {
     pub http: String,
     pub grpc: String,
     pub dir: PathBuf,
+    /// `Authorization` header value when serve was started with `--token`.
+    pub authorization: Option<String>,
 }
 
 impl Serve {
@@ -236,16 +268,27 @@ impl Serve {
         }
         // Keep draining stdout so the child never blocks on a full pipe.
         std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let authorization = extra_args
+            .windows(2)
+            .find(|pair| pair[0] == "--token")
+            .map(|pair| format!("Bearer {}", pair[1]));
         Serve {
             child,
             http,
             grpc,
             dir: dir.to_path_buf(),
+            authorization,
         }
     }
 
     pub fn health(&self) -> serde_json::Value {
-        let response = raw_http(&self.http, "GET", "/api/v1/health", &[], b"").expect("health");
+        let headers: Vec<(&str, &str)> = self
+            .authorization
+            .iter()
+            .map(|value| ("Authorization", value.as_str()))
+            .collect();
+        let response =
+            raw_http(&self.http, "GET", "/api/v1/health", &headers, b"").expect("health");
         assert_eq!(response.status, 200);
         response.json()
     }
