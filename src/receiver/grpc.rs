@@ -10,6 +10,8 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 };
 use tokio::sync::watch;
 use tonic::codec::CompressionEncoding;
+use tonic::codegen::{BoxFuture, Context, Poll, Service, http};
+use tonic::server::NamedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
@@ -74,9 +76,49 @@ pub(crate) async fn serve(
         .max_decoding_message_size(limit);
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = tonic::transport::Server::builder()
-        .add_service(service)
+        .add_service(BadDataIsInvalidArgument(service))
         .serve_with_incoming_shutdown(incoming, super::wait_for_stop(stopped));
     if let Err(err) = server.await {
         eprintln!("toolcap-tui: OTLP/gRPC server stopped: {err}");
+    }
+}
+
+/// tonic answers an undecodable message with INTERNAL (its codec's choice); OTLP wants
+/// INVALID_ARGUMENT for bad data, which also tells clients not to retry it.
+#[derive(Clone)]
+struct BadDataIsInvalidArgument<S>(S);
+
+impl<S: NamedService> NamedService for BadDataIsInvalidArgument<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B, R> Service<http::Request<B>> for BadDataIsInvalidArgument<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let response = self.0.call(request);
+        Box::pin(async move {
+            let mut response = response.await?;
+            let headers = response.headers_mut();
+            let internal = headers.get("grpc-status").is_some_and(|code| code == "13");
+            let bad_data = headers.get("grpc-message").is_some_and(|message| {
+                let message = String::from_utf8_lossy(message.as_bytes()).to_ascii_lowercase();
+                message.contains("decod") || message.contains("decompress")
+            });
+            if internal && bad_data {
+                headers.insert("grpc-status", http::HeaderValue::from_static("3"));
+            }
+            Ok(response)
+        })
     }
 }

@@ -12,10 +12,13 @@ use super::spool::{Spool, SpoolConfig};
 use super::{ReceiverConfig, RequestSink};
 
 /// Serialized requests allowed to wait for the spool writer before clients get 503.
-const QUEUE_BYTES: usize = 8 * 1024 * 1024;
+const QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
 pub fn run(args: &ServeArgs) -> i32 {
+    // Few blocking threads: each one that decodes a request keeps its own allocator arena, and
+    // the receiver's memory budget matters more than parallel decoding beyond the core count.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(4)
         .enable_all()
         .build()
     {
