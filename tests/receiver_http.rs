@@ -391,3 +391,73 @@ fn grpc_with_a_full_sink_is_unavailable() {
     let status = grpc_export(&server, request, None).unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unavailable);
 }
+
+/// Sends arbitrary bytes as the Export request message, to see how bad data is answered.
+mod raw_grpc {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
+    use prost::Message;
+    use prost::bytes::BufMut;
+    use tonic::Status;
+    use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+    pub struct RawCodec;
+    pub struct RawEncoder;
+    pub struct ResponseDecoder;
+
+    impl Codec for RawCodec {
+        type Encode = Vec<u8>;
+        type Decode = ExportTraceServiceResponse;
+        type Encoder = RawEncoder;
+        type Decoder = ResponseDecoder;
+        fn encoder(&mut self) -> RawEncoder {
+            RawEncoder
+        }
+        fn decoder(&mut self) -> ResponseDecoder {
+            ResponseDecoder
+        }
+    }
+
+    impl Encoder for RawEncoder {
+        type Item = Vec<u8>;
+        type Error = Status;
+        fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+            dst.put_slice(&item);
+            Ok(())
+        }
+    }
+
+    impl Decoder for ResponseDecoder {
+        type Item = ExportTraceServiceResponse;
+        type Error = Status;
+        fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Self::Item>, Status> {
+            ExportTraceServiceResponse::decode(src)
+                .map(Some)
+                .map_err(|err| Status::internal(err.to_string()))
+        }
+    }
+}
+
+#[test]
+fn grpc_garbage_is_invalid_argument() {
+    let sink = Arc::new(CollectingSink::default());
+    let server = start(sink.clone(), None, 1 << 20);
+    let endpoint = format!("http://{}", server.grpc);
+    let status = server.runtime.block_on(async move {
+        let channel = tonic::transport::Endpoint::from_shared(endpoint)
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut grpc = tonic::client::Grpc::new(channel);
+        grpc.ready().await.unwrap();
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+            "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+        );
+        let garbage = b"\xff\xff\xff\xff\x0f not protobuf".to_vec();
+        grpc.unary(tonic::Request::new(garbage), path, raw_grpc::RawCodec)
+            .await
+            .unwrap_err()
+    });
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(sink.received.lock().unwrap().is_empty());
+}
