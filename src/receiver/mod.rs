@@ -241,7 +241,31 @@ pub(crate) fn bearer_matches(expected: Option<&str>, authorization: Option<&[u8]
 
 #[cfg(test)]
 mod tests {
-    use super::bearer_matches;
+    use super::*;
+
+    fn received(spans: usize) -> ReceivedRequest {
+        ReceivedRequest {
+            request: ExportTraceServiceRequest::default(),
+            spans,
+            transport: Transport::HttpJson,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_or_closed_channel_is_reported_not_dropped() {
+        let (sink, mut receiver) = ChannelSink::new(1);
+        assert!(sink.deliver(received(1)).await.is_ok());
+        assert!(matches!(
+            sink.deliver(received(2)).await,
+            Err(SinkError::Full)
+        ));
+        assert_eq!(receiver.recv().await.map(|r| r.spans), Some(1));
+        drop(receiver);
+        assert!(matches!(
+            sink.deliver(received(3)).await,
+            Err(SinkError::Unavailable(_))
+        ));
+    }
 
     #[test]
     fn bearer_token_must_match_exactly() {
