@@ -147,6 +147,23 @@ impl StreamReader {
         StreamReader { head, reader, sse }
     }
 
+    /// Records until the server ends the response.
+    pub fn remaining_records(&mut self) -> Vec<String> {
+        let mut rest = String::new();
+        self.reader
+            .read_to_string(&mut rest)
+            .expect("read the rest of the stream");
+        rest.lines()
+            .filter_map(|line| {
+                if self.sse {
+                    line.strip_prefix("data: ").map(str::to_string)
+                } else {
+                    Some(line.to_string())
+                }
+            })
+            .collect()
+    }
+
     /// The next record: an NDJSON line, or the data of an SSE event.
     pub fn next_record(&mut self) -> String {
         loop {
