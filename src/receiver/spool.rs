@@ -124,7 +124,13 @@ impl Spool {
     /// Opens (or creates) the spool in `config.dir`, recovering counts from existing segments and
     /// cutting off a torn last line left by a crash (it was never acknowledged).
     pub fn open(config: SpoolConfig) -> std::io::Result<Self> {
-        fs::create_dir_all(&config.dir)?;
+        if !config.dir.is_dir() {
+            fs::create_dir_all(&config.dir)?;
+            // The new directory's own entry must survive a crash too.
+            if let Some(parent) = config.dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                File::open(parent)?.sync_all()?;
+            }
+        }
         let committed = recover(&config.dir)?;
         let (progress, _) = watch::channel(Progress {
             requests: committed.requests,
