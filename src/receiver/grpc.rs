@@ -34,6 +34,13 @@ impl TraceService for Export {
         if !super::bearer_matches(self.shared.token.as_deref(), authorization) {
             return Err(Status::unauthenticated("missing or wrong bearer token"));
         }
+        // tonic has decoded the message already; the slot still bounds what is held while
+        // the sink works.
+        let _slot = self
+            .shared
+            .request_slot()
+            .await
+            .map_err(|err| Status::unavailable(err.to_string()))?;
         let mut request = request.into_inner();
         let validation = super::decode::retain_valid_spans(&mut request);
         if validation.accepted > 0 {
@@ -76,6 +83,7 @@ pub(crate) async fn serve(
         .max_decoding_message_size(limit);
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = tonic::transport::Server::builder()
+        .concurrency_limit_per_connection(super::MAX_REQUESTS_IN_FLIGHT)
         .add_service(BadDataIsInvalidArgument(service))
         .serve_with_incoming_shutdown(incoming, super::wait_for_stop(stopped));
     if let Err(err) = server.await {

@@ -105,6 +105,10 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         );
     };
 
+    let _slot = match shared.request_slot().await {
+        Ok(slot) => slot,
+        Err(err) => return sink_failure(body_type, &err),
+    };
     let limit = shared.max_body_bytes;
     let raw = match Limited::new(request.into_body(), limit).collect().await {
         Ok(collected) => collected.to_bytes(),

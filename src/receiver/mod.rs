@@ -28,6 +28,13 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 20 * 1024 * 1024;
 /// Seconds a client is told to wait when the sink is full.
 pub const RETRY_AFTER_SECS: u64 = 1;
 
+/// Requests decoded at once. Each may hold a body and its inflated copy up to the size limit,
+/// so this bounds the receiver's memory whatever the number of clients.
+pub const MAX_REQUESTS_IN_FLIGHT: usize = 8;
+
+/// How long a request waits for one of those slots before it is told to retry (503).
+pub const IN_FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Where and how the receiver listens.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
@@ -142,6 +149,17 @@ pub(crate) struct Shared {
     pub sink: Arc<dyn RequestSink>,
     pub token: Option<String>,
     pub max_body_bytes: usize,
+    in_flight: tokio::sync::Semaphore,
+}
+
+impl Shared {
+    /// A decoding slot, or `SinkError::Full` when none frees up in time.
+    pub async fn request_slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, SinkError> {
+        match tokio::time::timeout(IN_FLIGHT_WAIT, self.in_flight.acquire()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) | Err(_) => Err(SinkError::Full),
+        }
+    }
 }
 
 /// Binds the configured addresses and starts serving. `extra_routes` are merged into the HTTP
@@ -155,6 +173,7 @@ pub async fn start(
         sink,
         token: config.token.clone().filter(|token| !token.is_empty()),
         max_body_bytes: config.max_body_bytes,
+        in_flight: tokio::sync::Semaphore::new(MAX_REQUESTS_IN_FLIGHT),
     });
     let (stop, stopped) = watch::channel(false);
     let mut tasks = Vec::new();
