@@ -190,7 +190,16 @@ fn check(store: &Store, expected: &[Expect], label: &str) {
         let c = &s.counts;
         let here = format!("{label} invocation {n} ({})", inv.id);
         assert_eq!(
-            [c.llm, c.tool, c.embedding, c.rerank, c.retrieval, c.agent, c.node, c.other],
+            [
+                c.llm,
+                c.tool,
+                c.embedding,
+                c.rerank,
+                c.retrieval,
+                c.agent,
+                c.node,
+                c.other
+            ],
             want.kinds,
             "{here}: kinds"
         );
@@ -250,7 +259,11 @@ fn canonical_proto3_json_loads_with_warnings() {
     // Every one of the 5 files uses both base64 ids and enum names.
     assert_eq!(warnings.len(), 10, "{warnings:?}");
     assert!(warnings.iter().any(|w| w.message.contains("base64")));
-    assert!(warnings.iter().any(|w| w.message.contains("SPAN_KIND_CLIENT")));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("SPAN_KIND_CLIENT"))
+    );
 }
 
 #[test]
