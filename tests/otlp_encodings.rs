@@ -335,3 +335,24 @@ fn receiver_api_counts_and_rejects_invalid_spans() {
     assert!(otlp::decode_request_protobuf(&protobuf[..protobuf.len() / 2]).is_err());
     assert!(otlp::decode_request_json(b"{\"resourceSpans\": 5}").is_err());
 }
+
+#[test]
+fn canonical_json_lines_warn_once_per_file_and_load_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = String::new();
+    for i in 1..=5 {
+        let text = std::fs::read_to_string(corpus(&format!(
+            "otlp-python-sdk/negative-proto3-canonical-json/000{i}-v1_traces.proto3-canonical.json"
+        )))
+        .unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        lines.push_str(&value.to_string());
+        lines.push('\n');
+    }
+    let path = dir.path().join("canonical.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    let loaded = toolcap::sources::files::load_file(&path);
+    assert_eq!(loaded.batch.spans.len(), 35);
+    let lines: Vec<Option<u64>> = loaded.batch.problems.iter().map(|p| p.line).collect();
+    assert_eq!(lines, [Some(1), Some(1)]);
+}

@@ -130,6 +130,8 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
         .flatten();
     let mut start = 0usize;
     let mut line_number = input.base_line;
+    // Each leniency is reported once per input, at the first line that needed it.
+    let mut leniencies = Vec::new();
     let bytes = input.bytes;
     while start < bytes.len() {
         let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
@@ -140,7 +142,7 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
         if line.trim_ascii().is_empty() {
             continue;
         }
-        let mut leniencies = Vec::new();
+        let already_warned = leniencies.len();
         match serde_json::from_slice::<wire::Request>(line) {
             Ok(request) => {
                 let record = match &whole_file {
@@ -160,7 +162,12 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
                     line: Some(line_number),
                 };
                 build::build_request(&request, &ctx, &mut leniencies, batch);
-                warn_leniencies(&leniencies, input.origin, Some(line_number), batch);
+                warn_leniencies(
+                    &leniencies[already_warned..],
+                    input.origin,
+                    Some(line_number),
+                    batch,
+                );
             }
             Err(e) => batch.problems.push(Problem::error(
                 input.origin,
