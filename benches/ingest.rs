@@ -352,6 +352,12 @@ fn report_memory_and_jq(corpus: &Corpus) {
         mib(corpus.jsonl_bytes),
         mib(corpus.protobuf_bytes)
     );
+    println!(
+        "in-memory sizes: Span {} B, (String, AttrValue) {} B, Payload {} B",
+        std::mem::size_of::<toolcap::model::Span>(),
+        std::mem::size_of::<(String, toolcap::model::AttrValue)>(),
+        std::mem::size_of::<toolcap::model::Payload>()
+    );
     let exe = std::env::current_exe().unwrap();
     for (label, path, size) in [
         ("JSONL", &corpus.jsonl, corpus.jsonl_bytes),

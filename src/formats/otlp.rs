@@ -12,6 +12,7 @@ mod wire;
 use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 use prost::Message as _;
 
 use super::{Format, Input};
@@ -251,20 +252,37 @@ impl Format for OtlpProtobuf {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        match decode_request_protobuf(input.bytes) {
-            Ok(request) => {
-                let wire = proto::request_to_wire(&request);
-                let ctx = context(
-                    input,
-                    PROTOBUF_NAME,
-                    input.base_offset,
-                    input.bytes.len(),
-                    None,
-                );
-                let mut leniencies = Vec::new();
-                build::build_request(&wire, &ctx, &mut leniencies, &mut batch);
+        let ctx = context(
+            input,
+            PROTOBUF_NAME,
+            input.base_offset,
+            input.bytes.len(),
+            None,
+        );
+        let build = |request: &ExportTraceServiceRequest, batch: &mut Batch| {
+            let mut leniencies = Vec::new();
+            build::build_request(
+                &proto::request_to_wire(request),
+                &ctx,
+                &mut leniencies,
+                batch,
+            );
+        };
+        // Decoding one resource at a time keeps only one resource's strings alive at once:
+        // a 200 MB request would otherwise be fully materialized next to its spans.
+        match top_level_resource_spans(input.bytes) {
+            Some(bodies) => {
+                for body in bodies {
+                    match decode_resource_spans(body) {
+                        Ok(request) => build(&request, &mut batch),
+                        Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+                    }
+                }
             }
-            Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+            None => match decode_request_protobuf(input.bytes) {
+                Ok(request) => build(&request, &mut batch),
+                Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+            },
         }
         batch
     }
@@ -275,37 +293,38 @@ impl Format for OtlpProtobuf {
     }
 }
 
-/// Cheap structural check: the top level is only length-delimited field 1 (`resource_spans`)
-/// exactly filling the input, and the first of them holds a span with valid ids.
-fn looks_like_request(bytes: &[u8]) -> bool {
+/// The bodies of the top-level `resource_spans` fields (field 1, length-delimited), when
+/// they are all the input holds and exactly fill it.
+fn top_level_resource_spans(bytes: &[u8]) -> Option<Vec<&[u8]>> {
     let mut rest = bytes;
-    let mut first: Option<&[u8]> = None;
-    while !rest.is_empty() {
-        let Some((&tag, after_tag)) = rest.split_first() else {
-            return false;
-        };
+    let mut bodies = Vec::new();
+    while let Some((&tag, after_tag)) = rest.split_first() {
         if tag != 0x0a {
-            return false;
+            return None;
         }
         let mut cursor = after_tag;
-        let Ok(len) = prost::encoding::decode_varint(&mut cursor) else {
-            return false;
-        };
-        let Some(body) = usize::try_from(len).ok().and_then(|n| cursor.get(..n)) else {
-            return false;
-        };
-        first.get_or_insert(body);
+        let len = prost::encoding::decode_varint(&mut cursor).ok()?;
+        let body = cursor.get(..usize::try_from(len).ok()?)?;
+        bodies.push(body);
         rest = &cursor[body.len()..];
     }
-    let Some(first) = first else { return false };
-    let Ok(resource_spans) = opentelemetry_proto::tonic::trace::v1::ResourceSpans::decode(first)
-    else {
-        return false;
-    };
-    let probe = ExportTraceServiceRequest {
+    Some(bodies)
+}
+
+fn decode_resource_spans(body: &[u8]) -> Result<ExportTraceServiceRequest, String> {
+    let resource_spans = ResourceSpans::decode(body)
+        .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))?;
+    Ok(ExportTraceServiceRequest {
         resource_spans: vec![resource_spans],
-    };
-    count_invalid_spans(&probe).0 > 0
+    })
+}
+
+/// Cheap structural check: the top level is only `resource_spans` fields exactly filling the
+/// input, and the first of them holds a span with valid ids.
+fn looks_like_request(bytes: &[u8]) -> bool {
+    top_level_resource_spans(bytes)
+        .and_then(|bodies| decode_resource_spans(bodies.first()?).ok())
+        .is_some_and(|probe| count_invalid_spans(&probe).0 > 0)
 }
 
 // ---- Public API for the receiver -------------------------------------------------------------

@@ -241,7 +241,7 @@ impl Payloads<'_> {
             return AttrValue::Null;
         };
         if let Some(text) = &value.string_value {
-            if text.decoded_len() > INLINE_ATTR_MAX {
+            if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
                 return AttrValue::Payload(self.payload(key, text, locator));
             }
             return AttrValue::Str(text.decoded().into_owned());

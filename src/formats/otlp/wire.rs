@@ -180,6 +180,14 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// An upper bound of the unescaped length, free to compute.
+    pub fn raw_len(&self) -> usize {
+        match self {
+            Text::Plain(text) => text.len(),
+            Text::Json(token) => token.len() - 2,
+        }
+    }
+
     /// Byte length of the unescaped text, without unescaping it.
     pub fn decoded_len(&self) -> usize {
         match self {
@@ -222,8 +230,16 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 /// Length of a JSON string body once unescaped.
 fn unescaped_len(body: &str) -> usize {
     let bytes = body.as_bytes();
-    if memchr::memchr(b'\\', bytes).is_none() {
+    let backslashes = memchr::memchr_iter(b'\\', bytes).count();
+    if backslashes == 0 {
         return bytes.len();
+    }
+    // Common case (JSON inside JSON): only two-character escapes like \" or \n, each of
+    // which shrinks by exactly one byte. SIMD scans rule out the two exceptions.
+    if memchr::memmem::find(bytes, b"\\u").is_none()
+        && memchr::memmem::find(bytes, b"\\\\").is_none()
+    {
+        return bytes.len() - backslashes;
     }
     let mut len = 0;
     let mut i = 0;
@@ -455,7 +471,13 @@ mod tests {
 
     #[test]
     fn unescaped_len_counts_escapes_and_surrogates() {
-        for text in ["plain", "a\"b\\c\n", "caf\u{e9} \u{2026} \u{1F600}", ""] {
+        for text in [
+            "plain",
+            "say \"hi\"\n",
+            "a\"b\\c\n",
+            "caf\u{e9} \u{2026} \u{1F600}",
+            "",
+        ] {
             let token = serde_json::to_string(text).unwrap();
             let ascii_token = token
                 .chars()
