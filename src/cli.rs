@@ -127,7 +127,7 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
         Some(Command::Check(args)) => not_yet("check", &args.gold),
-        Some(Command::Serve(args)) => not_yet("serve", &args.out),
+        Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
         None => crate::tui::run(cli.ui),
     }
 }

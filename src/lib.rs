@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod formats;
 pub mod model;
+pub mod receiver;
 pub mod redact;
 pub mod sources;
 pub mod store;

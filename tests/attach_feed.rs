@@ -321,7 +321,6 @@ async fn an_https_url_is_refused_with_a_problem() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs OTLP parser from branch otlp"]
 async fn otlp_json_requests_from_the_feed_become_spans() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

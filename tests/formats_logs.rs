@@ -360,7 +360,6 @@ fn v06_mcp_recording_matches_toolscore_and_keeps_codes_and_results() {
 }
 
 #[test]
-#[ignore = "v07 is OTLP/JSON: needs the otlp-json format from the otlp branch (un-ignore at merge)"]
 fn v07_otlp_export_matches_toolscore() {
     let loaded = load(&case("v07_otel_otlp_export"));
     assert_eq!(loaded.loaded_format, Some("otlp-json"));

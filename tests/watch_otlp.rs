@@ -22,7 +22,6 @@ fn options() -> WatchOptions {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs OTLP parser from branch otlp"]
 async fn otlp_jsonl_appended_in_odd_chunks_yields_every_span_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");
@@ -50,7 +49,6 @@ async fn otlp_jsonl_appended_in_odd_chunks_yields_every_span_once() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs OTLP parser from branch otlp"]
 async fn otlp_json_documents_written_in_halves_yield_every_span() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");

@@ -1,2 +1,620 @@
 //! Classification and fact extraction from span attributes, for every attribute convention
 //! (OpenArmature, OTel GenAI current and legacy, OpenInference, Langfuse). See ARCHITECTURE.md.
+//!
+//! Works on a [`Span`] whose `attributes` are already converted; an [`AttrSource`] supplies the
+//! full text of attributes that were moved into payloads (needed to read tool calls out of
+//! message JSON) and builds payloads for `span.input` / `span.output`.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::model::{
+    AttrValue, ErrorInfo, Identity, LlmFacts, Payload, RequestedToolCall, RetrievalFacts, Span,
+    SpanKind, SpanStatus, ToolFacts,
+};
+
+/// Access to attribute values beyond what the skeleton keeps.
+pub trait AttrSource {
+    /// The full text of a string attribute, even when the span holds it as a payload.
+    fn full_text(&self, key: &str) -> Option<Cow<'_, str>>;
+    /// A payload for the attribute, by reference where the format can find it again.
+    fn payload(&self, key: &str) -> Option<Payload>;
+}
+
+/// Payload attributes for `span.input`, most specific first.
+const INPUT_KEYS: &[&str] = &[
+    "openarmature.tool.call.arguments",
+    "openarmature.llm.input.messages",
+    "openarmature.embedding.input.strings",
+    "openarmature.rerank.query",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.input.messages",
+    "gen_ai.retrieval.query.text",
+    "gen_ai.prompt",
+    "input.value",
+    "langfuse.observation.input",
+];
+
+/// Payload attributes for `span.output`, most specific first.
+const OUTPUT_KEYS: &[&str] = &[
+    "openarmature.tool.call.result",
+    "openarmature.llm.output.content",
+    "openarmature.llm.output.tool_calls",
+    "openarmature.rerank.results",
+    "gen_ai.tool.call.result",
+    "gen_ai.output.messages",
+    "gen_ai.retrieval.documents",
+    "gen_ai.completion",
+    "output.value",
+    "langfuse.observation.output",
+];
+
+const LF_META: &str = "langfuse.observation.metadata.";
+
+/// Attribute lookup by key (spans carry tens of attributes; the classifier asks many times).
+struct Attrs<'s> {
+    map: HashMap<&'s str, &'s AttrValue>,
+}
+
+impl<'s> Attrs<'s> {
+    fn new(attributes: &'s [(String, AttrValue)]) -> Self {
+        let mut map = HashMap::with_capacity(attributes.len());
+        for (k, v) in attributes {
+            // First occurrence wins, as with a linear search.
+            map.entry(k.as_str()).or_insert(v);
+        }
+        Attrs { map }
+    }
+    fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+    fn str(&self, key: &str) -> Option<&'s str> {
+        match self.map.get(key)? {
+            AttrValue::Str(s) if !s.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+    fn first_str(&self, keys: &[&str]) -> Option<&'s str> {
+        keys.iter().find_map(|k| self.str(k))
+    }
+    fn int(&self, key: &str) -> Option<i64> {
+        self.map.get(key)?.as_i64()
+    }
+    fn first_u64(&self, keys: &[&str]) -> Option<u64> {
+        keys.iter()
+            .find_map(|k| self.int(k))
+            .and_then(|i| u64::try_from(i).ok())
+    }
+    fn strings(&self, key: &str) -> Vec<String> {
+        match self.map.get(key) {
+            Some(AttrValue::List(items)) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_owned))
+                .collect(),
+            Some(AttrValue::Str(s)) if s.starts_with('[') => {
+                serde_json::from_str::<Vec<String>>(s).unwrap_or_default()
+            }
+            Some(AttrValue::Str(s)) if !s.is_empty() => vec![s.clone()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The kind of a span, first match wins: OpenArmature span names, `gen_ai.operation.name`,
+/// `openinference.span.kind`, `langfuse.observation.type`.
+fn kind_of(name: &str, attrs: &Attrs) -> SpanKind {
+    match name {
+        "openarmature.llm.complete" => return SpanKind::Llm,
+        "openarmature.tool.call" => return SpanKind::Tool,
+        "openarmature.embedding.complete" => return SpanKind::Embedding,
+        "openarmature.rerank.complete" => return SpanKind::Rerank,
+        _ => {}
+    }
+    // A parallel-branches dispatch span is a node too, though it carries only the branch name.
+    if attrs.has("openarmature.node.name")
+        || attrs.has("openarmature.parallel_branches.parent_node_name")
+    {
+        return SpanKind::Node;
+    }
+    if let Some(op) = attrs.str("gen_ai.operation.name") {
+        let kind = match op {
+            "chat" | "text_completion" | "generate_content" => Some(SpanKind::Llm),
+            "execute_tool" => Some(SpanKind::Tool),
+            "embeddings" => Some(SpanKind::Embedding),
+            "retrieval" => Some(SpanKind::Retrieval),
+            "invoke_agent" | "create_agent" => Some(SpanKind::Agent),
+            "invoke_workflow" => Some(SpanKind::Node),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return kind;
+        }
+    }
+    if let Some(kind) = attrs.str("openinference.span.kind") {
+        let kind = match kind.to_ascii_uppercase().as_str() {
+            "LLM" => Some(SpanKind::Llm),
+            "TOOL" => Some(SpanKind::Tool),
+            "EMBEDDING" => Some(SpanKind::Embedding),
+            "RERANKER" => Some(SpanKind::Rerank),
+            "RETRIEVER" => Some(SpanKind::Retrieval),
+            "AGENT" => Some(SpanKind::Agent),
+            "CHAIN" => Some(SpanKind::Node),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return kind;
+        }
+    }
+    if let Some(kind) = attrs.str("langfuse.observation.type") {
+        let kind = match kind {
+            "generation" => Some(SpanKind::Llm),
+            "tool" => Some(SpanKind::Tool),
+            "embedding" => Some(SpanKind::Embedding),
+            "retriever" => Some(SpanKind::Retrieval),
+            "agent" => Some(SpanKind::Agent),
+            "chain" | "span" => Some(SpanKind::Node),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return kind;
+        }
+    }
+    SpanKind::Other
+}
+
+/// Classifies `span` and fills kind, status, error, identity, LLM / tool / retrieval facts and
+/// the input / output payloads. `status_message` is the OTLP status description, if any.
+pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn AttrSource) {
+    let attrs = Attrs::new(&span.attributes);
+    let kind = kind_of(&span.name, &attrs);
+
+    let mut status = span.status;
+    if attrs
+        .str("langfuse.observation.level")
+        .is_some_and(|l| l.eq_ignore_ascii_case("ERROR"))
+    {
+        status = SpanStatus::Error;
+    }
+    let error = error_of(span, &attrs, status, status_message);
+    let identity = identity_of(&attrs);
+    let tool = (kind == SpanKind::Tool).then(|| tool_of(&span.name, &attrs));
+    let llm = matches!(kind, SpanKind::Llm | SpanKind::Embedding | SpanKind::Rerank)
+        .then(|| llm_of(kind, &attrs, source));
+    let retrieval = matches!(kind, SpanKind::Retrieval | SpanKind::Rerank)
+        .then(|| retrieval_of(&attrs, source));
+    let input = first_payload(INPUT_KEYS, &attrs, source);
+    let output = first_payload(OUTPUT_KEYS, &attrs, source);
+    drop(attrs);
+
+    span.kind = kind;
+    span.status = status;
+    span.error = error;
+    span.identity = identity;
+    span.tool = tool;
+    span.llm = llm;
+    span.retrieval = retrieval;
+    span.input = input;
+    span.output = output;
+}
+
+fn first_payload(keys: &[&str], attrs: &Attrs, source: &dyn AttrSource) -> Payload {
+    keys.iter()
+        .filter(|k| attrs.has(k))
+        .find_map(|k| source.payload(k))
+        .unwrap_or_else(Payload::not_captured)
+}
+
+fn error_of(
+    span: &Span,
+    attrs: &Attrs,
+    status: SpanStatus,
+    status_message: Option<&str>,
+) -> Option<ErrorInfo> {
+    let exception = span.events.iter().find(|e| e.name == "exception");
+    let event_str = |key: &str| {
+        exception.and_then(|e| {
+            e.attributes
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.as_str())
+                .filter(|s| !s.is_empty())
+        })
+    };
+    let error_type = attrs
+        .str("error.type")
+        .or_else(|| event_str("exception.type"))
+        .or_else(|| attrs.str(&format!("{LF_META}error_type")))
+        .or_else(|| attrs.str("openarmature.error.category"));
+    if status != SpanStatus::Error && error_type.is_none() {
+        return None;
+    }
+    let message = event_str("exception.message")
+        .or_else(|| attrs.str(&format!("{LF_META}error_message")))
+        .or(status_message)
+        .or_else(|| attrs.str("langfuse.observation.status_message"));
+    Some(ErrorInfo {
+        error_type: error_type.map(str::to_owned),
+        message: message.map(str::to_owned),
+    })
+}
+
+fn identity_of(attrs: &Attrs) -> Identity {
+    let namespace = match attrs.strings("openarmature.node.namespace") {
+        parts if !parts.is_empty() => Some(parts.join("/")),
+        _ => match attrs.strings(&format!("{LF_META}namespace")) {
+            parts if !parts.is_empty() => Some(parts.join("/")),
+            _ => None,
+        },
+    };
+    let index = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| attrs.int(k))
+            .and_then(|i| u32::try_from(i).ok())
+    };
+    Identity {
+        invocation_id: attrs
+            .first_str(&[
+                "openarmature.invocation_id",
+                "gen_ai.conversation.id",
+                "session.id",
+                "langfuse.session.id",
+            ])
+            .map(str::to_owned),
+        correlation_id: attrs
+            .first_str(&[
+                "openarmature.correlation_id",
+                "langfuse.observation.metadata.correlation_id",
+                "langfuse.trace.metadata.correlation_id",
+            ])
+            .map(str::to_owned),
+        node_name: attrs.str("openarmature.node.name").map(str::to_owned),
+        namespace,
+        attempt_index: index(&[
+            "openarmature.llm.attempt_index",
+            "openarmature.node.attempt_index",
+            "langfuse.observation.metadata.attempt_index",
+        ]),
+        fan_out_index: index(&["openarmature.node.fan_out_index"]),
+        branch_name: attrs
+            .str("openarmature.node.branch_name")
+            .map(str::to_owned),
+    }
+}
+
+fn tool_of(span_name: &str, attrs: &Attrs) -> ToolFacts {
+    let name = attrs
+        .first_str(&[
+            "openarmature.tool.name",
+            "gen_ai.tool.name",
+            "tool.name",
+            "langfuse.observation.metadata.openarmature_tool_name",
+        ])
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            span_name
+                .strip_prefix("execute_tool ")
+                .unwrap_or(span_name)
+                .to_owned()
+        });
+    let call_id = attrs
+        .first_str(&[
+            "openarmature.tool.call.id",
+            "gen_ai.tool.call.id",
+            "tool_call.id",
+            "tool.id",
+            "langfuse.observation.metadata.openarmature_tool_call_id",
+            "langfuse.observation.metadata.tool_call_id",
+        ])
+        .map(str::to_owned);
+    ToolFacts {
+        name: Some(name),
+        call_id,
+        requested_by: None,
+    }
+}
+
+fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> LlmFacts {
+    let usage: Option<serde_json::Map<String, Value>> = attrs
+        .str("langfuse.observation.usage_details")
+        .and_then(|u| serde_json::from_str(u).ok());
+    let usage_u64 = |keys: &[&str]| {
+        let usage = usage.as_ref()?;
+        keys.iter().find_map(|k| usage.get(*k)?.as_u64())
+    };
+    let mut finish_reasons = attrs.strings("gen_ai.response.finish_reasons");
+    if finish_reasons.is_empty() {
+        finish_reasons = [
+            "openarmature.llm.finish_reason",
+            "llm.finish_reason",
+            "langfuse.observation.metadata.finish_reason",
+        ]
+        .iter()
+        .find_map(|k| attrs.str(k))
+        .map(|r| vec![r.to_owned()])
+        .unwrap_or_default();
+    }
+    LlmFacts {
+        provider: attrs
+            .first_str(&[
+                "gen_ai.provider.name",
+                "gen_ai.system",
+                "llm.provider",
+                "llm.system",
+                "langfuse.observation.metadata.system",
+            ])
+            .map(str::to_owned),
+        model: attrs
+            .first_str(&[
+                "gen_ai.request.model",
+                "openarmature.llm.model",
+                "llm.model_name",
+                "embedding.model_name",
+                "reranker.model_name",
+                "langfuse.observation.model.name",
+            ])
+            .map(str::to_owned),
+        response_model: attrs
+            .first_str(&[
+                "gen_ai.response.model",
+                "langfuse.observation.metadata.response_model",
+            ])
+            .map(str::to_owned),
+        input_tokens: attrs
+            .first_u64(&[
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.prompt_tokens",
+                "openarmature.llm.usage.prompt_tokens",
+                "llm.token_count.prompt",
+            ])
+            .or_else(|| usage_u64(&["input", "prompt_tokens", "input_tokens"])),
+        output_tokens: attrs
+            .first_u64(&[
+                "gen_ai.usage.output_tokens",
+                "gen_ai.usage.completion_tokens",
+                "openarmature.llm.usage.completion_tokens",
+                "llm.token_count.completion",
+            ])
+            .or_else(|| usage_u64(&["output", "completion_tokens", "output_tokens"])),
+        cache_read_tokens: attrs
+            .first_u64(&[
+                "gen_ai.usage.cache_read.input_tokens",
+                "openarmature.llm.cache_read.input_tokens",
+                "llm.token_count.prompt_details.cache_read",
+            ])
+            .or_else(|| usage_u64(&["cache_read_input_tokens", "input_cached_tokens"])),
+        finish_reasons,
+        requested_tool_calls: if kind == SpanKind::Llm {
+            requested_tool_calls(attrs, source)
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// The tool calls an LLM response asked for, from whichever convention records them.
+fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> Vec<RequestedToolCall> {
+    let names = attrs.strings("openarmature.llm.output.tool_calls.names");
+    if !names.is_empty() {
+        let ids = attrs.strings("openarmature.llm.output.tool_calls.ids");
+        return names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| RequestedToolCall {
+                id: ids.get(i).cloned(),
+                name,
+            })
+            .collect();
+    }
+    let json = |key: &str| -> Option<Value> {
+        if !attrs.has(key) {
+            return None;
+        }
+        serde_json::from_str(&source.full_text(key)?).ok()
+    };
+    if let Some(messages) = json("gen_ai.output.messages") {
+        let calls = genai_parts_tool_calls(&messages);
+        if !calls.is_empty() {
+            return calls;
+        }
+    }
+    let flattened = openinference_tool_calls(attrs);
+    if !flattened.is_empty() {
+        return flattened;
+    }
+    for key in [
+        "openarmature.llm.output.tool_calls",
+        "langfuse.observation.output",
+    ] {
+        if let Some(value) = json(key) {
+            let calls = openai_tool_calls(&value);
+            if !calls.is_empty() {
+                return calls;
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// `[{role, parts: [{type: "tool_call", id, name}]}]` (GenAI semconv messages).
+fn genai_parts_tool_calls(messages: &Value) -> Vec<RequestedToolCall> {
+    let messages = messages.as_array().map(Vec::as_slice).unwrap_or_default();
+    messages
+        .iter()
+        .filter_map(|m| m.get("parts")?.as_array())
+        .flatten()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_call"))
+        .filter_map(|p| {
+            Some(RequestedToolCall {
+                id: p.get("id").and_then(Value::as_str).map(str::to_owned),
+                name: p.get("name")?.as_str()?.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// OpenAI-shaped calls: `[{id, name}]`, `[{id, function: {name}}]`, a message with
+/// `tool_calls`, or a list of such messages.
+fn openai_tool_calls(value: &Value) -> Vec<RequestedToolCall> {
+    let call = |c: &Value| -> Option<RequestedToolCall> {
+        let name = c
+            .get("name")
+            .or_else(|| c.get("function")?.get("name"))?
+            .as_str()?;
+        Some(RequestedToolCall {
+            id: c.get("id").and_then(Value::as_str).map(str::to_owned),
+            name: name.to_owned(),
+        })
+    };
+    let from_message = |m: &Value| -> Vec<RequestedToolCall> {
+        m.get("tool_calls")
+            .and_then(Value::as_array)
+            .map(|calls| calls.iter().filter_map(call).collect())
+            .unwrap_or_default()
+    };
+    match value {
+        Value::Object(_) => from_message(value),
+        Value::Array(items) if items.iter().any(|i| i.get("tool_calls").is_some()) => {
+            items.iter().flat_map(from_message).collect()
+        }
+        Value::Array(items) => items.iter().filter_map(call).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name}` (OpenInference).
+fn openinference_tool_calls(attrs: &Attrs) -> Vec<RequestedToolCall> {
+    const PREFIX: &str = "llm.output_messages.";
+    let mut found: Vec<((u32, u32), RequestedToolCall)> = Vec::new();
+    for (key, value) in &attrs.map {
+        let Some(rest) = key.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let Some(rest) = rest.strip_suffix(".tool_call.function.name") else {
+            continue;
+        };
+        let Some((message, call)) = rest.split_once(".message.tool_calls.") else {
+            continue;
+        };
+        let (Ok(message), Ok(call)) = (message.parse::<u32>(), call.parse::<u32>()) else {
+            continue;
+        };
+        let Some(name) = value.as_str() else { continue };
+        let id_key = format!("{PREFIX}{message}.message.tool_calls.{call}.tool_call.id");
+        found.push((
+            (message, call),
+            RequestedToolCall {
+                id: attrs.str(&id_key).map(str::to_owned),
+                name: name.to_owned(),
+            },
+        ));
+    }
+    found.sort_by_key(|(position, _)| *position);
+    found.into_iter().map(|(_, call)| call).collect()
+}
+
+/// Queries are for display; keep the first KiB.
+const QUERY_MAX: usize = 1024;
+
+fn retrieval_of(attrs: &Attrs, source: &dyn AttrSource) -> RetrievalFacts {
+    let query = [
+        "gen_ai.retrieval.query.text",
+        "openarmature.rerank.query",
+        "reranker.query",
+    ]
+    .iter()
+    .filter(|k| attrs.has(k))
+    .find_map(|k| source.full_text(k))
+    .map(|q| {
+        let mut end = q.len().min(QUERY_MAX);
+        while !q.is_char_boundary(end) {
+            end -= 1;
+        }
+        q[..end].to_owned()
+    });
+    let document_count = attrs
+        .first_u64(&[
+            "openarmature.rerank.document_count",
+            "langfuse.observation.metadata.openarmature_document_count",
+        ])
+        .or_else(|| {
+            let docs = source.full_text("gen_ai.retrieval.documents")?;
+            let docs: Vec<serde::de::IgnoredAny> = serde_json::from_str(&docs).ok()?;
+            Some(docs.len() as u64)
+        })
+        .or_else(|| {
+            indexed_count(attrs, "retrieval.documents.")
+                .or_else(|| indexed_count(attrs, "reranker.input_documents."))
+        });
+    RetrievalFacts {
+        query,
+        document_count,
+    }
+}
+
+/// Number of distinct `N` in flattened keys `PREFIXN.…`.
+fn indexed_count(attrs: &Attrs, prefix: &str) -> Option<u64> {
+    let mut seen: Vec<u64> = attrs
+        .map
+        .keys()
+        .filter_map(|k| k.strip_prefix(prefix)?.split('.').next()?.parse().ok())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (!seen.is_empty()).then_some(seen.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(pairs: &[(&str, &str)]) -> Vec<(String, AttrValue)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), AttrValue::Str(v.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn first_match_wins_in_table_order() {
+        let list = attrs(&[
+            ("gen_ai.operation.name", "execute_tool"),
+            ("openinference.span.kind", "LLM"),
+        ]);
+        assert_eq!(kind_of("x", &Attrs::new(&list)), SpanKind::Tool);
+        let list = attrs(&[("openinference.span.kind", "RERANKER")]);
+        assert_eq!(kind_of("x", &Attrs::new(&list)), SpanKind::Rerank);
+        let list = attrs(&[("langfuse.observation.type", "span")]);
+        assert_eq!(kind_of("x", &Attrs::new(&list)), SpanKind::Node);
+        let list = attrs(&[("openarmature.node.name", "agent")]);
+        assert_eq!(
+            kind_of("openarmature.tool.call", &Attrs::new(&list)),
+            SpanKind::Tool
+        );
+        assert_eq!(kind_of("x", &Attrs::new(&list)), SpanKind::Node);
+        let list = attrs(&[("openinference.span.kind", "GUARDRAIL")]);
+        assert_eq!(kind_of("x", &Attrs::new(&list)), SpanKind::Other);
+        assert_eq!(
+            kind_of("openarmature.invocation", &Attrs::new(&[])),
+            SpanKind::Other
+        );
+    }
+
+    #[test]
+    fn openai_shaped_tool_calls_are_read_from_messages_and_lists() {
+        let message: Value = serde_json::from_str(
+            r#"{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"f"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            openai_tool_calls(&message),
+            vec![RequestedToolCall {
+                id: Some("c1".into()),
+                name: "f".into()
+            }]
+        );
+        let list: Value = serde_json::from_str(r#"[{"id":"c2","name":"g"}]"#).unwrap();
+        assert_eq!(openai_tool_calls(&list)[0].name, "g");
+    }
+}

@@ -1,31 +1,397 @@
 //! OTLP `ExportTraceServiceRequest` as OTLP/JSON (one document or JSONL) and protobuf.
+//!
+//! Both encodings go through one borrowed model ([`wire`]): JSON is parsed straight into it
+//! (string values stay raw JSON tokens, so big payloads are never copied), protobuf is decoded
+//! by prost and viewed through it. [`build`] then validates ids and normalizes spans.
+//! The receiver uses the public functions at the bottom.
+
+mod build;
+mod proto;
+mod wire;
+
+use std::sync::Arc;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
+use prost::Message as _;
 
 use super::{Format, Input};
-use crate::model::Batch;
+use crate::model::{Batch, Origin, Problem, RecordRef};
+
+pub use build::INLINE_ATTR_MAX;
 
 pub struct OtlpJson;
 pub struct OtlpProtobuf;
 
+const JSON_NAME: &str = "otlp-json";
+const PROTOBUF_NAME: &str = "otlp-protobuf";
+
+/// How many leading lines detection looks at for a `{"resourceSpans"` start.
+const DETECT_LINES: usize = 8;
+
 impl Format for OtlpJson {
     fn name(&self) -> &'static str {
-        "otlp-json"
+        JSON_NAME
     }
-    fn detect(&self, _input: &Input) -> Option<String> {
+
+    fn detect(&self, input: &Input) -> Option<String> {
+        if starts_with_resource_spans(input.bytes) {
+            return Some("a JSON object whose first key is resourceSpans".into());
+        }
+        let lines = input
+            .bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty())
+            .take(DETECT_LINES);
+        for (index, line) in lines.enumerate() {
+            if starts_with_resource_spans(line) {
+                return Some(format!(
+                    "JSON lines; line {} starts with resourceSpans",
+                    index + 1
+                ));
+            }
+        }
         None
     }
-    fn parse(&self, _input: &Input) -> Batch {
-        Batch::default()
+
+    fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
+        let jsonl_hint = matches!(input.extension.as_deref(), Some("jsonl" | "ndjson"));
+        if !jsonl_hint && !is_single_line(input.bytes) {
+            // A pretty-printed document: one request, one record.
+            let mut leniencies = Vec::new();
+            match serde_json::from_slice::<wire::Request>(input.bytes) {
+                Ok(request) => {
+                    let ctx = context(input, JSON_NAME, input.base_offset, input.bytes.len(), None);
+                    build::build_request(&request, &ctx, &mut leniencies, &mut batch);
+                    warn_leniencies(&leniencies, input.origin, None, &mut batch);
+                    return batch;
+                }
+                // Unless its first line is a whole request (JSON lines), report the
+                // document's one error instead of one error per pretty-printed line.
+                Err(e) if !first_line_is_request(input.bytes) => {
+                    batch.problems.push(Problem::error(
+                        input.origin,
+                        Some(input.base_line + e.line() as u64),
+                        format!("not an OTLP/JSON request: {e}"),
+                    ));
+                    return batch;
+                }
+                Err(_) => {}
+            }
+        }
+        parse_lines(input, &mut batch);
+        batch
+    }
+
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        let span_hex = locator.split('/').next()?;
+        // A gzipped JSONL file is one record: parse only the line that mentions the span.
+        if let Some(line) = record
+            .split(|b| *b == b'\n')
+            .find(|line| memchr::memmem::find(line, span_hex.as_bytes()).is_some())
+            && let Ok(request) = serde_json::from_slice::<wire::Request>(line)
+            && let Some(found) = build::locate(&request, locator)
+        {
+            return Some(found);
+        }
+        let request = serde_json::from_slice::<wire::Request>(record).ok()?;
+        build::locate(&request, locator)
+    }
+}
+
+fn first_line_is_request(bytes: &[u8]) -> bool {
+    bytes
+        .split(|b| *b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| starts_with_resource_spans(l) && l.ends_with(b"}"))
+}
+
+fn is_single_line(bytes: &[u8]) -> bool {
+    let trimmed = bytes.trim_ascii();
+    memchr::memchr(b'\n', trimmed).is_none()
+}
+
+/// True when the bytes open a JSON object whose first key is `resourceSpans` (or snake_case).
+fn starts_with_resource_spans(bytes: &[u8]) -> bool {
+    let rest = bytes.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"{") else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    rest.starts_with(b"\"resourceSpans\"") || rest.starts_with(b"\"resource_spans\"")
+}
+
+fn parse_lines(input: &Input, batch: &mut Batch) {
+    // A gzipped file cannot be read by byte range: its one record is the whole file.
+    let whole_file = input
+        .was_gzip
+        .then(|| record_for(input, JSON_NAME, 0, u64::MAX, true))
+        .flatten();
+    let mut start = 0usize;
+    let mut line_number = input.base_line;
+    // Each leniency is reported once per input, at the first line that needed it.
+    let mut leniencies = Vec::new();
+    let bytes = input.bytes;
+    while start < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        line_number += 1;
+        let line = &bytes[start..end];
+        let line_start = start;
+        start = end + 1;
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let already_warned = leniencies.len();
+        match serde_json::from_slice::<wire::Request>(line) {
+            Ok(request) => {
+                let record = match &whole_file {
+                    Some(record) => Some(record.clone()),
+                    None => record_for(
+                        input,
+                        JSON_NAME,
+                        input.base_offset + line_start as u64,
+                        line.len() as u64,
+                        false,
+                    ),
+                };
+                let ctx = build::Context {
+                    origin: input.origin,
+                    format: JSON_NAME,
+                    record,
+                    line: Some(line_number),
+                };
+                build::build_request(&request, &ctx, &mut leniencies, batch);
+                warn_leniencies(
+                    &leniencies[already_warned..],
+                    input.origin,
+                    Some(line_number),
+                    batch,
+                );
+            }
+            Err(e) => batch.problems.push(Problem::error(
+                input.origin,
+                Some(line_number),
+                format!("not an OTLP/JSON request: {e}"),
+            )),
+        }
+    }
+}
+
+fn record_for(
+    input: &Input,
+    format: &'static str,
+    offset: u64,
+    len: u64,
+    gzip: bool,
+) -> Option<Arc<RecordRef>> {
+    let Origin::File(path) = input.origin else {
+        return None;
+    };
+    Some(Arc::new(RecordRef {
+        path: Arc::new(path.clone()),
+        offset,
+        len,
+        gzip,
+        format,
+    }))
+}
+
+/// The context for a whole-input record (a `.json` document or a protobuf file).
+fn context<'c>(
+    input: &'c Input,
+    format: &'static str,
+    offset: u64,
+    len: usize,
+    line: Option<u64>,
+) -> build::Context<'c> {
+    let record = if input.was_gzip {
+        record_for(input, format, 0, u64::MAX, true)
+    } else {
+        record_for(input, format, offset, len as u64, false)
+    };
+    build::Context {
+        origin: input.origin,
+        format,
+        record,
+        line,
+    }
+}
+
+fn warn_leniencies(
+    leniencies: &[wire::Leniency],
+    origin: &Origin,
+    line: Option<u64>,
+    batch: &mut Batch,
+) {
+    for leniency in leniencies {
+        batch.problems.push(Problem::warning(
+            origin,
+            line,
+            format!("loaded leniently: {}", leniency.describe()),
+        ));
     }
 }
 
 impl Format for OtlpProtobuf {
     fn name(&self) -> &'static str {
-        "otlp-protobuf"
+        PROTOBUF_NAME
     }
-    fn detect(&self, _input: &Input) -> Option<String> {
-        None
+
+    fn detect(&self, input: &Input) -> Option<String> {
+        let by_extension = matches!(
+            input.extension.as_deref(),
+            Some("pb" | "binpb" | "protobuf")
+        );
+        if looks_like_request(input.bytes) {
+            return Some("protobuf ExportTraceServiceRequest with valid span ids".into());
+        }
+        by_extension.then(|| "protobuf by file extension (content did not decode)".into())
     }
-    fn parse(&self, _input: &Input) -> Batch {
-        Batch::default()
+
+    fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
+        let ctx = context(
+            input,
+            PROTOBUF_NAME,
+            input.base_offset,
+            input.bytes.len(),
+            None,
+        );
+        let build = |request: &ExportTraceServiceRequest, batch: &mut Batch| {
+            let mut leniencies = Vec::new();
+            build::build_request(
+                &proto::request_to_wire(request),
+                &ctx,
+                &mut leniencies,
+                batch,
+            );
+        };
+        // Decoding one resource at a time keeps only one resource's strings alive at once:
+        // a 200 MB request would otherwise be fully materialized next to its spans.
+        match top_level_resource_spans(input.bytes) {
+            Some(bodies) => {
+                for body in bodies {
+                    match decode_resource_spans(body) {
+                        Ok(request) => build(&request, &mut batch),
+                        Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+                    }
+                }
+            }
+            None => match decode_request_protobuf(input.bytes) {
+                Ok(request) => build(&request, &mut batch),
+                Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+            },
+        }
+        batch
     }
+
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        let request = decode_request_protobuf(record).ok()?;
+        build::locate(&proto::request_to_wire(&request), locator)
+    }
+}
+
+/// The bodies of the top-level `resource_spans` fields (field 1, length-delimited), when
+/// they are all the input holds and exactly fill it.
+fn top_level_resource_spans(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut rest = bytes;
+    let mut bodies = Vec::new();
+    while let Some((&tag, after_tag)) = rest.split_first() {
+        if tag != 0x0a {
+            return None;
+        }
+        let mut cursor = after_tag;
+        let len = prost::encoding::decode_varint(&mut cursor).ok()?;
+        let body = cursor.get(..usize::try_from(len).ok()?)?;
+        bodies.push(body);
+        rest = &cursor[body.len()..];
+    }
+    Some(bodies)
+}
+
+fn decode_resource_spans(body: &[u8]) -> Result<ExportTraceServiceRequest, String> {
+    let resource_spans = ResourceSpans::decode(body)
+        .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))?;
+    Ok(ExportTraceServiceRequest {
+        resource_spans: vec![resource_spans],
+    })
+}
+
+/// Cheap structural check: the top level is only `resource_spans` fields exactly filling the
+/// input, and the first of them holds a span with valid ids.
+fn looks_like_request(bytes: &[u8]) -> bool {
+    top_level_resource_spans(bytes)
+        .and_then(|bodies| decode_resource_spans(bodies.first()?).ok())
+        .is_some_and(|probe| count_invalid_spans(&probe).0 > 0)
+}
+
+// ---- Public API for the receiver -------------------------------------------------------------
+
+/// Decodes an OTLP/JSON body. Protobuf's canonical JSON (base64 ids, enum names, snake_case
+/// keys) is accepted; each leniency it needed is returned as a warning.
+pub fn decode_request_json(
+    bytes: &[u8],
+) -> Result<(ExportTraceServiceRequest, Vec<String>), String> {
+    let request: wire::Request = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not an OTLP/JSON ExportTraceServiceRequest: {e}"))?;
+    let mut leniencies = Vec::new();
+    let owned = proto::request_from_wire(&request, &mut leniencies);
+    let warnings = leniencies
+        .iter()
+        .map(|l| format!("loaded leniently: {}", l.describe()))
+        .collect();
+    Ok((owned, warnings))
+}
+
+/// Decodes a binary protobuf body.
+pub fn decode_request_protobuf(bytes: &[u8]) -> Result<ExportTraceServiceRequest, String> {
+    ExportTraceServiceRequest::decode(bytes)
+        .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))
+}
+
+/// Normalizes a decoded request. Spans with invalid ids become problems, so
+/// `batch.spans.len()` + rejected = total. Payloads are inline unless `record` is given.
+pub fn batch_from_request(
+    request: &ExportTraceServiceRequest,
+    origin: &Origin,
+    format: &'static str,
+    record: Option<Arc<RecordRef>>,
+    line: Option<u64>,
+) -> Batch {
+    let mut batch = Batch::default();
+    let ctx = build::Context {
+        origin,
+        format,
+        record,
+        line,
+    };
+    let wire = proto::request_to_wire(request);
+    let mut leniencies = Vec::new();
+    build::build_request(&wire, &ctx, &mut leniencies, &mut batch);
+    batch
+}
+
+/// Counts spans the builder would keep and reject (for OTLP partial success), with the
+/// first rejection's reason.
+pub fn count_invalid_spans(request: &ExportTraceServiceRequest) -> (usize, usize, Option<String>) {
+    let (mut valid, mut rejected, mut first) = (0, 0, None);
+    let spans = request
+        .resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .flat_map(|ss| &ss.spans);
+    for span in spans {
+        let trace = wire::check_id(&span.trace_id, 16).map(|_| Vec::new());
+        let id = wire::check_id(&span.span_id, 8).map(|_| Vec::new());
+        match build::id_problem(&trace, &id, &span.parent_span_id) {
+            None => valid += 1,
+            Some(reason) => {
+                rejected += 1;
+                first.get_or_insert(format!("{reason} (span {:?})", span.name));
+            }
+        }
+    }
+    (valid, rejected, first)
 }

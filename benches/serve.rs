@@ -1,0 +1,249 @@
+//! Load generator for `toolcap-tui serve` (not run in CI): N concurrent keep-alive OTLP/HTTP
+//! protobuf clients send 500-span requests for a fixed time, then serve is killed with SIGKILL
+//! and the spool is checked: every acknowledged request must be there. Prints spans/s and the
+//! server's peak RSS.
+//!
+//! `cargo bench --bench serve` (env: TOOLCAP_BENCH_SECS=10, TOOLCAP_BENCH_CLIENTS=4,
+//! TOOLCAP_BENCH_SPANS=500).
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
+use prost::Message;
+
+const TEMPLATE_TRACE: [u8; 16] = *b"TRACE-ID-PATTERN";
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn attr(key: &str, value: any_value::Value) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..Default::default()
+    }
+}
+
+fn template(spans: u64) -> Vec<u8> {
+    let spans = (0..spans)
+        .map(|index| Span {
+            trace_id: TEMPLATE_TRACE.to_vec(),
+            span_id: (index + 1).to_be_bytes().to_vec(),
+            parent_span_id: if index == 0 {
+                vec![]
+            } else {
+                1u64.to_be_bytes().to_vec()
+            },
+            name: "chat gpt-4o".into(),
+            kind: 3,
+            start_time_unix_nano: 1_768_471_200_000_000_000 + index,
+            end_time_unix_nano: 1_768_471_200_500_000_000 + index,
+            attributes: vec![
+                attr(
+                    "gen_ai.operation.name",
+                    any_value::Value::StringValue("chat".into()),
+                ),
+                attr(
+                    "gen_ai.provider.name",
+                    any_value::Value::StringValue("openai".into()),
+                ),
+                attr(
+                    "gen_ai.request.model",
+                    any_value::Value::StringValue("gpt-4o".into()),
+                ),
+                attr("gen_ai.usage.input_tokens", any_value::Value::IntValue(412)),
+                attr("gen_ai.usage.output_tokens", any_value::Value::IntValue(37)),
+                attr(
+                    "gen_ai.request.temperature",
+                    any_value::Value::DoubleValue(0.2),
+                ),
+                attr(
+                    "server.address",
+                    any_value::Value::StringValue("api.openai.com".into()),
+                ),
+            ],
+            status: Some(Status::default()),
+            ..Default::default()
+        })
+        .collect();
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![attr(
+                    "service.name",
+                    any_value::Value::StringValue("bench".into()),
+                )],
+                ..Default::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                spans,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+    .encode_to_vec()
+}
+
+fn with_trace(template: &[u8], offsets: &[usize], trace: u128) -> Vec<u8> {
+    let mut body = template.to_vec();
+    let id = trace.to_be_bytes();
+    for &offset in offsets {
+        body[offset..offset + 16].copy_from_slice(&id);
+    }
+    body
+}
+
+/// One keep-alive request; returns the status code.
+fn post(reader: &mut BufReader<TcpStream>, addr: &str, body: &[u8]) -> std::io::Result<u16> {
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let stream = reader.get_mut();
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    let mut status = 0;
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(code) = line.strip_prefix("HTTP/1.1 ") {
+            status = code.get(..3).and_then(|c| c.parse().ok()).unwrap_or(0);
+        } else if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    Ok(status)
+}
+
+fn main() {
+    let seconds = env_or("TOOLCAP_BENCH_SECS", 10);
+    let clients = env_or("TOOLCAP_BENCH_CLIENTS", 4);
+    let spans = env_or("TOOLCAP_BENCH_SPANS", 500);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--grpc",
+            "127.0.0.1:0",
+            "--out",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut addr = String::new();
+    while addr.is_empty() {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).expect("read") > 0,
+            "serve exited"
+        );
+        if let Some(a) = line.trim().strip_prefix("http ") {
+            addr = a.to_string();
+        }
+    }
+
+    let template = Arc::new(template(spans));
+    let offsets: Arc<Vec<usize>> =
+        Arc::new(memchr::memmem::find_iter(&template, &TEMPLATE_TRACE).collect());
+    assert_eq!(offsets.len() as u64, spans);
+    let acknowledged = Arc::new(Mutex::new(Vec::<u128>::new()));
+    let refused = Arc::new(Mutex::new(0u64));
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..u128::from(clients))
+        .map(|client| {
+            let (addr, template, offsets) = (addr.clone(), template.clone(), offsets.clone());
+            let (acknowledged, refused, stop) =
+                (acknowledged.clone(), refused.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(TcpStream::connect(&addr).expect("connect"));
+                let _ = reader.get_ref().set_nodelay(true);
+                let mut sequence = 0u128;
+                while !stop.load(Ordering::Relaxed) {
+                    sequence += 1;
+                    let trace = (client << 64) | sequence;
+                    match post(&mut reader, &addr, &with_trace(&template, &offsets, trace)) {
+                        Ok(200) => acknowledged.lock().unwrap().push(trace),
+                        Ok(_) => *refused.lock().unwrap() += 1,
+                        Err(err) => panic!("client {client}: {err}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(seconds));
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        worker.join().expect("client");
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let peak = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM"))
+        .unwrap_or("VmHWM: ?")
+        .to_string();
+    child.kill().expect("SIGKILL serve");
+    child.wait().expect("wait");
+
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    let mut stored: HashSet<String> = HashSet::new();
+    let mut stored_spans = 0u64;
+    let mut segments: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("spool")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    segments.sort();
+    for segment in segments {
+        let text = std::fs::read_to_string(&segment).expect("segment");
+        for line in text.lines() {
+            let value: serde_json::Value = serde_json::from_str(line).expect("spool line");
+            let spans = &value["resourceSpans"][0]["scopeSpans"][0]["spans"];
+            stored_spans += spans.as_array().map_or(0, |s| s.len() as u64);
+            stored.insert(spans[0]["traceId"].as_str().unwrap_or("").to_string());
+        }
+    }
+    let lost = acknowledged
+        .iter()
+        .filter(|trace| !stored.contains(&hex::encode(trace.to_be_bytes())))
+        .count();
+    let acked_spans = acknowledged.len() as u64 * spans;
+    println!(
+        "serve: {clients} clients x {spans}-span requests for {elapsed:.1} s: {} acknowledged \
+         ({:.0} spans/s), {} refused (503), {lost} acknowledged requests lost after kill -9, \
+         {stored_spans} spans in the spool, server {peak}",
+        acknowledged.len(),
+        acked_spans as f64 / elapsed,
+        refused.lock().unwrap(),
+    );
+    assert_eq!(lost, 0, "acknowledged requests lost");
+}

@@ -1,0 +1,393 @@
+//! Turns a wire-model request into normalized spans: validates ids (a bad span becomes a
+//! problem, the rest of the request loads), converts attributes (big strings become payloads
+//! held by reference), then classifies each span.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::wire::{self, Leniency, Scalar, Text};
+use crate::formats::classify::{self, AttrSource};
+use crate::model::{
+    AttrValue, Batch, Origin, Payload, PayloadBody, PayloadState, Problem, RecordRef, Span,
+    SpanEvent, SpanStatus, truncation_marker_total,
+};
+
+/// String attribute values longer than this are held as payloads, not in the skeleton.
+pub const INLINE_ATTR_MAX: usize = 1024;
+
+/// How many rejected spans of one request are reported one by one before summarising.
+const MAX_SPAN_PROBLEMS: usize = 20;
+
+/// Where spans come from and where their payloads can be found again.
+pub struct Context<'c> {
+    pub origin: &'c Origin,
+    pub format: &'static str,
+    /// `None`: payloads are kept inline (network requests).
+    pub record: Option<Arc<RecordRef>>,
+    pub line: Option<u64>,
+}
+
+/// What happened to the spans of one request.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub valid: usize,
+    pub rejected: usize,
+    pub first_reason: Option<String>,
+}
+
+/// Builds every valid span of `request` into `batch`; rejected spans and leniencies become
+/// problems at the context's source and line.
+pub fn build_request(
+    request: &wire::Request,
+    ctx: &Context,
+    leniencies: &mut Vec<Leniency>,
+    batch: &mut Batch,
+) -> Outcome {
+    let mut outcome = Outcome::default();
+    for resource_spans in &request.resource_spans {
+        let service = resource_spans.resource.as_ref().and_then(|r| {
+            r.attributes
+                .iter()
+                .find(|kv| kv.key == "service.name")
+                .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
+                .map(|t| t.decoded().into_owned())
+        });
+        for scope_spans in &resource_spans.scope_spans {
+            for wire_span in &scope_spans.spans {
+                match build_span(wire_span, service.as_deref(), ctx, leniencies) {
+                    Ok(span) => {
+                        if span.parent_span_id.as_deref() == Some(span.span_id.as_str()) {
+                            batch.problems.push(Problem::warning(
+                                ctx.origin,
+                                ctx.line,
+                                format!(
+                                    "span {} ({}) names itself as its parent; shown at the root",
+                                    span.span_id, span.name
+                                ),
+                            ));
+                        }
+                        outcome.valid += 1;
+                        batch.spans.push(span);
+                    }
+                    Err(reason) => {
+                        outcome.rejected += 1;
+                        if outcome.rejected <= MAX_SPAN_PROBLEMS {
+                            batch.problems.push(Problem::error(
+                                ctx.origin,
+                                ctx.line,
+                                format!("span dropped: {reason}"),
+                            ));
+                        }
+                        outcome.first_reason.get_or_insert(reason);
+                    }
+                }
+            }
+        }
+    }
+    if outcome.rejected > MAX_SPAN_PROBLEMS {
+        batch.problems.push(Problem::error(
+            ctx.origin,
+            ctx.line,
+            format!(
+                "{} more spans dropped for invalid ids",
+                outcome.rejected - MAX_SPAN_PROBLEMS
+            ),
+        ));
+    }
+    outcome
+}
+
+/// Why a span's ids make it unusable, if they do. Shared by the builder and the receiver's
+/// partial-success count so both always agree.
+pub fn id_problem(
+    trace_id: &Result<Vec<u8>, wire::IdError>,
+    span_id: &Result<Vec<u8>, wire::IdError>,
+    parent: &[u8],
+) -> Option<String> {
+    if let Err(e) = trace_id {
+        return Some(format!("trace id is {e}"));
+    }
+    if let Err(e) = span_id {
+        return Some(format!("span id is {e}"));
+    }
+    if !parent.is_empty() && parent.len() != 8 {
+        return Some(format!("parent span id is {} bytes long", parent.len()));
+    }
+    None
+}
+
+fn build_span(
+    ws: &wire::Span,
+    service: Option<&str>,
+    ctx: &Context,
+    leniencies: &mut Vec<Leniency>,
+) -> Result<Span, String> {
+    let trace_id = wire::decode_id(ws.trace_id.as_deref(), 16, leniencies);
+    let span_id = wire::decode_id(ws.span_id.as_deref(), 8, leniencies);
+    let parent = match ws.parent_span_id.as_deref().map(str::trim) {
+        None | Some("") => Vec::new(),
+        Some(text) => wire::id_bytes(text, leniencies).unwrap_or_else(|| vec![0; 1]),
+    };
+    if let Some(reason) = id_problem(&trace_id, &span_id, &parent) {
+        return Err(format!("{reason} (span {:?})", truncate(&ws.name, 80)));
+    }
+    let (Ok(trace_id), Ok(span_id)) = (trace_id, span_id) else {
+        return Err("invalid ids".into());
+    };
+    let span_hex = hex::encode(&span_id);
+    let parent_span_id =
+        (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| hex::encode(&parent));
+
+    let payloads = Payloads {
+        ctx,
+        span_hex: &span_hex,
+    };
+    let attributes = ws
+        .attributes
+        .iter()
+        .map(|kv| {
+            let locator = || format!("{span_hex}/a/{}", kv.key);
+            (
+                kv.key.to_string(),
+                payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
+            )
+        })
+        .collect();
+    let events = ws
+        .events
+        .iter()
+        .enumerate()
+        .map(|(index, event)| SpanEvent {
+            time_unix_nano: time(&event.time_unix_nano),
+            name: event.name.to_string(),
+            attributes: event
+                .attributes
+                .iter()
+                .map(|kv| {
+                    let locator = || format!("{span_hex}/e{index}/{}", kv.key);
+                    (
+                        kv.key.to_string(),
+                        payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    let status_code = ws.status.as_ref().map_or(0, |s| {
+        wire::enum_value(s.code.as_ref(), wire::STATUS_CODE_NAMES, leniencies)
+    });
+    // The OTel span kind is not our kind, but enum names must still be noticed for the warning.
+    wire::enum_value(ws.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
+    let mut span = Span {
+        trace_id: hex::encode(trace_id),
+        span_id: span_hex.clone(),
+        parent_span_id,
+        name: ws.name.to_string(),
+        status: match status_code {
+            1 => SpanStatus::Ok,
+            2 => SpanStatus::Error,
+            _ => SpanStatus::Unset,
+        },
+        start_unix_nano: time(&ws.start_time_unix_nano),
+        end_unix_nano: time(&ws.end_time_unix_nano),
+        service: service.map(str::to_owned),
+        attributes,
+        events,
+        format: ctx.format,
+        origin: Some(ctx.origin.clone()),
+        line: ctx.line,
+        ..Default::default()
+    };
+    let status_message = ws
+        .status
+        .as_ref()
+        .and_then(|s| s.message.as_deref())
+        .filter(|m| !m.is_empty());
+    let source = WireSource { span: ws, payloads };
+    classify::classify(&mut span, status_message, &source);
+    Ok(span)
+}
+
+fn time(value: &Option<Scalar>) -> u64 {
+    value.as_ref().and_then(Scalar::as_u64).unwrap_or(0)
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Makes payloads: by reference into the source record for files, inline for the network.
+#[derive(Clone, Copy)]
+struct Payloads<'c> {
+    ctx: &'c Context<'c>,
+    span_hex: &'c str,
+}
+
+impl Payloads<'_> {
+    fn attr_value(
+        &self,
+        key: &str,
+        value: Option<&wire::AnyValue>,
+        locator: &dyn Fn() -> String,
+    ) -> AttrValue {
+        let Some(value) = value else {
+            return AttrValue::Null;
+        };
+        if let Some(text) = &value.string_value {
+            if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
+                return AttrValue::Payload(self.payload(key, text, locator));
+            }
+            return AttrValue::Str(text.decoded().into_owned());
+        }
+        plain_value(value)
+    }
+
+    fn payload(&self, field: &str, text: &Text, locator: &dyn Fn() -> String) -> Payload {
+        let Some(record) = &self.ctx.record else {
+            return Payload::inline(field, text.decoded().as_ref());
+        };
+        let len = text.decoded_len();
+        let state = if len <= 256 {
+            Payload::inline(field, text.decoded().as_ref()).state
+        } else {
+            match truncation_marker_total(&text.tail(64)) {
+                Some(total) => PayloadState::Truncated { total_bytes: total },
+                None => PayloadState::Present,
+            }
+        };
+        Payload {
+            state,
+            bytes: len as u64,
+            field: Some(field.into()),
+            body: PayloadBody::InRecord {
+                record: record.clone(),
+                locator: locator().into(),
+            },
+        }
+    }
+}
+
+/// Non-string values (strings nested in arrays and maps stay inline: they are rarely big).
+fn plain_value(value: &wire::AnyValue) -> AttrValue {
+    if let Some(text) = &value.string_value {
+        AttrValue::Str(text.decoded().into_owned())
+    } else if let Some(b) = value.bool_value {
+        AttrValue::Bool(b)
+    } else if let Some(i) = &value.int_value {
+        i.as_i64().map_or(AttrValue::Null, AttrValue::Int)
+    } else if let Some(d) = &value.double_value {
+        d.as_f64().map_or(AttrValue::Null, AttrValue::Float)
+    } else if let Some(b) = &value.bytes_value {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(b.as_bytes())
+            .map_or(AttrValue::Null, AttrValue::Bytes)
+    } else if let Some(array) = &value.array_value {
+        AttrValue::List(array.values.iter().map(plain_value).collect())
+    } else if let Some(kv) = &value.kvlist_value {
+        AttrValue::Map(
+            kv.values
+                .iter()
+                .map(|kv| {
+                    let v = kv.value.as_ref().map_or(AttrValue::Null, plain_value);
+                    (kv.key.to_string(), v)
+                })
+                .collect(),
+        )
+    } else {
+        AttrValue::Null
+    }
+}
+
+/// Gives the classifier the full text of any attribute, even one held as a payload.
+struct WireSource<'w, 'a, 'c> {
+    span: &'w wire::Span<'a>,
+    payloads: Payloads<'c>,
+}
+
+impl WireSource<'_, '_, '_> {
+    fn find(&self, key: &str) -> Option<&wire::AnyValue<'_>> {
+        self.span
+            .attributes
+            .iter()
+            .find(|kv| kv.key == key)
+            .and_then(|kv| kv.value.as_ref())
+    }
+}
+
+impl AttrSource for WireSource<'_, '_, '_> {
+    fn full_text(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.find(key)?.string_value.as_ref().map(Text::decoded)
+    }
+
+    fn payload(&self, key: &str) -> Option<Payload> {
+        let value = self.find(key)?;
+        let locator = || format!("{}/a/{key}", self.payloads.span_hex);
+        match &value.string_value {
+            Some(text) => Some(self.payloads.payload(key, text, &locator)),
+            None => {
+                let rendered = render_json(&plain_value(value));
+                Some(Payload::inline(key, rendered.to_string()))
+            }
+        }
+    }
+}
+
+/// A JSON rendering of a non-string attribute (e.g. a string array used as a payload).
+pub fn render_json(value: &AttrValue) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        AttrValue::Str(s) => Value::String(s.clone()),
+        AttrValue::Int(i) => Value::from(*i),
+        AttrValue::Float(f) => Value::from(*f),
+        AttrValue::Bool(b) => Value::Bool(*b),
+        AttrValue::Bytes(b) => {
+            use base64::Engine as _;
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        AttrValue::List(items) => Value::Array(items.iter().map(render_json).collect()),
+        AttrValue::Map(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.clone(), render_json(v)))
+                .collect(),
+        ),
+        AttrValue::Payload(_) | AttrValue::Null => Value::Null,
+    }
+}
+
+/// Finds a payload again in a parsed record: `span/a/key` or `span/eN/key`.
+pub fn locate(request: &wire::Request, locator: &str) -> Option<String> {
+    let (span_hex, rest) = locator.split_once('/')?;
+    let (selector, key) = rest.split_once('/')?;
+    let mut ignored = Vec::new();
+    let span = request
+        .resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .flat_map(|ss| &ss.spans)
+        .find(|s| {
+            s.span_id
+                .as_deref()
+                .and_then(|id| wire::id_bytes(id, &mut ignored))
+                .is_some_and(|b| hex::encode(b) == span_hex)
+        })?;
+    let attributes = if selector == "a" {
+        &span.attributes
+    } else {
+        let index: usize = selector.strip_prefix('e')?.parse().ok()?;
+        &span.events.get(index)?.attributes
+    };
+    let value = attributes.iter().find(|kv| kv.key == key)?.value.as_ref()?;
+    match &value.string_value {
+        Some(text) => Some(text.decoded().into_owned()),
+        None => Some(render_json(&plain_value(value)).to_string()),
+    }
+}

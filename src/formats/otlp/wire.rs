@@ -1,0 +1,540 @@
+//! A borrowed serde model of OTLP/JSON `ExportTraceServiceRequest`.
+//!
+//! It exists for speed and tolerance. String attribute values are kept as the raw JSON token
+//! (`&RawValue`), so a megabyte payload is scanned once and never unescaped or copied unless a
+//! pane asks for it. It also accepts what protobuf's canonical JSON mapping writes (base64 ids,
+//! enum names, snake_case keys) and reports every such leniency as a [`Leniency`], so the caller
+//! can warn about it. Protobuf requests are converted into the same model (see `proto.rs`), so
+//! one builder turns both into spans.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use serde_json::value::RawValue;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Request<'a> {
+    #[serde(borrow, alias = "resource_spans")]
+    pub resource_spans: Vec<ResourceSpans<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceSpans<'a> {
+    #[serde(borrow)]
+    pub resource: Option<Resource<'a>>,
+    #[serde(borrow, alias = "scope_spans")]
+    pub scope_spans: Vec<ScopeSpans<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Resource<'a> {
+    #[serde(borrow)]
+    pub attributes: Vec<KeyValue<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScopeSpans<'a> {
+    #[serde(borrow)]
+    pub scope: Option<Scope<'a>>,
+    #[serde(borrow)]
+    pub spans: Vec<Span<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Scope<'a> {
+    #[serde(borrow)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub version: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Span<'a> {
+    #[serde(borrow, alias = "trace_id")]
+    pub trace_id: Option<Cow<'a, str>>,
+    #[serde(borrow, alias = "span_id")]
+    pub span_id: Option<Cow<'a, str>>,
+    #[serde(borrow, alias = "parent_span_id")]
+    pub parent_span_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    #[serde(borrow)]
+    pub kind: Option<Scalar<'a>>,
+    #[serde(borrow, alias = "start_time_unix_nano")]
+    pub start_time_unix_nano: Option<Scalar<'a>>,
+    #[serde(borrow, alias = "end_time_unix_nano")]
+    pub end_time_unix_nano: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    pub attributes: Vec<KeyValue<'a>>,
+    #[serde(borrow)]
+    pub events: Vec<Event<'a>>,
+    #[serde(borrow)]
+    pub status: Option<Status<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Event<'a> {
+    #[serde(borrow, alias = "time_unix_nano")]
+    pub time_unix_nano: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    #[serde(borrow)]
+    pub attributes: Vec<KeyValue<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Status<'a> {
+    #[serde(borrow)]
+    pub code: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    pub message: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KeyValue<'a> {
+    #[serde(borrow)]
+    pub key: Cow<'a, str>,
+    #[serde(borrow)]
+    pub value: Option<AnyValue<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AnyValue<'a> {
+    #[serde(borrow, alias = "string_value")]
+    pub string_value: Option<Text<'a>>,
+    #[serde(alias = "bool_value")]
+    pub bool_value: Option<bool>,
+    #[serde(borrow, alias = "int_value")]
+    pub int_value: Option<Scalar<'a>>,
+    #[serde(borrow, alias = "double_value")]
+    pub double_value: Option<Scalar<'a>>,
+    #[serde(borrow, alias = "bytes_value")]
+    pub bytes_value: Option<Cow<'a, str>>,
+    #[serde(borrow, alias = "array_value")]
+    pub array_value: Option<ArrayValue<'a>>,
+    #[serde(borrow, alias = "kvlist_value")]
+    pub kvlist_value: Option<KvList<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ArrayValue<'a> {
+    #[serde(borrow)]
+    pub values: Vec<AnyValue<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct KvList<'a> {
+    #[serde(borrow)]
+    pub values: Vec<KeyValue<'a>>,
+}
+
+/// A string value: either still the raw JSON token (quotes and escapes included) or text.
+#[derive(Debug, Clone)]
+pub enum Text<'a> {
+    Json(&'a str),
+    Plain(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'a RawValue>::deserialize(deserializer)?;
+        let token = raw.get();
+        if token.len() >= 2 && token.starts_with('"') && token.ends_with('"') {
+            Ok(Text::Json(token))
+        } else {
+            Err(de::Error::custom("stringValue is not a string"))
+        }
+    }
+}
+
+impl<'a> Text<'a> {
+    /// The text, unescaped. Borrowed when the JSON had no escapes.
+    pub fn decoded(&self) -> Cow<'a, str> {
+        match self {
+            Text::Plain(text) => text.clone(),
+            Text::Json(token) => {
+                let inner = &token[1..token.len() - 1];
+                if !inner.contains('\\') {
+                    Cow::Borrowed(inner)
+                } else {
+                    // The token was validated by the parser, so this cannot fail in practice.
+                    serde_json::from_str::<String>(token)
+                        .map(Cow::Owned)
+                        .unwrap_or(Cow::Borrowed(inner))
+                }
+            }
+        }
+    }
+
+    /// An upper bound of the unescaped length, free to compute.
+    pub fn raw_len(&self) -> usize {
+        match self {
+            Text::Plain(text) => text.len(),
+            Text::Json(token) => token.len() - 2,
+        }
+    }
+
+    /// Byte length of the unescaped text, without unescaping it.
+    pub fn decoded_len(&self) -> usize {
+        match self {
+            Text::Plain(text) => text.len(),
+            Text::Json(token) => unescaped_len(&token[1..token.len() - 1]),
+        }
+    }
+
+    /// The last bytes of the text (enough to see a truncation marker), unescaped.
+    pub fn tail(&self, max: usize) -> Cow<'a, str> {
+        match self {
+            Text::Plain(text) => {
+                let start = floor_char_boundary(text, text.len().saturating_sub(max));
+                Cow::Owned(text[start..].to_owned())
+            }
+            Text::Json(token) => {
+                let inner = &token[1..token.len() - 1];
+                let mut start = floor_char_boundary(inner, inner.len().saturating_sub(max));
+                // Never start inside an escape sequence: step back to the escape's backslash.
+                let prefix = &inner.as_bytes()[start.saturating_sub(6)..start];
+                if let Some(back) = prefix.iter().rposition(|b| *b == b'\\') {
+                    start = start - prefix.len() + back;
+                }
+                let piece = format!("\"{}\"", &inner[start..]);
+                serde_json::from_str::<String>(&piece)
+                    .map(Cow::Owned)
+                    .unwrap_or(Cow::Borrowed(""))
+            }
+        }
+    }
+}
+
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while index > 0 && !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+/// Length of a JSON string body once unescaped.
+fn unescaped_len(body: &str) -> usize {
+    let bytes = body.as_bytes();
+    let backslashes = memchr::memchr_iter(b'\\', bytes).count();
+    if backslashes == 0 {
+        return bytes.len();
+    }
+    // Common case (JSON inside JSON): only two-character escapes like \" or \n, each of
+    // which shrinks by exactly one byte. SIMD scans rule out the two exceptions.
+    if memchr::memmem::find(bytes, b"\\u").is_none()
+        && memchr::memmem::find(bytes, b"\\\\").is_none()
+    {
+        return bytes.len() - backslashes;
+    }
+    let mut len = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            len += 1;
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) != Some(&b'u') {
+            len += 1;
+            i += 2;
+            continue;
+        }
+        let code = body
+            .get(i + 2..i + 6)
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .unwrap_or(0);
+        i += 6;
+        len += match code {
+            0..=0x7f => 1,
+            0x80..=0x7ff => 2,
+            // A high surrogate plus its low surrogate encode one 4-byte character.
+            0xd800..=0xdbff => {
+                i += 6;
+                4
+            }
+            _ => 3,
+        };
+    }
+    len
+}
+
+/// A JSON number or a string holding one (int64 as string, enum names, "NaN").
+#[derive(Debug, Clone)]
+pub enum Scalar<'a> {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ScalarVisitor;
+        impl<'de> Visitor<'de> for ScalarVisitor {
+            type Value = Scalar<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Scalar::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Scalar::UInt(v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Scalar::Float(v))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Scalar::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Scalar::Str(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_any(ScalarVisitor)
+    }
+}
+
+impl Scalar<'_> {
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Scalar::Int(i) => u64::try_from(*i).ok(),
+            Scalar::UInt(u) => Some(*u),
+            Scalar::Float(f) if *f >= 0.0 && f.fract() == 0.0 => Some(*f as u64),
+            Scalar::Float(_) => None,
+            Scalar::Str(s) => s.trim().parse().ok(),
+        }
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Scalar::Int(i) => Some(*i),
+            Scalar::UInt(u) => i64::try_from(*u).ok(),
+            Scalar::Float(f) if f.fract() == 0.0 => Some(*f as i64),
+            Scalar::Float(_) => None,
+            Scalar::Str(s) => s.trim().parse().ok(),
+        }
+    }
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Scalar::Int(i) => Some(*i as f64),
+            Scalar::UInt(u) => Some(*u as f64),
+            Scalar::Float(f) => Some(*f),
+            Scalar::Str(s) => match s.trim() {
+                "NaN" => Some(f64::NAN),
+                "Infinity" => Some(f64::INFINITY),
+                "-Infinity" => Some(f64::NEG_INFINITY),
+                other => other.parse().ok(),
+            },
+        }
+    }
+}
+
+/// Something the strict OTLP/JSON encoding forbids but this parser accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Leniency {
+    Base64Id,
+    EnumName,
+}
+
+impl Leniency {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Leniency::Base64Id => {
+                "ids are base64 (protobuf canonical JSON), not the hex OTLP/JSON requires"
+            }
+            Leniency::EnumName => {
+                "enums are names like SPAN_KIND_CLIENT (protobuf canonical JSON), not the integers OTLP/JSON requires"
+            }
+        }
+    }
+}
+
+/// Why an id was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdError {
+    Missing,
+    Malformed,
+    WrongLength(usize),
+    AllZero,
+}
+
+impl fmt::Display for IdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdError::Missing => f.write_str("missing"),
+            IdError::Malformed => f.write_str("neither hex nor base64"),
+            IdError::WrongLength(n) => write!(f, "{n} bytes long"),
+            IdError::AllZero => f.write_str("all zero"),
+        }
+    }
+}
+
+/// Decodes an id written as hex (OTLP/JSON) or base64 (canonical JSON) into `len` bytes.
+pub fn decode_id(
+    text: Option<&str>,
+    len: usize,
+    leniencies: &mut Vec<Leniency>,
+) -> Result<Vec<u8>, IdError> {
+    let text = text.map(str::trim).unwrap_or("");
+    if text.is_empty() {
+        return Err(IdError::Missing);
+    }
+    let bytes = id_bytes(text, leniencies).ok_or(IdError::Malformed)?;
+    check_id(&bytes, len)?;
+    Ok(bytes)
+}
+
+/// The bytes an id text encodes, whatever their length.
+pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let text = text.trim();
+    if text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return hex::decode(text).ok();
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    if !leniencies.contains(&Leniency::Base64Id) {
+        leniencies.push(Leniency::Base64Id);
+    }
+    Some(bytes)
+}
+
+/// Checks decoded id bytes: `len` long and not all zero (empty means missing).
+pub fn check_id(bytes: &[u8], len: usize) -> Result<(), IdError> {
+    if bytes.is_empty() {
+        return Err(IdError::Missing);
+    }
+    if bytes.len() != len {
+        return Err(IdError::WrongLength(bytes.len()));
+    }
+    if bytes.iter().all(|b| *b == 0) {
+        return Err(IdError::AllZero);
+    }
+    Ok(())
+}
+
+/// Reads an enum that should be an integer but may be a proto enum name.
+pub fn enum_value(
+    value: Option<&Scalar>,
+    names: &[(&str, i32)],
+    leniencies: &mut Vec<Leniency>,
+) -> i32 {
+    let Some(value) = value else { return 0 };
+    if let Some(n) = value.as_i64() {
+        return i32::try_from(n).unwrap_or(0);
+    }
+    if let Scalar::Str(name) = value
+        && let Some((_, n)) = names.iter().find(|(k, _)| k.eq_ignore_ascii_case(name))
+    {
+        if !leniencies.contains(&Leniency::EnumName) {
+            leniencies.push(Leniency::EnumName);
+        }
+        return *n;
+    }
+    0
+}
+
+pub const SPAN_KIND_NAMES: &[(&str, i32)] = &[
+    ("SPAN_KIND_UNSPECIFIED", 0),
+    ("SPAN_KIND_INTERNAL", 1),
+    ("SPAN_KIND_SERVER", 2),
+    ("SPAN_KIND_CLIENT", 3),
+    ("SPAN_KIND_PRODUCER", 4),
+    ("SPAN_KIND_CONSUMER", 5),
+];
+
+pub const STATUS_CODE_NAMES: &[(&str, i32)] = &[
+    ("STATUS_CODE_UNSET", 0),
+    ("STATUS_CODE_OK", 1),
+    ("STATUS_CODE_ERROR", 2),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescaped_len_counts_escapes_and_surrogates() {
+        for text in [
+            "plain",
+            "say \"hi\"\n",
+            "a\"b\\c\n",
+            "caf\u{e9} \u{2026} \u{1F600}",
+            "",
+        ] {
+            let token = serde_json::to_string(text).unwrap();
+            let ascii_token = token
+                .chars()
+                .map(|c| {
+                    if c.is_ascii() {
+                        c.to_string()
+                    } else {
+                        let mut buf = [0u16; 2];
+                        c.encode_utf16(&mut buf)
+                            .iter()
+                            .map(|u| format!("\\u{u:04x}"))
+                            .collect()
+                    }
+                })
+                .collect::<String>();
+            assert_eq!(Text::Json(&ascii_token).decoded_len(), text.len(), "{text}");
+            assert_eq!(Text::Json(&ascii_token).decoded(), text);
+        }
+    }
+
+    #[test]
+    fn tail_never_splits_an_escape() {
+        let token = r#""abc\u2026[truncated, 730 bytes total]""#;
+        for max in 30..45 {
+            let tail = Text::Json(token).tail(max);
+            assert!(
+                tail.ends_with("[truncated, 730 bytes total]"),
+                "{max}: {tail}"
+            );
+        }
+    }
+
+    #[test]
+    fn ids_accept_hex_and_base64_and_refuse_the_rest() {
+        let mut lenient = Vec::new();
+        assert_eq!(
+            decode_id(Some("0102030405060708"), 8, &mut lenient).unwrap(),
+            vec![1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert!(lenient.is_empty());
+        assert_eq!(
+            decode_id(Some("AQIDBAUGBwg="), 8, &mut lenient).unwrap(),
+            vec![1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(lenient, vec![Leniency::Base64Id]);
+        assert_eq!(decode_id(None, 8, &mut lenient), Err(IdError::Missing));
+        assert_eq!(
+            decode_id(Some("0000000000000000"), 8, &mut lenient),
+            Err(IdError::AllZero)
+        );
+        assert_eq!(
+            decode_id(Some("0102"), 8, &mut lenient),
+            Err(IdError::WrongLength(2))
+        );
+        assert_eq!(
+            decode_id(Some("zz!"), 8, &mut lenient),
+            Err(IdError::Malformed)
+        );
+    }
+}

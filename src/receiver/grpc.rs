@@ -1,0 +1,132 @@
+//! OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
+
+use std::sync::Arc;
+
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use tokio::sync::watch;
+use tonic::codec::CompressionEncoding;
+use tonic::codegen::{BoxFuture, Context, Poll, Service, http};
+use tonic::server::NamedService;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Response, Status};
+
+use super::{ReceivedRequest, Shared, SinkError, Transport};
+
+struct Export {
+    shared: Arc<Shared>,
+}
+
+#[tonic::async_trait]
+impl TraceService for Export {
+    async fn export(
+        &self,
+        request: Request<ExportTraceServiceRequest>,
+    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
+        let authorization = request
+            .metadata()
+            .get("authorization")
+            .map(|value| value.as_bytes());
+        if !super::bearer_matches(self.shared.token.as_deref(), authorization) {
+            return Err(Status::unauthenticated("missing or wrong bearer token"));
+        }
+        // tonic has decoded the message already; the slot still bounds what is held while
+        // the sink works.
+        let _slot = self
+            .shared
+            .request_slot()
+            .await
+            .map_err(|err| Status::unavailable(err.to_string()))?;
+        let mut request = request.into_inner();
+        let validation = super::decode::retain_valid_spans(&mut request);
+        if validation.accepted > 0 {
+            let received = ReceivedRequest {
+                request,
+                spans: validation.accepted,
+                transport: Transport::Grpc,
+            };
+            self.shared
+                .sink
+                .deliver(received)
+                .await
+                .map_err(|err| match err {
+                    SinkError::Full | SinkError::Unavailable(_) => {
+                        Status::unavailable(err.to_string())
+                    }
+                })?;
+        }
+        let partial_success = (validation.rejected > 0).then(|| ExportTracePartialSuccess {
+            rejected_spans: i64::try_from(validation.rejected).unwrap_or(i64::MAX),
+            error_message: validation.message,
+        });
+        Ok(Response::new(ExportTraceServiceResponse {
+            partial_success,
+        }))
+    }
+}
+
+pub(crate) async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    stopped: watch::Receiver<bool>,
+) {
+    let limit = shared.max_body_bytes;
+    // tonic's default 4 MiB decode limit is below the spec's 20 MiB; the limit applies to
+    // the decompressed message.
+    let service = TraceServiceServer::new(Export { shared })
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip)
+        .max_decoding_message_size(limit);
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let server = tonic::transport::Server::builder()
+        .concurrency_limit_per_connection(super::MAX_REQUESTS_IN_FLIGHT)
+        .add_service(BadDataIsInvalidArgument(service))
+        .serve_with_incoming_shutdown(incoming, super::wait_for_stop(stopped));
+    if let Err(err) = server.await {
+        eprintln!("toolcap-tui: OTLP/gRPC server stopped: {err}");
+    }
+}
+
+/// tonic answers an undecodable message with INTERNAL (its codec's choice); OTLP wants
+/// INVALID_ARGUMENT for bad data, which also tells clients not to retry it.
+#[derive(Clone)]
+struct BadDataIsInvalidArgument<S>(S);
+
+impl<S: NamedService> NamedService for BadDataIsInvalidArgument<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B, R> Service<http::Request<B>> for BadDataIsInvalidArgument<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let response = self.0.call(request);
+        Box::pin(async move {
+            let mut response = response.await?;
+            let headers = response.headers_mut();
+            let internal = headers.get("grpc-status").is_some_and(|code| code == "13");
+            let bad_data = headers.get("grpc-message").is_some_and(|message| {
+                let message = String::from_utf8_lossy(message.as_bytes()).to_ascii_lowercase();
+                message.contains("decod") || message.contains("decompress")
+            });
+            if internal && bad_data {
+                headers.insert("grpc-status", http::HeaderValue::from_static("3"));
+            }
+            Ok(response)
+        })
+    }
+}

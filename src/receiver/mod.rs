@@ -1,0 +1,300 @@
+//! OTLP receiver: OTLP/HTTP `POST /v1/traces` and OTLP/gRPC `TraceService/Export`, answering
+//! with the status codes and bodies the OTLP spec requires (ARCHITECTURE.md, "Receiver
+//! obligations").
+//!
+//! The server only decodes and validates; where accepted requests go is a [`RequestSink`]:
+//! `toolcap-tui serve` hands them to a durable [`spool::Spool`], the TUI's `--listen` to a
+//! [`ChannelSink`]. A sink that cannot take more answers [`SinkError::Full`], which becomes
+//! 503 + `Retry-After` (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
+
+pub mod decode;
+pub mod feed;
+mod grpc;
+mod http;
+pub mod serve;
+pub mod spool;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// Largest body accepted by default, counted after decompression (the spec's recommendation).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 20 * 1024 * 1024;
+
+/// Seconds a client is told to wait when the sink is full.
+pub const RETRY_AFTER_SECS: u64 = 1;
+
+/// Requests decoded at once. Each may hold a body and its inflated copy up to the size limit,
+/// so this bounds the receiver's memory whatever the number of clients.
+pub const MAX_REQUESTS_IN_FLIGHT: usize = 8;
+
+/// How long a request waits for one of those slots before it is told to retry (503).
+pub const IN_FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Where and how the receiver listens.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    /// OTLP/HTTP address; `None` disables HTTP. Port 0 binds any free port.
+    pub http: Option<String>,
+    /// OTLP/gRPC address; `None` disables gRPC.
+    pub grpc: Option<String>,
+    /// Bearer token every request must carry; `None` accepts all requests.
+    pub token: Option<String>,
+    /// Largest request body in bytes, after decompression.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        Self {
+            http: Some("127.0.0.1:4318".into()),
+            grpc: Some("127.0.0.1:4317".into()),
+            token: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// Which wire protocol a request arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    HttpProtobuf,
+    HttpJson,
+    Grpc,
+}
+
+/// One accepted export request: spans with invalid ids are already removed.
+#[derive(Debug, Clone)]
+pub struct ReceivedRequest {
+    pub request: ExportTraceServiceRequest,
+    pub spans: usize,
+    pub transport: Transport,
+}
+
+/// Why a sink did not take a request. Both are retryable for the client.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SinkError {
+    #[error("receiver is full, retry later")]
+    Full,
+    #[error("receiver cannot store requests right now: {0}")]
+    Unavailable(String),
+}
+
+/// Destination of accepted requests. `deliver` resolves once the request is safely taken
+/// (for the spool: written and synced), because the client is acknowledged right after.
+pub trait RequestSink: Send + Sync + 'static {
+    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>>;
+}
+
+/// Sink for an in-process consumer (the TUI's `--listen`): a bounded channel whose
+/// fullness is reported to clients instead of blocking them or dropping data.
+pub struct ChannelSink {
+    sender: mpsc::Sender<ReceivedRequest>,
+}
+
+impl ChannelSink {
+    pub fn new(capacity: usize) -> (Self, mpsc::Receiver<ReceivedRequest>) {
+        let (sender, receiver) = mpsc::channel(capacity.max(1));
+        (Self { sender }, receiver)
+    }
+}
+
+impl RequestSink for ChannelSink {
+    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
+        let result = match self.sender.try_send(received) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(SinkError::Full),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                Err(SinkError::Unavailable("the consumer has stopped".into()))
+            }
+        };
+        Box::pin(async move { result })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiverError {
+    #[error("cannot bind {what} address {addr}: {source}")]
+    Bind {
+        what: &'static str,
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+/// A running receiver. Dropping it does not stop the servers; call [`ReceiverHandle::shutdown`].
+pub struct ReceiverHandle {
+    pub http_addr: Option<SocketAddr>,
+    pub grpc_addr: Option<SocketAddr>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl ReceiverHandle {
+    /// Stops accepting connections, lets in-flight requests finish, and waits for the servers.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Everything a request handler needs, shared by HTTP and gRPC.
+pub(crate) struct Shared {
+    pub sink: Arc<dyn RequestSink>,
+    pub token: Option<String>,
+    pub max_body_bytes: usize,
+    in_flight: tokio::sync::Semaphore,
+}
+
+impl Shared {
+    /// A decoding slot, or `SinkError::Full` when none frees up in time.
+    pub async fn request_slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, SinkError> {
+        match tokio::time::timeout(IN_FLIGHT_WAIT, self.in_flight.acquire()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) | Err(_) => Err(SinkError::Full),
+        }
+    }
+}
+
+/// Binds the configured addresses and starts serving. `extra_routes` are merged into the HTTP
+/// server (serve's read API) and are behind the same bearer token.
+pub async fn start(
+    config: ReceiverConfig,
+    sink: Arc<dyn RequestSink>,
+    extra_routes: Option<axum::Router>,
+) -> Result<ReceiverHandle, ReceiverError> {
+    let shared = Arc::new(Shared {
+        sink,
+        token: config.token.clone().filter(|token| !token.is_empty()),
+        max_body_bytes: config.max_body_bytes,
+        in_flight: tokio::sync::Semaphore::new(MAX_REQUESTS_IN_FLIGHT),
+    });
+    let (stop, stopped) = watch::channel(false);
+    let mut tasks = Vec::new();
+
+    let http_addr = match &config.http {
+        Some(addr) => {
+            let listener = bind("HTTP", addr).await?;
+            let local = listener
+                .local_addr()
+                .map_err(|source| ReceiverError::Bind {
+                    what: "HTTP",
+                    addr: addr.clone(),
+                    source,
+                })?;
+            let router = http::router(shared.clone(), extra_routes);
+            tasks.push(tokio::spawn(http::serve(listener, router, stopped.clone())));
+            Some(local)
+        }
+        None => None,
+    };
+    let grpc_addr = match &config.grpc {
+        Some(addr) => {
+            let listener = bind("gRPC", addr).await?;
+            let local = listener
+                .local_addr()
+                .map_err(|source| ReceiverError::Bind {
+                    what: "gRPC",
+                    addr: addr.clone(),
+                    source,
+                })?;
+            tasks.push(tokio::spawn(grpc::serve(
+                listener,
+                shared.clone(),
+                stopped.clone(),
+            )));
+            Some(local)
+        }
+        None => None,
+    };
+    Ok(ReceiverHandle {
+        http_addr,
+        grpc_addr,
+        stop,
+        tasks,
+    })
+}
+
+async fn bind(what: &'static str, addr: &str) -> Result<tokio::net::TcpListener, ReceiverError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ReceiverError::Bind {
+            what,
+            addr: addr.to_string(),
+            source,
+        })
+}
+
+/// Resolves when `stopped` turns true or its sender is gone.
+pub(crate) async fn wait_for_stop(mut stopped: watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
+
+/// Compares a presented `Authorization` header value with the expected bearer token without
+/// an early exit on the first differing byte.
+pub(crate) fn bearer_matches(expected: Option<&str>, authorization: Option<&[u8]>) -> bool {
+    let Some(expected) = expected else {
+        return true;
+    };
+    let Some(presented) = authorization.and_then(|value| {
+        let prefix = b"bearer ";
+        (value.len() > prefix.len() && value[..prefix.len()].eq_ignore_ascii_case(prefix))
+            .then(|| &value[prefix.len()..])
+    }) else {
+        return false;
+    };
+    let expected = expected.as_bytes();
+    presented.len() == expected.len()
+        && presented
+            .iter()
+            .zip(expected)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn received(spans: usize) -> ReceivedRequest {
+        ReceivedRequest {
+            request: ExportTraceServiceRequest::default(),
+            spans,
+            transport: Transport::HttpJson,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_or_closed_channel_is_reported_not_dropped() {
+        let (sink, mut receiver) = ChannelSink::new(1);
+        assert!(sink.deliver(received(1)).await.is_ok());
+        assert!(matches!(
+            sink.deliver(received(2)).await,
+            Err(SinkError::Full)
+        ));
+        assert_eq!(receiver.recv().await.map(|r| r.spans), Some(1));
+        drop(receiver);
+        assert!(matches!(
+            sink.deliver(received(3)).await,
+            Err(SinkError::Unavailable(_))
+        ));
+    }
+
+    #[test]
+    fn bearer_token_must_match_exactly() {
+        assert!(bearer_matches(None, None));
+        assert!(bearer_matches(Some("s3cret"), Some(b"Bearer s3cret")));
+        assert!(bearer_matches(Some("s3cret"), Some(b"bearer s3cret")));
+        assert!(!bearer_matches(Some("s3cret"), None));
+        assert!(!bearer_matches(Some("s3cret"), Some(b"Bearer s3cre")));
+        assert!(!bearer_matches(Some("s3cret"), Some(b"Bearer s3cretX")));
+        assert!(!bearer_matches(Some("s3cret"), Some(b"Basic s3cret")));
+        assert!(!bearer_matches(Some("s3cret"), Some(b"Bearer ")));
+    }
+}

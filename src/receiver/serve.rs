@@ -1,0 +1,96 @@
+//! `toolcap-tui serve`: the receiver with a durable spool as its sink and the read API on the
+//! HTTP address. Prints the bound addresses (one per line, `http ADDR` / `grpc ADDR`) so a
+//! caller that asked for port 0 can find them, and exits 0 after SIGINT/SIGTERM once every
+//! accepted request is committed.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::cli::ServeArgs;
+
+use super::spool::{Spool, SpoolConfig};
+use super::{ReceiverConfig, RequestSink};
+
+/// Serialized requests allowed to wait for the spool writer before clients get 503.
+const QUEUE_BYTES: usize = 4 * 1024 * 1024;
+
+pub fn run(args: &ServeArgs) -> i32 {
+    // Few blocking threads: each one that decodes a request keeps its own allocator arena, and
+    // the receiver's memory budget matters more than parallel decoding beyond the core count.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(4)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("toolcap-tui serve: cannot start the runtime: {err}");
+            return 2;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => 0,
+        Err(err) => {
+            eprintln!("toolcap-tui serve: {err:#}");
+            2
+        }
+    }
+}
+
+async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
+    let mib = 1024 * 1024;
+    let spool = Arc::new(Spool::open(SpoolConfig {
+        dir: args.out.clone(),
+        segment_bytes: args.segment_mb.saturating_mul(mib),
+        queue_bytes: QUEUE_BYTES,
+    })?);
+    let config = ReceiverConfig {
+        http: Some(args.http.clone()),
+        grpc: Some(args.grpc.clone()),
+        token: args.token.clone(),
+        max_body_bytes: usize::try_from(args.max_body_mb.saturating_mul(mib)).unwrap_or(usize::MAX),
+    };
+    let feed = super::feed::router(spool.state());
+    let sink: Arc<dyn RequestSink> = spool.clone();
+    let handle = super::start(config, sink, Some(feed)).await?;
+
+    let mut stdout = std::io::stdout().lock();
+    if let Some(addr) = handle.http_addr {
+        writeln!(stdout, "http {addr}")?;
+        if !addr.ip().is_loopback() && args.token.is_none() {
+            eprintln!(
+                "toolcap-tui serve: warning: {addr} is reachable from other machines and no --token is set"
+            );
+        }
+    }
+    if let Some(addr) = handle.grpc_addr {
+        writeln!(stdout, "grpc {addr}")?;
+    }
+    writeln!(stdout, "spool {}", args.out.display())?;
+    stdout.flush()?;
+    drop(stdout);
+
+    wait_for_signal().await?;
+    eprintln!("toolcap-tui serve: shutting down");
+    // Closing the spool first ends the feed streams, which graceful shutdown waits for; new
+    // requests meanwhile get 503 (retryable), never a silent drop.
+    let closing = spool.clone();
+    tokio::task::spawn_blocking(move || closing.close()).await?;
+    handle.shutdown().await;
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        interrupted = tokio::signal::ctrl_c() => interrupted,
+        _ = terminate.recv() => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
+}

@@ -1,0 +1,170 @@
+//! Hostile and broken inputs: problems with file and line, never a panic, good lines load.
+//! The fixtures in tests/fixtures/otlp-negative/ were written by a small Python script:
+//! every good line holds one span (trace 1111…, span 1111… `good-before`; trace 3333…,
+//! span 3333… `good-after`) and the bad record sits on line 2.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use toolcap::formats::{self, Loaded};
+use toolcap::model::{Origin, Severity};
+use toolcap::sources::files::load_file;
+
+const DIR: &str = "tests/fixtures/otlp-negative";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(DIR).join(name)
+}
+
+fn names(loaded: &Loaded) -> Vec<&str> {
+    loaded.batch.spans.iter().map(|s| s.name.as_str()).collect()
+}
+
+fn error_lines(loaded: &Loaded) -> Vec<Option<u64>> {
+    loaded
+        .batch
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Error)
+        .map(|p| p.line)
+        .collect()
+}
+
+#[test]
+fn a_bad_line_between_good_lines_is_reported_and_the_rest_loads() {
+    for name in ["bad-line-between.jsonl", "invalid-utf8.jsonl"] {
+        let loaded = load_file(&fixture(name));
+        assert_eq!(loaded.detection.format, Some("otlp-json"), "{name}");
+        assert_eq!(names(&loaded), ["good-before", "good-after"], "{name}");
+        assert_eq!(error_lines(&loaded), [Some(2)], "{name}");
+        let problem = &loaded.batch.problems[0];
+        assert_eq!(problem.source, fixture(name).display().to_string());
+        // Good lines keep their own line numbers.
+        let lines: Vec<_> = loaded.batch.spans.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [Some(1), Some(3)], "{name}");
+    }
+}
+
+#[test]
+fn ten_thousand_deep_values_are_refused_without_overflowing() {
+    // Line 2 nests 10,000 arrays where a string belongs; line 3 nests 10,000 arrayValues.
+    let loaded = load_file(&fixture("deep-nesting.jsonl"));
+    assert_eq!(names(&loaded), ["good-before", "good-after"]);
+    assert_eq!(error_lines(&loaded), [Some(2), Some(3)]);
+    assert!(
+        loaded.batch.problems[1]
+            .message
+            .contains("recursion limit exceeded"),
+        "{:?}",
+        loaded.batch.problems
+    );
+    let lines: Vec<_> = loaded.batch.spans.iter().map(|s| s.line).collect();
+    assert_eq!(lines, [Some(1), Some(4)]);
+}
+
+#[test]
+fn truncated_documents_and_garbage_are_problems() {
+    let truncated = load_file(&fixture("truncated.json"));
+    assert!(truncated.batch.spans.is_empty());
+    assert_eq!(truncated.batch.problems.len(), 1);
+    assert!(truncated.batch.problems[0].message.contains("EOF"));
+
+    let garbage = load_file(&fixture("garbage.bin"));
+    assert_eq!(garbage.detection.format, None);
+    assert!(garbage.batch.spans.is_empty());
+    assert_eq!(garbage.batch.problems.len(), 1);
+
+    // A protobuf file cut in half: recognised by its extension, reported, nothing invented.
+    let dir = tempfile::tempdir().unwrap();
+    let bytes =
+        std::fs::read("tests/fixtures/corpus/otlp-python-sdk/grpc/0003-grpc_traces.pb").unwrap();
+    let cut = dir.path().join("cut.pb");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let loaded = load_file(&cut);
+    assert_eq!(loaded.detection.format, Some("otlp-protobuf"));
+    assert!(loaded.batch.spans.is_empty());
+    assert_eq!(error_lines(&loaded), [None]);
+
+    // Every prefix of a JSON line and of a protobuf body is handled without a panic.
+    let json = std::fs::read(fixture("self-parent.json")).unwrap();
+    for end in 0..json.len() {
+        formats::load_bytes(Origin::File("prefix.json".into()), &json[..end]);
+    }
+    for end in (0..bytes.len()).step_by(7) {
+        formats::load_bytes(Origin::File("prefix.pb".into()), &bytes[..end]);
+    }
+}
+
+#[test]
+fn a_span_that_is_its_own_parent_is_kept_with_a_warning() {
+    let loaded = load_file(&fixture("self-parent.json"));
+    assert_eq!(names(&loaded), ["loop", "root"]);
+    let warnings: Vec<_> = loaded
+        .batch
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Warning)
+        .collect();
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].message.contains("aaaaaaaaaaaaaaaa"));
+    let mut store = toolcap::store::Store::new();
+    store.ingest(loaded.batch);
+    let inv = store.get("11111111111111111111111111111111").unwrap();
+    assert_eq!(inv.summary().counts.spans, 2);
+    assert_eq!(inv.tree().rows.len(), 2);
+}
+
+#[test]
+fn spans_with_invalid_ids_are_dropped_one_by_one() {
+    let loaded = load_file(&fixture("invalid-ids.json"));
+    assert_eq!(names(&loaded), ["ok-root", "ok-child"]);
+    let messages: Vec<&str> = loaded
+        .batch
+        .problems
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    for (message, expected) in messages.iter().zip([
+        "trace id is missing",
+        "span id is 7 bytes long",
+        "trace id is all zero",
+        "parent span id is 2 bytes long",
+    ]) {
+        assert!(message.contains(expected), "{message} lacks {expected}");
+    }
+}
+
+fn dump(args: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .arg("dump")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn dump_exits_2_when_nothing_loaded_and_0_otherwise() {
+    let garbage = fixture("garbage.bin");
+    let truncated = fixture("truncated.json");
+    let (code, out) = dump(&[garbage.to_str().unwrap(), truncated.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no invocations loaded"));
+
+    let between = fixture("bad-line-between.jsonl");
+    let (code, out) = dump(&["--json", between.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["invocations"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["problems"][0]["line"], 2);
+    assert!(
+        doc["problems"][0]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("bad-line-between.jsonl")
+    );
+}
