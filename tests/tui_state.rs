@@ -355,3 +355,14 @@ fn reveal_flag_starts_revealed() {
     assert!(text.contains("REVEALED"));
     assert!(text.contains(SECRET_CITY));
 }
+
+#[test]
+fn a_search_that_filters_out_the_selection_selects_the_first_match() {
+    let mut app = sample_app(80, 24);
+    press(&mut app, "jj");
+    assert_eq!(app.selected_invocation.as_deref(), Some("hostile"));
+    press(&mut app, "/invoke_agent<enter>");
+    // hostile's name does not match; trip (newest match) is selected, not the second row.
+    assert_eq!(app.list.ids, ["trip", "summ"]);
+    assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
+}

@@ -23,7 +23,13 @@ pub fn refresh(app: &mut App) {
 pub(super) fn refresh_list(app: &mut App) {
     let key = (app.store.generation(), app.search.clone());
     if app.list.key.as_ref() != Some(&key) {
-        let previous_pos = app.selected_list_position();
+        let search_changed = app.list.key.as_ref().is_none_or(|k| k.1 != app.search);
+        // An evicted run leaves the cursor where it was; a new search starts at the best match.
+        let previous_pos = if search_changed {
+            None
+        } else {
+            app.selected_list_position()
+        };
         let matcher = SkimMatcherV2::default().ignore_case();
         app.list.ids = app
             .store
