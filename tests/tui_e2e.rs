@@ -20,7 +20,7 @@ impl Tmux {
         )
         .replace(['(', ')'], "");
         let tmux = Tmux { socket };
-        // remain-on-exit keeps the pane after the app quits so its exit status can be read.
+        // remain-on-exit keeps the pane after the app quits, so the restored screen can be read.
         let out = tmux.run(&[
             "-f",
             "/dev/null",
@@ -81,18 +81,6 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-
-    /// `(dead, exit status)` of the pane's process.
-    fn pane_state(&self) -> String {
-        let out = self.run(&[
-            "display-message",
-            "-p",
-            "-t",
-            "e2e",
-            "#{pane_dead} #{pane_dead_status}",
-        ]);
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
 }
 
 impl Drop for Tmux {
@@ -113,12 +101,20 @@ const HIDDEN_ARGUMENT: &str = "Atlantis";
 fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     let binary = env!("CARGO_BIN_EXE_toolcap-tui");
     let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
-    // No user config may change keys or colours under the test.
+    let stderr_dir = tempfile::tempdir().expect("temp dir");
+    let stderr_path = stderr_dir.path().join("stderr.txt");
+    let exit_path = stderr_dir.path().join("exit-status.txt");
+    // No user config may change keys or colours under the test; stderr is kept for failures.
+    // The shell records the exit status itself: tmux does not always reap a pane's process
+    // promptly enough to report it.
     let command = format!(
-        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {}",
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {} 2>{}; echo $? >{}",
         shell_quote(binary),
-        shell_quote(samples)
+        shell_quote(samples),
+        shell_quote(&stderr_path.display().to_string()),
+        shell_quote(&exit_path.display().to_string())
     );
+    let stderr = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
     let tmux = Tmux::start(&command);
     let redacted = |s: &str| {
         assert!(
@@ -171,17 +167,20 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
 
     tmux.send(&["q"]);
     let deadline = Instant::now() + WAIT;
-    loop {
-        let state = tmux.pane_state();
-        if state == "1 0" {
-            break;
+    let status = loop {
+        let written = std::fs::read_to_string(&exit_path).unwrap_or_default();
+        if written.ends_with('\n') {
+            break written.trim().to_owned();
         }
         assert!(
             Instant::now() < deadline,
-            "app did not exit cleanly: pane state {state:?}"
+            "the app did not exit after q; screen:\n{}\nstderr:\n{}",
+            tmux.screen(),
+            stderr()
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    assert_eq!(status, "0", "exit status; stderr:\n{}", stderr());
     // The alternate screen is gone: the TUI is no longer on the terminal.
     let after = tmux.screen();
     assert!(!after.contains("Invocations ("), "{after}");

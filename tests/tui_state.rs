@@ -366,3 +366,27 @@ fn a_search_that_filters_out_the_selection_selects_the_first_match() {
     assert_eq!(app.list.ids, ["trip", "summ"]);
     assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
 }
+
+#[test]
+fn until_the_user_picks_a_run_the_cursor_follows_the_newest() {
+    let mut app = sample_app(80, 24);
+    assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
+    let newer = Span {
+        trace_id: "newer".into(),
+        span_id: "n1".into(),
+        name: "fresh run".into(),
+        start_unix_nano: T0 + 10_000_000_000,
+        end_unix_nano: T0 + 11_000_000_000,
+        format: "test",
+        ..Default::default()
+    };
+    app::ingest(
+        &mut app,
+        IngestEvent::Batch(Batch {
+            spans: vec![newer],
+            ..Default::default()
+        }),
+    );
+    assert_eq!(app.selected_invocation.as_deref(), Some("newer"));
+    assert_eq!(selected_span_name(&app), "fresh run");
+}

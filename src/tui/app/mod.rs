@@ -111,6 +111,8 @@ pub struct App {
     pub sources: Vec<SourceStatus>,
     pub should_quit: bool,
     pub selected_invocation: Option<String>,
+    /// Until the user picks a run, the cursor stays on the newest one as data streams in.
+    pub follow_newest: bool,
     selected_span: HashMap<String, String>,
     collapsed: HashMap<String, HashSet<String>>,
     fold_version: u64,
@@ -140,6 +142,7 @@ impl App {
             sources: Vec::new(),
             should_quit: false,
             selected_invocation: None,
+            follow_newest: true,
             selected_span: HashMap::new(),
             collapsed: HashMap::new(),
             fold_version: 0,
@@ -170,10 +173,19 @@ impl App {
     }
 
     /// Index into the selected invocation's spans of the selected span.
+    /// Index into the selected invocation's spans of the selected span: the one the user
+    /// picked, else the first visible row.
     pub fn selected_span_index(&self) -> Option<usize> {
         let inv = self.invocation()?;
-        let id = self.selected_span.get(&inv.id)?;
-        inv.span_by_id(id)
+        if let Some(index) = self
+            .selected_span
+            .get(&inv.id)
+            .and_then(|id| inv.span_by_id(id))
+        {
+            return Some(index);
+        }
+        let row = *self.tree.visible.first()?;
+        inv.tree().rows.get(row).map(|r| r.span)
     }
 
     /// Position of the selected span within `tree.visible`.

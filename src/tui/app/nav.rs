@@ -53,6 +53,7 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
 pub(super) fn select_invocation(app: &mut App, pos: usize) {
     if let Some(id) = app.list.ids.get(pos) {
         app.selected_invocation = Some(id.clone());
+        app.follow_newest = false;
     }
 }
 

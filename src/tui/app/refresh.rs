@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::nav::select_row;
 use super::{App, DetailView, TreeView};
 use crate::store::Invocation;
 use crate::tui::inspect;
@@ -43,7 +42,9 @@ pub(super) fn refresh_list(app: &mut App) {
             .selected_invocation
             .as_ref()
             .is_some_and(|id| app.list.ids.contains(id));
-        if !still_there {
+        if app.follow_newest {
+            app.selected_invocation = app.list.ids.first().cloned();
+        } else if !still_there {
             let pos = previous_pos
                 .unwrap_or(0)
                 .min(app.list.ids.len().saturating_sub(1));
@@ -87,11 +88,11 @@ pub(super) fn refresh_tree(app: &mut App) {
             app.tree.offset = 0;
         }
     }
-    // A span that vanished or is folded away: fall back to the first visible row.
+    // A picked span that vanished or is folded away: fall back to the first visible row.
     if app.selected_visible_position().is_none()
-        && let Some(&first) = app.tree.visible.first()
+        && let Some(inv) = app.selected_invocation.as_ref()
     {
-        select_row(app, first);
+        app.selected_span.remove(inv);
     }
     let height = app.regions().tree_body().height as usize;
     if let Some(pos) = app.selected_visible_position() {
