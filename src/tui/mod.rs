@@ -26,6 +26,7 @@ pub mod facts;
 pub mod format;
 pub mod inspect;
 pub mod keymap;
+pub mod listen;
 pub mod payload;
 pub mod theme;
 pub mod tree_nav;
@@ -61,7 +62,7 @@ pub fn run(args: UiArgs) -> i32 {
     let mut app = app::App::new(store, config, Reveal::from_flag(args.reveal));
     let result = runtime.block_on(async {
         let (tx, rx) = mpsc::channel(INGEST_CAPACITY);
-        let sources = spawn_sources(&args, tx);
+        let sources = spawn_sources(&args, tx).await;
         if let Some(note) = sources.notes.first() {
             app.message = Some(note.clone());
         }
@@ -73,7 +74,10 @@ pub fn run(args: UiArgs) -> i32 {
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
         ratatui::restore();
-        drop(sources);
+        if let Some(receiver) = sources.receiver {
+            receiver.shutdown().await;
+        }
+        drop(sources.watch);
         outcome
     });
     // Background loaders may still be reading; they stop when the runtime drops.
@@ -102,13 +106,14 @@ fn install_mouse_release_on_panic() {
 pub struct RunningSources {
     /// Watches stop when this is dropped.
     pub watch: Option<watch::WatchHandle>,
+    /// The embedded OTLP receiver (`--listen`), shut down on exit.
+    pub receiver: Option<crate::receiver::ReceiverHandle>,
     /// Notes for the status bar (sources that could not start, features not wired yet).
     pub notes: Vec<String>,
 }
 
-/// Starts every source named on the command line, each sending to `tx`. Must run inside the
-/// tokio runtime. Adding a source kind is one line here.
-pub fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> RunningSources {
+/// Starts every source named on the command line, each sending to `tx`. Adding a source kind is one line here.
+pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> RunningSources {
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
@@ -121,11 +126,12 @@ pub fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> RunningSou
     if args.sources.is_empty() {
         paths.push(PathBuf::from("."));
     }
-    if args.listen.is_some() {
-        // TODO(receiver): start the embedded OTLP receiver here with `tx.clone()`.
-        running
-            .notes
-            .push("--listen: the embedded receiver is not wired in yet".into());
+    if let Some(http) = &args.listen {
+        let grpc = Some(args.grpc.clone()).filter(|g| !g.is_empty());
+        match listen::spawn_listener(http.clone(), grpc, args.token.clone(), tx.clone()).await {
+            Ok(handle) => running.receiver = Some(handle),
+            Err(e) => running.notes.push(format!("--listen: {e}")),
+        }
     }
     if !paths.is_empty() {
         match watch::spawn_watcher(paths.clone(), tx.clone()) {
