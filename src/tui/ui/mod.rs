@@ -22,6 +22,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     detail::render(frame, regions.detail, app);
     status::render_status(frame, regions.status, app);
     status::render_footer(frame, regions.footer, app);
+    // TODO(diff): when the gold diff view is open (`d`, `tui::diff`), draw it over the body here.
     if app.show_help {
         help::render(frame, frame.area(), app);
     } else if app.show_problems {
