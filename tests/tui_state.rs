@@ -390,3 +390,43 @@ fn until_the_user_picks_a_run_the_cursor_follows_the_newest() {
     assert_eq!(app.selected_invocation.as_deref(), Some("newer"));
     assert_eq!(selected_span_name(&app), "fresh run");
 }
+
+#[test]
+fn a_rewritten_file_replaces_the_payload_shown_for_the_same_span() {
+    use toolcap::model::{Origin, Payload};
+    let path = std::path::PathBuf::from("/traces/live.jsonl");
+    let version = |value: &str| Span {
+        trace_id: "live".into(),
+        span_id: "only".into(),
+        name: "live run".into(),
+        start_unix_nano: T0 + 20_000_000_000,
+        end_unix_nano: T0 + 21_000_000_000,
+        input: Payload::inline("input", format!("{{\"v\":\"{value}\"}}")),
+        origin: Some(Origin::File(path.clone())),
+        format: "test",
+        ..Default::default()
+    };
+    let mut app = sample_app(120, 40);
+    app::ingest(
+        &mut app,
+        IngestEvent::Batch(Batch {
+            spans: vec![version("old-value")],
+            ..Default::default()
+        }),
+    );
+    press(&mut app, "r");
+    assert!(screen_text(&app).contains("old-value"));
+    app::ingest_many(
+        &mut app,
+        [
+            IngestEvent::Forget(path.clone()),
+            IngestEvent::Batch(Batch {
+                spans: vec![version("new-value")],
+                ..Default::default()
+            }),
+        ],
+    );
+    let text = screen_text(&app);
+    assert!(text.contains("new-value"), "{text}");
+    assert!(!text.contains("old-value"));
+}

@@ -18,6 +18,8 @@ use crate::store::Invocation;
 pub struct LoadedPayloads {
     pub input: Result<Option<String>, String>,
     pub output: Result<Option<String>, String>,
+    /// The references they were loaded from: a re-read file gives new ones.
+    loaded_from: (Payload, Payload),
 }
 
 impl LoadedPayloads {
@@ -32,7 +34,13 @@ impl LoadedPayloads {
         LoadedPayloads {
             input: load(&span.input),
             output: load(&span.output),
+            loaded_from: (span.input.clone(), span.output.clone()),
         }
+    }
+
+    /// Whether these texts still belong to `span` (its payload references are unchanged).
+    pub fn is_current_for(&self, span: &TraceSpan) -> bool {
+        self.loaded_from.0 == span.input && self.loaded_from.1 == span.output
     }
 }
 

@@ -216,4 +216,19 @@ mod tests {
         // Stringified JSON is shown as JSON, not as an escaped string.
         assert!(!revealed.contains("\\\""));
     }
+
+    #[test]
+    fn huge_payloads_say_how_much_is_not_shown() {
+        let theme = Theme::default();
+        let items: Vec<String> = (0..30_000).map(|i| i.to_string()).collect();
+        let text = format!("[{}]", items.join(","));
+        let lines = payload_lines(&text, Reveal::Revealed, &theme);
+        // Pretty-printed: "[", 30,000 items, "]" = 30,002 lines; MAX_LINES are built.
+        assert_eq!(lines.len(), MAX_LINES + 1);
+        let last = lines.last().unwrap().to_string();
+        assert!(
+            last.contains(&format!("{} more lines not shown", 30_002 - MAX_LINES)),
+            "{last}"
+        );
+    }
 }

@@ -134,7 +134,10 @@ pub(super) fn refresh_detail(app: &mut App) {
     let (Some(inv), Some(index)) = (app.invocation(), app.selected_span_index()) else {
         return;
     };
-    let payloads = cached.unwrap_or_else(|| inspect::LoadedPayloads::load(&inv.spans[index]));
+    let span = &inv.spans[index];
+    let payloads = cached
+        .filter(|p| p.is_current_for(span))
+        .unwrap_or_else(|| inspect::LoadedPayloads::load(span));
     let built = inspect::span_lines(inv, index, &payloads, app.reveal, &app.config.theme, width);
     app.detail.lines = built.lines;
     app.detail.payload_start = built.payload_start;
