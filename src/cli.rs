@@ -126,7 +126,7 @@ pub struct ServeArgs {
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
-        Some(Command::Check(args)) => not_yet("check", &args.gold),
+        Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => not_yet("serve", &args.out),
         None => {
             eprintln!("toolcap-tui: the terminal UI is not built yet; try `toolcap-tui dump`");

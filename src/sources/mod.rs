@@ -37,5 +37,9 @@ pub enum SourceStatus {
         rejected: u64,
     },
     /// Attached to a running `serve` feed.
-    Attached { url: String, connected: bool, retry_in_ms: Option<u64> },
+    Attached {
+        url: String,
+        connected: bool,
+        retry_in_ms: Option<u64>,
+    },
 }

@@ -1,0 +1,668 @@
+//! toolscore 1.10.0's metrics, computed on plain call lists, each with the counts behind it.
+//! Formulas and edge cases follow the research note (`notes/toolscore.md` §4); the float
+//! operations are done in the same order so results agree to the last bit where possible.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::compare::{CompareMode, py_eq, values_match};
+use super::{ActualCall, Args, GoldCall};
+
+pub const WEIGHT_KEYS: [&str; 5] = [
+    "selection_accuracy",
+    "argument_f1",
+    "sequence_accuracy",
+    "redundant_rate",
+    "required_call_recall",
+];
+
+/// Composite-score weights in [`WEIGHT_KEYS`] order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights(pub [f64; 5]);
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights([0.4, 0.3, 0.2, 0.1, 0.0])
+    }
+}
+
+impl Weights {
+    /// Merges `NAME=VALUE` overrides over the defaults and renormalizes all to sum 1, as
+    /// toolscore's `--weight` does. No override keeps the defaults untouched.
+    pub fn from_overrides(specs: &[String]) -> Result<Self, String> {
+        let mut weights = Weights::default();
+        if specs.is_empty() {
+            return Ok(weights);
+        }
+        for spec in specs {
+            let (name, value) = spec
+                .split_once('=')
+                .ok_or_else(|| format!("--weight {spec:?}: expected NAME=VALUE"))?;
+            let name = name.trim();
+            let slot = WEIGHT_KEYS.iter().position(|k| *k == name).ok_or_else(|| {
+                format!(
+                    "--weight {spec:?}: unknown weight {name:?} (known: {})",
+                    WEIGHT_KEYS.join(", ")
+                )
+            })?;
+            let value: f64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("--weight {spec:?}: {value:?} is not a number"))?;
+            if !value.is_finite() {
+                return Err(format!("--weight {spec:?}: must be a finite number"));
+            }
+            if value < 0.0 {
+                return Err(format!("--weight {spec:?}: must be non-negative"));
+            }
+            weights.0[slot] = value;
+        }
+        let total: f64 = weights.0.iter().sum();
+        if total == 0.0 {
+            return Err("weights sum to zero; at least one must be positive".into());
+        }
+        for w in &mut weights.0 {
+            *w /= total;
+        }
+        Ok(weights)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolCorrectness {
+    pub tool_correctness: f64,
+    pub expected_tools: Vec<String>,
+    pub called_tools: Vec<String>,
+    pub missing_tools: Vec<String>,
+    pub extra_tools: Vec<String>,
+    pub correct_count: usize,
+    pub total_expected: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SequenceMetrics {
+    pub edit_distance: usize,
+    pub max_len: usize,
+    pub normalized_distance: f64,
+    pub sequence_accuracy: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrajectoryStep {
+    pub step: usize,
+    pub expected_tool: Option<String>,
+    pub actual_tool: Option<String>,
+    pub matches: bool,
+    pub expected_args: Args,
+    pub actual_args: Args,
+    pub error: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TrajectoryMetrics {
+    pub trajectory_accuracy: f64,
+    pub step_match_rate: f64,
+    pub path_efficiency: f64,
+    pub correct_steps: usize,
+    pub total_expected_steps: usize,
+    pub details: Vec<TrajectoryStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ArgumentMetrics {
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub correct: usize,
+    pub expected: usize,
+    pub actual: usize,
+    pub vacuous_matches: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EfficiencyMetrics {
+    pub redundant_count: usize,
+    pub total_calls: usize,
+    pub redundant_rate: f64,
+    pub identical_count: usize,
+    pub identical_rate: f64,
+    pub error_count: usize,
+    pub error_rate: f64,
+    pub retry_after_error_count: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Latency {
+    pub total_duration: f64,
+    pub average_duration: f64,
+    pub max_duration: f64,
+    pub min_duration: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Cost {
+    pub total_cost: f64,
+    pub average_cost: f64,
+    pub cost_by_tool: Vec<(String, f64)>,
+}
+
+/// Everything toolscore's `eval` computes from a gold and a trace (minus side-effect
+/// validators, policy rules, secret scanning and the LLM judge).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Metrics {
+    pub invocation_accuracy: f64,
+    pub selection_accuracy: f64,
+    /// Trace calls whose tool is in the gold (the numerator of selection accuracy).
+    pub selected_calls: usize,
+    pub tool_correctness: ToolCorrectness,
+    pub sequence: SequenceMetrics,
+    pub trajectory: TrajectoryMetrics,
+    pub arguments: ArgumentMetrics,
+    pub efficiency: EfficiencyMetrics,
+    pub required_call_recall: Option<f64>,
+    /// Required calls met by a successful call (numerator of required_call_recall).
+    pub required_calls_met: usize,
+    pub latency: Option<Latency>,
+    pub cost: Option<Cost>,
+    pub weights: Weights,
+    pub score: f64,
+    pub grade: &'static str,
+    /// Argument-F1 pairing: gold index → actual index.
+    pub pairing: Vec<Option<usize>>,
+    pub gold_calls: usize,
+    pub trace_calls: usize,
+}
+
+pub fn letter_grade(score: f64) -> &'static str {
+    [(0.9, "A"), (0.8, "B"), (0.7, "C"), (0.6, "D")]
+        .iter()
+        .find(|(threshold, _)| score >= *threshold)
+        .map_or("F", |(_, letter)| letter)
+}
+
+pub fn evaluate(
+    gold: &[GoldCall],
+    actual: &[ActualCall],
+    mode: CompareMode,
+    weights: Weights,
+) -> Metrics {
+    let pairing = best_pairing(gold, actual, mode);
+    let arguments = argument_metrics(gold, actual, &pairing, mode);
+    let (selection_accuracy, selected_calls) = selection_accuracy(gold, actual);
+    let sequence = sequence_metrics(gold, actual);
+    let efficiency = efficiency_metrics(gold, actual);
+    let (required_call_recall, required_calls_met) = required_call_recall(gold, actual);
+    let w = weights.0;
+    let score = w[0] * selection_accuracy
+        + w[1] * arguments.f1
+        + w[2] * sequence.sequence_accuracy
+        + w[3] * (1.0 - efficiency.redundant_rate)
+        + w[4] * required_call_recall.unwrap_or(1.0);
+    Metrics {
+        invocation_accuracy: invocation_accuracy(gold, actual),
+        selection_accuracy,
+        selected_calls,
+        tool_correctness: tool_correctness(gold, actual),
+        sequence,
+        trajectory: trajectory_metrics(gold, actual),
+        arguments,
+        efficiency,
+        required_call_recall,
+        required_calls_met,
+        latency: latency(actual),
+        cost: cost(actual),
+        weights,
+        score,
+        grade: letter_grade(score),
+        pairing,
+        gold_calls: gold.len(),
+        trace_calls: actual.len(),
+    }
+}
+
+fn names<'a>(calls: impl Iterator<Item = &'a str>) -> BTreeSet<&'a str> {
+    calls.collect()
+}
+
+pub fn invocation_accuracy(gold: &[GoldCall], actual: &[ActualCall]) -> f64 {
+    match (gold.is_empty(), actual.is_empty()) {
+        (true, true) => return 1.0,
+        (true, false) | (false, true) => return 0.0,
+        _ => {}
+    }
+    let g = names(gold.iter().map(|c| c.tool.as_str()));
+    let t = names(actual.iter().map(|c| c.name.as_str()));
+    let correct = g.intersection(&t).count() as f64;
+    let penalty = (t.difference(&g).count() + g.difference(&t).count()) as f64;
+    ((correct - penalty * 0.5) / g.len() as f64).clamp(0.0, 1.0)
+}
+
+fn selection_accuracy(gold: &[GoldCall], actual: &[ActualCall]) -> (f64, usize) {
+    if actual.is_empty() {
+        return (if gold.is_empty() { 1.0 } else { 0.0 }, 0);
+    }
+    if gold.is_empty() {
+        return (0.0, 0);
+    }
+    let g = names(gold.iter().map(|c| c.tool.as_str()));
+    let selected = actual
+        .iter()
+        .filter(|c| g.contains(c.name.as_str()))
+        .count();
+    (selected as f64 / actual.len() as f64, selected)
+}
+
+fn tool_correctness(gold: &[GoldCall], actual: &[ActualCall]) -> ToolCorrectness {
+    let g = names(gold.iter().map(|c| c.tool.as_str()));
+    let t = names(actual.iter().map(|c| c.name.as_str()));
+    let owned = |set: BTreeSet<&str>| set.into_iter().map(str::to_string).collect::<Vec<_>>();
+    let correct = g.intersection(&t).count();
+    let value = if g.is_empty() {
+        if t.is_empty() { 1.0 } else { 0.0 }
+    } else {
+        correct as f64 / g.len() as f64
+    };
+    ToolCorrectness {
+        tool_correctness: value,
+        missing_tools: owned(g.difference(&t).copied().collect()),
+        extra_tools: owned(t.difference(&g).copied().collect()),
+        total_expected: g.len(),
+        expected_tools: owned(g),
+        called_tools: owned(t),
+        correct_count: correct,
+    }
+}
+
+/// Levenshtein distance over tool-name lists (no transpositions).
+pub fn edit_distance(gold: &[GoldCall], actual: &[ActualCall]) -> usize {
+    let mut prev: Vec<usize> = (0..=actual.len()).collect();
+    let mut cur = vec![0; actual.len() + 1];
+    for (i, g) in gold.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, a) in actual.iter().enumerate() {
+            let substitution = prev[j] + usize::from(g.tool != a.name);
+            cur[j + 1] = substitution.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[actual.len()]
+}
+
+fn sequence_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> SequenceMetrics {
+    let d = edit_distance(gold, actual);
+    let max_len = gold.len().max(actual.len()).max(1);
+    let normalized = d as f64 / max_len as f64;
+    SequenceMetrics {
+        edit_distance: d,
+        max_len,
+        normalized_distance: normalized,
+        sequence_accuracy: 1.0 - normalized,
+    }
+}
+
+/// toolscore's positional step comparison: same name and, unless the gold opts out, every
+/// gold key present with a Python-`==` value.
+pub fn step_matches(gold: &GoldCall, actual: &ActualCall) -> bool {
+    if gold.tool != actual.name {
+        return false;
+    }
+    let Some(expected) = &gold.args else {
+        return true;
+    };
+    let got = actual.scored_args();
+    expected
+        .iter()
+        .all(|(k, v)| got.get(k).is_some_and(|a| py_eq(v, a)))
+}
+
+fn trajectory_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> TrajectoryMetrics {
+    let gold_args = |c: &GoldCall| c.args.clone().unwrap_or_default();
+    if gold.is_empty() {
+        let v = if actual.is_empty() { 1.0 } else { 0.0 };
+        return TrajectoryMetrics {
+            trajectory_accuracy: v,
+            step_match_rate: v,
+            path_efficiency: 1.0,
+            ..TrajectoryMetrics::default()
+        };
+    }
+    let missing_step = |i: usize, error: &'static str| TrajectoryStep {
+        step: i + 1,
+        expected_tool: Some(gold[i].tool.clone()),
+        actual_tool: None,
+        matches: false,
+        expected_args: gold_args(&gold[i]),
+        actual_args: Args::new(),
+        error: Some(error),
+    };
+    if actual.is_empty() {
+        return TrajectoryMetrics {
+            total_expected_steps: gold.len(),
+            details: (0..gold.len())
+                .map(|i| missing_step(i, "Agent did not execute this step"))
+                .collect(),
+            ..TrajectoryMetrics::default()
+        };
+    }
+    let mut details = Vec::with_capacity(gold.len().max(actual.len()));
+    let mut correct = 0;
+    for (i, (g, a)) in gold.iter().zip(actual).enumerate() {
+        let matches = step_matches(g, a);
+        correct += usize::from(matches);
+        details.push(TrajectoryStep {
+            step: i + 1,
+            expected_tool: Some(g.tool.clone()),
+            actual_tool: Some(a.name.clone()),
+            matches,
+            expected_args: gold_args(g),
+            actual_args: a.scored_args().clone(),
+            error: None,
+        });
+    }
+    for i in actual.len()..gold.len() {
+        details.push(missing_step(i, "Agent stopped early - step not executed"));
+    }
+    for (i, a) in actual.iter().enumerate().skip(gold.len()) {
+        details.push(TrajectoryStep {
+            step: i + 1,
+            expected_tool: None,
+            actual_tool: Some(a.name.clone()),
+            matches: false,
+            expected_args: Args::new(),
+            actual_args: a.scored_args().clone(),
+            error: Some("Unnecessary step - not in expected path"),
+        });
+    }
+    let step_match_rate = correct as f64 / gold.len() as f64;
+    let path_efficiency = if actual.len() > gold.len() {
+        gold.len() as f64 / actual.len() as f64
+    } else {
+        1.0
+    };
+    TrajectoryMetrics {
+        trajectory_accuracy: step_match_rate * path_efficiency,
+        step_match_rate,
+        path_efficiency,
+        correct_steps: correct,
+        total_expected_steps: gold.len(),
+        details,
+    }
+}
+
+/// (correct, expected, actual) key counts for one paired call.
+fn argument_match(gold: &Args, actual: &Args, mode: CompareMode) -> (usize, usize, usize) {
+    let correct = gold
+        .iter()
+        .filter(|(k, v)| actual.get(*k).is_some_and(|a| values_match(v, a, mode)))
+        .count();
+    (correct, gold.len(), actual.len())
+}
+
+/// Beyond this many trace calls of one tool, toolscore pairs greedily.
+const EXACT_PAIRING_LIMIT: usize = 12;
+/// Beyond this many DP cells the exact pairing falls back to greedy (toolscore has no such
+/// bound; it only matters for hostile inputs with hundreds of same-name gold calls).
+const MAX_PAIRING_CELLS: usize = 1 << 22;
+
+/// toolscore's argument-F1 pairing: per tool name, one-to-one, maximizing (pairs, correct
+/// keys), with its exact tie-breaking (first maximum in "skip, then trace order").
+pub fn best_pairing(
+    gold: &[GoldCall],
+    actual: &[ActualCall],
+    mode: CompareMode,
+) -> Vec<Option<usize>> {
+    let mut pairing = vec![None; gold.len()];
+    let mut gold_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, g) in gold.iter().enumerate() {
+        gold_by_name.entry(g.tool.as_str()).or_default().push(i);
+    }
+    let mut trace_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (j, a) in actual.iter().enumerate() {
+        if gold_by_name.contains_key(a.name.as_str()) {
+            trace_by_name.entry(a.name.as_str()).or_default().push(j);
+        }
+    }
+    for (name, gold_idx) in &gold_by_name {
+        let Some(trace_idx) = trace_by_name.get(name) else {
+            continue;
+        };
+        let weights: Vec<Vec<u64>> = gold_idx
+            .iter()
+            .map(|&i| {
+                trace_idx
+                    .iter()
+                    .map(|&j| match &gold[i].args {
+                        None => 0,
+                        Some(g) => argument_match(g, actual[j].scored_args(), mode).0 as u64,
+                    })
+                    .collect()
+            })
+            .collect();
+        let exact = trace_idx.len() <= EXACT_PAIRING_LIMIT
+            && (gold_idx.len() + 1) << trace_idx.len() <= MAX_PAIRING_CELLS;
+        let pairs = if exact {
+            exact_assignment(&weights, trace_idx.len())
+        } else {
+            greedy_assignment(&weights, trace_idx.len())
+        };
+        for (g, t) in pairs {
+            pairing[gold_idx[g]] = Some(trace_idx[t]);
+        }
+    }
+    pairing
+}
+
+/// DP over subsets of used trace calls; returns (gold position, trace position) pairs.
+fn exact_assignment(weights: &[Vec<u64>], m: usize) -> Vec<(usize, usize)> {
+    let n = weights.len();
+    let masks = 1usize << m;
+    // best[g * masks + used] = ((pairs, total), choice) where choice is the trace position
+    // taken by gold g, or usize::MAX for "skip".
+    let mut score = vec![(0u64, 0u64); (n + 1) * masks];
+    let mut choice = vec![usize::MAX; n * masks];
+    for g in (0..n).rev() {
+        for used in 0..masks {
+            let mut best = score[(g + 1) * masks + used];
+            let mut pick = usize::MAX;
+            for (k, w) in weights[g].iter().enumerate() {
+                if used & (1 << k) != 0 {
+                    continue;
+                }
+                let (pairs, total) = score[(g + 1) * masks + (used | (1 << k))];
+                let candidate = (pairs + 1, total + w);
+                if candidate > best {
+                    best = candidate;
+                    pick = k;
+                }
+            }
+            score[g * masks + used] = best;
+            choice[g * masks + used] = pick;
+        }
+    }
+    let mut out = Vec::new();
+    let mut used = 0usize;
+    for g in 0..n {
+        let k = choice[g * masks + used];
+        if k != usize::MAX {
+            out.push((g, k));
+            used |= 1 << k;
+        }
+    }
+    out
+}
+
+fn greedy_assignment(weights: &[Vec<u64>], m: usize) -> Vec<(usize, usize)> {
+    let mut used = vec![false; m];
+    let mut out = Vec::new();
+    for (g, row) in weights.iter().enumerate() {
+        // Highest weight, earliest trace call on ties.
+        let best = (0..m)
+            .filter(|&k| !used[k])
+            .fold(None::<usize>, |best, k| match best {
+                Some(b) if row[b] >= row[k] => Some(b),
+                _ => Some(k),
+            });
+        if let Some(k) = best {
+            used[k] = true;
+            out.push((g, k));
+        }
+    }
+    out
+}
+
+fn argument_metrics(
+    gold: &[GoldCall],
+    actual: &[ActualCall],
+    pairing: &[Option<usize>],
+    mode: CompareMode,
+) -> ArgumentMetrics {
+    let all = |v: f64| ArgumentMetrics {
+        precision: v,
+        recall: v,
+        f1: v,
+        ..ArgumentMetrics::default()
+    };
+    if gold.is_empty() && actual.is_empty() {
+        return all(1.0);
+    }
+    if gold.is_empty() || actual.is_empty() {
+        return all(0.0);
+    }
+    let mut m = ArgumentMetrics::default();
+    for (g, paired) in gold.iter().zip(pairing) {
+        let trace = paired.and_then(|j| actual.get(j));
+        let Some(expected) = &g.args else {
+            m.vacuous_matches += usize::from(trace.is_some());
+            continue;
+        };
+        match trace {
+            Some(t) => {
+                let (c, e, a) = argument_match(expected, t.scored_args(), mode);
+                m.correct += c;
+                m.expected += e;
+                m.actual += a;
+                m.vacuous_matches += usize::from(e == 0 && a == 0);
+            }
+            None => m.expected += expected.len(),
+        }
+    }
+    if m.expected == 0 && m.actual == 0 && m.vacuous_matches > 0 {
+        return ArgumentMetrics {
+            precision: 1.0,
+            recall: 1.0,
+            f1: 1.0,
+            ..m
+        };
+    }
+    let ratio = |n: usize, d: usize| if d > 0 { n as f64 / d as f64 } else { 0.0 };
+    m.precision = ratio(m.correct, m.actual);
+    m.recall = ratio(m.correct, m.expected);
+    m.f1 = if m.precision + m.recall > 0.0 {
+        2.0 * (m.precision * m.recall) / (m.precision + m.recall)
+    } else {
+        0.0
+    };
+    m
+}
+
+/// `(tool, json of args with sorted keys)`: serde_json's map is ordered, like `sort_keys`.
+fn signature(call: &ActualCall) -> (&str, String) {
+    let args = serde_json::to_string(call.scored_args()).unwrap_or_default();
+    (call.name.as_str(), args)
+}
+
+fn efficiency_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> EfficiencyMetrics {
+    if actual.is_empty() {
+        return EfficiencyMetrics::default();
+    }
+    let mut expected: HashMap<&str, usize> = HashMap::new();
+    for g in gold {
+        *expected.entry(g.tool.as_str()).or_default() += 1;
+    }
+    let mut made: HashMap<&str, usize> = HashMap::new();
+    for a in actual {
+        *made.entry(a.name.as_str()).or_default() += 1;
+    }
+    let redundant: usize = made
+        .iter()
+        .map(|(name, n)| n.saturating_sub(expected.get(name).copied().unwrap_or(0)))
+        .sum();
+    let signatures: Vec<(&str, String)> = actual.iter().map(signature).collect();
+    let distinct: std::collections::HashSet<&(&str, String)> = signatures.iter().collect();
+    let identical = actual.len() - distinct.len();
+    let errors = actual.iter().filter(|c| c.failed).count();
+    let retries = actual
+        .windows(2)
+        .zip(signatures.windows(2))
+        .filter(|(calls, sigs)| calls[0].failed && sigs[0] == sigs[1])
+        .count();
+    let total = actual.len() as f64;
+    EfficiencyMetrics {
+        redundant_count: redundant,
+        total_calls: actual.len(),
+        redundant_rate: redundant as f64 / total,
+        identical_count: identical,
+        identical_rate: identical as f64 / total,
+        error_count: errors,
+        error_rate: errors as f64 / total,
+        retry_after_error_count: retries,
+    }
+}
+
+fn required_call_recall(gold: &[GoldCall], actual: &[ActualCall]) -> (Option<f64>, usize) {
+    if gold.is_empty() {
+        return (None, 0);
+    }
+    let mut needed: HashMap<&str, usize> = HashMap::new();
+    for g in gold {
+        *needed.entry(g.tool.as_str()).or_default() += 1;
+    }
+    let mut made: HashMap<&str, usize> = HashMap::new();
+    for a in actual.iter().filter(|a| !a.failed) {
+        *made.entry(a.name.as_str()).or_default() += 1;
+    }
+    let met: usize = needed
+        .iter()
+        .map(|(name, n)| (*n).min(made.get(name).copied().unwrap_or(0)))
+        .sum();
+    (Some(met as f64 / gold.len() as f64), met)
+}
+
+fn latency(actual: &[ActualCall]) -> Option<Latency> {
+    let durations: Vec<f64> = actual.iter().filter_map(|c| c.duration_s).collect();
+    let total: f64 = durations.iter().sum();
+    (total > 0.0).then(|| Latency {
+        total_duration: total,
+        average_duration: total / durations.len() as f64,
+        max_duration: durations.iter().copied().fold(f64::MIN, f64::max),
+        min_duration: durations.iter().copied().fold(f64::MAX, f64::min),
+    })
+}
+
+fn cost(actual: &[ActualCall]) -> Option<Cost> {
+    let costs: Vec<f64> = actual.iter().filter_map(|c| c.cost).collect();
+    let total: f64 = costs.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut by_tool: Vec<(String, f64)> = Vec::new();
+    for c in actual {
+        if let Some(cost) = c.cost {
+            match by_tool.iter_mut().find(|(name, _)| *name == c.name) {
+                Some((_, sum)) => *sum += cost,
+                None => by_tool.push((c.name.clone(), cost)),
+            }
+        }
+    }
+    Some(Cost {
+        total_cost: total,
+        average_cost: total / costs.len() as f64,
+        cost_by_tool: by_tool,
+    })
+}
+
+/// A value as toolscore's JSON would hold it, for trajectory details.
+pub fn args_value(args: &Args) -> Value {
+    Value::Object(args.clone())
+}
