@@ -234,13 +234,13 @@ impl DiffReport {
             self.options.mode.as_str(),
             self.options.alignment.as_str(),
         );
-        if !t.missing_tools.is_empty() || !t.extra_tools.is_empty() {
-            let _ = write!(
-                third,
-                "  missing [{}] extra [{}]",
-                redact::sanitize_line(&t.missing_tools.join(", ")),
-                redact::sanitize_line(&t.extra_tools.join(", "))
-            );
+        if !t.missing_tools.is_empty() {
+            let names = redact::sanitize_line(&t.missing_tools.join(", "));
+            let _ = write!(third, "  missing tools [{names}]");
+        }
+        if !t.extra_tools.is_empty() {
+            let names = redact::sanitize_line(&t.extra_tools.join(", "));
+            let _ = write!(third, "  extra tools [{names}]");
         }
         lines.push(third);
         if let Some(v) = &self.arksim {
