@@ -67,14 +67,22 @@ fn reports() -> Vec<(String, DiffReport, Option<(String, String)>)> {
         .expect("conversations")
         .iter()
         .map(|conversation| {
-            let scenario = conversation["scenario_id"].as_str().expect("scenario").to_string();
+            let scenario = conversation["scenario_id"]
+                .as_str()
+                .expect("scenario")
+                .to_string();
             let id = conversation["conversation_id"].as_str().expect("id");
             let gold = golds
                 .iter()
                 .find(|(s, _)| *s == scenario)
                 .map(|(_, g)| g.clone())
                 .expect("scenario has an assertion");
-            let report = DiffReport::build(id, gold, conversation_calls(conversation), CheckOptions::default());
+            let report = DiffReport::build(
+                id,
+                gold,
+                conversation_calls(conversation),
+                CheckOptions::default(),
+            );
             (scenario, report, trajectory_finding(&evaluation, id))
         })
         .collect()
@@ -94,7 +102,10 @@ fn verdicts_agree_with_arksim_trajectory_labels() {
     for (scenario, report, finding) in reports() {
         let verdict = report.arksim.as_ref().expect("arksim verdict");
         match finding {
-            None => assert!(verdict.matched, "{scenario}: arksim found no trajectory issue, we said {verdict:?}"),
+            None => assert!(
+                verdict.matched,
+                "{scenario}: arksim found no trajectory issue, we said {verdict:?}"
+            ),
             Some((label, reason)) => {
                 assert!(!verdict.matched, "{scenario}");
                 assert_eq!(verdict.failure_label, Some(label.as_str()), "{scenario}");
@@ -135,8 +146,16 @@ fn a_failing_call_still_satisfies_contains_but_is_shown_failed() {
         .find(|(s, _, _)| s == "order_missing")
         .expect("order_missing");
     assert!(report.arksim.as_ref().is_some_and(|v| v.matched));
-    assert!(report.rows.iter().any(|r| r.failed), "the failed lookup is visible");
-    assert!(report.rows.iter().all(|r| r.kind != RowKind::Match || !r.failed));
+    assert!(
+        report.rows.iter().any(|r| r.failed),
+        "the failed lookup is visible"
+    );
+    assert!(
+        report
+            .rows
+            .iter()
+            .all(|r| r.kind != RowKind::Match || !r.failed)
+    );
 }
 
 #[test]

@@ -8,7 +8,9 @@ use toolcap::gold::source::{
 };
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gold").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gold")
+        .join(name)
 }
 
 #[test]
@@ -21,9 +23,15 @@ fn unusable_items_are_reported_not_silently_dropped() {
     let tools: Vec<&str> = spec.calls.iter().map(|c| c.tool.as_str()).collect();
     assert_eq!(tools, vec!["search", "summarize"]);
     assert_eq!(problems.len(), 4, "{problems:?}");
-    assert!(problems[0].message.contains("gold item 1") && problems[0].message.contains("\"name\""));
+    assert!(
+        problems[0].message.contains("gold item 1") && problems[0].message.contains("\"name\"")
+    );
     assert!(problems[1].message.contains("gold item 2"));
-    assert!(problems[3].message.contains("\"args\" of fetch is not an object"));
+    assert!(
+        problems[3]
+            .message
+            .contains("\"args\" of fetch is not an object")
+    );
     assert_eq!(spec.calls[0].description.as_deref(), Some("find docs"));
     assert_eq!(spec.calls[1].args, None, "absent args means don't check");
 }
