@@ -57,7 +57,10 @@ fn trajectory_finding(evaluation: &Value, conversation_id: &str) -> Option<(Stri
         })
 }
 
-fn reports() -> Vec<(String, DiffReport, Option<(String, String)>)> {
+/// (scenario id, our report, arksim's `[Trajectory]` finding).
+type Case = (String, DiffReport, Option<(String, String)>);
+
+fn reports() -> Vec<Case> {
     let (golds, problems) = parse_arksim_scenarios(&read_json("scenarios.json"), "scenarios.json");
     assert!(problems.is_empty(), "{problems:?}");
     let simulation = read_json("simulation.json");
