@@ -115,8 +115,22 @@ impl DiffReport {
             .unwrap_or_default()
     }
 
-    /// The verdict column: kind plus the failure, if any.
+    /// The verdict column: kind plus the failure message, if any.
     pub fn verdict_text(&self, row: &Row) -> String {
+        let mut text = self.verdict_label(row);
+        if let Some(error) = row
+            .actual
+            .and_then(|a| self.actual.get(a))
+            .filter(|_| row.failed)
+            .and_then(|c| c.error.as_deref())
+        {
+            let _ = write!(text, ": {}", redact::sanitize_line(error));
+        }
+        text
+    }
+
+    /// The verdict without the failure message (for narrow columns).
+    pub fn verdict_label(&self, row: &Row) -> String {
         let mut text = match row.kind {
             RowKind::Match => "✓ match".to_string(),
             RowKind::Moved => {
@@ -135,14 +149,6 @@ impl DiffReport {
         };
         if row.failed && row.kind != RowKind::Failed {
             text.push_str(", call failed");
-        }
-        if let Some(error) = row
-            .actual
-            .and_then(|a| self.actual.get(a))
-            .filter(|_| row.failed)
-            .and_then(|c| c.error.as_deref())
-        {
-            let _ = write!(text, ": {}", redact::sanitize_line(error));
         }
         text
     }
