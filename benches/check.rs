@@ -2,6 +2,8 @@
 //! Per-trace time = reported time / 10,000. toolscore's in-process `evaluate_trace` takes
 //! about 0.16 ms for a 3-call trace on the reference machine.
 
+use std::sync::Arc;
+
 use divan::Bencher;
 use serde_json::json;
 use toolcap::gold::check::check_store;
@@ -60,7 +62,7 @@ fn actual(variant: usize) -> Vec<ActualCall> {
 
 #[divan::bench(sample_count = 10)]
 fn engine_10k_invocations(bencher: Bencher) {
-    let gold = gold();
+    let gold = Arc::new(gold());
     let runs: Vec<Vec<ActualCall>> = (0..INVOCATIONS).map(actual).collect();
     bencher.bench(|| {
         runs.iter()
@@ -72,10 +74,10 @@ fn engine_10k_invocations(bencher: Bencher) {
 
 #[divan::bench(sample_count = 10)]
 fn engine_one_3_call_trace(bencher: Bencher) {
-    let gold = GoldSpec {
+    let gold = Arc::new(GoldSpec {
         calls: gold().calls.into_iter().take(3).collect(),
         ..GoldSpec::default()
-    };
+    });
     let run: Vec<ActualCall> = actual(1).into_iter().take(3).collect();
     bencher.bench(|| {
         DiffReport::build("inv", gold.clone(), run.clone(), CheckOptions::default()).passed()

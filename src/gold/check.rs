@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -97,7 +98,11 @@ pub fn check_store(
     options: CheckOptions,
     problems: &mut Vec<Problem>,
 ) -> Vec<DiffReport> {
-    let mut sidecars: HashMap<PathBuf, Option<GoldSpec>> = HashMap::new();
+    let mut sidecars: HashMap<PathBuf, Option<Arc<GoldSpec>>> = HashMap::new();
+    let shared = match gold_file {
+        Some(GoldFile::Shared(spec)) => Some(Arc::new(spec.clone())),
+        _ => None,
+    };
     let mut reports = Vec::new();
     for invocation in store.oldest_first() {
         let per_id = match gold_file {
@@ -113,7 +118,7 @@ pub fn check_store(
                     None => None,
                     Some(Ok((spec, more))) => {
                         problems.extend(more);
-                        Some(spec)
+                        Some(Arc::new(spec))
                     }
                     Some(Err(why)) => {
                         problems.push(Problem::error(file.display(), None, why));
@@ -122,15 +127,11 @@ pub fn check_store(
                 })
                 .clone()
         });
-        let shared = match gold_file {
-            Some(GoldFile::Shared(spec)) => Some(spec),
-            _ => None,
-        };
         let Some(gold) = per_id
-            .cloned()
+            .map(|spec| Arc::new(spec.clone()))
             .or(sidecar)
-            .or_else(|| invocation.gold.clone())
-            .or_else(|| shared.cloned())
+            .or_else(|| invocation.gold.clone().map(Arc::new))
+            .or_else(|| shared.clone())
         else {
             continue;
         };

@@ -90,7 +90,8 @@ impl ArgVerdict {
     }
 }
 
-/// The verdict for one argument key of one paired call.
+/// The verdict for one argument key of one paired call. `gold`/`actual` hold the values
+/// except for plainly equal keys (look those up in the calls).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgDiff {
     pub key: String,
@@ -351,13 +352,15 @@ pub fn compare_args(gold: Option<&Args>, actual: &Args, mode: CompareMode) -> Ve
     for (key, gv) in gold {
         let (verdict, av) = match actual.get(key) {
             None => (ArgVerdict::Missing, None),
-            Some(av) => (compare_values(gv, av, mode), Some(av.clone())),
+            Some(av) => (compare_values(gv, av, mode), Some(av)),
         };
+        // Equal keys are the common case; their values are not copied.
+        let keep = verdict != ArgVerdict::Equal;
         out.push(ArgDiff {
             key: key.clone(),
+            gold: keep.then(|| gv.clone()),
+            actual: av.filter(|_| keep).cloned(),
             verdict,
-            gold: Some(gv.clone()),
-            actual: av,
         });
     }
     for (key, av) in actual {

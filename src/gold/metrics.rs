@@ -4,8 +4,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde_json::Value;
-
 use super::compare::{CompareMode, py_eq, values_match};
 use super::{ActualCall, Args, GoldCall};
 
@@ -91,11 +89,11 @@ pub struct SequenceMetrics {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrajectoryStep {
     pub step: usize,
-    pub expected_tool: Option<String>,
-    pub actual_tool: Option<String>,
+    /// Index of the gold call at this position (its tool is `expected_tool`).
+    pub gold: Option<usize>,
+    /// Index of the actual call at this position (its tool is `actual_tool`).
+    pub actual: Option<usize>,
     pub matches: bool,
-    pub expected_args: Args,
-    pub actual_args: Args,
     pub error: Option<&'static str>,
 }
 
@@ -317,7 +315,6 @@ pub fn step_matches(gold: &GoldCall, actual: &ActualCall) -> bool {
 }
 
 fn trajectory_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> TrajectoryMetrics {
-    let gold_args = |c: &GoldCall| c.args.clone().unwrap_or_default();
     if gold.is_empty() {
         let v = if actual.is_empty() { 1.0 } else { 0.0 };
         return TrajectoryMetrics {
@@ -327,20 +324,20 @@ fn trajectory_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> TrajectoryMet
             ..TrajectoryMetrics::default()
         };
     }
-    let missing_step = |i: usize, error: &'static str| TrajectoryStep {
-        step: i + 1,
-        expected_tool: Some(gold[i].tool.clone()),
-        actual_tool: None,
-        matches: false,
-        expected_args: gold_args(&gold[i]),
-        actual_args: Args::new(),
-        error: Some(error),
+    let step = |i: usize, g: Option<usize>, a: Option<usize>, error: Option<&'static str>| {
+        TrajectoryStep {
+            step: i + 1,
+            gold: g,
+            actual: a,
+            matches: false,
+            error,
+        }
     };
     if actual.is_empty() {
         return TrajectoryMetrics {
             total_expected_steps: gold.len(),
             details: (0..gold.len())
-                .map(|i| missing_step(i, "Agent did not execute this step"))
+                .map(|i| step(i, Some(i), None, Some("Agent did not execute this step")))
                 .collect(),
             ..TrajectoryMetrics::default()
         };
@@ -351,28 +348,25 @@ fn trajectory_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> TrajectoryMet
         let matches = step_matches(g, a);
         correct += usize::from(matches);
         details.push(TrajectoryStep {
-            step: i + 1,
-            expected_tool: Some(g.tool.clone()),
-            actual_tool: Some(a.name.clone()),
             matches,
-            expected_args: gold_args(g),
-            actual_args: a.scored_args().clone(),
-            error: None,
+            ..step(i, Some(i), Some(i), None)
         });
     }
     for i in actual.len()..gold.len() {
-        details.push(missing_step(i, "Agent stopped early - step not executed"));
+        details.push(step(
+            i,
+            Some(i),
+            None,
+            Some("Agent stopped early - step not executed"),
+        ));
     }
-    for (i, a) in actual.iter().enumerate().skip(gold.len()) {
-        details.push(TrajectoryStep {
-            step: i + 1,
-            expected_tool: None,
-            actual_tool: Some(a.name.clone()),
-            matches: false,
-            expected_args: Args::new(),
-            actual_args: a.scored_args().clone(),
-            error: Some("Unnecessary step - not in expected path"),
-        });
+    for i in gold.len()..actual.len() {
+        details.push(step(
+            i,
+            None,
+            Some(i),
+            Some("Unnecessary step - not in expected path"),
+        ));
     }
     let step_match_rate = correct as f64 / gold.len() as f64;
     let path_efficiency = if actual.len() > gold.len() {
@@ -566,10 +560,10 @@ fn argument_metrics(
     m
 }
 
-/// `(tool, json of args with sorted keys)`: serde_json's map is ordered, like `sort_keys`.
-fn signature(call: &ActualCall) -> (&str, String) {
-    let args = serde_json::to_string(call.scored_args()).unwrap_or_default();
-    (call.name.as_str(), args)
+/// toolscore's `(tool, json.dumps(args, sort_keys=True))`: two signatures are equal exactly
+/// when the names are and the argument values are the same JSON (int and float distinct).
+fn signature(call: &ActualCall) -> (&str, &Args) {
+    (call.name.as_str(), call.scored_args())
 }
 
 fn efficiency_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> EfficiencyMetrics {
@@ -588,8 +582,8 @@ fn efficiency_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> EfficiencyMet
         .iter()
         .map(|(name, n)| n.saturating_sub(expected.get(name).copied().unwrap_or(0)))
         .sum();
-    let signatures: Vec<(&str, String)> = actual.iter().map(signature).collect();
-    let distinct: std::collections::HashSet<&(&str, String)> = signatures.iter().collect();
+    let signatures: Vec<(&str, &Args)> = actual.iter().map(signature).collect();
+    let distinct: std::collections::HashSet<&(&str, &Args)> = signatures.iter().collect();
     let identical = actual.len() - distinct.len();
     let errors = actual.iter().filter(|c| c.failed).count();
     let retries = actual
@@ -660,9 +654,4 @@ fn cost(actual: &[ActualCall]) -> Option<Cost> {
         average_cost: total / costs.len() as f64,
         cost_by_tool: by_tool,
     })
-}
-
-/// A value as toolscore's JSON would hold it, for trajectory details.
-pub fn args_value(args: &Args) -> Value {
-    Value::Object(args.clone())
 }

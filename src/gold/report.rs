@@ -2,6 +2,7 @@
 //! JSON forms. The TUI diff view renders the same report with the helpers here.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use unicode_width::UnicodeWidthStr;
@@ -24,7 +25,7 @@ pub struct CheckOptions {
 pub struct DiffReport {
     pub invocation: String,
     pub name: Option<String>,
-    pub gold: GoldSpec,
+    pub gold: Arc<GoldSpec>,
     pub actual: Vec<ActualCall>,
     pub metrics: Metrics,
     pub arksim: Option<ArksimVerdict>,
@@ -37,10 +38,11 @@ pub struct DiffReport {
 impl DiffReport {
     pub fn build(
         invocation: impl Into<String>,
-        gold: GoldSpec,
+        gold: impl Into<Arc<GoldSpec>>,
         actual: Vec<ActualCall>,
         options: CheckOptions,
     ) -> Self {
+        let gold: Arc<GoldSpec> = gold.into();
         let metrics = evaluate(&gold.calls, &actual, options.mode, options.weights);
         let arksim = gold
             .match_mode
@@ -286,13 +288,16 @@ impl DiffReport {
                 "correct_steps": m.trajectory.correct_steps,
                 "total_expected_steps": m.trajectory.total_expected_steps,
                 "trajectory_details": m.trajectory.details.iter().map(|s| {
+                    let g = s.gold.and_then(|i| self.gold.calls.get(i));
+                    let a = s.actual.and_then(|i| self.actual.get(i));
+                    let empty = Args::new();
                     let mut step = json!({
                         "step": s.step,
-                        "expected_tool": s.expected_tool,
-                        "actual_tool": s.actual_tool,
+                        "expected_tool": g.map(|c| c.tool.as_str()),
+                        "actual_tool": a.map(|c| c.name.as_str()),
                         "matches": s.matches,
-                        "expected_args": show(&s.expected_args),
-                        "actual_args": show(&s.actual_args),
+                        "expected_args": show(g.and_then(|c| c.args.as_ref()).unwrap_or(&empty)),
+                        "actual_args": show(a.map_or(&empty, |c| c.scored_args())),
                     });
                     if let Some(error) = s.error {
                         step["error"] = json!(error);
@@ -426,7 +431,10 @@ impl DiffReport {
             "actual_tool": actual.map(|c| c.name.clone()),
             "failed": row.failed,
             "error": actual.filter(|_| row.failed).and_then(|c| c.error.clone()),
-            "args": row.args.iter().map(|d| arg_json(d, reveal)).collect::<Vec<_>>(),
+            "args": row.args.iter().map(|d| {
+                let gold = row.gold.and_then(|g| self.gold.calls.get(g)).and_then(|c| c.args.as_ref());
+                arg_json(d, gold, actual.map(|c| c.scored_args()), reveal)
+            }).collect::<Vec<_>>(),
         })
     }
 
@@ -664,8 +672,10 @@ pub fn arg_diff_lines(diff: &ArgDiff, reveal: Reveal) -> Vec<String> {
     }
 }
 
-fn arg_json(diff: &ArgDiff, reveal: Reveal) -> Value {
+fn arg_json(diff: &ArgDiff, gold: Option<&Args>, actual: Option<&Args>, reveal: Reveal) -> Value {
     let shown = |v: &Option<Value>| v.as_ref().map(|v| present(v, reveal));
+    let gold_value = gold.and_then(|a| a.get(&diff.key)).cloned();
+    let actual_value = actual.and_then(|a| a.get(&diff.key)).cloned();
     let mut out = json!({
         "key": diff.key,
         "verdict": match &diff.verdict {
@@ -676,8 +686,8 @@ fn arg_json(diff: &ArgDiff, reveal: Reveal) -> Value {
             ArgVerdict::Unexpected => "unexpected",
             ArgVerdict::NotChecked => "not_checked",
         },
-        "gold": shown(&diff.gold),
-        "actual": shown(&diff.actual),
+        "gold": shown(&gold_value),
+        "actual": shown(&actual_value),
     });
     match &diff.verdict {
         ArgVerdict::Coerced { coercion, path } => {
