@@ -2,8 +2,6 @@
 //! Formulas and edge cases follow the research note (`notes/toolscore.md` §4); the float
 //! operations are done in the same order so results agree to the last bit where possible.
 
-use std::collections::{BTreeSet, HashMap};
-
 use super::compare::{CompareMode, py_eq, values_match};
 use super::{ActualCall, Args, GoldCall};
 
@@ -185,12 +183,13 @@ pub fn evaluate(
     mode: CompareMode,
     weights: Weights,
 ) -> Metrics {
+    let names = Names::of(gold, actual);
     let pairing = best_pairing(gold, actual, mode);
     let arguments = argument_metrics(gold, actual, &pairing, mode);
-    let (selection_accuracy, selected_calls) = selection_accuracy(gold, actual);
+    let (selection_accuracy, selected_calls) = selection_accuracy(&names, gold, actual);
     let sequence = sequence_metrics(gold, actual);
-    let efficiency = efficiency_metrics(gold, actual);
-    let (required_call_recall, required_calls_met) = required_call_recall(gold, actual);
+    let efficiency = efficiency_metrics(&names, actual);
+    let (required_call_recall, required_calls_met) = required_call_recall(&names, gold);
     let w = weights.0;
     let score = w[0] * selection_accuracy
         + w[1] * arguments.f1
@@ -198,10 +197,10 @@ pub fn evaluate(
         + w[3] * (1.0 - efficiency.redundant_rate)
         + w[4] * required_call_recall.unwrap_or(1.0);
     Metrics {
-        invocation_accuracy: invocation_accuracy(gold, actual),
+        invocation_accuracy: invocation_accuracy(&names, gold, actual),
         selection_accuracy,
         selected_calls,
-        tool_correctness: tool_correctness(gold, actual),
+        tool_correctness: tool_correctness(&names),
         sequence,
         trajectory: trajectory_metrics(gold, actual),
         arguments,
@@ -219,56 +218,104 @@ pub fn evaluate(
     }
 }
 
-fn names<'a>(calls: impl Iterator<Item = &'a str>) -> BTreeSet<&'a str> {
-    calls.collect()
+/// Tool names with their call counts, sorted by name (cheaper than hash maps for the
+/// handful of tools a run uses, and O(n log n) for hostile ones).
+type Tally<'a> = Vec<(&'a str, usize)>;
+
+fn tally<'a>(names: impl Iterator<Item = &'a str>) -> Tally<'a> {
+    let mut all: Vec<&str> = names.collect();
+    all.sort_unstable();
+    let mut out: Tally = Vec::new();
+    for name in all {
+        match out.last_mut() {
+            Some((last, n)) if *last == name => *n += 1,
+            _ => out.push((name, 1)),
+        }
+    }
+    out
 }
 
-pub fn invocation_accuracy(gold: &[GoldCall], actual: &[ActualCall]) -> f64 {
+fn count_of(tally: &Tally, name: &str) -> usize {
+    tally
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .map_or(0, |i| tally[i].1)
+}
+
+struct Names<'a> {
+    gold: Tally<'a>,
+    trace: Tally<'a>,
+    /// Trace calls that did not fail.
+    trace_ok: Tally<'a>,
+}
+
+impl<'a> Names<'a> {
+    fn of(gold: &'a [GoldCall], actual: &'a [ActualCall]) -> Self {
+        Names {
+            gold: tally(gold.iter().map(|c| c.tool.as_str())),
+            trace: tally(actual.iter().map(|c| c.name.as_str())),
+            trace_ok: tally(actual.iter().filter(|c| !c.failed).map(|c| c.name.as_str())),
+        }
+    }
+    /// Distinct names on both sides.
+    fn common(&self) -> usize {
+        self.gold
+            .iter()
+            .filter(|(n, _)| count_of(&self.trace, n) > 0)
+            .count()
+    }
+}
+
+fn invocation_accuracy(names: &Names, gold: &[GoldCall], actual: &[ActualCall]) -> f64 {
     match (gold.is_empty(), actual.is_empty()) {
         (true, true) => return 1.0,
         (true, false) | (false, true) => return 0.0,
         _ => {}
     }
-    let g = names(gold.iter().map(|c| c.tool.as_str()));
-    let t = names(actual.iter().map(|c| c.name.as_str()));
-    let correct = g.intersection(&t).count() as f64;
-    let penalty = (t.difference(&g).count() + g.difference(&t).count()) as f64;
-    ((correct - penalty * 0.5) / g.len() as f64).clamp(0.0, 1.0)
+    let correct = names.common();
+    let extra = names.trace.len() - correct;
+    let missing = names.gold.len() - correct;
+    let penalty = (extra + missing) as f64;
+    ((correct as f64 - penalty * 0.5) / names.gold.len() as f64).clamp(0.0, 1.0)
 }
 
-fn selection_accuracy(gold: &[GoldCall], actual: &[ActualCall]) -> (f64, usize) {
+fn selection_accuracy(names: &Names, gold: &[GoldCall], actual: &[ActualCall]) -> (f64, usize) {
     if actual.is_empty() {
         return (if gold.is_empty() { 1.0 } else { 0.0 }, 0);
     }
     if gold.is_empty() {
         return (0.0, 0);
     }
-    let g = names(gold.iter().map(|c| c.tool.as_str()));
-    let selected = actual
+    let selected: usize = names
+        .trace
         .iter()
-        .filter(|c| g.contains(c.name.as_str()))
-        .count();
+        .filter(|(n, _)| count_of(&names.gold, n) > 0)
+        .map(|(_, count)| count)
+        .sum();
     (selected as f64 / actual.len() as f64, selected)
 }
 
-fn tool_correctness(gold: &[GoldCall], actual: &[ActualCall]) -> ToolCorrectness {
-    let g = names(gold.iter().map(|c| c.tool.as_str()));
-    let t = names(actual.iter().map(|c| c.name.as_str()));
-    let owned = |set: BTreeSet<&str>| set.into_iter().map(str::to_string).collect::<Vec<_>>();
-    let correct = g.intersection(&t).count();
-    let value = if g.is_empty() {
-        if t.is_empty() { 1.0 } else { 0.0 }
+fn tool_correctness(names: &Names) -> ToolCorrectness {
+    let list = |tally: &Tally, keep: &dyn Fn(&str) -> bool| -> Vec<String> {
+        tally
+            .iter()
+            .filter(|(n, _)| keep(n))
+            .map(|(n, _)| n.to_string())
+            .collect()
+    };
+    let correct = names.common();
+    let value = if names.gold.is_empty() {
+        if names.trace.is_empty() { 1.0 } else { 0.0 }
     } else {
-        correct as f64 / g.len() as f64
+        correct as f64 / names.gold.len() as f64
     };
     ToolCorrectness {
         tool_correctness: value,
-        missing_tools: owned(g.difference(&t).copied().collect()),
-        extra_tools: owned(t.difference(&g).copied().collect()),
-        total_expected: g.len(),
-        expected_tools: owned(g),
-        called_tools: owned(t),
+        expected_tools: list(&names.gold, &|_| true),
+        called_tools: list(&names.trace, &|_| true),
+        missing_tools: list(&names.gold, &|n| count_of(&names.trace, n) == 0),
+        extra_tools: list(&names.trace, &|n| count_of(&names.gold, n) == 0),
         correct_count: correct,
+        total_expected: names.gold.len(),
     }
 }
 
@@ -407,20 +454,23 @@ pub fn best_pairing(
     mode: CompareMode,
 ) -> Vec<Option<usize>> {
     let mut pairing = vec![None; gold.len()];
-    let mut gold_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, g) in gold.iter().enumerate() {
-        gold_by_name.entry(g.tool.as_str()).or_default().push(i);
-    }
-    let mut trace_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (j, a) in actual.iter().enumerate() {
-        if gold_by_name.contains_key(a.name.as_str()) {
-            trace_by_name.entry(a.name.as_str()).or_default().push(j);
-        }
-    }
-    for (name, gold_idx) in &gold_by_name {
-        let Some(trace_idx) = trace_by_name.get(name) else {
+    // Indices grouped by name; a stable sort keeps each group in call order, which the
+    // tie-breaking depends on.
+    let mut gold_order: Vec<usize> = (0..gold.len()).collect();
+    gold_order.sort_by(|&x, &y| gold[x].tool.cmp(&gold[y].tool));
+    let mut trace_order: Vec<usize> = (0..actual.len()).collect();
+    trace_order.sort_by(|&x, &y| actual[x].name.cmp(&actual[y].name));
+    for gold_idx in gold_order.chunk_by(|&x, &y| gold[x].tool == gold[y].tool) {
+        let name = gold[gold_idx[0]].tool.as_str();
+        let start = trace_order.partition_point(|&j| actual[j].name.as_str() < name);
+        let len = trace_order[start..]
+            .iter()
+            .take_while(|&&j| actual[j].name == name)
+            .count();
+        let trace_idx = &trace_order[start..start + len];
+        if trace_idx.is_empty() {
             continue;
-        };
+        }
         let weights: Vec<Vec<u64>> = gold_idx
             .iter()
             .map(|&i| {
@@ -566,21 +616,14 @@ fn signature(call: &ActualCall) -> (&str, &Args) {
     (call.name.as_str(), call.scored_args())
 }
 
-fn efficiency_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> EfficiencyMetrics {
+fn efficiency_metrics(names: &Names, actual: &[ActualCall]) -> EfficiencyMetrics {
     if actual.is_empty() {
         return EfficiencyMetrics::default();
     }
-    let mut expected: HashMap<&str, usize> = HashMap::new();
-    for g in gold {
-        *expected.entry(g.tool.as_str()).or_default() += 1;
-    }
-    let mut made: HashMap<&str, usize> = HashMap::new();
-    for a in actual {
-        *made.entry(a.name.as_str()).or_default() += 1;
-    }
-    let redundant: usize = made
+    let redundant: usize = names
+        .trace
         .iter()
-        .map(|(name, n)| n.saturating_sub(expected.get(name).copied().unwrap_or(0)))
+        .map(|(name, n)| n.saturating_sub(count_of(&names.gold, name)))
         .sum();
     let signatures: Vec<(&str, &Args)> = actual.iter().map(signature).collect();
     let distinct: std::collections::HashSet<&(&str, &Args)> = signatures.iter().collect();
@@ -604,21 +647,14 @@ fn efficiency_metrics(gold: &[GoldCall], actual: &[ActualCall]) -> EfficiencyMet
     }
 }
 
-fn required_call_recall(gold: &[GoldCall], actual: &[ActualCall]) -> (Option<f64>, usize) {
+fn required_call_recall(names: &Names, gold: &[GoldCall]) -> (Option<f64>, usize) {
     if gold.is_empty() {
         return (None, 0);
     }
-    let mut needed: HashMap<&str, usize> = HashMap::new();
-    for g in gold {
-        *needed.entry(g.tool.as_str()).or_default() += 1;
-    }
-    let mut made: HashMap<&str, usize> = HashMap::new();
-    for a in actual.iter().filter(|a| !a.failed) {
-        *made.entry(a.name.as_str()).or_default() += 1;
-    }
-    let met: usize = needed
+    let met: usize = names
+        .gold
         .iter()
-        .map(|(name, n)| (*n).min(made.get(name).copied().unwrap_or(0)))
+        .map(|(name, n)| (*n).min(count_of(&names.trace_ok, name)))
         .sum();
     (Some(met as f64 / gold.len() as f64), met)
 }
