@@ -243,6 +243,11 @@ fn reordered_calls_show_as_a_move() {
 #[ignore = "needs trace parsers from branches logs/otlp"]
 fn check_json_through_the_binary_reproduces_toolscore() {
     for case in cases() {
+        // An empty trace yields no invocation to check (v10); `check` reports that as exit 2.
+        let record = read_json(&case.join("toolscore-record.json"));
+        if record["trace_calls_count"] == 0 {
+            continue;
+        }
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
             .args(["check", "--json", "--reveal", "--gold"])
             .arg(case.join("gold.json"))

@@ -32,12 +32,17 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
         .iter()
         .map(|call| {
             let span = invocation.spans.get(call.span);
-            let args = span.and_then(|s| match formats::load_payload(&s.input) {
-                Ok(Some(text)) => Some(args_from_text(&text)),
-                Ok(None) => None,
-                Err(why) => {
-                    notes.push(format!("{}: arguments unreadable: {why}", call.name));
-                    None
+            let args = span.and_then(|s| {
+                if let Some(text) = s.input.inline_text() {
+                    return Some(args_from_text(text));
+                }
+                match formats::load_payload(&s.input) {
+                    Ok(Some(text)) => Some(args_from_text(&text)),
+                    Ok(None) => None,
+                    Err(why) => {
+                        notes.push(format!("{}: arguments unreadable: {why}", call.name));
+                        None
+                    }
                 }
             });
             let span_facts = span.map(|s| {
@@ -67,6 +72,9 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
 /// Arguments as toolscore reads them: an object; a JSON string holding an object is decoded;
 /// anything else is wrapped as `{"value": …}`.
 pub fn args_from_text(text: &str) -> Args {
+    if text.trim().is_empty() {
+        return Args::new();
+    }
     let value: Value =
         serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()));
     let value = match value {
@@ -224,4 +232,23 @@ pub fn run(args: &CheckArgs) -> i32 {
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
     if all_passed { 0 } else { 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::args_from_text;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_read_like_toolscore() {
+        assert_eq!(args_from_text(r#"{"a": 1}"#).get("a"), Some(&json!(1)));
+        assert_eq!(args_from_text(r#""{\"a\": 2}""#).get("a"), Some(&json!(2)));
+        assert_eq!(args_from_text("[1, 2]").get("value"), Some(&json!([1, 2])));
+        assert_eq!(
+            args_from_text("plain text").get("value"),
+            Some(&json!("plain text"))
+        );
+        assert!(args_from_text("").is_empty());
+        assert!(args_from_text("null").is_empty());
+    }
 }

@@ -483,7 +483,9 @@ pub fn best_pairing(
                     .collect()
             })
             .collect();
-        let exact = trace_idx.len() <= EXACT_PAIRING_LIMIT
+        // With one gold call the DP picks the first best-weighted trace call, as greedy does.
+        let exact = gold_idx.len() > 1
+            && trace_idx.len() <= EXACT_PAIRING_LIMIT
             && (gold_idx.len() + 1) << trace_idx.len() <= MAX_PAIRING_CELLS;
         let pairs = if exact {
             exact_assignment(&weights, trace_idx.len())
