@@ -72,7 +72,7 @@ fn engine_10k_invocations(bencher: Bencher) {
     });
 }
 
-#[divan::bench(sample_count = 10)]
+#[divan::bench(sample_count = 100, sample_size = 100)]
 fn engine_one_3_call_trace(bencher: Bencher) {
     let gold = Arc::new(GoldSpec {
         calls: gold().calls.into_iter().take(3).collect(),

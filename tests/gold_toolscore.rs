@@ -274,3 +274,11 @@ fn check_json_through_the_binary_reproduces_toolscore() {
         assert_eq!(output.status.code(), Some(if all_match { 0 } else { 1 }));
     }
 }
+
+#[test]
+#[ignore = "prints the diffs for eyeballing"]
+fn print_diffs() {
+    for case in cases() {
+        println!("{}", report_for(&case).to_text(Reveal::Revealed));
+    }
+}
