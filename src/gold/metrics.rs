@@ -471,17 +471,22 @@ pub fn best_pairing(
         if trace_idx.is_empty() {
             continue;
         }
+        let weight = |i: usize, j: usize| match &gold[i].args {
+            None => 0,
+            Some(g) => argument_match(g, actual[j].scored_args(), mode).0 as u64,
+        };
+        if let [only] = gold_idx {
+            // One gold call: the first trace call with the best weight (what both the DP and
+            // the greedy rule pick), without building tables.
+            pairing[*only] = trace_idx
+                .iter()
+                .copied()
+                .max_by_key(|&j| (weight(*only, j), std::cmp::Reverse(j)));
+            continue;
+        }
         let weights: Vec<Vec<u64>> = gold_idx
             .iter()
-            .map(|&i| {
-                trace_idx
-                    .iter()
-                    .map(|&j| match &gold[i].args {
-                        None => 0,
-                        Some(g) => argument_match(g, actual[j].scored_args(), mode).0 as u64,
-                    })
-                    .collect()
-            })
+            .map(|&i| trace_idx.iter().map(|&j| weight(i, j)).collect())
             .collect();
         // With one gold call the DP picks the first best-weighted trace call, as greedy does.
         let exact = gold_idx.len() > 1
