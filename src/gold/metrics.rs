@@ -68,10 +68,6 @@ impl Weights {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolCorrectness {
     pub tool_correctness: f64,
-    pub expected_tools: Vec<String>,
-    pub called_tools: Vec<String>,
-    pub missing_tools: Vec<String>,
-    pub extra_tools: Vec<String>,
     pub correct_count: usize,
     pub total_expected: usize,
 }
@@ -295,13 +291,6 @@ fn selection_accuracy(names: &Names, gold: &[GoldCall], actual: &[ActualCall]) -
 }
 
 fn tool_correctness(names: &Names) -> ToolCorrectness {
-    let list = |tally: &Tally, keep: &dyn Fn(&str) -> bool| -> Vec<String> {
-        tally
-            .iter()
-            .filter(|(n, _)| keep(n))
-            .map(|(n, _)| n.to_string())
-            .collect()
-    };
     let correct = names.common();
     let value = if names.gold.is_empty() {
         if names.trace.is_empty() { 1.0 } else { 0.0 }
@@ -310,12 +299,34 @@ fn tool_correctness(names: &Names) -> ToolCorrectness {
     };
     ToolCorrectness {
         tool_correctness: value,
+        correct_count: correct,
+        total_expected: names.gold.len(),
+    }
+}
+
+/// The sorted name lists of toolscore's `tool_correctness_metrics`, computed when shown.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolLists {
+    pub expected_tools: Vec<String>,
+    pub called_tools: Vec<String>,
+    pub missing_tools: Vec<String>,
+    pub extra_tools: Vec<String>,
+}
+
+pub fn tool_lists(gold: &[GoldCall], actual: &[ActualCall]) -> ToolLists {
+    let names = Names::of(gold, actual);
+    let list = |tally: &Tally, keep: &dyn Fn(&str) -> bool| -> Vec<String> {
+        tally
+            .iter()
+            .filter(|(n, _)| keep(n))
+            .map(|(n, _)| n.to_string())
+            .collect()
+    };
+    ToolLists {
         expected_tools: list(&names.gold, &|_| true),
         called_tools: list(&names.trace, &|_| true),
         missing_tools: list(&names.gold, &|n| count_of(&names.trace, n) == 0),
         extra_tools: list(&names.trace, &|n| count_of(&names.gold, n) == 0),
-        correct_count: correct,
-        total_expected: names.gold.len(),
     }
 }
 

@@ -10,7 +10,7 @@ use unicode_width::UnicodeWidthStr;
 use super::align::{Alignment, Row, RowKind, align};
 use super::arksim::{ArksimVerdict, match_trajectory};
 use super::compare::{ArgDiff, ArgVerdict, CompareMode, describe_shape, render_value};
-use super::metrics::{Metrics, WEIGHT_KEYS, Weights, evaluate};
+use super::metrics::{Metrics, ToolLists, WEIGHT_KEYS, Weights, evaluate, tool_lists};
 use super::{ActualCall, Args, GoldSpec};
 use crate::redact::{self, Reveal};
 
@@ -180,6 +180,10 @@ impl DiffReport {
         out
     }
 
+    pub fn tool_lists(&self) -> ToolLists {
+        tool_lists(&self.gold.calls, &self.actual)
+    }
+
     /// Rows that differ, for `n`/`N` navigation.
     pub fn differing_rows(&self) -> Vec<usize> {
         (0..self.rows.len())
@@ -242,6 +246,7 @@ impl DiffReport {
             self.options.mode.as_str(),
             self.options.alignment.as_str(),
         );
+        let t = self.tool_lists();
         if !t.missing_tools.is_empty() {
             let names = redact::sanitize_line(&t.missing_tools.join(", "));
             let _ = write!(third, "  missing tools [{names}]");
@@ -262,16 +267,17 @@ impl DiffReport {
 
     pub fn to_json(&self, reveal: Reveal) -> Value {
         let m = &self.metrics;
+        let lists = self.tool_lists();
         let show = |args: &Args| present(&Value::Object(args.clone()), reveal);
         let mut metrics = json!({
             "invocation_accuracy": m.invocation_accuracy,
             "selection_accuracy": m.selection_accuracy,
             "tool_correctness_metrics": {
                 "tool_correctness": m.tool_correctness.tool_correctness,
-                "expected_tools": m.tool_correctness.expected_tools,
-                "called_tools": m.tool_correctness.called_tools,
-                "missing_tools": m.tool_correctness.missing_tools,
-                "extra_tools": m.tool_correctness.extra_tools,
+                "expected_tools": lists.expected_tools,
+                "called_tools": lists.called_tools,
+                "missing_tools": lists.missing_tools,
+                "extra_tools": lists.extra_tools,
                 "correct_count": m.tool_correctness.correct_count,
                 "total_expected": m.tool_correctness.total_expected,
                 "strict_order": false,
