@@ -7,11 +7,13 @@
 //! which trace format the calls came from.
 
 pub mod align;
+pub mod arguments;
 pub mod arksim;
 pub mod check;
 pub mod compare;
 pub mod metrics;
 pub mod report;
+mod report_json;
 pub mod source;
 
 // The diff view lives with the TUI; until src/tui/mod.rs exists it is compiled from here.
