@@ -29,7 +29,7 @@ const SPANS_PER_RUN: usize = 10;
 const RSS_CHILD_ENV: &str = "TOOLCAP_BENCH_RSS_OF";
 
 struct Corpus {
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     jsonl: PathBuf,
     protobuf: PathBuf,
     jsonl_bytes: u64,
@@ -273,9 +273,17 @@ fn run_request(run: usize, words: &mut Words) -> ResourceSpans {
 }
 
 fn generate() -> Corpus {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let jsonl = dir.path().join("corpus.otlp.jsonl");
-    let protobuf = dir.path().join("corpus.pb");
+    // TOOLCAP_BENCH_DIR keeps the corpus (for profiling with the RSS child mode).
+    let (dir, root) = match std::env::var_os("TOOLCAP_BENCH_DIR") {
+        Some(root) => (None, PathBuf::from(root)),
+        None => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let root = dir.path().to_path_buf();
+            (Some(dir), root)
+        }
+    };
+    let jsonl = root.join("corpus.otlp.jsonl");
+    let protobuf = root.join("corpus.pb");
     let mut words = Words(42);
     let mut json_out = std::io::BufWriter::new(std::fs::File::create(&jsonl).unwrap());
     let mut all = ExportTraceServiceRequest::default();

@@ -53,25 +53,51 @@ const OUTPUT_KEYS: &[&str] = &[
 
 const LF_META: &str = "langfuse.observation.metadata.";
 
-/// Attribute lookup by key (spans carry tens of attributes; the classifier asks many times).
+/// Attribute lookup by key (spans carry tens of attributes; the classifier asks ~80 times).
 struct Attrs<'s> {
     map: HashMap<&'s str, &'s AttrValue>,
+    /// Which key families (see [`family`]) occur, so most absent keys are refused unhashed.
+    families: u32,
+}
+
+/// A bit per attribute namespace, from the key's first dotted segment.
+fn family(key: &str) -> u32 {
+    match key.split('.').next().unwrap_or_default() {
+        "openarmature" => 1,
+        "gen_ai" => 1 << 1,
+        "llm" => 1 << 2,
+        "langfuse" => 1 << 3,
+        "openinference" => 1 << 4,
+        "tool" | "tool_call" => 1 << 5,
+        "input" | "output" => 1 << 6,
+        "embedding" | "reranker" | "retrieval" => 1 << 7,
+        "session" | "error" => 1 << 8,
+        _ => 1 << 31,
+    }
 }
 
 impl<'s> Attrs<'s> {
     fn new(attributes: &'s [(String, AttrValue)]) -> Self {
         let mut map = HashMap::with_capacity(attributes.len());
+        let mut families = 0;
         for (k, v) in attributes {
+            families |= family(k);
             // First occurrence wins, as with a linear search.
             map.entry(k.as_str()).or_insert(v);
         }
-        Attrs { map }
+        Attrs { map, families }
+    }
+    fn get(&self, key: &str) -> Option<&'s AttrValue> {
+        if self.families & family(key) == 0 {
+            return None;
+        }
+        self.map.get(key).copied()
     }
     fn has(&self, key: &str) -> bool {
-        self.map.contains_key(key)
+        self.get(key).is_some()
     }
     fn str(&self, key: &str) -> Option<&'s str> {
-        match self.map.get(key)? {
+        match self.get(key)? {
             AttrValue::Str(s) if !s.is_empty() => Some(s),
             _ => None,
         }
@@ -80,7 +106,7 @@ impl<'s> Attrs<'s> {
         keys.iter().find_map(|k| self.str(k))
     }
     fn int(&self, key: &str) -> Option<i64> {
-        self.map.get(key)?.as_i64()
+        self.get(key)?.as_i64()
     }
     fn first_u64(&self, keys: &[&str]) -> Option<u64> {
         keys.iter()
@@ -88,7 +114,7 @@ impl<'s> Attrs<'s> {
             .and_then(|i| u64::try_from(i).ok())
     }
     fn strings(&self, key: &str) -> Vec<String> {
-        match self.map.get(key) {
+        match self.get(key) {
             Some(AttrValue::List(items)) => items
                 .iter()
                 .filter_map(|i| i.as_str().map(str::to_owned))
@@ -486,6 +512,9 @@ fn openai_tool_calls(value: &Value) -> Vec<RequestedToolCall> {
 /// `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name}` (OpenInference).
 fn openinference_tool_calls(attrs: &Attrs) -> Vec<RequestedToolCall> {
     const PREFIX: &str = "llm.output_messages.";
+    if attrs.families & family(PREFIX) == 0 {
+        return Vec::new();
+    }
     let mut found: Vec<((u32, u32), RequestedToolCall)> = Vec::new();
     for (key, value) in &attrs.map {
         let Some(rest) = key.strip_prefix(PREFIX) else {
