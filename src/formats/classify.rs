@@ -439,8 +439,10 @@ fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> Vec<Requested
         }
         serde_json::from_str(&source.full_text(key)?).ok()
     };
-    if let Some(messages) = json("gen_ai.output.messages") {
-        let calls = genai_parts_tool_calls(&messages);
+    if attrs.has("gen_ai.output.messages")
+        && let Some(text) = source.full_text("gen_ai.output.messages")
+    {
+        let calls = genai_parts_tool_calls(&text);
         if !calls.is_empty() {
             return calls;
         }
@@ -463,18 +465,34 @@ fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> Vec<Requested
     Vec::new()
 }
 
-/// `[{role, parts: [{type: "tool_call", id, name}]}]` (GenAI semconv messages).
-fn genai_parts_tool_calls(messages: &Value) -> Vec<RequestedToolCall> {
-    let messages = messages.as_array().map(Vec::as_slice).unwrap_or_default();
+/// `[{role, parts: [{type: "tool_call", id, name}]}]` (GenAI semconv messages). Parsed into
+/// borrowed structs that skip message content, since every chat span carries these.
+fn genai_parts_tool_calls(text: &str) -> Vec<RequestedToolCall> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default)]
+        parts: Vec<Part<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Part<'a> {
+        #[serde(borrow, rename = "type", default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+    }
+    let Ok(messages) = serde_json::from_str::<Vec<Message>>(text) else {
+        return Vec::new();
+    };
     messages
-        .iter()
-        .filter_map(|m| m.get("parts")?.as_array())
-        .flatten()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_call"))
+        .into_iter()
+        .flat_map(|m| m.parts)
+        .filter(|p| p.kind.as_deref() == Some("tool_call"))
         .filter_map(|p| {
             Some(RequestedToolCall {
-                id: p.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: p.get("name")?.as_str()?.to_owned(),
+                id: p.id.map(Cow::into_owned),
+                name: p.name?.into_owned(),
             })
         })
         .collect()

@@ -230,17 +230,6 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 /// Length of a JSON string body once unescaped.
 fn unescaped_len(body: &str) -> usize {
     let bytes = body.as_bytes();
-    let backslashes = memchr::memchr_iter(b'\\', bytes).count();
-    if backslashes == 0 {
-        return bytes.len();
-    }
-    // Common case (JSON inside JSON): only two-character escapes like \" or \n, each of
-    // which shrinks by exactly one byte. SIMD scans rule out the two exceptions.
-    if memchr::memmem::find(bytes, b"\\u").is_none()
-        && memchr::memmem::find(bytes, b"\\\\").is_none()
-    {
-        return bytes.len() - backslashes;
-    }
     // Jump from escape to escape: payload text is mostly plain runs between them.
     let mut len = bytes.len();
     let mut i = 0;
