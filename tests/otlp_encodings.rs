@@ -356,3 +356,59 @@ fn canonical_json_lines_warn_once_per_file_and_load_every_line() {
     let lines: Vec<Option<u64>> = loaded.batch.problems.iter().map(|p| p.line).collect();
     assert_eq!(lines, [Some(1), Some(1)]);
 }
+
+#[test]
+fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
+    // Over the 16 MiB parallel threshold: traces.jsonl (5 lines, 35 spans) repeated, with one
+    // bad line in the middle.
+    let one = std::fs::read(corpus("otlp-python-sdk/otlp-json/traces.jsonl")).unwrap();
+    let copies = (17 << 20) / one.len() + 1;
+    let bad_after = copies / 2;
+    let mut bytes = Vec::new();
+    let mut line_offsets = Vec::new();
+    for copy in 0..copies {
+        for line in one.split_inclusive(|b| *b == b'\n') {
+            line_offsets.push(bytes.len() as u64);
+            bytes.extend_from_slice(line);
+        }
+        if copy == bad_after {
+            line_offsets.push(bytes.len() as u64);
+            bytes.extend_from_slice(b"{\"resourceSpans\": [oops\n");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let loaded = toolcap::sources::files::load_file(&path);
+    assert_eq!(loaded.batch.spans.len(), 35 * copies);
+    let bad_line = (bad_after as u64 + 1) * 5 + 1;
+    let problem_lines: Vec<Option<u64>> = loaded.batch.problems.iter().map(|p| p.line).collect();
+    assert_eq!(problem_lines, [Some(bad_line)]);
+    let mut previous = 0;
+    for span in &loaded.batch.spans {
+        let line = span.line.unwrap();
+        assert!(line >= previous, "spans keep file order");
+        previous = line;
+        if let PayloadBody::InRecord { record, .. } = &span.output.body {
+            assert_eq!(
+                record.offset,
+                line_offsets[line as usize - 1],
+                "line {line}"
+            );
+        }
+    }
+    let last = loaded.batch.spans.last().unwrap();
+    assert_eq!(last.line, Some(line_offsets.len() as u64));
+    let with_payload = loaded
+        .batch
+        .spans
+        .iter()
+        .rev()
+        .find(|s| s.output.is_captured())
+        .unwrap();
+    assert!(
+        formats::load_payload(&with_payload.output)
+            .unwrap()
+            .is_some()
+    );
+}
