@@ -412,3 +412,48 @@ fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
             .is_some()
     );
 }
+
+#[test]
+fn big_protobuf_files_parsed_in_pieces_keep_every_span_in_order() {
+    use prost::Message as _;
+    let mut resources = Vec::new();
+    for i in 1..=5 {
+        let bytes = std::fs::read(corpus(&format!(
+            "otlp-python-sdk/grpc/000{i}-grpc_traces.pb"
+        )))
+        .unwrap();
+        resources.extend(
+            otlp::decode_request_protobuf(&bytes)
+                .unwrap()
+                .resource_spans,
+        );
+    }
+    let one_round: usize = resources.iter().map(|r| r.encoded_len()).sum();
+    let rounds = (17 << 20) / one_round + 1;
+    let mut request =
+        opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest::default();
+    for _ in 0..rounds {
+        request.resource_spans.extend(resources.iter().cloned());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.pb");
+    std::fs::write(&path, request.encode_to_vec()).unwrap();
+    let loaded = toolcap::sources::files::load_file(&path);
+    assert!(loaded.batch.problems.is_empty());
+    // 35 spans per round (SOURCES.md), in request order.
+    assert_eq!(loaded.batch.spans.len(), 35 * rounds);
+    let expected: Vec<String> = request
+        .resource_spans
+        .iter()
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| &s.spans)
+        .map(|s| hex::encode(&s.span_id))
+        .collect();
+    let actual: Vec<&str> = loaded
+        .batch
+        .spans
+        .iter()
+        .map(|s| s.span_id.as_str())
+        .collect();
+    assert_eq!(actual, expected);
+}

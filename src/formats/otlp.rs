@@ -171,17 +171,7 @@ fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    let mut lost = Batch::default();
-                    lost.problems.push(Problem::error(
-                        input.origin,
-                        None,
-                        "the parser failed on part of this file; that part is missing",
-                    ));
-                    lost
-                })
-            })
+            .map(|h| h.join().unwrap_or_else(|_| lost_part(input.origin)))
             .collect()
     });
     let mut warned: Vec<String> = Vec::new();
@@ -198,6 +188,17 @@ fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
             batch.problems.push(problem);
         }
     }
+}
+
+/// What a parser thread that failed leaves behind: a problem, never silence.
+fn lost_part(origin: &Origin) -> Batch {
+    let mut lost = Batch::default();
+    lost.problems.push(Problem::error(
+        origin,
+        None,
+        "the parser failed on part of this file; that part is missing",
+    ));
+    lost
 }
 
 fn parse_lines(input: &Input, batch: &mut Batch) {
@@ -349,10 +350,33 @@ impl Format for OtlpProtobuf {
         // a 200 MB request would otherwise be fully materialized next to its spans.
         match top_level_resource_spans(input.bytes) {
             Some(bodies) => {
-                for body in bodies {
-                    match decode_resource_spans(body) {
-                        Ok(request) => build(&request, &mut batch),
-                        Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+                let parse_group = |group: &[&[u8]]| {
+                    let mut part = Batch::default();
+                    for body in group {
+                        match decode_resource_spans(body) {
+                            Ok(request) => build(&request, &mut part),
+                            Err(e) => part.problems.push(Problem::error(input.origin, None, e)),
+                        }
+                    }
+                    part
+                };
+                let threads = std::thread::available_parallelism().map_or(1, usize::from);
+                if threads < 2 || input.bytes.len() < PARALLEL_MIN_BYTES || bodies.len() < 2 {
+                    batch = parse_group(&bodies);
+                } else {
+                    let group_len = bodies.len().div_ceil(threads);
+                    let parts: Vec<Batch> = std::thread::scope(|scope| {
+                        let handles: Vec<_> = bodies
+                            .chunks(group_len)
+                            .map(|group| scope.spawn(move || parse_group(group)))
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().unwrap_or_else(|_| lost_part(input.origin)))
+                            .collect()
+                    });
+                    for part in parts {
+                        batch.extend(part);
                     }
                 }
             }
