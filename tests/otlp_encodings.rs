@@ -214,6 +214,24 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
         formats::load_payload(&weather.input).unwrap().as_deref(),
         Some(r#"{"city":"Paris","unit":"celsius"}"#)
     );
+    // Every captured payload loads back, including those of parents (the agent and chain
+    // spans of the OpenInference run carry input.value) whose children's lines, written
+    // first in end order, mention the parent's id too.
+    let streaming = std::fs::read(corpus("otel-genai/openinference.spans.otlp.jsonl")).unwrap();
+    let gz_parents = dir.path().join("parents.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&streaming).unwrap();
+    std::fs::write(&gz_parents, encoder.finish().unwrap()).unwrap();
+    let spans = spans_of(&[gz_parents]);
+    let agent = spans.iter().find(|s| s.kind == SpanKind::Agent).unwrap();
+    assert!(agent.input.is_captured());
+    for span in spans.iter().filter(|s| s.input.is_captured()) {
+        assert!(
+            formats::load_payload(&span.input).unwrap().is_some(),
+            "{}",
+            span.name
+        );
+    }
 
     // A tailer hands over only the lines after the first 10: positions stay file positions.
     let path = corpus("openarmature/otlp-json/payload-on.streaming.jsonl");

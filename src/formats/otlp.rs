@@ -88,14 +88,18 @@ impl Format for OtlpJson {
 
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
         let span_hex = locator.split('/').next()?;
-        // A gzipped JSONL file is one record: parse only the line that mentions the span.
-        if let Some(line) = record
+        // A gzipped JSONL file is one record: parse only lines that mention the span (its
+        // children's lines mention it too, as their parent).
+        let finder = memchr::memmem::Finder::new(span_hex.as_bytes());
+        let mut lines = record
             .split(|b| *b == b'\n')
-            .find(|line| memchr::memmem::find(line, span_hex.as_bytes()).is_some())
-            && let Ok(request) = serde_json::from_slice::<wire::Request>(line)
-            && let Some(found) = build::locate(&request, locator)
-        {
-            return Some(found);
+            .filter(|l| finder.find(l).is_some());
+        let found = lines.find_map(|line| {
+            let request = serde_json::from_slice::<wire::Request>(line).ok()?;
+            build::locate(&request, locator)
+        });
+        if found.is_some() {
+            return found;
         }
         let request = serde_json::from_slice::<wire::Request>(record).ok()?;
         build::locate(&request, locator)
