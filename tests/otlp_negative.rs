@@ -168,3 +168,24 @@ fn dump_exits_2_when_nothing_loaded_and_0_otherwise() {
             .ends_with("bad-line-between.jsonl")
     );
 }
+
+#[test]
+fn requests_whose_first_key_is_not_resource_spans_are_still_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reordered.json");
+    let request = r#"{"extra": {"note": "keys in another order"},
+        "resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "44444444444444444444444444444444",
+        "spanId": "4444444444444444", "name": "reordered"}]}]}]}"#;
+    std::fs::write(&path, request).unwrap();
+    let loaded = load_file(&path);
+    assert_eq!(loaded.detection.format, Some("otlp-json"));
+    assert_eq!(names(&loaded), ["reordered"]);
+    // The same bytes without a JSON file name are not claimed.
+    let origin = Origin::File("reordered.txt".into());
+    assert_eq!(
+        formats::load_bytes(origin, request.as_bytes())
+            .detection
+            .format,
+        None
+    );
+}

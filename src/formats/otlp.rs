@@ -53,7 +53,15 @@ impl Format for OtlpJson {
                 ));
             }
         }
-        None
+        // Keys in another order: worth a full parse of the first value only when the file
+        // name says JSON.
+        let json_name = matches!(
+            input.extension.as_deref(),
+            Some("json" | "jsonl" | "ndjson")
+        );
+        let head = json_name.then(|| input.head_json()).flatten()?;
+        (head.get("resourceSpans").is_some() || head.get("resource_spans").is_some())
+            .then(|| "a JSON object with a resourceSpans key".into())
     }
 
     fn parse(&self, input: &Input) -> Batch {
