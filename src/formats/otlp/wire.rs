@@ -233,7 +233,7 @@ fn unescaped_len(body: &str) -> usize {
     // Jump from escape to escape: payload text is mostly plain runs between them.
     let mut len = bytes.len();
     let mut i = 0;
-    while let Some(offset) = memchr::memchr(b'\\', &bytes[i..]) {
+    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
         let at = i + offset;
         if bytes.get(at + 1) != Some(&b'u') {
             len = len.saturating_sub(1);
@@ -253,9 +253,6 @@ fn unescaped_len(body: &str) -> usize {
         };
         len = len.saturating_sub(escaped - decoded);
         i = at + escaped;
-        if i >= bytes.len() {
-            break;
-        }
     }
     len
 }
@@ -482,6 +479,13 @@ mod tests {
                 .collect::<String>();
             assert_eq!(Text::Json(&ascii_token).decoded_len(), text.len(), "{text}");
             assert_eq!(Text::Json(&ascii_token).decoded(), text);
+        }
+    }
+
+    #[test]
+    fn unescaped_len_survives_cut_escapes() {
+        for body in ["\\", "ab\\", "x\\u12", "x\\ud83d"] {
+            assert!(unescaped_len(body) <= body.len());
         }
     }
 
