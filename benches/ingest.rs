@@ -29,7 +29,7 @@ const SPANS_PER_RUN: usize = 10;
 const RSS_CHILD_ENV: &str = "TOOLCAP_BENCH_RSS_OF";
 
 struct Corpus {
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     jsonl: PathBuf,
     protobuf: PathBuf,
     jsonl_bytes: u64,
@@ -273,9 +273,17 @@ fn run_request(run: usize, words: &mut Words) -> ResourceSpans {
 }
 
 fn generate() -> Corpus {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let jsonl = dir.path().join("corpus.otlp.jsonl");
-    let protobuf = dir.path().join("corpus.pb");
+    // TOOLCAP_BENCH_DIR keeps the corpus (for profiling with the RSS child mode).
+    let (dir, root) = match std::env::var_os("TOOLCAP_BENCH_DIR") {
+        Some(root) => (None, PathBuf::from(root)),
+        None => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let root = dir.path().to_path_buf();
+            (Some(dir), root)
+        }
+    };
+    let jsonl = root.join("corpus.otlp.jsonl");
+    let protobuf = root.join("corpus.pb");
     let mut words = Words(42);
     let mut json_out = std::io::BufWriter::new(std::fs::File::create(&jsonl).unwrap());
     let mut all = ExportTraceServiceRequest::default();
@@ -336,12 +344,23 @@ fn vm_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// In a fresh child process: load one file into a Store and print VmRSS before and after.
+/// In a fresh child process: load one file into a Store and print VmRSS before and after,
+/// plus the milliseconds spent parsing and storing.
 fn rss_child(path: &str) {
     let before = vm_rss_kib();
-    let store = ingest(Path::new(path));
+    let started = Instant::now();
+    let loaded = load_file(Path::new(path));
+    let parsed = started.elapsed();
+    let mut store = Store::new();
+    store.ingest(loaded.batch);
+    let stored = started.elapsed() - parsed;
     let after = vm_rss_kib();
-    println!("{before} {after} {}", store.stats().spans_kept);
+    println!(
+        "{before} {after} {} {} {}",
+        store.stats().spans_kept,
+        parsed.as_millis(),
+        stored.as_millis()
+    );
 }
 
 fn report_memory_and_jq(corpus: &Corpus) {
@@ -372,9 +391,9 @@ fn report_memory_and_jq(corpus: &Corpus) {
             .split_whitespace()
             .filter_map(|n| n.parse().ok())
             .collect();
-        if let [before, after, spans] = numbers[..] {
+        if let [before, after, spans, parse_ms, store_ms] = numbers[..] {
             println!(
-                "RSS after loading {label} into a Store: {:.1} MiB ({:.1} MiB before loading; {spans} spans) = {:.2}x the file size",
+                "RSS after loading {label} into a Store: {:.1} MiB ({:.1} MiB before loading; {spans} spans) = {:.2}x the file size; one load: parse {parse_ms} ms + store {store_ms} ms",
                 after as f64 / 1024.0,
                 before as f64 / 1024.0,
                 (after * 1024) as f64 / size as f64

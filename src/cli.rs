@@ -126,13 +126,8 @@ pub struct ServeArgs {
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
-        Some(Command::Check(args)) => not_yet("check", &args.gold),
+        Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
         None => crate::tui::run(cli.ui),
     }
-}
-
-fn not_yet(what: &str, _arg: &std::path::Path) -> i32 {
-    eprintln!("toolcap-tui {what}: not implemented yet");
-    2
 }

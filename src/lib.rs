@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod formats;
+pub mod gold;
 pub mod model;
 pub mod receiver;
 pub mod redact;

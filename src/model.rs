@@ -520,6 +520,9 @@ pub struct GoldCall {
     pub args: Option<serde_json::Map<String, serde_json::Value>>,
     pub description: Option<String>,
     pub side_effects: Option<serde_json::Value>,
+    /// arksim per-call `arg_match_mode` (ignore / exact / partial); `None` falls back to the
+    /// spec's mode, then to toolscore's per-key comparison.
+    pub arg_match_mode: Option<String>,
 }
 
 /// How an arksim `tool_calls` assertion matches (kept for the gold diff).

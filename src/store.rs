@@ -201,6 +201,9 @@ impl Invocation {
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
     fn rebuild(&mut self) {
+        // Growth by doubling leaves up to half the list unused; rebuilding is O(n) anyway, so
+        // giving the slack back costs no more than the rebuild itself.
+        self.spans.shrink_to_fit();
         let covered = covered_stand_ins(&self.spans);
         if !covered.is_empty() {
             self.spans = std::mem::take(&mut self.spans)

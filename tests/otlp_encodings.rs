@@ -214,6 +214,24 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
         formats::load_payload(&weather.input).unwrap().as_deref(),
         Some(r#"{"city":"Paris","unit":"celsius"}"#)
     );
+    // Every captured payload loads back, including those of parents (the agent and chain
+    // spans of the OpenInference run carry input.value) whose children's lines, written
+    // first in end order, mention the parent's id too.
+    let streaming = std::fs::read(corpus("otel-genai/openinference.spans.otlp.jsonl")).unwrap();
+    let gz_parents = dir.path().join("parents.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&streaming).unwrap();
+    std::fs::write(&gz_parents, encoder.finish().unwrap()).unwrap();
+    let spans = spans_of(&[gz_parents]);
+    let agent = spans.iter().find(|s| s.kind == SpanKind::Agent).unwrap();
+    assert!(agent.input.is_captured());
+    for span in spans.iter().filter(|s| s.input.is_captured()) {
+        assert!(
+            formats::load_payload(&span.input).unwrap().is_some(),
+            "{}",
+            span.name
+        );
+    }
 
     // A tailer hands over only the lines after the first 10: positions stay file positions.
     let path = corpus("openarmature/otlp-json/payload-on.streaming.jsonl");
@@ -355,4 +373,105 @@ fn canonical_json_lines_warn_once_per_file_and_load_every_line() {
     assert_eq!(loaded.batch.spans.len(), 35);
     let lines: Vec<Option<u64>> = loaded.batch.problems.iter().map(|p| p.line).collect();
     assert_eq!(lines, [Some(1), Some(1)]);
+}
+
+#[test]
+fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
+    // Over the 16 MiB parallel threshold: traces.jsonl (5 lines, 35 spans) repeated, with one
+    // bad line in the middle.
+    let one = std::fs::read(corpus("otlp-python-sdk/otlp-json/traces.jsonl")).unwrap();
+    let copies = (17 << 20) / one.len() + 1;
+    let bad_after = copies / 2;
+    let mut bytes = Vec::new();
+    let mut line_offsets = Vec::new();
+    for copy in 0..copies {
+        for line in one.split_inclusive(|b| *b == b'\n') {
+            line_offsets.push(bytes.len() as u64);
+            bytes.extend_from_slice(line);
+        }
+        if copy == bad_after {
+            line_offsets.push(bytes.len() as u64);
+            bytes.extend_from_slice(b"{\"resourceSpans\": [oops\n");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let loaded = toolcap::sources::files::load_file(&path);
+    assert_eq!(loaded.batch.spans.len(), 35 * copies);
+    let bad_line = (bad_after as u64 + 1) * 5 + 1;
+    let problem_lines: Vec<Option<u64>> = loaded.batch.problems.iter().map(|p| p.line).collect();
+    assert_eq!(problem_lines, [Some(bad_line)]);
+    let mut previous = 0;
+    for span in &loaded.batch.spans {
+        let line = span.line.unwrap();
+        assert!(line >= previous, "spans keep file order");
+        previous = line;
+        if let PayloadBody::InRecord { record, .. } = &span.output.body {
+            assert_eq!(
+                record.offset,
+                line_offsets[line as usize - 1],
+                "line {line}"
+            );
+        }
+    }
+    let last = loaded.batch.spans.last().unwrap();
+    assert_eq!(last.line, Some(line_offsets.len() as u64));
+    let with_payload = loaded
+        .batch
+        .spans
+        .iter()
+        .rev()
+        .find(|s| s.output.is_captured())
+        .unwrap();
+    assert!(
+        formats::load_payload(&with_payload.output)
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn big_protobuf_files_parsed_in_pieces_keep_every_span_in_order() {
+    use prost::Message as _;
+    let mut resources = Vec::new();
+    for i in 1..=5 {
+        let bytes = std::fs::read(corpus(&format!(
+            "otlp-python-sdk/grpc/000{i}-grpc_traces.pb"
+        )))
+        .unwrap();
+        resources.extend(
+            otlp::decode_request_protobuf(&bytes)
+                .unwrap()
+                .resource_spans,
+        );
+    }
+    let one_round: usize = resources.iter().map(|r| r.encoded_len()).sum();
+    let rounds = (17 << 20) / one_round + 1;
+    let mut request =
+        opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest::default();
+    for _ in 0..rounds {
+        request.resource_spans.extend(resources.iter().cloned());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.pb");
+    std::fs::write(&path, request.encode_to_vec()).unwrap();
+    let loaded = toolcap::sources::files::load_file(&path);
+    assert!(loaded.batch.problems.is_empty());
+    // 35 spans per round (SOURCES.md), in request order.
+    assert_eq!(loaded.batch.spans.len(), 35 * rounds);
+    let expected: Vec<String> = request
+        .resource_spans
+        .iter()
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| &s.spans)
+        .map(|s| hex::encode(&s.span_id))
+        .collect();
+    let actual: Vec<&str> = loaded
+        .batch
+        .spans
+        .iter()
+        .map(|s| s.span_id.as_str())
+        .collect();
+    assert_eq!(actual, expected);
 }

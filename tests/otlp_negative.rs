@@ -168,3 +168,55 @@ fn dump_exits_2_when_nothing_loaded_and_0_otherwise() {
             .ends_with("bad-line-between.jsonl")
     );
 }
+
+#[test]
+fn requests_whose_first_key_is_not_resource_spans_are_still_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reordered.json");
+    let request = r#"{"extra": {"note": "keys in another order"},
+        "resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "44444444444444444444444444444444",
+        "spanId": "4444444444444444", "name": "reordered"}]}]}]}"#;
+    std::fs::write(&path, request).unwrap();
+    let loaded = load_file(&path);
+    assert_eq!(loaded.detection.format, Some("otlp-json"));
+    assert_eq!(names(&loaded), ["reordered"]);
+    // The same bytes without a JSON file name are not claimed.
+    let origin = Origin::File("reordered.txt".into());
+    assert_eq!(
+        formats::load_bytes(origin, request.as_bytes())
+            .detection
+            .format,
+        None
+    );
+}
+
+#[test]
+fn mutated_requests_never_panic() {
+    // Deterministic byte flips over a JSON line and a protobuf body (a cheap fuzz pass).
+    let json =
+        std::fs::read("tests/fixtures/corpus/otel-genai/openinference.spans.otlp.jsonl").unwrap();
+    let protobuf =
+        std::fs::read("tests/fixtures/corpus/openarmature/otlp-http-proto/payload-on.000.pb")
+            .unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (name, original) in [("m.jsonl", &json), ("m.pb", &protobuf)] {
+        for _ in 0..300 {
+            let mut bytes = original.clone();
+            for _ in 0..4 {
+                let at = (next() as usize) % bytes.len();
+                bytes[at] = next() as u8;
+            }
+            let loaded = formats::load_bytes(Origin::File(name.into()), &bytes);
+            for span in &loaded.batch.spans {
+                assert_eq!(span.trace_id.len(), 32);
+                assert_eq!(span.span_id.len(), 16);
+            }
+        }
+    }
+}

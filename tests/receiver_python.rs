@@ -1,6 +1,7 @@
 //! The real client: the OpenTelemetry Python SDK's own OTLP exporters (HTTP protobuf, HTTP with
 //! gzip, gRPC with gzip) send GenAI agent traces to a spawned `toolcap-tui serve`; every span
-//! the SDK created must be in the spool files and come back through `/api/v1/stream`.
+//! the SDK created must be in the spool files, in `dump --json` of the spool, and come back
+//! through `/api/v1/stream`.
 //!
 //! Needs `.venv` with the SDK (`.ci/run` creates it). Without it this test fails: a skipped
 //! real-client test would hide exactly the breakage it exists to catch.
@@ -87,6 +88,29 @@ fn python_sdk_spans_reach_the_spool_and_the_stream() {
         );
     }
     assert_eq!(stored, sent, "the spool holds exactly the spans sent");
+
+    // The spool is a trace directory like any other: `dump --json` of it shows every span.
+    let dump = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(&spool)
+        .output()
+        .expect("run dump on the spool");
+    assert_eq!(dump.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&dump.stdout).expect("dump prints JSON");
+    let mut dumped: BTreeSet<(String, String)> = BTreeSet::new();
+    for invocation in doc["invocations"].as_array().expect("invocations") {
+        for span in invocation["spans"].as_array().expect("spans") {
+            dumped.insert((
+                invocation["id"].as_str().unwrap().to_string(),
+                span["span_id"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    assert_eq!(
+        dumped, sent,
+        "dump --json of the spool shows exactly the spans sent"
+    );
+    assert_eq!(doc["problems"].as_array().map(Vec::len), Some(0));
 
     let health = serve.health();
     assert_eq!(health["requests"], lines.len());

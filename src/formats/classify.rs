@@ -8,11 +8,11 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::Value;
+mod tool_calls;
 
 use crate::model::{
-    AttrValue, ErrorInfo, Identity, LlmFacts, Payload, RequestedToolCall, RetrievalFacts, Span,
-    SpanKind, SpanStatus, ToolFacts,
+    AttrValue, ErrorInfo, Identity, LlmFacts, Payload, RetrievalFacts, Span, SpanKind, SpanStatus,
+    ToolFacts,
 };
 
 /// Access to attribute values beyond what the skeleton keeps.
@@ -53,25 +53,51 @@ const OUTPUT_KEYS: &[&str] = &[
 
 const LF_META: &str = "langfuse.observation.metadata.";
 
-/// Attribute lookup by key (spans carry tens of attributes; the classifier asks many times).
+/// Attribute lookup by key (spans carry tens of attributes; the classifier asks ~80 times).
 struct Attrs<'s> {
     map: HashMap<&'s str, &'s AttrValue>,
+    /// Which key families (see [`family`]) occur, so most absent keys are refused unhashed.
+    families: u32,
+}
+
+/// A bit per attribute namespace, from the key's first dotted segment.
+fn family(key: &str) -> u32 {
+    match key.split('.').next().unwrap_or_default() {
+        "openarmature" => 1,
+        "gen_ai" => 1 << 1,
+        "llm" => 1 << 2,
+        "langfuse" => 1 << 3,
+        "openinference" => 1 << 4,
+        "tool" | "tool_call" => 1 << 5,
+        "input" | "output" => 1 << 6,
+        "embedding" | "reranker" | "retrieval" => 1 << 7,
+        "session" | "error" => 1 << 8,
+        _ => 1 << 31,
+    }
 }
 
 impl<'s> Attrs<'s> {
     fn new(attributes: &'s [(String, AttrValue)]) -> Self {
         let mut map = HashMap::with_capacity(attributes.len());
+        let mut families = 0;
         for (k, v) in attributes {
+            families |= family(k);
             // First occurrence wins, as with a linear search.
             map.entry(k.as_str()).or_insert(v);
         }
-        Attrs { map }
+        Attrs { map, families }
+    }
+    fn get(&self, key: &str) -> Option<&'s AttrValue> {
+        if self.families & family(key) == 0 {
+            return None;
+        }
+        self.map.get(key).copied()
     }
     fn has(&self, key: &str) -> bool {
-        self.map.contains_key(key)
+        self.get(key).is_some()
     }
     fn str(&self, key: &str) -> Option<&'s str> {
-        match self.map.get(key)? {
+        match self.get(key)? {
             AttrValue::Str(s) if !s.is_empty() => Some(s),
             _ => None,
         }
@@ -80,7 +106,7 @@ impl<'s> Attrs<'s> {
         keys.iter().find_map(|k| self.str(k))
     }
     fn int(&self, key: &str) -> Option<i64> {
-        self.map.get(key)?.as_i64()
+        self.get(key)?.as_i64()
     }
     fn first_u64(&self, keys: &[&str]) -> Option<u64> {
         keys.iter()
@@ -88,7 +114,7 @@ impl<'s> Attrs<'s> {
             .and_then(|i| u64::try_from(i).ok())
     }
     fn strings(&self, key: &str) -> Vec<String> {
-        match self.map.get(key) {
+        match self.get(key) {
             Some(AttrValue::List(items)) => items
                 .iter()
                 .filter_map(|i| i.as_str().map(str::to_owned))
@@ -316,7 +342,7 @@ fn tool_of(span_name: &str, attrs: &Attrs) -> ToolFacts {
 }
 
 fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> LlmFacts {
-    let usage: Option<serde_json::Map<String, Value>> = attrs
+    let usage: Option<serde_json::Map<String, serde_json::Value>> = attrs
         .str("langfuse.observation.usage_details")
         .and_then(|u| serde_json::from_str(u).ok());
     let usage_u64 = |keys: &[&str]| {
@@ -386,132 +412,11 @@ fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> LlmFacts {
             .or_else(|| usage_u64(&["cache_read_input_tokens", "input_cached_tokens"])),
         finish_reasons,
         requested_tool_calls: if kind == SpanKind::Llm {
-            requested_tool_calls(attrs, source)
+            tool_calls::requested_tool_calls(attrs, source)
         } else {
             Vec::new()
         },
     }
-}
-
-/// The tool calls an LLM response asked for, from whichever convention records them.
-fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> Vec<RequestedToolCall> {
-    let names = attrs.strings("openarmature.llm.output.tool_calls.names");
-    if !names.is_empty() {
-        let ids = attrs.strings("openarmature.llm.output.tool_calls.ids");
-        return names
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| RequestedToolCall {
-                id: ids.get(i).cloned(),
-                name,
-            })
-            .collect();
-    }
-    let json = |key: &str| -> Option<Value> {
-        if !attrs.has(key) {
-            return None;
-        }
-        serde_json::from_str(&source.full_text(key)?).ok()
-    };
-    if let Some(messages) = json("gen_ai.output.messages") {
-        let calls = genai_parts_tool_calls(&messages);
-        if !calls.is_empty() {
-            return calls;
-        }
-    }
-    let flattened = openinference_tool_calls(attrs);
-    if !flattened.is_empty() {
-        return flattened;
-    }
-    for key in [
-        "openarmature.llm.output.tool_calls",
-        "langfuse.observation.output",
-    ] {
-        if let Some(value) = json(key) {
-            let calls = openai_tool_calls(&value);
-            if !calls.is_empty() {
-                return calls;
-            }
-        }
-    }
-    Vec::new()
-}
-
-/// `[{role, parts: [{type: "tool_call", id, name}]}]` (GenAI semconv messages).
-fn genai_parts_tool_calls(messages: &Value) -> Vec<RequestedToolCall> {
-    let messages = messages.as_array().map(Vec::as_slice).unwrap_or_default();
-    messages
-        .iter()
-        .filter_map(|m| m.get("parts")?.as_array())
-        .flatten()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_call"))
-        .filter_map(|p| {
-            Some(RequestedToolCall {
-                id: p.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: p.get("name")?.as_str()?.to_owned(),
-            })
-        })
-        .collect()
-}
-
-/// OpenAI-shaped calls: `[{id, name}]`, `[{id, function: {name}}]`, a message with
-/// `tool_calls`, or a list of such messages.
-fn openai_tool_calls(value: &Value) -> Vec<RequestedToolCall> {
-    let call = |c: &Value| -> Option<RequestedToolCall> {
-        let name = c
-            .get("name")
-            .or_else(|| c.get("function")?.get("name"))?
-            .as_str()?;
-        Some(RequestedToolCall {
-            id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-            name: name.to_owned(),
-        })
-    };
-    let from_message = |m: &Value| -> Vec<RequestedToolCall> {
-        m.get("tool_calls")
-            .and_then(Value::as_array)
-            .map(|calls| calls.iter().filter_map(call).collect())
-            .unwrap_or_default()
-    };
-    match value {
-        Value::Object(_) => from_message(value),
-        Value::Array(items) if items.iter().any(|i| i.get("tool_calls").is_some()) => {
-            items.iter().flat_map(from_message).collect()
-        }
-        Value::Array(items) => items.iter().filter_map(call).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name}` (OpenInference).
-fn openinference_tool_calls(attrs: &Attrs) -> Vec<RequestedToolCall> {
-    const PREFIX: &str = "llm.output_messages.";
-    let mut found: Vec<((u32, u32), RequestedToolCall)> = Vec::new();
-    for (key, value) in &attrs.map {
-        let Some(rest) = key.strip_prefix(PREFIX) else {
-            continue;
-        };
-        let Some(rest) = rest.strip_suffix(".tool_call.function.name") else {
-            continue;
-        };
-        let Some((message, call)) = rest.split_once(".message.tool_calls.") else {
-            continue;
-        };
-        let (Ok(message), Ok(call)) = (message.parse::<u32>(), call.parse::<u32>()) else {
-            continue;
-        };
-        let Some(name) = value.as_str() else { continue };
-        let id_key = format!("{PREFIX}{message}.message.tool_calls.{call}.tool_call.id");
-        found.push((
-            (message, call),
-            RequestedToolCall {
-                id: attrs.str(&id_key).map(str::to_owned),
-                name: name.to_owned(),
-            },
-        ));
-    }
-    found.sort_by_key(|(position, _)| *position);
-    found.into_iter().map(|(_, call)| call).collect()
 }
 
 /// Queries are for display; keep the first KiB.
@@ -599,22 +504,5 @@ mod tests {
             kind_of("openarmature.invocation", &Attrs::new(&[])),
             SpanKind::Other
         );
-    }
-
-    #[test]
-    fn openai_shaped_tool_calls_are_read_from_messages_and_lists() {
-        let message: Value = serde_json::from_str(
-            r#"{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"f"}}]}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            openai_tool_calls(&message),
-            vec![RequestedToolCall {
-                id: Some("c1".into()),
-                name: "f".into()
-            }]
-        );
-        let list: Value = serde_json::from_str(r#"[{"id":"c2","name":"g"}]"#).unwrap();
-        assert_eq!(openai_tool_calls(&list)[0].name, "g");
     }
 }

@@ -26,6 +26,8 @@ pub struct OtlpProtobuf;
 const JSON_NAME: &str = "otlp-json";
 const PROTOBUF_NAME: &str = "otlp-protobuf";
 
+const LENIENCY_PREFIX: &str = "loaded leniently: ";
+
 /// How many leading lines detection looks at for a `{"resourceSpans"` start.
 const DETECT_LINES: usize = 8;
 
@@ -51,7 +53,15 @@ impl Format for OtlpJson {
                 ));
             }
         }
-        None
+        // Keys in another order: worth a full parse of the first value only when the file
+        // name says JSON.
+        let json_name = matches!(
+            input.extension.as_deref(),
+            Some("json" | "jsonl" | "ndjson")
+        );
+        let head = json_name.then(|| input.head_json()).flatten()?;
+        (head.get("resourceSpans").is_some() || head.get("resource_spans").is_some())
+            .then(|| "a JSON object with a resourceSpans key".into())
     }
 
     fn parse(&self, input: &Input) -> Batch {
@@ -80,20 +90,24 @@ impl Format for OtlpJson {
                 Err(_) => {}
             }
         }
-        parse_lines(input, &mut batch);
+        parse_lines_in_parallel(input, &mut batch);
         batch
     }
 
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
         let span_hex = locator.split('/').next()?;
-        // A gzipped JSONL file is one record: parse only the line that mentions the span.
-        if let Some(line) = record
+        // A gzipped JSONL file is one record: parse only lines that mention the span (its
+        // children's lines mention it too, as their parent).
+        let finder = memchr::memmem::Finder::new(span_hex.as_bytes());
+        let mut lines = record
             .split(|b| *b == b'\n')
-            .find(|line| memchr::memmem::find(line, span_hex.as_bytes()).is_some())
-            && let Ok(request) = serde_json::from_slice::<wire::Request>(line)
-            && let Some(found) = build::locate(&request, locator)
-        {
-            return Some(found);
+            .filter(|l| finder.find(l).is_some());
+        let found = lines.find_map(|line| {
+            let request = serde_json::from_slice::<wire::Request>(line).ok()?;
+            build::locate(&request, locator)
+        });
+        if found.is_some() {
+            return found;
         }
         let request = serde_json::from_slice::<wire::Request>(record).ok()?;
         build::locate(&request, locator)
@@ -121,6 +135,82 @@ fn starts_with_resource_spans(bytes: &[u8]) -> bool {
     };
     let rest = rest.trim_ascii_start();
     rest.starts_with(b"\"resourceSpans\"") || rest.starts_with(b"\"resource_spans\"")
+}
+
+/// Inputs smaller than this are parsed on the calling thread.
+const PARALLEL_MIN_BYTES: usize = 16 << 20;
+
+/// Splits big JSON-lines inputs at line boundaries and parses the pieces on all cores; spans
+/// and problems keep file order, and positions stay file positions.
+fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if threads < 2 || input.bytes.len() < PARALLEL_MIN_BYTES {
+        parse_lines(input, batch);
+        return;
+    }
+    let bytes = input.bytes;
+    let mut pieces = Vec::with_capacity(threads);
+    let mut start = 0usize;
+    let mut lines_before = 0u64;
+    for part in 1..=threads {
+        let target = (bytes.len() * part / threads).max(start);
+        let end = if part == threads {
+            bytes.len()
+        } else {
+            memchr::memchr(b'\n', &bytes[target..]).map_or(bytes.len(), |i| target + i + 1)
+        };
+        if end > start {
+            let chunk = &bytes[start..end];
+            let mut piece = Input::new(input.origin, chunk, input.extension.clone());
+            piece.was_gzip = input.was_gzip;
+            piece.base_offset = input.base_offset + start as u64;
+            piece.base_line = input.base_line + lines_before;
+            lines_before += memchr::memchr_iter(b'\n', chunk).count() as u64;
+            pieces.push(piece);
+        }
+        start = end;
+    }
+    let batches: Vec<Batch> = std::thread::scope(|scope| {
+        let handles: Vec<_> = pieces
+            .iter()
+            .map(|piece| {
+                scope.spawn(move || {
+                    let mut part = Batch::default();
+                    parse_lines(piece, &mut part);
+                    part
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| lost_part(input.origin)))
+            .collect()
+    });
+    let mut warned: Vec<String> = Vec::new();
+    for part in batches {
+        batch.spans.extend(part.spans);
+        for problem in part.problems {
+            // Leniency warnings are once per file, not once per piece.
+            if problem.message.starts_with(LENIENCY_PREFIX) {
+                if warned.contains(&problem.message) {
+                    continue;
+                }
+                warned.push(problem.message.clone());
+            }
+            batch.problems.push(problem);
+        }
+    }
+}
+
+/// What a parser thread that failed leaves behind: a problem, never silence.
+fn lost_part(origin: &Origin) -> Batch {
+    let mut lost = Batch::default();
+    lost.problems.push(Problem::error(
+        origin,
+        None,
+        "the parser failed on part of this file; that part is missing",
+    ));
+    lost
 }
 
 fn parse_lines(input: &Input, batch: &mut Batch) {
@@ -229,7 +319,7 @@ fn warn_leniencies(
         batch.problems.push(Problem::warning(
             origin,
             line,
-            format!("loaded leniently: {}", leniency.describe()),
+            format!("{LENIENCY_PREFIX}{}", leniency.describe()),
         ));
     }
 }
@@ -272,10 +362,33 @@ impl Format for OtlpProtobuf {
         // a 200 MB request would otherwise be fully materialized next to its spans.
         match top_level_resource_spans(input.bytes) {
             Some(bodies) => {
-                for body in bodies {
-                    match decode_resource_spans(body) {
-                        Ok(request) => build(&request, &mut batch),
-                        Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+                let parse_group = |group: &[&[u8]]| {
+                    let mut part = Batch::default();
+                    for body in group {
+                        match decode_resource_spans(body) {
+                            Ok(request) => build(&request, &mut part),
+                            Err(e) => part.problems.push(Problem::error(input.origin, None, e)),
+                        }
+                    }
+                    part
+                };
+                let threads = std::thread::available_parallelism().map_or(1, usize::from);
+                if threads < 2 || input.bytes.len() < PARALLEL_MIN_BYTES || bodies.len() < 2 {
+                    batch = parse_group(&bodies);
+                } else {
+                    let group_len = bodies.len().div_ceil(threads);
+                    let parts: Vec<Batch> = std::thread::scope(|scope| {
+                        let handles: Vec<_> = bodies
+                            .chunks(group_len)
+                            .map(|group| scope.spawn(move || parse_group(group)))
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().unwrap_or_else(|_| lost_part(input.origin)))
+                            .collect()
+                    });
+                    for part in parts {
+                        batch.extend(part);
                     }
                 }
             }
@@ -340,7 +453,7 @@ pub fn decode_request_json(
     let owned = proto::request_from_wire(&request, &mut leniencies);
     let warnings = leniencies
         .iter()
-        .map(|l| format!("loaded leniently: {}", l.describe()))
+        .map(|l| format!("{LENIENCY_PREFIX}{}", l.describe()))
         .collect();
     Ok((owned, warnings))
 }

@@ -8,7 +8,7 @@
 //! stay (toolscore's `or` fallbacks turn them into None).
 //!
 //! Gold files share this shape; files named `gold*`, `*.gold`, `*-gold`, `*_gold` are refused
-//! here (the directory walk skips them too) and read with [`read_gold`] instead.
+//! here (the directory walk skips them too) and read with `crate::gold::source` instead.
 
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ use super::message_log::{
     timestamp_nanos, truthy,
 };
 use super::{Format, Input};
-use crate::model::{AttrValue, Batch, GoldCall, GoldSpec};
+use crate::model::{AttrValue, Batch};
 
 pub struct ToolscoreCustom;
 
@@ -173,38 +173,4 @@ fn read_call(
         }
     }
     Some(call)
-}
-
-/// Reads a toolscore gold file (a list, or `{"calls": […]}`) the way toolscore does: only
-/// items with a string `tool` count (others are dropped and reported in the second value),
-/// `args` is kept exactly (absent or null = "do not check"), plus `description` and
-/// `side_effects`.
-pub fn read_gold(value: &Value, source: &str) -> Result<(GoldSpec, usize), String> {
-    let items = match value {
-        Value::Array(items) => items,
-        other => other
-            .get("calls")
-            .and_then(Value::as_array)
-            .ok_or("a gold file must be a JSON array of tool calls or {\"calls\": [...]}")?,
-    };
-    let mut spec = GoldSpec {
-        source: source.to_owned(),
-        ..Default::default()
-    };
-    let mut dropped = 0;
-    for item in items {
-        let Some(tool) = str_field(item, "tool") else {
-            dropped += 1;
-            continue;
-        };
-        spec.calls.push(GoldCall {
-            tool: tool.to_owned(),
-            args: item.get("args").and_then(Value::as_object).cloned(),
-            description: str_field(item, "description")
-                .filter(|d| !d.is_empty())
-                .map(str::to_owned),
-            side_effects: item.get("side_effects").cloned(),
-        });
-    }
-    Ok((spec, dropped))
 }

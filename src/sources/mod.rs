@@ -3,6 +3,7 @@
 
 pub mod attach;
 pub mod files;
+pub mod listen;
 pub mod tail;
 pub mod watch;
 

@@ -26,7 +26,6 @@ pub mod facts;
 pub mod format;
 pub mod inspect;
 pub mod keymap;
-pub mod listen;
 pub mod payload;
 pub mod theme;
 pub mod tree_nav;
@@ -39,7 +38,7 @@ use tokio::sync::mpsc;
 
 use crate::cli::UiArgs;
 use crate::redact::Reveal;
-use crate::sources::{IngestEvent, attach, files, watch};
+use crate::sources::{IngestEvent, attach, files, listen, watch};
 use crate::store::{Budget, Store};
 
 /// Capacity of the ingest channel; a full channel slows sources down instead of growing memory.
@@ -107,7 +106,7 @@ pub struct RunningSources {
     /// Watches stop when this is dropped.
     pub watch: Option<watch::WatchHandle>,
     /// The embedded OTLP receiver (`--listen`), shut down on exit.
-    pub receiver: Option<crate::receiver::ReceiverHandle>,
+    pub receiver: Option<listen::ListenHandle>,
     /// Notes for the status bar (sources that could not start, features not wired yet).
     pub notes: Vec<String>,
 }
@@ -128,7 +127,12 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
     }
     if let Some(http) = &args.listen {
         let grpc = Some(args.grpc.clone()).filter(|g| !g.is_empty());
-        match listen::spawn_listener(http.clone(), grpc, args.token.clone(), tx.clone()).await {
+        let config = listen::ListenConfig {
+            http: http.clone(),
+            grpc,
+            token: args.token.clone(),
+        };
+        match listen::spawn_listen(config, tx.clone()).await {
             Ok(handle) => running.receiver = Some(handle),
             Err(e) => running.notes.push(format!("--listen: {e}")),
         }

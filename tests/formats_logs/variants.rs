@@ -142,9 +142,9 @@ fn gold_files_are_not_traces() {
     ));
     assert!(files::is_candidate(&case("v01_custom_exact_with_timing")));
     let gold = read_json(&fixture("expected_gold.json"));
-    let (spec, dropped) =
-        formats::toolscore_custom::read_gold(&gold, "expected_gold.json").unwrap();
-    assert_eq!(dropped, 0);
+    let (spec, problems) =
+        toolcap::gold::source::parse_toolscore_gold(&gold, "expected_gold.json").unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(spec.calls.len(), gold.as_array().unwrap().len());
     assert_eq!(spec.calls[0].tool, gold[0]["tool"].as_str().unwrap());
 }

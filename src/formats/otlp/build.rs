@@ -142,7 +142,7 @@ fn build_span(
         ctx,
         span_hex: &span_hex,
     };
-    let attributes = ws
+    let attributes: Vec<(String, AttrValue)> = ws
         .attributes
         .iter()
         .map(|kv| {
@@ -151,6 +151,16 @@ fn build_span(
                 kv.key.to_string(),
                 payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
             )
+        })
+        .collect();
+    // Input/output payloads that are also big attributes share their reference (no copies).
+    let shared: Vec<(&str, Payload)> = ws
+        .attributes
+        .iter()
+        .zip(&attributes)
+        .filter_map(|(kv, (_, value))| match value {
+            AttrValue::Payload(payload) => Some((kv.key.as_ref(), payload.clone())),
+            _ => None,
         })
         .collect();
     let events = ws
@@ -203,7 +213,11 @@ fn build_span(
         .as_ref()
         .and_then(|s| s.message.as_deref())
         .filter(|m| !m.is_empty());
-    let source = WireSource { span: ws, payloads };
+    let source = WireSource {
+        span: ws,
+        payloads,
+        shared: &shared,
+    };
     classify::classify(&mut span, status_message, &source);
     Ok(span)
 }
@@ -265,13 +279,34 @@ impl Payloads<'_> {
         Payload {
             state,
             bytes: len as u64,
-            field: Some(field.into()),
+            field: Some(intern_field(field)),
             body: PayloadBody::InRecord {
                 record: record.clone(),
                 locator: locator().into(),
             },
         }
     }
+}
+
+/// Payload field names repeat on every span: share one allocation per name (per thread, and
+/// only for the first few thousand names, so hostile input cannot grow it without bound).
+fn intern_field(field: &str) -> Arc<str> {
+    const MAX_NAMES: usize = 4096;
+    thread_local! {
+        static NAMES: std::cell::RefCell<std::collections::HashMap<Box<str>, Arc<str>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some(name) = names.get(field) {
+            return name.clone();
+        }
+        let name: Arc<str> = field.into();
+        if names.len() < MAX_NAMES {
+            names.insert(field.into(), name.clone());
+        }
+        name
+    })
 }
 
 /// Non-string values (strings nested in arrays and maps stay inline: they are rarely big).
@@ -310,6 +345,7 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
 struct WireSource<'w, 'a, 'c> {
     span: &'w wire::Span<'a>,
     payloads: Payloads<'c>,
+    shared: &'w [(&'w str, Payload)],
 }
 
 impl WireSource<'_, '_, '_> {
@@ -328,6 +364,9 @@ impl AttrSource for WireSource<'_, '_, '_> {
     }
 
     fn payload(&self, key: &str) -> Option<Payload> {
+        if let Some((_, payload)) = self.shared.iter().find(|(k, _)| *k == key) {
+            return Some(payload.clone());
+        }
         let value = self.find(key)?;
         let locator = || format!("{}/a/{key}", self.payloads.span_hex);
         match &value.string_value {

@@ -230,45 +230,29 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 /// Length of a JSON string body once unescaped.
 fn unescaped_len(body: &str) -> usize {
     let bytes = body.as_bytes();
-    let backslashes = memchr::memchr_iter(b'\\', bytes).count();
-    if backslashes == 0 {
-        return bytes.len();
-    }
-    // Common case (JSON inside JSON): only two-character escapes like \" or \n, each of
-    // which shrinks by exactly one byte. SIMD scans rule out the two exceptions.
-    if memchr::memmem::find(bytes, b"\\u").is_none()
-        && memchr::memmem::find(bytes, b"\\\\").is_none()
-    {
-        return bytes.len() - backslashes;
-    }
-    let mut len = 0;
+    // Jump from escape to escape: payload text is mostly plain runs between them.
+    let mut len = bytes.len();
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            len += 1;
-            i += 1;
-            continue;
-        }
-        if bytes.get(i + 1) != Some(&b'u') {
-            len += 1;
-            i += 2;
+    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        let at = i + offset;
+        if bytes.get(at + 1) != Some(&b'u') {
+            len = len.saturating_sub(1);
+            i = at + 2;
             continue;
         }
         let code = body
-            .get(i + 2..i + 6)
+            .get(at + 2..at + 6)
             .and_then(|h| u32::from_str_radix(h, 16).ok())
             .unwrap_or(0);
-        i += 6;
-        len += match code {
-            0..=0x7f => 1,
-            0x80..=0x7ff => 2,
+        let (escaped, decoded) = match code {
+            0..=0x7f => (6, 1),
+            0x80..=0x7ff => (6, 2),
             // A high surrogate plus its low surrogate encode one 4-byte character.
-            0xd800..=0xdbff => {
-                i += 6;
-                4
-            }
-            _ => 3,
+            0xd800..=0xdbff => (12, 4),
+            _ => (6, 3),
         };
+        len = len.saturating_sub(escaped - decoded);
+        i = at + escaped;
     }
     len
 }
@@ -495,6 +479,13 @@ mod tests {
                 .collect::<String>();
             assert_eq!(Text::Json(&ascii_token).decoded_len(), text.len(), "{text}");
             assert_eq!(Text::Json(&ascii_token).decoded(), text);
+        }
+    }
+
+    #[test]
+    fn unescaped_len_survives_cut_escapes() {
+        for body in ["\\", "ab\\", "x\\u12", "x\\ud83d"] {
+            assert!(unescaped_len(body) <= body.len());
         }
     }
 

@@ -1,0 +1,278 @@
+//! `toolcap-tui check`: every loaded invocation that has a gold, compared with it.
+//! Exit 0 when all of them match, 1 when any differs, 2 on error (usable as a CI gate).
+//!
+//! Which gold applies, most specific first: an entry for the invocation id in a `--gold` map;
+//! the `NAME.gold.json` sidecar of the file the invocation came from; a gold carried by the
+//! trace itself (arksim assertions); a plain `--gold` list.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::align::Alignment;
+use super::compare::CompareMode;
+use super::metrics::Weights;
+use super::report::{CheckOptions, DiffReport};
+use super::source::{GoldFile, load_gold_file, load_sidecar};
+use super::{ActualCall, Args, GoldSpec};
+use crate::cli::CheckArgs;
+use crate::formats;
+use crate::model::{Origin, Problem};
+use crate::redact::{self, Reveal};
+use crate::store::{Invocation, Store};
+
+/// The actual trajectory of an invocation, arguments loaded from each tool span's input.
+pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
+    let mut notes = Vec::new();
+    let calls = invocation
+        .summary()
+        .tool_calls
+        .iter()
+        .map(|call| {
+            let span = invocation.spans.get(call.span);
+            let args = span.and_then(|s| {
+                let wrap_key = scalar_args_key(s.format);
+                if let Some(text) = s.input.inline_text() {
+                    return Some(args_from_text_wrapped(text, wrap_key));
+                }
+                match formats::load_payload(&s.input) {
+                    Ok(Some(text)) => Some(args_from_text_wrapped(&text, wrap_key)),
+                    Ok(None) => None,
+                    Err(why) => {
+                        notes.push(format!("{}: arguments unreadable: {why}", call.name));
+                        None
+                    }
+                }
+            });
+            let span_facts = span.map(|s| {
+                let duration = (s.end_unix_nano > s.start_unix_nano)
+                    .then(|| (s.end_unix_nano - s.start_unix_nano) as f64 / 1e9);
+                (
+                    duration,
+                    s.error_message().or(s.error_type()).map(str::to_string),
+                )
+            });
+            let (duration_s, error) = span_facts.unwrap_or_default();
+            ActualCall {
+                name: call.name.clone(),
+                args,
+                failed: call.failed,
+                error,
+                duration_s,
+                cost: span.and_then(span_cost_usd),
+                call_id: call.call_id.clone(),
+                span: Some(call.span),
+            }
+        })
+        .collect();
+    (calls, notes)
+}
+
+/// A call's cost when its format recorded one (toolscore's custom `cost` becomes `cost_usd`).
+fn span_cost_usd(span: &crate::model::Span) -> Option<f64> {
+    match span.attr("cost_usd")? {
+        crate::model::AttrValue::Float(f) => Some(*f),
+        crate::model::AttrValue::Int(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// Arguments as toolscore reads them: an object; a JSON string holding an object is decoded;
+/// anything else is wrapped as `{"value": …}`.
+pub fn args_from_text(text: &str) -> Args {
+    args_from_text_wrapped(text, "value")
+}
+
+/// The key toolscore's adapter for a format puts a non-object argument under: LangChain's
+/// string `tool_input` becomes `{"input": …}`, every other adapter uses `{"value": …}`.
+fn scalar_args_key(format: &str) -> &'static str {
+    if format == "langchain" {
+        "input"
+    } else {
+        "value"
+    }
+}
+
+fn args_from_text_wrapped(text: &str, wrap_key: &str) -> Args {
+    if text.trim().is_empty() {
+        return Args::new();
+    }
+    let value: Value =
+        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()));
+    let value = match value {
+        Value::String(inner) => serde_json::from_str(&inner).unwrap_or(Value::String(inner)),
+        other => other,
+    };
+    match value {
+        Value::Object(map) => map,
+        Value::Null => Args::new(),
+        other => {
+            let mut map = Args::new();
+            map.insert(wrap_key.into(), other);
+            map
+        }
+    }
+}
+
+fn origin_file(invocation: &Invocation) -> Option<&Path> {
+    invocation.spans.iter().find_map(|s| match &s.origin {
+        Some(Origin::File(path)) => Some(path.as_path()),
+        _ => None,
+    })
+}
+
+/// Chooses golds and builds a report for every invocation that has one.
+pub fn check_store(
+    store: &Store,
+    gold_file: Option<&GoldFile>,
+    options: CheckOptions,
+    problems: &mut Vec<Problem>,
+) -> Vec<DiffReport> {
+    let mut sidecars: HashMap<PathBuf, Option<Arc<GoldSpec>>> = HashMap::new();
+    let shared = match gold_file {
+        Some(GoldFile::Shared(spec)) => Some(Arc::new(spec.clone())),
+        _ => None,
+    };
+    let mut reports = Vec::new();
+    for invocation in store.oldest_first() {
+        let per_id = match gold_file {
+            Some(GoldFile::PerInvocation(_)) => {
+                gold_file.and_then(|g| g.for_invocation(&invocation.id))
+            }
+            _ => None,
+        };
+        let sidecar = origin_file(invocation).and_then(|file| {
+            sidecars
+                .entry(file.to_path_buf())
+                .or_insert_with(|| match load_sidecar(file) {
+                    None => None,
+                    Some(Ok((spec, more))) => {
+                        problems.extend(more);
+                        Some(Arc::new(spec))
+                    }
+                    Some(Err(why)) => {
+                        problems.push(Problem::error(file.display(), None, why));
+                        None
+                    }
+                })
+                .clone()
+        });
+        let Some(gold) = per_id
+            .map(|spec| Arc::new(spec.clone()))
+            .or(sidecar)
+            .or_else(|| invocation.gold.clone().map(Arc::new))
+            .or_else(|| shared.clone())
+        else {
+            continue;
+        };
+        let (actual, notes) = actual_calls(invocation);
+        let mut report = DiffReport::build(invocation.id.clone(), gold, actual, options);
+        report.name = Some(invocation.summary().name.clone()).filter(|n| !n.is_empty());
+        report.notes.extend(notes);
+        reports.push(report);
+    }
+    reports
+}
+
+fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
+    let alignment = Alignment::parse(&args.align)
+        .ok_or_else(|| format!("--align {:?}: expected edit, position or name", args.align))?;
+    Ok(CheckOptions {
+        mode: if args.strict {
+            CompareMode::Strict
+        } else {
+            CompareMode::Lenient
+        },
+        alignment,
+        weights: Weights::from_overrides(&args.weights)?,
+    })
+}
+
+pub fn run(args: &CheckArgs) -> i32 {
+    let options = match options_from(args) {
+        Ok(options) => options,
+        Err(why) => {
+            eprintln!("toolcap-tui check: {why}");
+            return 2;
+        }
+    };
+    if args.sources.is_empty() {
+        eprintln!("toolcap-tui check: no trace SOURCE given");
+        return 2;
+    }
+    let (gold_file, mut problems) = match load_gold_file(&args.gold) {
+        Ok(loaded) => loaded,
+        Err(why) => {
+            eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
+            return 2;
+        }
+    };
+    let (store, _) = crate::views::dump::load_store(&args.sources);
+    problems.extend(
+        store
+            .problems()
+            .iter()
+            .filter(|p| !p.source.ends_with(".gold.json"))
+            .cloned(),
+    );
+    let reports = check_store(&store, Some(&gold_file), options, &mut problems);
+    for problem in &problems {
+        eprintln!("{}", redact::sanitize_line(&problem.to_string()));
+    }
+    if reports.is_empty() {
+        eprintln!(
+            "toolcap-tui check: no invocation with a gold was loaded ({} invocation(s) in total)",
+            store.len()
+        );
+        return 2;
+    }
+    let reveal = Reveal::from_flag(args.reveal);
+    let all_passed = reports.iter().all(DiffReport::passed);
+    let out = if args.json {
+        let doc = json!({
+            "passed": all_passed,
+            "invocations": reports.iter().map(|r| r.to_json(reveal)).collect::<Vec<_>>(),
+            "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        });
+        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    } else {
+        let mut text = String::new();
+        for report in &reports {
+            text.push_str(&report.to_text(reveal));
+            text.push('\n');
+        }
+        let failing = reports.iter().filter(|r| !r.passed()).count();
+        text.push_str(&format!(
+            "{} of {} invocation(s) match their gold\n",
+            reports.len() - failing,
+            reports.len()
+        ));
+        text
+    };
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    if all_passed { 0 } else { 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::args_from_text;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_read_like_toolscore() {
+        assert_eq!(args_from_text(r#"{"a": 1}"#).get("a"), Some(&json!(1)));
+        assert_eq!(args_from_text(r#""{\"a\": 2}""#).get("a"), Some(&json!(2)));
+        assert_eq!(args_from_text("[1, 2]").get("value"), Some(&json!([1, 2])));
+        assert_eq!(
+            args_from_text("plain text").get("value"),
+            Some(&json!("plain text"))
+        );
+        assert!(args_from_text("").is_empty());
+        assert!(args_from_text("null").is_empty());
+    }
+}

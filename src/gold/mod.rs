@@ -1,0 +1,64 @@
+//! Gold versus actual: where a gold trajectory comes from ([`source`]), how one argument is
+//! compared ([`compare`]), how calls are lined up ([`align`]), toolscore's metrics
+//! ([`metrics`]) and arksim's verdict ([`arksim`]), the report ([`report`]) and the `check`
+//! command ([`check`]).
+//!
+//! The engine works on plain call lists ([`ActualCall`], [`GoldCall`]) so it does not depend on
+//! which trace format the calls came from.
+
+pub mod align;
+pub mod arguments;
+pub mod arksim;
+pub mod check;
+pub mod compare;
+pub mod metrics;
+pub mod report;
+mod report_json;
+pub mod source;
+
+// The diff view lives with the TUI; until src/tui/mod.rs exists it is compiled from here.
+#[path = "../tui/diff.rs"]
+pub mod diff_view;
+
+pub use crate::model::{GoldCall, GoldSpec};
+
+pub type Args = serde_json::Map<String, serde_json::Value>;
+
+/// One call of the actual trajectory, as the metrics see it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ActualCall {
+    pub name: String,
+    /// `None` when the trace did not capture the arguments (scored as `{}`, like toolscore).
+    pub args: Option<Args>,
+    pub failed: bool,
+    pub error: Option<String>,
+    /// Seconds, as toolscore reports durations.
+    pub duration_s: Option<f64>,
+    pub cost: Option<f64>,
+    pub call_id: Option<String>,
+    /// Index into `Invocation::spans`, when the call came from a loaded trace.
+    pub span: Option<usize>,
+}
+
+impl ActualCall {
+    pub fn new(name: impl Into<String>, args: Args) -> Self {
+        ActualCall {
+            name: name.into(),
+            args: Some(args),
+            ..ActualCall::default()
+        }
+    }
+}
+
+/// The empty argument map that stands in for uncaptured arguments.
+pub(crate) fn empty_args() -> &'static Args {
+    static EMPTY: std::sync::OnceLock<Args> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Args::new)
+}
+
+impl ActualCall {
+    /// Arguments as scored: uncaptured counts as `{}` (toolscore's rule for the trace side).
+    pub fn scored_args(&self) -> &Args {
+        self.args.as_ref().unwrap_or_else(|| empty_args())
+    }
+}

@@ -1,0 +1,334 @@
+//! Where gold trajectories come from: toolscore gold files (a list, or `{"calls": [...]}`), a
+//! map of invocation id to such lists, arksim `tool_calls` assertions, and `NAME.gold.json`
+//! sidecars beside trace files. Items that cannot be used are reported, never dropped silently.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::model::{GoldCall, GoldSpec, Problem};
+
+/// Gold files larger than this are refused (a gold is hand-written; this bounds memory).
+pub const MAX_GOLD_BYTES: u64 = 64 << 20;
+
+/// A `--gold` file: one trajectory for every invocation, or one per invocation id.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GoldFile {
+    Shared(GoldSpec),
+    PerInvocation(Vec<(String, GoldSpec)>),
+}
+
+impl GoldFile {
+    /// The gold for one invocation, if this file has one.
+    pub fn for_invocation(&self, id: &str) -> Option<&GoldSpec> {
+        match self {
+            GoldFile::Shared(spec) => Some(spec),
+            GoldFile::PerInvocation(map) => map.iter().find(|(k, _)| k == id).map(|(_, s)| s),
+        }
+    }
+}
+
+fn call_list(value: &Value) -> Option<&Vec<Value>> {
+    match value {
+        Value::Array(items) => Some(items),
+        Value::Object(map) => map.get("calls").and_then(Value::as_array),
+        _ => None,
+    }
+}
+
+/// Parses a toolscore gold document (`[...]` or `{"calls": [...]}`).
+pub fn parse_toolscore_gold(
+    value: &Value,
+    source: &str,
+) -> Result<(GoldSpec, Vec<Problem>), String> {
+    let items = call_list(value).ok_or_else(|| {
+        "a gold must be a JSON array of tool calls or an object with a \"calls\" array".to_string()
+    })?;
+    let mut problems = Vec::new();
+    let mut calls = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        match parse_gold_item(item) {
+            Ok(call) => calls.push(call),
+            Err(why) => problems.push(Problem::warning(
+                source,
+                None,
+                format!("gold item {index} skipped: {why}"),
+            )),
+        }
+    }
+    Ok((
+        GoldSpec {
+            calls,
+            source: source.to_string(),
+            ..GoldSpec::default()
+        },
+        problems,
+    ))
+}
+
+fn parse_gold_item(item: &Value) -> Result<GoldCall, String> {
+    let Value::Object(map) = item else {
+        return Err(format!(
+            "not an object ({})",
+            super::compare::describe_shape(item)
+        ));
+    };
+    let tool = match map.get("tool") {
+        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+        Some(Value::String(_)) => return Err("\"tool\" is empty".into()),
+        Some(other) => {
+            return Err(format!(
+                "\"tool\" is not a string ({})",
+                super::compare::describe_shape(other)
+            ));
+        }
+        None if map.contains_key("name") => {
+            return Err("it has \"name\" but no \"tool\" (toolscore reads only \"tool\")".into());
+        }
+        None => return Err("it has no \"tool\"".into()),
+    };
+    let args = match map.get("args") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(args)) => Some(args.clone()),
+        Some(other) => {
+            return Err(format!(
+                "\"args\" of {tool} is not an object ({})",
+                super::compare::describe_shape(other)
+            ));
+        }
+    };
+    Ok(GoldCall {
+        tool,
+        args,
+        description: map
+            .get("description")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string),
+        side_effects: map
+            .get("side_effects")
+            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+            .cloned(),
+        arg_match_mode: None,
+    })
+}
+
+/// Parses a `--gold` document: a toolscore gold, or an object mapping invocation ids to golds.
+pub fn parse_gold_document(
+    value: &Value,
+    source: &str,
+) -> Result<(GoldFile, Vec<Problem>), String> {
+    if call_list(value).is_some() {
+        let (spec, problems) = parse_toolscore_gold(value, source)?;
+        return Ok((GoldFile::Shared(spec), problems));
+    }
+    let Value::Object(map) = value else {
+        return Err(
+            "a gold must be a list of calls, {\"calls\": [...]}, or an object mapping invocation ids to call lists"
+                .into(),
+        );
+    };
+    let mut problems = Vec::new();
+    let mut per_invocation = Vec::with_capacity(map.len());
+    for (id, entry) in map {
+        let label = format!("{source} [{id}]");
+        match parse_toolscore_gold(entry, &label) {
+            Ok((spec, more)) => {
+                per_invocation.push((id.clone(), spec));
+                problems.extend(more);
+            }
+            Err(why) => problems.push(Problem::error(
+                source,
+                None,
+                format!("invocation {id}: {why}"),
+            )),
+        }
+    }
+    if per_invocation.is_empty() && !map.is_empty() {
+        return Err("no entry of the gold map is a usable list of calls".into());
+    }
+    Ok((GoldFile::PerInvocation(per_invocation), problems))
+}
+
+fn read_json(path: &Path) -> Result<Value, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.len() > MAX_GOLD_BYTES {
+        return Err(format!(
+            "{}: {} bytes is larger than the {} byte limit for gold files",
+            path.display(),
+            meta.len(),
+            MAX_GOLD_BYTES
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: not JSON: {e}", path.display()))
+}
+
+/// Loads a `--gold FILE`.
+pub fn load_gold_file(path: &Path) -> Result<(GoldFile, Vec<Problem>), String> {
+    let value = read_json(path)?;
+    parse_gold_document(&value, &path.display().to_string())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Sidecar names for a trace file: `NAME.gold.json` where NAME is the file name without its
+/// extension, or without everything after its first dot (`run.otlp.json` → `run.gold.json`).
+pub fn sidecar_candidates(trace: &Path) -> Vec<PathBuf> {
+    let Some(name) = trace.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    if name.ends_with(".gold.json") {
+        return Vec::new();
+    }
+    let dir = trace.parent().unwrap_or_else(|| Path::new(""));
+    let mut out = Vec::new();
+    for stem in [
+        name.rsplit_once('.').map(|(s, _)| s),
+        name.split_once('.').map(|(s, _)| s),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(std::iter::once(name))
+    {
+        let candidate = dir.join(format!("{stem}.gold.json"));
+        if !out.contains(&candidate) {
+            out.push(candidate);
+        }
+    }
+    out
+}
+
+/// The sidecar gold of a trace file, if one exists.
+pub fn load_sidecar(trace: &Path) -> Option<Result<(GoldSpec, Vec<Problem>), String>> {
+    let path = sidecar_candidates(trace)
+        .into_iter()
+        .find(|p| p.is_file())?;
+    let source = path.display().to_string();
+    Some(
+        read_json(&path)
+            .and_then(|v| parse_toolscore_gold(&v, &source).map_err(|e| format!("{source}: {e}"))),
+    )
+}
+
+/// Converts one arksim assertion (`{"type": "tool_calls", "match_mode", "expected": [...]}`).
+/// `arg_match_mode: ignore` (the default) becomes "don't check arguments".
+pub fn parse_arksim_assertion(
+    value: &Value,
+    source: &str,
+) -> Result<(GoldSpec, Vec<Problem>), String> {
+    let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+    if kind != "tool_calls" {
+        return Err(format!("assertion type {kind:?} is not \"tool_calls\""));
+    }
+    let match_mode = value
+        .get("match_mode")
+        .and_then(Value::as_str)
+        .unwrap_or("unordered");
+    if !matches!(match_mode, "strict" | "unordered" | "contains" | "within") {
+        return Err(format!("unknown match_mode {match_mode:?}"));
+    }
+    let expected = value
+        .get("expected")
+        .and_then(Value::as_array)
+        .ok_or("assertion has no \"expected\" list")?;
+    let mut problems = Vec::new();
+    let mut calls = Vec::with_capacity(expected.len());
+    for (index, item) in expected.iter().enumerate() {
+        let Some(name) = item
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
+            problems.push(Problem::warning(
+                source,
+                None,
+                format!("expected call {index} skipped: it has no \"name\""),
+            ));
+            continue;
+        };
+        let mode = item
+            .get("arg_match_mode")
+            .and_then(Value::as_str)
+            .unwrap_or("ignore");
+        if !matches!(mode, "ignore" | "exact" | "partial") {
+            problems.push(Problem::warning(
+                source,
+                None,
+                format!("expected call {index} ({name}): unknown arg_match_mode {mode:?}, read as partial"),
+            ));
+        }
+        let arguments = match item.get("arguments") {
+            Some(Value::Object(args)) => args.clone(),
+            None | Some(Value::Null) => Default::default(),
+            Some(other) => {
+                problems.push(Problem::warning(
+                    source,
+                    None,
+                    format!(
+                        "expected call {index} ({name}): arguments are not an object ({}), read as {{}}",
+                        super::compare::describe_shape(other)
+                    ),
+                ));
+                Default::default()
+            }
+        };
+        calls.push(GoldCall {
+            tool: name.to_string(),
+            args: (mode != "ignore").then_some(arguments),
+            arg_match_mode: Some(mode.to_string()),
+            ..GoldCall::default()
+        });
+    }
+    Ok((
+        GoldSpec {
+            calls,
+            match_mode: Some(match_mode.to_string()),
+            arg_match_mode: None,
+            source: source.to_string(),
+        },
+        problems,
+    ))
+}
+
+/// Every `tool_calls` assertion of an arksim `scenarios.json`, keyed by scenario id.
+pub fn parse_arksim_scenarios(
+    value: &Value,
+    source: &str,
+) -> (Vec<(String, GoldSpec)>, Vec<Problem>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let scenarios = value
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for scenario in scenarios {
+        let Some(id) = scenario.get("scenario_id").and_then(Value::as_str) else {
+            problems.push(Problem::warning(
+                source,
+                None,
+                "scenario without scenario_id skipped",
+            ));
+            continue;
+        };
+        let assertions = scenario
+            .get("assertions")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for assertion in assertions {
+            if assertion.get("type").and_then(Value::as_str) != Some("tool_calls") {
+                continue;
+            }
+            let label = format!("{source} [{id}]");
+            match parse_arksim_assertion(assertion, &label) {
+                Ok((spec, more)) => {
+                    out.push((id.to_string(), spec));
+                    problems.extend(more);
+                }
+                Err(why) => problems.push(Problem::warning(&label, None, why)),
+            }
+        }
+    }
+    (out, problems)
+}

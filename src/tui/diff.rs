@@ -1,0 +1,301 @@
+//! The gold-vs-actual diff view: gold on the left, actual on the right, rows aligned and
+//! coloured by verdict, the selected row's per-argument diff below, metrics in a header.
+//! Pure: [`render`] draws a [`DiffReport`] and [`handle_key`] updates [`DiffViewState`].
+
+use crossterm::event::KeyCode;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
+
+use crate::gold::align::{Alignment, RowKind};
+use crate::gold::report::{DiffReport, fmt2};
+use crate::redact::{Reveal, sanitize_line};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DiffViewState {
+    pub selected_row: usize,
+    pub alignment: Alignment,
+}
+
+impl DiffViewState {
+    /// Starts on the first row that differs (or the first row).
+    pub fn new(report: &DiffReport) -> Self {
+        DiffViewState {
+            selected_row: report.differing_rows().first().copied().unwrap_or(0),
+            alignment: report.options.alignment,
+        }
+    }
+}
+
+/// What the caller should do after a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffAction {
+    None,
+    /// Show this span of the invocation in the tree (index into `Invocation::spans`).
+    JumpToSpan(usize),
+    Close,
+}
+
+/// `n`/`N` next/previous differing row, `j`/`k` or arrows move, `g`/`G` first/last,
+/// `a` cycles the alignment (the report is re-aligned), Enter jumps to the actual call's span,
+/// Esc/`q` closes.
+pub fn handle_key(state: &mut DiffViewState, report: &mut DiffReport, key: KeyCode) -> DiffAction {
+    let last = report.rows.len().saturating_sub(1);
+    match key {
+        KeyCode::Char('n') => {
+            if let Some(&next) = report
+                .differing_rows()
+                .iter()
+                .find(|&&r| r > state.selected_row)
+            {
+                state.selected_row = next;
+            }
+        }
+        KeyCode::Char('N') => {
+            if let Some(&prev) = report
+                .differing_rows()
+                .iter()
+                .rev()
+                .find(|&&r| r < state.selected_row)
+            {
+                state.selected_row = prev;
+            }
+        }
+        KeyCode::Char('j') | KeyCode::Down => {
+            state.selected_row = (state.selected_row + 1).min(last)
+        }
+        KeyCode::Char('k') | KeyCode::Up => {
+            state.selected_row = state.selected_row.saturating_sub(1)
+        }
+        KeyCode::Char('g') | KeyCode::Home => state.selected_row = 0,
+        KeyCode::Char('G') | KeyCode::End => state.selected_row = last,
+        KeyCode::Char('a') => {
+            state.alignment = state.alignment.next();
+            report.realign(state.alignment);
+            state.selected_row = state.selected_row.min(report.rows.len().saturating_sub(1));
+        }
+        KeyCode::Enter => {
+            let span = report
+                .rows
+                .get(state.selected_row)
+                .and_then(|r| r.actual)
+                .and_then(|a| report.actual.get(a))
+                .and_then(|c| c.span);
+            if let Some(span) = span {
+                return DiffAction::JumpToSpan(span);
+            }
+        }
+        KeyCode::Esc | KeyCode::Char('q') => return DiffAction::Close,
+        _ => {}
+    }
+    DiffAction::None
+}
+
+pub fn kind_style(kind: RowKind) -> Style {
+    let color = match kind {
+        RowKind::Match => Color::Green,
+        RowKind::ArgMismatch => Color::Yellow,
+        RowKind::WrongTool => Color::Magenta,
+        RowKind::Missing | RowKind::Failed => Color::Red,
+        RowKind::Extra => Color::Cyan,
+        RowKind::Moved => Color::Blue,
+    };
+    Style::default().fg(color)
+}
+
+fn header_lines(report: &DiffReport, reveal: Reveal) -> Vec<Line<'static>> {
+    let m = &report.metrics;
+    let a = &m.arguments;
+    let status = if report.passed() {
+        Span::styled("✓ matches gold", Style::default().fg(Color::Green))
+    } else {
+        Span::styled("✗ differs from gold", Style::default().fg(Color::Red))
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    "{}  ",
+                    sanitize_line(report.name.as_deref().unwrap_or(&report.invocation))
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            status,
+            Span::raw(format!(
+                "  {} · align {} · {} · gold {}",
+                report.options.mode.as_str(),
+                report.options.alignment.as_str(),
+                match reveal {
+                    Reveal::Redacted => "redacted",
+                    Reveal::Revealed => "revealed",
+                },
+                sanitize_line(&report.gold.source),
+            )),
+        ]),
+        Line::from(format!(
+            "score {} {} │ sel {}/{} │ F1 {} P {}/{} R {}/{} │ seq {} edits/{} → {}",
+            fmt2(m.score),
+            m.grade,
+            m.selected_calls,
+            m.trace_calls,
+            fmt2(a.f1),
+            a.correct,
+            a.actual,
+            a.correct,
+            a.expected,
+            m.sequence.edit_distance,
+            m.sequence.max_len,
+            fmt2(m.sequence.sequence_accuracy),
+        )),
+        Line::from(format!(
+            "traj {}/{}×{} │ req {} │ redund {}/{} │ repeats {} │ errors {}/{} │ retries {}",
+            m.trajectory.correct_steps,
+            m.trajectory.total_expected_steps,
+            fmt2(m.trajectory.path_efficiency),
+            match m.required_call_recall {
+                Some(_) => format!("{}/{}", m.required_calls_met, m.gold_calls),
+                None => "n/a".into(),
+            },
+            m.efficiency.redundant_count,
+            m.efficiency.total_calls,
+            m.efficiency.identical_count,
+            m.efficiency.error_count,
+            m.efficiency.total_calls,
+            m.efficiency.retry_after_error_count,
+        )),
+    ];
+    if let Some(v) = &report.arksim {
+        let text = if v.matched {
+            format!(
+                "arksim {}: matched",
+                report.gold.match_mode.as_deref().unwrap_or("")
+            )
+        } else {
+            format!(
+                "arksim {}: {} — {}",
+                report.gold.match_mode.as_deref().unwrap_or(""),
+                v.failure_label.unwrap_or(""),
+                v.reason
+            )
+        };
+        lines.push(Line::from(sanitize_line(&text)));
+    }
+    lines
+}
+
+fn detail_lines(report: &DiffReport, state: &DiffViewState, reveal: Reveal) -> Vec<Line<'static>> {
+    let Some(row) = report.rows.get(state.selected_row) else {
+        return vec![Line::from("no calls on either side")];
+    };
+    let mut lines = Vec::new();
+    if let Some(call) = row.actual.and_then(|a| report.actual.get(a)) {
+        let mut facts = Vec::new();
+        if call.failed {
+            facts.push(format!(
+                "FAILED: {}",
+                call.error.as_deref().unwrap_or("(no message)")
+            ));
+        }
+        if let Some(d) = call.duration_s {
+            facts.push(format!("{:.3}s", d));
+        }
+        if let Some(id) = &call.call_id {
+            facts.push(format!("call id {id}"));
+        }
+        if call.args.is_none() {
+            facts.push("arguments not captured".into());
+        }
+        if !facts.is_empty() {
+            lines.push(Line::styled(
+                sanitize_line(&facts.join(" · ")),
+                if call.failed {
+                    Style::default().fg(Color::Red)
+                } else {
+                    Style::default()
+                },
+            ));
+        }
+    }
+    let args = report.arg_lines(row, reveal);
+    if args.is_empty() && lines.is_empty() {
+        lines.push(Line::from(match row.kind {
+            RowKind::Missing => "the agent never made this call".to_string(),
+            RowKind::Extra => "the gold has no such call".to_string(),
+            _ => "every argument is equal".to_string(),
+        }));
+    }
+    lines.extend(args.iter().map(|l| Line::from(sanitize_line(l))));
+    lines
+}
+
+/// Draws the diff view into `area`.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    report: &DiffReport,
+    state: &DiffViewState,
+    reveal: Reveal,
+) {
+    let header = header_lines(report, reveal);
+    let [top, middle, bottom] = Layout::vertical([
+        Constraint::Length(header.len() as u16),
+        Constraint::Min(3),
+        Constraint::Length((area.height / 3).clamp(4, 12)),
+    ])
+    .areas(area);
+    frame.render_widget(Paragraph::new(header), top);
+
+    let rows: Vec<TableRow> = report
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            TableRow::new(vec![
+                Cell::from(format!("{}", i + 1)),
+                Cell::from(sanitize_line(&report.gold_cell(row, reveal))),
+                Cell::from(sanitize_line(&report.actual_cell(row, reveal))),
+                Cell::from(sanitize_line(&report.verdict_label(row))),
+            ])
+            .style(kind_style(row.kind))
+        })
+        .collect();
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(3),
+            Constraint::Percentage(34),
+            Constraint::Percentage(34),
+            Constraint::Fill(1),
+        ],
+    )
+    .header(
+        TableRow::new(vec!["#", "gold", "actual", "verdict"])
+            .style(Style::default().add_modifier(Modifier::BOLD)),
+    )
+    .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+    .highlight_symbol("›")
+    .block(Block::default().borders(Borders::TOP));
+    let mut table_state = TableState::default().with_selected(
+        (!report.rows.is_empty()).then_some(state.selected_row.min(report.rows.len() - 1)),
+    );
+    frame.render_stateful_widget(table, middle, &mut table_state);
+
+    let title = report
+        .rows
+        .get(state.selected_row)
+        .map(|r| {
+            format!(
+                " row {} · {} · n/N next/prev diff · a align ",
+                state.selected_row + 1,
+                r.kind.as_str()
+            )
+        })
+        .unwrap_or_default();
+    frame.render_widget(
+        Paragraph::new(detail_lines(report, state, reveal))
+            .block(Block::default().borders(Borders::TOP).title(title)),
+        bottom,
+    );
+}

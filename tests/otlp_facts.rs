@@ -1,0 +1,197 @@
+//! Facts extracted per convention. Expected values were read from the files with jq/Python
+//! (e.g. `jq '.resourceSpans[].scopeSpans[].spans[] | select(.name=="retrieval") | .attributes'`).
+
+use std::path::Path;
+
+use toolcap::model::{PayloadState, RequestedToolCall, Span, SpanKind, SpanStatus};
+use toolcap::sources::files::load_file;
+
+fn spans(rel: &str) -> Vec<Span> {
+    let loaded = load_file(&Path::new("tests/fixtures/corpus").join(rel));
+    assert!(loaded.detection.format.is_some());
+    let mut spans = loaded.batch.spans;
+    spans.sort_by_key(|s| s.start_unix_nano);
+    spans
+}
+
+fn named<'s>(spans: &'s [Span], name: &str) -> &'s Span {
+    spans
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no span {name}"))
+}
+
+fn calls(pairs: &[(&str, &str)]) -> Vec<RequestedToolCall> {
+    pairs
+        .iter()
+        .map(|(id, name)| RequestedToolCall {
+            id: Some(id.to_string()),
+            name: name.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn genai_semconv_current_names() {
+    let spans = spans("otlp-python-sdk/otlp-json/0001-v1_traces.json");
+    let retrieval = named(&spans, "retrieval");
+    assert_eq!(retrieval.kind, SpanKind::Retrieval);
+    let facts = retrieval.retrieval.as_ref().unwrap();
+    assert_eq!(
+        facts.query.as_deref(),
+        Some("What changed in the Q3 revenue report compared to Q2?")
+    );
+    assert_eq!(facts.document_count, Some(3));
+
+    let chat = named(&spans, "chat gpt-4o");
+    let llm = chat.llm.as_ref().unwrap();
+    assert_eq!(llm.provider.as_deref(), Some("openai"));
+    assert_eq!(llm.model.as_deref(), Some("gpt-4o"));
+    assert_eq!(llm.response_model.as_deref(), Some("gpt-4o-2024-08-06"));
+    assert_eq!(
+        (llm.input_tokens, llm.output_tokens),
+        (Some(3071), Some(778))
+    );
+    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(chat.identity.invocation_id.as_deref(), Some("conv_0000"));
+    assert_eq!(chat.service.as_deref(), Some("toolcap-demo-agent"));
+    assert_eq!(chat.input.state, PayloadState::Present);
+
+    let failed = named(&spans, "execute_tool run_python");
+    assert_eq!(failed.status, SpanStatus::Error);
+    assert_eq!(failed.error_type(), Some("TimeoutError"));
+    assert_eq!(
+        failed.error_message(),
+        Some("sandbox execution exceeded 30s limit")
+    );
+    assert_eq!(failed.tool_call_id(), Some("call_0_1"));
+    assert_eq!(failed.input.state, PayloadState::Present);
+    // No gen_ai.tool.call.result on the failed call: not captured, not empty.
+    assert_eq!(failed.output.state, PayloadState::NotCaptured);
+    assert_eq!(failed.events.len(), 1);
+}
+
+#[test]
+fn genai_semconv_without_content() {
+    let spans = spans("otel-genai/genai-legacy.spans.otlp.jsonl");
+    let chat = spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
+    let llm = chat.llm.as_ref().unwrap();
+    assert_eq!(llm.provider.as_deref(), Some("openai"));
+    assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
+    assert_eq!(chat.input.state, PayloadState::NotCaptured);
+    let failed = named(&spans, "execute_tool get_stock_price");
+    assert_eq!(failed.error_type(), Some("TimeoutError"));
+    assert_eq!(
+        failed.error_message(),
+        Some("quote service timed out for ACME")
+    );
+    assert_eq!(failed.input.state, PayloadState::NotCaptured);
+}
+
+#[test]
+fn openarmature_attributes() {
+    let spans = spans("openarmature/otlp-json/payload-on.batch.jsonl");
+    let invocation = named(&spans, "openarmature.invocation");
+    assert_eq!(invocation.kind, SpanKind::Other);
+    assert_eq!(invocation.status, SpanStatus::Unset);
+    assert_eq!(
+        invocation.identity.invocation_id.as_deref(),
+        Some("7f9e1d22-5c4b-4e3a-8b2c-1d0e9f8a7b01")
+    );
+
+    let agent = named(&spans, "agent");
+    assert_eq!(agent.kind, SpanKind::Node);
+    assert_eq!(agent.identity.node_name.as_deref(), Some("agent"));
+    assert_eq!(agent.identity.namespace.as_deref(), Some("agent"));
+    assert_eq!(agent.identity.attempt_index, Some(0));
+    assert_eq!(
+        agent.identity.correlation_id.as_deref(),
+        Some("corr-agent_tools")
+    );
+
+    let rerank = named(&spans, "openarmature.rerank.complete");
+    let facts = rerank.retrieval.as_ref().unwrap();
+    assert_eq!(
+        facts.query.as_deref(),
+        Some("What's the weather in Paris and the ACME stock price?")
+    );
+    assert_eq!(facts.document_count, Some(3));
+    assert_eq!(
+        rerank.llm.as_ref().unwrap().provider.as_deref(),
+        Some("cohere")
+    );
+
+    let llm_span = named(&spans, "openarmature.llm.complete");
+    let llm = llm_span.llm.as_ref().unwrap();
+    assert_eq!(llm.cache_read_tokens, Some(128));
+    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(
+        llm.requested_tool_calls,
+        calls(&[
+            ("call_weather_01", "get_weather"),
+            ("call_stock_02", "get_stock_price")
+        ])
+    );
+    assert_eq!(llm_span.identity.attempt_index, Some(0));
+
+    // The two failed LLM calls: error type from the exception event, message likewise.
+    let failed: Vec<(Option<&str>, Option<&str>)> = spans
+        .iter()
+        .filter(|s| s.kind == SpanKind::Llm && s.status == SpanStatus::Error)
+        .map(|s| (s.error_type(), s.error_message()))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (Some("ProviderUnavailable"), Some("upstream overloaded")),
+            (
+                Some("ProviderInvalidRequest"),
+                Some("Invalid value for 'temperature': must be <= 2.")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn openinference_attributes() {
+    let spans = spans("otel-genai/openinference.spans.otlp.jsonl");
+    let chat = named(&spans, "ChatCompletion");
+    let llm = chat.llm.as_ref().unwrap();
+    assert_eq!(llm.provider.as_deref(), Some("openai"));
+    assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o-2025-01-01"));
+    assert_eq!((llm.input_tokens, llm.output_tokens), (Some(182), Some(47)));
+    assert_eq!(llm.cache_read_tokens, Some(128));
+    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(
+        llm.requested_tool_calls,
+        calls(&[
+            ("call_weather_01", "get_weather"),
+            ("call_stock_02", "get_stock_price")
+        ])
+    );
+    let search = named(&spans, "kb_search");
+    assert_eq!(search.retrieval.as_ref().unwrap().document_count, Some(2));
+    let failed = named(&spans, "get_stock_price");
+    assert_eq!(failed.error_type(), Some("TimeoutError"));
+    assert_eq!(
+        failed.error_message(),
+        Some("quote service timed out for ACME")
+    );
+}
+
+#[test]
+fn langfuse_attributes() {
+    let spans = spans("otel-genai/langfuse-native.000.decoded.json");
+    let chat = named(&spans, "chat mock-gpt-4o");
+    let llm = chat.llm.as_ref().unwrap();
+    assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
+    assert_eq!((llm.input_tokens, llm.output_tokens), (Some(182), Some(47)));
+    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(llm.requested_tool_calls.len(), 2);
+    let failed = named(&spans, "get_stock_price");
+    assert_eq!(failed.status, SpanStatus::Error);
+    assert_eq!(
+        failed.error_message(),
+        Some("TimeoutError: quote service timed out for ACME")
+    );
+}
