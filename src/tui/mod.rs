@@ -1,19 +1,21 @@
 //! The terminal UI.
 //!
 //! ```text
-//! ┌ Invocations (N) ─────────────────────────────────────────────────────────┐  list::render
-//! │ ✗ name                      start     dur    tools  llm  tokens  eval    │  newest first,
-//! │ ◐ …                                                                      │  keyed by id
-//! ├ Spans · <run> ─────────────────────────┬ Detail ─────────── redacted ────┤
-//! │ ▾ ● agent                 1.2s ━━━━━━━━ │ ⚒ tool search_flights           │
-//! │   ▾ ◆ chat · gpt-4o      340ms ━━━     │ status  ✗ error                  │  tree::render /
-//! │     ⚒ search_flights ✗    12ms    ━    │ ── input · 45 B · redacted ──    │  detail::render
-//! │     ◆ chat ↻ attempt 2/2 300ms     ━━━ │ { "city": "string (5 chars)" }   │
-//! └─────────────────────────────────────────┴──────────────────────────────────┘
-//!  REDACTED  3 invocations · 42 spans · watching ./traces · message            status::render_status
-//!  j down  k up  Enter fold  n next failure  r reveal  Tab next pane  ? help   status::render_footer
+//! ┌ Invocations (N) ───────────────────────────────────────────────────────────┐  ui::list
+//! │    name                     start     dur    tools  llm  tokens  eval      │  newest first,
+//! │› ◐ travel_assistant         12:50:47  57ms   2 ✗1   2    533               │  selection by id
+//! │  ✓ weather_ok · turn 1      12:50:09  111ms  1      2    517     ✓ 5.00    │
+//! └────────────────────────────────────────────────────────────────────────────┘
+//! ┌ Spans · <run> (shown of total) ─────────┐┌ Detail ─ redacted ──────────────┐
+//! │ ▾ ● travel_assistant ◐  57ms ━━━━━━━━━━ ││⚒ tool get_stock_price           │  ui::tree: only the
+//! │     ◆ ChatCompletion · gpt  8ms ···━━   ││status    ✗ error                │  visible window;
+//! │›    ⚒ get_stock_price ✗   195µs ·····━  ││── input · 45 B · redacted ──    │  ui::detail: lines
+//! │     ◆ chat ↻ attempt 2/2   3ms ······━━ ││{ "symbol": "string (4 chars)" } │  built by inspect
+//! └─────────────────────────────────────────┘└─────────────────────────────────┘
+//!  REDACTED  27 invocations · 218 spans · 2 problems (p) · watching ./traces       ui::status
+//!  Enter fold/unfold  l expand  h collapse  n next failure  r reveal  ? help       (footer)
 //! ```
-//! `?` draws the help overlay on top; `f` gives the detail pane the whole body.
+//! `?` (help) and `p` (problems) draw an overlay on top; `f` gives the detail pane the whole body.
 //!
 //! Data flow: sources → ingest channel → [`app::ingest`] → store; keys/mouse/resize →
 //! [`keymap`] → [`action::Action`] → [`app::update`]; [`ui::render`] only reads the [`app::App`].
