@@ -256,6 +256,8 @@ pub fn update(app: &mut App, action: Action) {
     app.version += 1;
     if !matches!(action, Action::Resize { .. }) {
         app.message = None;
+        // Whatever the user is looking at must not be swapped for a newer run under them.
+        app.follow_newest = false;
     }
     if app.show_help || app.show_problems {
         match action {
