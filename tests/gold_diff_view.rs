@@ -6,7 +6,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::{Value, json};
 use toolcap::gold::align::{Alignment, RowKind};
-use toolcap::gold::diff_view::{DiffAction, DiffViewState, handle_key, render};
+use toolcap::tui::diff::{DiffAction, DiffViewState, handle_key, render};
 use toolcap::gold::report::{CheckOptions, DiffReport};
 use toolcap::gold::{ActualCall, Args, GoldCall, GoldSpec};
 use toolcap::redact::Reveal;

@@ -16,9 +16,6 @@ pub mod report;
 mod report_json;
 pub mod source;
 
-// The diff view lives with the TUI; until src/tui/mod.rs exists it is compiled from here.
-#[path = "../tui/diff.rs"]
-pub mod diff_view;
 
 pub use crate::model::{GoldCall, GoldSpec};
 

@@ -23,6 +23,7 @@
 pub mod action;
 pub mod app;
 pub mod config;
+pub mod diff;
 pub mod event_loop;
 pub mod facts;
 pub mod format;
