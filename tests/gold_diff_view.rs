@@ -6,10 +6,10 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::{Value, json};
 use toolcap::gold::align::{Alignment, RowKind};
-use toolcap::tui::diff::{DiffAction, DiffViewState, handle_key, render};
 use toolcap::gold::report::{CheckOptions, DiffReport};
 use toolcap::gold::{ActualCall, Args, GoldCall, GoldSpec};
 use toolcap::redact::Reveal;
+use toolcap::tui::diff::{DiffAction, DiffViewState, handle_key, render};
 
 fn args(value: Value) -> Args {
     value.as_object().cloned().unwrap_or_default()

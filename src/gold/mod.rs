@@ -16,7 +16,6 @@ pub mod report;
 mod report_json;
 pub mod source;
 
-
 pub use crate::model::{GoldCall, GoldSpec};
 
 pub type Args = serde_json::Map<String, serde_json::Value>;
