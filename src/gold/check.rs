@@ -123,6 +123,72 @@ fn origin_file(invocation: &Invocation) -> Option<&Path> {
     })
 }
 
+/// Sidecar golds (`NAME.gold.json` beside a trace file), read once per trace file.
+#[derive(Debug, Default)]
+pub struct SidecarCache {
+    by_trace: HashMap<PathBuf, Option<Arc<GoldSpec>>>,
+}
+
+impl SidecarCache {
+    fn for_trace(&mut self, file: &Path, problems: &mut Vec<Problem>) -> Option<Arc<GoldSpec>> {
+        self.by_trace
+            .entry(file.to_path_buf())
+            .or_insert_with(|| match load_sidecar(file) {
+                None => None,
+                Some(Ok((spec, more))) => {
+                    problems.extend(more);
+                    Some(Arc::new(spec))
+                }
+                Some(Err(why)) => {
+                    problems.push(Problem::error(file.display(), None, why));
+                    None
+                }
+            })
+            .clone()
+    }
+}
+
+/// The gold that applies to one invocation, most specific first: an entry for its id in a
+/// `--gold` map, a sidecar beside its trace file, a gold its trace carries, a shared `--gold`.
+pub fn gold_for(
+    invocation: &Invocation,
+    gold_file: Option<&GoldFile>,
+    sidecars: &mut SidecarCache,
+    problems: &mut Vec<Problem>,
+) -> Option<Arc<GoldSpec>> {
+    let per_id = match gold_file {
+        Some(GoldFile::PerInvocation(_)) => {
+            gold_file.and_then(|g| g.for_invocation(&invocation.id))
+        }
+        _ => None,
+    };
+    let shared = match gold_file {
+        Some(GoldFile::Shared(spec)) => Some(spec),
+        _ => None,
+    };
+    per_id
+        .map(|spec| Arc::new(spec.clone()))
+        .or_else(|| origin_file(invocation).and_then(|file| sidecars.for_trace(file, problems)))
+        .or_else(|| invocation.gold.clone().map(Arc::new))
+        .or_else(|| shared.map(|spec| Arc::new(spec.clone())))
+}
+
+/// The diff report of one invocation against its gold, if it has one.
+pub fn report_for(
+    invocation: &Invocation,
+    gold_file: Option<&GoldFile>,
+    options: CheckOptions,
+    sidecars: &mut SidecarCache,
+    problems: &mut Vec<Problem>,
+) -> Option<DiffReport> {
+    let gold = gold_for(invocation, gold_file, sidecars, problems)?;
+    let (actual, notes) = actual_calls(invocation);
+    let mut report = DiffReport::build(invocation.id.clone(), gold, actual, options);
+    report.name = Some(invocation.summary().name.clone()).filter(|n| !n.is_empty());
+    report.notes.extend(notes);
+    Some(report)
+}
+
 /// Chooses golds and builds a report for every invocation that has one.
 pub fn check_store(
     store: &Store,
@@ -130,50 +196,12 @@ pub fn check_store(
     options: CheckOptions,
     problems: &mut Vec<Problem>,
 ) -> Vec<DiffReport> {
-    let mut sidecars: HashMap<PathBuf, Option<Arc<GoldSpec>>> = HashMap::new();
-    let shared = match gold_file {
-        Some(GoldFile::Shared(spec)) => Some(Arc::new(spec.clone())),
-        _ => None,
-    };
-    let mut reports = Vec::new();
-    for invocation in store.oldest_first() {
-        let per_id = match gold_file {
-            Some(GoldFile::PerInvocation(_)) => {
-                gold_file.and_then(|g| g.for_invocation(&invocation.id))
-            }
-            _ => None,
-        };
-        let sidecar = origin_file(invocation).and_then(|file| {
-            sidecars
-                .entry(file.to_path_buf())
-                .or_insert_with(|| match load_sidecar(file) {
-                    None => None,
-                    Some(Ok((spec, more))) => {
-                        problems.extend(more);
-                        Some(Arc::new(spec))
-                    }
-                    Some(Err(why)) => {
-                        problems.push(Problem::error(file.display(), None, why));
-                        None
-                    }
-                })
-                .clone()
-        });
-        let Some(gold) = per_id
-            .map(|spec| Arc::new(spec.clone()))
-            .or(sidecar)
-            .or_else(|| invocation.gold.clone().map(Arc::new))
-            .or_else(|| shared.clone())
-        else {
-            continue;
-        };
-        let (actual, notes) = actual_calls(invocation);
-        let mut report = DiffReport::build(invocation.id.clone(), gold, actual, options);
-        report.name = Some(invocation.summary().name.clone()).filter(|n| !n.is_empty());
-        report.notes.extend(notes);
-        reports.push(report);
-    }
-    reports
+    let mut sidecars = SidecarCache::default();
+    store
+        .oldest_first()
+        .into_iter()
+        .filter_map(|inv| report_for(inv, gold_file, options, &mut sidecars, problems))
+        .collect()
 }
 
 fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {

@@ -13,7 +13,7 @@ pub enum Action {
     /// The list of problems found in the sources (bad lines, unknown formats).
     ToggleProblems,
     ToggleReveal,
-    /// Gold-vs-actual diff view (`d`); drawn by `tui::diff` once it lands.
+    /// Gold-vs-actual diff view (`d`), drawn by `tui::diff`.
     ToggleDiff,
     StartSearch,
     /// Closes the topmost overlay (help, full-screen payload, search).
@@ -68,6 +68,9 @@ pub enum Action {
     SearchAccept,
     #[serde(skip)]
     Tick,
+    /// A key while the gold diff overlay is open; the overlay has its own small keymap.
+    #[serde(skip)]
+    DiffKey(crossterm::event::KeyCode),
 }
 
 impl Action {
@@ -134,7 +137,8 @@ impl Action {
             | Action::SearchInput(_)
             | Action::SearchBackspace
             | Action::SearchAccept
-            | Action::Tick => return None,
+            | Action::Tick
+            | Action::DiffKey(_) => return None,
         })
     }
 }

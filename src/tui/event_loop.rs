@@ -27,6 +27,9 @@ pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
             if app.searching {
                 return search_key(app, key);
             }
+            if app.diff.is_some() {
+                return diff_key(app, key);
+            }
             app.config.keymap.lookup(&app.key_scopes(), key)
         }
         Event::Mouse(mouse) => match mouse.kind {
@@ -50,6 +53,18 @@ pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
         }),
         _ => None,
     }
+}
+
+/// While the diff overlay is open its keys go to it; Ctrl-C still quits.
+fn diff_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
+    use crossterm::event::KeyModifiers;
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return app
+            .config
+            .keymap
+            .lookup(&[super::keymap::Scope::Global], key);
+    }
+    Some(Action::DiffKey(key.code))
 }
 
 /// While typing a search, keys are text; only Ctrl-C, Esc and Enter keep their meaning.

@@ -62,6 +62,24 @@ pub fn run(args: UiArgs) -> i32 {
         max_bytes: args.max_memory_mb.map(|mb| mb.saturating_mul(1 << 20)),
     });
     let mut app = app::App::new(store, config, Reveal::from_flag(args.reveal));
+    if let Some(path) = &args.gold {
+        match crate::gold::source::load_gold_file(path) {
+            Ok((file, problems)) => {
+                app.gold = app::GoldContext::new(Some(file));
+                if let Some(problem) = problems.first() {
+                    app.message = Some(crate::redact::sanitize_line(&problem.to_string()));
+                }
+            }
+            Err(why) => {
+                eprintln!(
+                    "toolcap-tui: --gold {}: {}",
+                    path.display(),
+                    crate::redact::sanitize_line(&why)
+                );
+                return 2;
+            }
+        }
+    }
     let result = runtime.block_on(async {
         let (tx, rx) = mpsc::channel(INGEST_CAPACITY);
         let sources = spawn_sources(&args, tx).await;

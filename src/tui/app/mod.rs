@@ -9,9 +9,11 @@ use std::collections::{HashMap, HashSet};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+mod gold_diff;
 mod nav;
 mod refresh;
 
+pub use gold_diff::{DiffOverlay, GoldContext};
 pub use refresh::refresh;
 
 use nav::{
@@ -121,6 +123,10 @@ pub struct App {
     pub detail: DetailView,
     /// Bumped by every state change, so the loop redraws only when something changed.
     pub version: u64,
+    /// Golds known to the app (`--gold`, sidecars, golds in traces) and list scores.
+    pub gold: GoldContext,
+    /// The gold-vs-actual overlay, while open.
+    pub diff: Option<DiffOverlay>,
 }
 
 impl App {
@@ -150,6 +156,8 @@ impl App {
             tree: TreeView::default(),
             detail: DetailView::default(),
             version: 0,
+            gold: GoldContext::default(),
+            diff: None,
         };
         refresh(&mut app);
         app
@@ -288,8 +296,8 @@ pub fn update(app: &mut App, action: Action) {
             app.help_scroll = 0;
         }
         Action::ToggleReveal => app.reveal = app.reveal.toggled(),
-        // TODO(diff): open the gold-vs-actual view from `tui::diff` here.
-        Action::ToggleDiff => app.message = Some("gold diff view is not available yet".into()),
+        Action::ToggleDiff => gold_diff::open(app),
+        Action::DiffKey(code) => gold_diff::key(app, code),
         Action::StartSearch => {
             app.searching = true;
             app.focus = Pane::List;

@@ -17,6 +17,7 @@ pub fn refresh(app: &mut App) {
     refresh_list(app);
     refresh_tree(app);
     refresh_detail(app);
+    super::gold_diff::refresh_scores(app);
 }
 
 pub(super) fn refresh_list(app: &mut App) {

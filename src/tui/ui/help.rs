@@ -42,6 +42,14 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         }
         lines.push(Line::raw(""));
     }
+    lines.push(Line::styled("Gold diff view (d)", theme.style(Role::Title)));
+    for (keys, what) in super::status::DIFF_HINTS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {keys:<22}"), theme.style(Role::HintKey)),
+            Span::raw((*what).to_owned()),
+        ]));
+    }
+    lines.push(Line::raw(""));
     lines.push(Line::styled(
         "Payloads are redacted (structure only) until `r`; secrets stay masked either way.",
         theme.style(Role::Dim),

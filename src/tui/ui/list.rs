@@ -50,7 +50,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .filter_map(|id| app.store.get(id))
         .map(|inv| {
             let is_selected = Some(inv.id.as_str()) == selected;
-            let row = row_for(inv, theme, wide, is_selected);
+            let row = row_for(inv, app.gold.score(&inv.id), theme, wide, is_selected);
             if is_selected {
                 row.style(theme.style(Role::Selection))
             } else {
@@ -89,7 +89,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(table, area);
 }
 
-fn row_for<'a>(inv: &Invocation, theme: &Theme, wide: bool, selected: bool) -> Row<'a> {
+fn row_for<'a>(
+    inv: &Invocation,
+    gold_score: Option<(f64, bool)>,
+    theme: &Theme,
+    wide: bool,
+    selected: bool,
+) -> Row<'a> {
     let s = inv.summary();
     let start = clock(s.start_unix_nano);
     let start = if wide {
@@ -109,7 +115,18 @@ fn row_for<'a>(inv: &Invocation, theme: &Theme, wide: bool, selected: bool) -> R
         Line::raw(s.tool_calls.len().to_string())
     };
     let eval = match &inv.eval {
-        None => Line::raw(""),
+        None => match gold_score {
+            // A gold check: ◇ marks a score from the gold diff rather than an evaluator.
+            Some((score, passed)) => Line::styled(
+                format!("◇{score:.2}"),
+                theme.style(if passed {
+                    Role::StatusOk
+                } else {
+                    Role::StatusError
+                }),
+            ),
+            None => Line::raw(""),
+        },
         Some(v) => {
             let (glyph, role) = if v.passed {
                 ("✓", Role::StatusOk)

@@ -8,6 +8,8 @@ pub mod status;
 pub mod tree;
 
 use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::widgets::Clear;
 
 use super::app::App;
 
@@ -22,7 +24,16 @@ pub fn render(frame: &mut Frame, app: &App) {
     detail::render(frame, regions.detail, app);
     status::render_status(frame, regions.status, app);
     status::render_footer(frame, regions.footer, app);
-    // TODO(diff): when the gold diff view is open (`d`, `tui::diff`), draw it over the body here.
+    if let Some(overlay) = &app.diff {
+        let body = Rect::new(
+            0,
+            0,
+            frame.area().width,
+            regions.status.y.min(frame.area().height),
+        );
+        frame.render_widget(Clear, body);
+        super::diff::render(frame, body, &overlay.report, &overlay.state, app.reveal);
+    }
     if app.show_help {
         help::render(frame, frame.area(), app);
     } else if app.show_problems {

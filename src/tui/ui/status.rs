@@ -115,6 +115,12 @@ const FOOTER_GLOBALS: &[Action] = &[
 
 /// The footer's hints for the current focus: the pane's bindings, then a few global ones.
 pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
+    if app.diff.is_some() {
+        return DIFF_HINTS
+            .iter()
+            .map(|(key, what)| (key.to_string(), *what))
+            .collect();
+    }
     let keymap = &app.config.keymap;
     let scope = if app.payload_fullscreen {
         Scope::Payload
@@ -141,6 +147,17 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     }
     out
 }
+
+/// The diff overlay's own keys (see `tui::diff::handle_key`).
+pub const DIFF_HINTS: &[(&str, &str)] = &[
+    ("g/G", "first/last row"),
+    ("n/N", "next/prev difference"),
+    ("j/k", "move"),
+    ("a", "alignment"),
+    ("Enter", "go to span"),
+    ("r", "reveal"),
+    ("Esc", "close"),
+];
 
 pub fn render_footer(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;

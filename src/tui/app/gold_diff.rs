@@ -1,0 +1,132 @@
+//! The gold-vs-actual overlay (`d`): which gold applies, the report, and the keys inside it.
+//! The view itself is drawn by [`crate::tui::diff`].
+
+use crossterm::event::KeyCode;
+
+use super::{App, Pane, nav};
+use crate::gold::check::{SidecarCache, report_for};
+use crate::gold::report::{CheckOptions, DiffReport};
+use crate::gold::source::GoldFile;
+use crate::tui::diff::{DiffAction, DiffViewState, handle_key};
+
+/// How many visible list rows get a gold score computed per refresh: scores need payloads
+/// (arguments), so only what is on screen is scored, and each once per store generation.
+const SCORED_ROWS: usize = 200;
+
+/// Everything the overlay needs; dropped when it closes.
+#[derive(Debug)]
+pub struct DiffOverlay {
+    pub invocation: String,
+    pub report: DiffReport,
+    pub state: DiffViewState,
+}
+
+/// Golds the TUI knows about: `--gold`, sidecars, and those the traces carry.
+#[derive(Debug, Default)]
+pub struct GoldContext {
+    pub file: Option<GoldFile>,
+    sidecars: SidecarCache,
+    /// Invocation id → (store generation, its score and pass/fail if it has a gold).
+    scores: std::collections::HashMap<String, (u64, Option<(f64, bool)>)>,
+}
+
+impl GoldContext {
+    pub fn new(file: Option<GoldFile>) -> Self {
+        GoldContext {
+            file,
+            ..Default::default()
+        }
+    }
+
+    /// Score and pass/fail of an invocation's last computed report, if it has a gold.
+    pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
+        self.scores.get(invocation).and_then(|&(_, scored)| scored)
+    }
+}
+
+fn report(app: &mut App, id: &str) -> Option<DiffReport> {
+    let inv = app.store.get(id)?;
+    let mut problems = Vec::new();
+    let report = report_for(
+        inv,
+        app.gold.file.as_ref(),
+        CheckOptions::default(),
+        &mut app.gold.sidecars,
+        &mut problems,
+    );
+    if let Some(problem) = problems.first() {
+        app.message = Some(crate::redact::sanitize_line(&problem.to_string()));
+    }
+    report
+}
+
+pub(super) fn open(app: &mut App) {
+    let Some(id) = app.selected_invocation.clone() else {
+        app.message = Some("no invocation selected".into());
+        return;
+    };
+    match report(app, &id) {
+        Some(report) => {
+            let state = DiffViewState::new(&report);
+            app.diff = Some(DiffOverlay {
+                invocation: id,
+                report,
+                state,
+            });
+        }
+        None => app.message = Some(
+            "no gold for this invocation: pass --gold FILE or put NAME.gold.json beside the trace"
+                .into(),
+        ),
+    }
+}
+
+pub(super) fn key(app: &mut App, code: KeyCode) {
+    if code == KeyCode::Char('r') {
+        app.reveal = app.reveal.toggled();
+        return;
+    }
+    let Some(overlay) = app.diff.as_mut() else {
+        return;
+    };
+    match handle_key(&mut overlay.state, &mut overlay.report, code) {
+        DiffAction::None => {}
+        DiffAction::Close => app.diff = None,
+        DiffAction::JumpToSpan(span) => {
+            let row = app
+                .store
+                .get(&overlay.invocation)
+                .and_then(|inv| inv.tree().row_of_span.get(span).copied());
+            app.diff = None;
+            if let Some(row) = row {
+                nav::reveal_row(app, row);
+                nav::select_row(app, row);
+                app.focus = Pane::Tree;
+            }
+        }
+    }
+}
+
+/// Scores the visible list rows that have a gold (once per store generation each).
+pub(super) fn refresh_scores(app: &mut App) {
+    let generation = app.store.generation();
+    let start = app.list.offset;
+    let ids: Vec<String> = app
+        .list
+        .ids
+        .iter()
+        .skip(start)
+        .take(SCORED_ROWS)
+        .filter(|id| {
+            app.gold
+                .scores
+                .get(*id)
+                .is_none_or(|&(g, _)| g != generation)
+        })
+        .cloned()
+        .collect();
+    for id in ids {
+        let scored = report(app, &id).map(|r| (r.metrics.score, r.passed()));
+        app.gold.scores.insert(id, (generation, scored));
+    }
+}
