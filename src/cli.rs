@@ -42,9 +42,10 @@ pub struct UiArgs {
     /// Keep at most this many invocations (oldest are evicted, and the status bar says so).
     #[arg(long, value_name = "N")]
     pub max_invocations: Option<usize>,
-    /// Keep at most about this many MiB of spans in memory.
-    #[arg(long, value_name = "MIB")]
-    pub max_memory_mb: Option<u64>,
+    /// Keep at most about this many MiB of spans in memory (oldest runs are evicted first,
+    /// and the status bar says so). 0 means no limit.
+    #[arg(long, value_name = "MIB", default_value_t = 2048)]
+    pub max_memory_mb: u64,
     /// Gold trajectory for the diff view (`d`).
     #[arg(long, value_name = "FILE")]
     pub gold: Option<PathBuf>,

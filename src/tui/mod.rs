@@ -59,7 +59,9 @@ pub fn run(args: UiArgs) -> i32 {
     let config = config::load(config::no_color_requested());
     let store = Store::with_budget(Budget {
         max_invocations: args.max_invocations,
-        max_bytes: args.max_memory_mb.map(|mb| mb.saturating_mul(1 << 20)),
+        max_bytes: Some(args.max_memory_mb)
+            .filter(|&mb| mb > 0)
+            .map(|mb| mb.saturating_mul(1 << 20)),
     });
     let mut app = app::App::new(store, config, Reveal::from_flag(args.reveal));
     if let Some(path) = &args.gold {
