@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
     about = "Explore the traces of tool-calling LLM agents",
     long_about = "Explore the traces of tool-calling LLM agents.\n\n\
         With SOURCEs (files, directories, or the http:// URL of a running `toolcap-tui serve`) it opens \
-        the terminal UI; with no SOURCE it opens the current directory. Payloads are redacted until you \
+        the terminal UI; with no SOURCE (and no --listen) it opens the current directory. Payloads are redacted until you \
         press `r` (or pass --reveal).",
     args_conflicts_with_subcommands = true
 )]

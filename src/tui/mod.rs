@@ -145,7 +145,8 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
             paths.push(PathBuf::from(source));
         }
     }
-    if args.sources.is_empty() {
+    // `--listen` alone means "show what arrives": no surprise recursive watch of the cwd.
+    if args.sources.is_empty() && args.listen.is_none() {
         paths.push(PathBuf::from("."));
     }
     if let Some(http) = &args.listen {
