@@ -87,28 +87,35 @@ def app_pid(pane_pid):
     raise SystemExit("toolcap-tui process not found")
 
 
-def highlighted_row(screen_with_escapes):
-    """Index of the first list row drawn with a background or reverse style (the cursor)."""
-    for index, line in enumerate(screen_with_escapes.splitlines()[:24]):
-        if index < 2:
-            continue
-        if re.search(r"\x1b\[[0-9;]*(?:;|\[)7m|\x1b\[7m|\x1b\[[0-9;]*4[0-8](?:;[0-9;]*)?m", line):
-            return index
-    return None
+def list_selection(screen):
+    """The selected list row's text and the row under it (the next older run): the first
+    line with the `›` marker is the list's cursor (the tree's cursor is further down)."""
+    lines = screen.splitlines()
+    for index, line in enumerate(lines):
+        if "\u203a" in line[:4]:
+            below = lines[index + 1] if index + 1 < len(lines) else ""
+            return line.replace("\u203a", " ", 1).strip(), below.strip()
+    return None, None
 
 
 def key_latency(tmux):
-    """Sends `j` and polls until the highlighted row moves; returns (seconds, polls, before, after)."""
-    before = highlighted_row(tmux.screen(escapes=True))
+    """Sends `j` and polls until the list cursor is on another run; returns (seconds, polls,
+    whether it landed on the run that was under it)."""
+    before, below = list_selection(tmux.screen())
     started = time.perf_counter()
     tmux.run("send-keys", "-t", "load", "j")
     polls = 0
     while time.perf_counter() - started < 2:
         polls += 1
-        row = highlighted_row(tmux.screen(escapes=True))
-        if row != before:
-            return time.perf_counter() - started, polls, before, row
-    return None, polls, before, before
+        now, _ = list_selection(tmux.screen())
+        if now != before:
+            return time.perf_counter() - started, polls, now == below
+    return None, polls, False
+
+
+def spans_shown(screen):
+    found = re.search(r"(\d+) spans", screen.splitlines()[-2] if screen else "")
+    return int(found.group(1)) if found else 0
 
 
 def main():
@@ -116,6 +123,7 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--python", required=True, help="a Python with the OpenTelemetry SDK")
     parser.add_argument("--traces", type=int, default=3000, help="traces the client sends")
+    parser.add_argument("--clients", type=int, default=1, help="concurrent client processes")
     parser.add_argument("--batch", type=int, default=512, help="spans per export request")
     parser.add_argument("--max-seconds", type=float, default=60)
     parser.add_argument("--tmux-socket", default=f"tui-load-{os.getpid()}")
@@ -129,7 +137,7 @@ def main():
     tmux = Tmux(args.tmux_socket)
     command = f"exec {args.binary} --listen 127.0.0.1:{http} --grpc 127.0.0.1:{grpc} {empty}"
     tmux.run("new-session", "-d", "-s", "load", "-x", "160", "-y", "48", command)
-    client = None
+    clients = []
     try:
         tmux.run("pipe-pane", "-o", "-t", "load", f"cat >> {frames_log}")
         pane_pid = int(tmux.run("list-panes", "-t", "load", "-F", "#{pane_pid}", capture=True))
@@ -144,50 +152,73 @@ def main():
         time.sleep(0.5)
         idle_frames = open(frames_log, "rb").read().count(HIDE_CURSOR)
         ticks0, t0 = cpu_ticks(pid), time.monotonic()
-        client = subprocess.Popen(
-            [
-                args.python, os.path.join(HERE, "emit_genai.py"),
-                "--http-endpoint", f"http://127.0.0.1:{http}/v1/traces", "--modes", "http",
-                "--traces-per-mode", str(args.traces), "--batch", str(args.batch),
-                "--ids-out", os.path.join(work, "ids.jsonl"),
-            ],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        screens, changes, peak_rss, latencies = [], 0, 0, []
+        clients = [
+            subprocess.Popen(
+                [
+                    args.python, os.path.join(HERE, "emit_genai.py"),
+                    "--http-endpoint", f"http://127.0.0.1:{http}/v1/traces", "--modes", "http",
+                    "--traces-per-mode", str(args.traces), "--batch", str(args.batch),
+                    "--ids-out", os.path.join(work, f"ids-{n}.jsonl"),
+                ],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            for n in range(args.clients)
+        ]
+        screens, changes, peak_rss, latencies, samples = [], 0, 0, [], []
         next_key = t0 + 3
-        while client.poll() is None and time.monotonic() - t0 < args.max_seconds:
+        def running():
+            return any(c.poll() is None for c in clients)
+
+        while running() and time.monotonic() - t0 < args.max_seconds:
             time.sleep(0.5)
             screen = tmux.screen()
             if screens and screen != screens[-1]:
                 changes += 1
             screens.append(screen)
             peak_rss = max(peak_rss, rss_kib(pid))
+            frames = open(frames_log, "rb").read().count(HIDE_CURSOR)
+            samples.append((time.monotonic(), cpu_ticks(pid), frames, spans_shown(screen)))
             if time.monotonic() >= next_key and len(latencies) < 5:
                 latencies.append(key_latency(tmux))
                 next_key = time.monotonic() + 2
         loaded_seconds = time.monotonic() - t0
         ticks1 = cpu_ticks(pid)
-        if client.poll() is None:
-            client.kill()
-        output = client.communicate()[0]
+        for c in clients:
+            if c.poll() is None:
+                c.kill()
+        outputs = [c.communicate()[0].strip() for c in clients]
         loaded_frames = open(frames_log, "rb").read().count(HIDE_CURSOR) - idle_frames
         time.sleep(1)
         final = tmux.screen()
         hz = os.sysconf("SC_CLK_TCK")
-        print("client:", output.strip())
+        for n, output in enumerate(outputs):
+            print(f"client {n}:", output)
         print(f"loaded for {loaded_seconds:.1f} s; TUI CPU {100 * (ticks1 - ticks0) / hz / loaded_seconds:.0f} % "
               f"of one core; peak RSS {peak_rss / 1024:.1f} MiB")
         print(f"frames drawn under load: {loaded_frames} ({loaded_frames / loaded_seconds:.1f} frames/s)")
+        # The window in which spans were arriving: from the last sample before the first span
+        # showed up to the first sample that shows the final count.
+        last = samples[-1][3] if samples else 0
+        first_i = max(0, next((i for i, x in enumerate(samples) if x[3] > 0), 0) - 1)
+        done_i = next((i for i, x in enumerate(samples) if x[3] == last), len(samples) - 1)
+        if done_i > first_i:
+            (ta, ca, fa, sa), (tb, cb, fb, sb) = samples[first_i], samples[done_i]
+            span = tb - ta
+            print(f"while spans arrived ({span:.1f} s, {sb - sa} spans, {(sb - sa) / span:.0f} spans/s shown): "
+                  f"TUI CPU {100 * (cb - ca) / hz / span:.0f} % of one core, "
+                  f"{fb - fa} frames ({(fb - fa) / span:.1f} frames/s)")
         print(f"screen captures every 0.5 s: {len(screens)}, changed from the previous one: {changes}")
-        for seconds, polls, before, after in latencies:
+        for seconds, polls, onto_next in latencies:
             shown = "not seen within 2 s" if seconds is None else f"{seconds * 1000:.1f} ms"
-            print(f"key j: highlighted row {before} -> {after}, {shown} ({polls} capture-pane polls)")
+            print(f"key j: cursor moved {'to the next run' if onto_next else 'elsewhere'} "
+                  f"after {shown} ({polls} capture-pane polls)")
         print("final status lines:")
         for line in final.splitlines()[-3:]:
             print("  ", line.rstrip())
     finally:
-        if client is not None and client.poll() is None:
-            client.kill()
+        for c in clients:
+            if c.poll() is None:
+                c.kill()
         subprocess.run(tmux.base + ["kill-server"], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
 
