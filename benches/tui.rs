@@ -358,6 +358,8 @@ struct Traffic {
     turn: usize,
     /// Status events carry the running request count, like the receiver's.
     requests: u64,
+    /// When set, every span instead joins this run (trace, next span id) under its root.
+    into_run: Option<(u64, u64)>,
 }
 
 impl Traffic {
@@ -369,10 +371,23 @@ impl Traffic {
                 .collect(),
             turn: 0,
             requests: 0,
+            into_run: None,
+        }
+    }
+
+    /// Traffic that keeps growing one run that already holds `spans` spans.
+    fn into_run(trace: u64, spans: u64) -> Self {
+        Traffic {
+            into_run: Some((trace, spans)),
+            ..Traffic::starting_at(trace + 1)
         }
     }
 
     fn next_span(&mut self) -> OtlpSpan {
+        if let Some((trace, id)) = self.into_run.as_mut() {
+            *id += 1;
+            return genai_span(*trace, *id, 0, *id, T0 + *id * 1_000_000);
+        }
         let slot = self.turn % self.in_flight.len();
         self.turn += 1;
         let (trace, sent) = self.in_flight[slot];
@@ -464,6 +479,23 @@ fn live_10k_per_s_one_run_100k_tree_move(bencher: Bencher, spans_per_drain: usiz
     let mut app = app_from(huge_run(0, 1_000, 99), 100_001);
     app::update(&mut app, Action::FocusNext);
     let traffic = Traffic::starting_at(1);
+    drain_key_and_frame(
+        bencher,
+        app,
+        traffic,
+        spans_per_drain,
+        &[Action::Down, Action::Down, Action::Up],
+    );
+}
+
+/// One run of 100,001 spans open in the tree pane and still growing: every request's spans
+/// join it, so the store rebuilds its tree per request and the views per drain. Fewer samples:
+/// an iteration takes up to seconds.
+#[divan::bench(args = [40, 160], sample_count = 20, sample_size = 1)]
+fn live_10k_per_s_into_open_100k_run_tree_move(bencher: Bencher, spans_per_drain: usize) {
+    let mut app = app_from(huge_run(0, 1_000, 99), 100_001);
+    app::update(&mut app, Action::FocusNext);
+    let traffic = Traffic::into_run(0, 100_001);
     drain_key_and_frame(
         bencher,
         app,
