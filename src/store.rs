@@ -201,9 +201,6 @@ impl Invocation {
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
     fn rebuild(&mut self) {
-        // Growth by doubling leaves up to half the list unused; rebuilding is O(n) anyway, so
-        // giving the slack back costs no more than the rebuild itself.
-        self.spans.shrink_to_fit();
         let covered = covered_stand_ins(&self.spans);
         if !covered.is_empty() {
             self.spans = std::mem::take(&mut self.spans)
@@ -511,6 +508,8 @@ pub struct Store {
     /// Bumped on every change, so views can redraw only when something changed.
     generation: u64,
     evicted_ids: HashSet<String>,
+    /// Invocations changed by [`Store::apply`] and not yet rebuilt by [`Store::settle`].
+    unsettled: HashSet<String>,
 }
 
 impl Store {
@@ -585,7 +584,15 @@ impl Store {
 
     /// Takes in one parser's output. Returns the ids of invocations that changed.
     pub fn ingest(&mut self, batch: Batch) -> Vec<String> {
-        let mut dirty: HashSet<String> = HashSet::new();
+        self.apply(batch);
+        self.settle()
+    }
+
+    /// Takes in a batch without rebuilding trees: a live source's drain of many small batches
+    /// into one big run then costs one rebuild ([`Store::settle`]) instead of one per batch.
+    /// Trees and summaries of changed invocations are stale until `settle`.
+    pub fn apply(&mut self, batch: Batch) {
+        let mut dirty = std::mem::take(&mut self.unsettled);
         for (from, to) in batch.aliases {
             if from == to {
                 continue;
@@ -629,7 +636,13 @@ impl Store {
             dirty.insert(target);
         }
         self.problems.extend(batch.problems);
-        let mut changed: Vec<String> = dirty.into_iter().collect();
+        self.unsettled = dirty;
+    }
+
+    /// Rebuilds what [`Store::apply`] changed, enforces the budget, and returns the ids of the
+    /// invocations that changed.
+    pub fn settle(&mut self) -> Vec<String> {
+        let mut changed: Vec<String> = std::mem::take(&mut self.unsettled).into_iter().collect();
         changed.sort();
         for id in &changed {
             if let Some(inv) = self.invocations.get_mut(id) {
@@ -847,6 +860,41 @@ mod tests {
         ingest(&mut store, spans);
         let inv = store.get("t").unwrap();
         assert_eq!(inv.tree().rows.last().unwrap().depth, 49_999);
+    }
+
+    #[test]
+    fn applied_batches_settle_into_the_same_tree_as_ingested_ones() {
+        let parts = || {
+            vec![
+                vec![span("t", "child", Some("root"), 5)],
+                vec![span("t", "root", None, 1), span("u", "other", None, 2)],
+            ]
+        };
+        let mut ingested = Store::new();
+        for spans in parts() {
+            ingest(&mut ingested, spans);
+        }
+        let mut applied = Store::new();
+        for spans in parts() {
+            applied.apply(Batch {
+                spans,
+                ..Default::default()
+            });
+        }
+        let mut changed = applied.settle();
+        changed.sort();
+        assert_eq!(changed, ["t", "u"]);
+        let rows = |store: &Store| {
+            let inv = store.get("t").unwrap();
+            inv.tree()
+                .rows
+                .iter()
+                .map(|r| (inv.spans[r.span].span_id.clone(), r.depth, r.orphan))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(rows(&applied), rows(&ingested));
+        assert_eq!(rows(&applied)[1], ("child".to_string(), 1, false));
+        assert!(applied.settle().is_empty(), "nothing left to settle");
     }
 
     #[test]

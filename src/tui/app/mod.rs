@@ -225,14 +225,14 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
     for event in events {
         apply_ingest(app, event);
     }
+    // One rebuild per drain, however many batches it held.
+    app.store.settle();
     refresh(app);
 }
 
 fn apply_ingest(app: &mut App, event: IngestEvent) {
     match event {
-        IngestEvent::Batch(batch) => {
-            app.store.ingest(batch);
-        }
+        IngestEvent::Batch(batch) => app.store.apply(batch),
         IngestEvent::Forget(path) => app.store.remove_origin(&path),
         IngestEvent::Status(status) => {
             let same_source = |a: &SourceStatus| {
