@@ -145,6 +145,8 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
         s.lines()
             .any(|l| l.contains('›') && l.contains("get_weather") && l.contains('✗'))
             && s.contains("── input")
+            // A capture can land mid-frame: wait for the whole shape line, not just its header.
+            && s.contains("\"city\": \"string (8 chars)\"")
     });
     redacted(&failing);
     assert!(
