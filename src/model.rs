@@ -9,6 +9,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod sparse;
+
+pub use sparse::{Sparse, SparseEmpty};
+
 /// What a span does, for colouring and counting. Order is the order of the `counts` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum SpanKind {
@@ -277,7 +281,9 @@ pub enum AttrValue {
     Bytes(Vec<u8>),
     List(Vec<AttrValue>),
     Map(Vec<(String, AttrValue)>),
-    Payload(Payload),
+    /// Boxed: a payload is several times the size of the other variants, and most
+    /// attributes are small.
+    Payload(Box<Payload>),
     Null,
 }
 
@@ -348,6 +354,18 @@ pub struct Identity {
     pub branch_name: Option<String>,
 }
 
+impl SparseEmpty for Identity {
+    const EMPTY: &'static Self = &Identity {
+        invocation_id: None,
+        correlation_id: None,
+        node_name: None,
+        namespace: None,
+        attempt_index: None,
+        fan_out_index: None,
+        branch_name: None,
+    };
+}
+
 /// A tool call an LLM asked for (available even with payload capture off).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestedToolCall {
@@ -391,14 +409,16 @@ pub struct Span {
     pub name: String,
     pub kind: SpanKind,
     pub status: SpanStatus,
-    pub error: Option<ErrorInfo>,
+    // The facts below are absent from most spans, so they are kept out of line: a span's
+    // fixed size is paid by every span in the store.
+    pub error: Option<Box<ErrorInfo>>,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
     pub service: Option<String>,
-    pub identity: Identity,
-    pub llm: Option<LlmFacts>,
-    pub tool: Option<ToolFacts>,
-    pub retrieval: Option<RetrievalFacts>,
+    pub identity: Sparse<Identity>,
+    pub llm: Option<Box<LlmFacts>>,
+    pub tool: Option<Box<ToolFacts>>,
+    pub retrieval: Option<Box<RetrievalFacts>>,
     /// Arguments, prompt messages, query or input strings.
     pub input: Payload,
     /// Result, completion, documents.

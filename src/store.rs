@@ -806,10 +806,10 @@ mod tests {
         let mut tool = span("t", "tool", Some("node"), 3);
         tool.kind = SpanKind::Tool;
         tool.status = SpanStatus::Error;
-        tool.tool = Some(ToolFacts {
+        tool.tool = Some(Box::new(ToolFacts {
             name: Some("search".into()),
             ..Default::default()
-        });
+        }));
         ingest(
             &mut store,
             vec![

@@ -216,11 +216,11 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
 
     span.kind = kind;
     span.status = status;
-    span.error = error;
-    span.identity = identity;
-    span.tool = tool;
-    span.llm = llm;
-    span.retrieval = retrieval;
+    span.error = error.map(Box::new);
+    span.identity = identity.into();
+    span.tool = tool.map(Box::new);
+    span.llm = llm.map(Box::new);
+    span.retrieval = retrieval.map(Box::new);
     span.input = input;
     span.output = output;
 }

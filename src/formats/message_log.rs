@@ -189,7 +189,7 @@ impl Conversation {
                 ("what".into(), AttrValue::Str(what.to_owned())),
                 (
                     "content".into(),
-                    AttrValue::Payload(Payload::inline("content", payload_text(content))),
+                    AttrValue::Payload(Box::new(Payload::inline("content", payload_text(content)))),
                 ),
             ],
         });
@@ -372,7 +372,7 @@ pub fn build(
                         name: c.name.clone(),
                     })
                     .collect();
-                span.llm = Some(llm);
+                span.llm = Some(Box::new(llm));
                 let mut end = span.start_unix_nano + 1;
                 let first_child = spans.len() + 1;
                 spans.push(span);
@@ -485,11 +485,11 @@ fn tool_span(
     span.start_unix_nano = call.start;
     span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
     span.line = call.line;
-    span.tool = Some(ToolFacts {
+    span.tool = Some(Box::new(ToolFacts {
         name: Some(call.name),
         call_id: call.call_id,
         requested_by: None,
-    });
+    }));
     span.input = payload_of(call.args_field, call.args.as_ref());
     span.output = payload_of(call.result_field, call.result.as_ref());
     span.status = if call.error.is_some() {
@@ -499,7 +499,7 @@ fn tool_span(
     } else {
         SpanStatus::Unset
     };
-    span.error = call.error;
+    span.error = call.error.map(Box::new);
     span.attributes = call.attributes;
     span
 }

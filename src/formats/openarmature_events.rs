@@ -156,7 +156,8 @@ impl Parser {
             identity: Identity {
                 invocation_id: Some(invocation.to_owned()),
                 ..Default::default()
-            },
+            }
+            .into(),
             format: NAME,
             origin: Some(input.origin.clone()),
             line: Some(line.number),
@@ -266,10 +267,10 @@ impl Parser {
         // Like the OTel observer: a successful invocation stays UNSET.
         if jsonrec::str_at(event, "status") == Some("failed") {
             span.status = SpanStatus::Error;
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
                 message: Some(category.unwrap_or_else(|| "invocation failed".into())),
-            });
+            }));
         }
     }
 
@@ -369,12 +370,12 @@ impl Parser {
                     Some(error) => {
                         let category = jsonrec::str_at(error, "category").map(str::to_owned);
                         span.status = SpanStatus::Error;
-                        span.error = Some(ErrorInfo {
+                        span.error = Some(Box::new(ErrorInfo {
                             error_type: jsonrec::str_at(error, "exception_type").map(str::to_owned),
                             message: jsonrec::str_at(error, "message")
                                 .map(str::to_owned)
                                 .or_else(|| category.clone()),
-                        });
+                        }));
                         if let Some(category) = category {
                             span.attributes.push((
                                 "openarmature.error.category".into(),
@@ -435,10 +436,10 @@ impl Parser {
             .or_else(|| jsonrec::str_at(event, "error_type"))
         {
             span.status = SpanStatus::Error;
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type: jsonrec::str_at(event, "error_type").map(str::to_owned),
                 message: Some(message.to_owned()),
-            });
+            }));
             if let Some(category) = event.get("error_category").filter(|c| !c.is_null()) {
                 span.attributes.push((
                     "openarmature.error.category".into(),

@@ -159,7 +159,7 @@ fn build_span(
         .iter()
         .zip(&attributes)
         .filter_map(|(kv, (_, value))| match value {
-            AttrValue::Payload(payload) => Some((kv.key.as_ref(), payload.clone())),
+            AttrValue::Payload(payload) => Some((kv.key.as_ref(), (**payload).clone())),
             _ => None,
         })
         .collect();
@@ -256,7 +256,7 @@ impl Payloads<'_> {
         };
         if let Some(text) = &value.string_value {
             if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
-                return AttrValue::Payload(self.payload(key, text, locator));
+                return AttrValue::Payload(Box::new(self.payload(key, text, locator)));
             }
             return AttrValue::Str(text.decoded().into_owned());
         }
