@@ -125,7 +125,8 @@ impl Health {
 /// Where a record came from, for problems and for loading payloads later.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
-    File(PathBuf),
+    /// Shared: every span of a file carries its origin, and a clone is a reference count.
+    File(Arc<PathBuf>),
     /// A network endpoint (receiver or attached feed); payloads from here are inline.
     Endpoint(String),
 }
@@ -414,7 +415,8 @@ pub struct Span {
     pub error: Option<Box<ErrorInfo>>,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
-    pub service: Option<String>,
+    /// Shared: all spans of a resource name the same service.
+    pub service: Option<Arc<str>>,
     pub identity: Sparse<Identity>,
     pub llm: Option<Box<LlmFacts>>,
     pub tool: Option<Box<ToolFacts>>,

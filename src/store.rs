@@ -667,7 +667,7 @@ impl Store {
 
     /// Forgets every span read from `path` (a file truncated or rewritten is re-read whole).
     pub fn remove_origin(&mut self, path: &Path) {
-        let origin = Origin::File(path.to_path_buf());
+        let origin = Origin::File(std::sync::Arc::new(path.to_path_buf()));
         let mut emptied = Vec::new();
         for (id, inv) in self.invocations.iter_mut() {
             let removed = inv.retain_spans(|s| s.origin.as_ref() != Some(&origin));

@@ -45,7 +45,7 @@ fn tool_span(
             ..ToolFacts::default()
         })),
         input: Payload::inline("gen_ai.tool.call.arguments", args),
-        origin: Some(Origin::File(file.to_path_buf())),
+        origin: Some(Origin::File(std::sync::Arc::new(file.to_path_buf()))),
         format: "test",
         ..Span::default()
     }

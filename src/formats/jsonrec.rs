@@ -50,7 +50,7 @@ pub fn record_ref(
 ) -> Option<Arc<RecordRef>> {
     match input.origin {
         Origin::File(path) if !input.was_gzip => Some(Arc::new(RecordRef {
-            path: Arc::new(path.clone()),
+            path: path.clone(),
             offset,
             len,
             gzip: false,

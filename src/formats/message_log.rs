@@ -435,7 +435,7 @@ fn leave_big_payloads_on_disk(
         return;
     }
     let record = std::sync::Arc::new(RecordRef {
-        path: std::sync::Arc::new(path.clone()),
+        path: path.clone(),
         offset: input.base_offset,
         len: input.bytes.len() as u64,
         gzip: false,

@@ -50,11 +50,11 @@ pub fn build_request(
                 .iter()
                 .find(|kv| kv.key == "service.name")
                 .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
-                .map(|t| t.decoded().into_owned())
+                .map(|t| Arc::<str>::from(t.decoded().as_ref()))
         });
         for scope_spans in &resource_spans.scope_spans {
             for wire_span in &scope_spans.spans {
-                match build_span(wire_span, service.as_deref(), ctx, leniencies) {
+                match build_span(wire_span, service.as_ref(), ctx, leniencies) {
                     Ok(span) => {
                         if span.parent_span_id.as_deref() == Some(span.span_id.as_str()) {
                             batch.problems.push(Problem::warning(
@@ -118,7 +118,7 @@ pub fn id_problem(
 
 fn build_span(
     ws: &wire::Span,
-    service: Option<&str>,
+    service: Option<&Arc<str>>,
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
 ) -> Result<Span, String> {
@@ -200,7 +200,7 @@ fn build_span(
         },
         start_unix_nano: time(&ws.start_time_unix_nano),
         end_unix_nano: time(&ws.end_time_unix_nano),
-        service: service.map(str::to_owned),
+        service: service.cloned(),
         attributes,
         events,
         format: ctx.format,
