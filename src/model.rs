@@ -425,7 +425,8 @@ pub struct Span {
     pub input: Payload,
     /// Result, completion, documents.
     pub output: Payload,
-    pub attributes: Vec<(String, AttrValue)>,
+    /// Keys are shared: the same few names repeat on every span.
+    pub attributes: Vec<(Arc<str>, AttrValue)>,
     pub events: Vec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: &'static str,
@@ -441,7 +442,7 @@ impl Span {
     pub fn attr(&self, key: &str) -> Option<&AttrValue> {
         self.attributes
             .iter()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| **k == *key)
             .map(|(_, v)| v)
     }
     pub fn model(&self) -> Option<&str> {
@@ -460,6 +461,14 @@ impl Span {
     pub fn error_message(&self) -> Option<&str> {
         self.error.as_ref()?.message.as_deref()
     }
+}
+
+/// Attributes built with owned keys, as [`Span::attributes`] holds them.
+pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Vec<(Arc<str>, AttrValue)> {
+    attributes
+        .into_iter()
+        .map(|(key, value)| (Arc::from(key), value))
+        .collect()
 }
 
 /// Attribute marking a stand-in span: a span seen only at its start, or a tool call known only

@@ -119,7 +119,7 @@ pub fn pointer_token(token: &str) -> String {
 pub fn mark_provisional(span: &mut Span) {
     if !span.is_provisional() {
         span.attributes
-            .push((PROVISIONAL_ATTR.to_owned(), AttrValue::Bool(true)));
+            .push((PROVISIONAL_ATTR.into(), AttrValue::Bool(true)));
     }
 }
 

@@ -362,7 +362,7 @@ pub fn build(
                 if !turn.prompt.is_empty() {
                     span.input = Payload::inline("messages", Value::Array(turn.prompt).to_string());
                 }
-                span.attributes = turn.attributes;
+                span.attributes = crate::model::shared_keys(turn.attributes);
                 let mut llm = turn.llm;
                 llm.requested_tool_calls = turn
                     .calls
@@ -402,7 +402,7 @@ pub fn build(
     let mut root = base(root_id, None, root_name(input, label), SpanKind::Agent);
     root.start_unix_nano = start;
     root.end_unix_nano = end;
-    root.attributes = conversation.root_attributes;
+    root.attributes = crate::model::shared_keys(conversation.root_attributes);
     root.attributes
         .push(("log.format".into(), AttrValue::Str(format.into())));
     root.events = conversation.root_events;
@@ -500,7 +500,7 @@ fn tool_span(
         SpanStatus::Unset
     };
     span.error = call.error.map(Box::new);
-    span.attributes = call.attributes;
+    span.attributes = crate::model::shared_keys(call.attributes);
     span
 }
 

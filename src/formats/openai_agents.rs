@@ -237,8 +237,10 @@ impl Parser {
                 span.name = name_field.unwrap_or("agent").to_owned();
                 for key in ["handoffs", "tools", "output_type"] {
                     if let Some(v) = data.get(key) {
-                        span.attributes
-                            .push((format!("openai_agents.agent.{key}"), jsonrec::attr_of(v)));
+                        span.attributes.push((
+                            format!("openai_agents.agent.{key}").into(),
+                            jsonrec::attr_of(v),
+                        ));
                     }
                 }
             }
@@ -320,7 +322,7 @@ impl Parser {
                 for key in ["from_agent", "to_agent"] {
                     if let Some(v) = data.get(key) {
                         span.attributes
-                            .push((format!("openai_agents.{key}"), jsonrec::attr_of(v)));
+                            .push((format!("openai_agents.{key}").into(), jsonrec::attr_of(v)));
                     }
                 }
             }

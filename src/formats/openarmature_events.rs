@@ -194,7 +194,7 @@ impl Parser {
                 {
                     for (k, v) in entries {
                         span.attributes
-                            .push((format!("openarmature.user.{k}"), jsonrec::attr_of(v)));
+                            .push((format!("openarmature.user.{k}").into(), jsonrec::attr_of(v)));
                     }
                 }
             }
@@ -263,7 +263,7 @@ impl Parser {
         };
         span.end_unix_nano = now;
         span.attributes
-            .retain(|(k, _)| k != crate::model::PROVISIONAL_ATTR);
+            .retain(|(k, _)| &**k != crate::model::PROVISIONAL_ATTR);
         // Like the OTel observer: a successful invocation stays UNSET.
         if jsonrec::str_at(event, "status") == Some("failed") {
             span.status = SpanStatus::Error;
@@ -358,7 +358,7 @@ impl Parser {
                 };
                 span.end_unix_nano = now;
                 span.attributes
-                    .retain(|(k, _)| k != crate::model::PROVISIONAL_ATTR);
+                    .retain(|(k, _)| &**k != crate::model::PROVISIONAL_ATTR);
                 span.output = jsonrec::payload_null_is_absent(
                     "post_state",
                     event.get("post_state"),
@@ -428,7 +428,7 @@ impl Parser {
         if let Some(Value::Object(meta)) = event.get("caller_invocation_metadata") {
             for (k, v) in meta {
                 span.attributes
-                    .push((format!("openarmature.user.{k}"), jsonrec::attr_of(v)));
+                    .push((format!("openarmature.user.{k}").into(), jsonrec::attr_of(v)));
             }
         }
         if let Some(message) = jsonrec::str_at(event, "error_message")

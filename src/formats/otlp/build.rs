@@ -142,13 +142,13 @@ fn build_span(
         ctx,
         span_hex: &span_hex,
     };
-    let attributes: Vec<(String, AttrValue)> = ws
+    let attributes: Vec<(Arc<str>, AttrValue)> = ws
         .attributes
         .iter()
         .map(|kv| {
             let locator = || format!("{span_hex}/a/{}", kv.key);
             (
-                kv.key.to_string(),
+                intern_field(&kv.key),
                 payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
             )
         })
@@ -288,7 +288,7 @@ impl Payloads<'_> {
     }
 }
 
-/// Payload field names repeat on every span: share one allocation per name (per thread, and
+/// Attribute keys and payload field names repeat on every span: share one allocation per name (per thread, and
 /// only for the first few thousand names, so hostile input cannot grow it without bound).
 fn intern_field(field: &str) -> Arc<str> {
     const MAX_NAMES: usize = 4096;
