@@ -502,7 +502,9 @@ fn summarize(inv: &Invocation) -> Summary {
 /// All invocations, problems and running totals.
 #[derive(Debug, Default)]
 pub struct Store {
-    invocations: HashMap<String, Invocation>,
+    /// Boxed: the map keeps up to half its slots empty, and an invocation is several hundred
+    /// bytes, so empty slots hold a pointer's worth rather than an invocation's.
+    invocations: HashMap<String, Box<Invocation>>,
     aliases: HashMap<String, String>,
     problems: Vec<Problem>,
     stats: StoreStats,
@@ -541,15 +543,15 @@ impl Store {
         self.invocations.is_empty()
     }
     pub fn get(&self, id: &str) -> Option<&Invocation> {
-        self.invocations.get(id)
+        self.invocations.get(id).map(Box::as_ref)
     }
     pub fn invocations(&self) -> impl Iterator<Item = &Invocation> {
-        self.invocations.values()
+        self.invocations.values().map(Box::as_ref)
     }
 
     /// Invocations newest first (by start time, then id, so the order is stable).
     pub fn newest_first(&self) -> Vec<&Invocation> {
-        let mut list: Vec<&Invocation> = self.invocations.values().collect();
+        let mut list: Vec<&Invocation> = self.invocations.values().map(Box::as_ref).collect();
         list.sort_by(|a, b| {
             b.summary
                 .start_unix_nano
@@ -646,8 +648,10 @@ impl Store {
         if !self.invocations.contains_key(id) {
             self.arrivals += 1;
             self.stats.invocations_seen += 1;
-            self.invocations
-                .insert(id.to_owned(), Invocation::new(id.to_owned(), self.arrivals));
+            self.invocations.insert(
+                id.to_owned(),
+                Box::new(Invocation::new(id.to_owned(), self.arrivals)),
+            );
         }
         self.invocations.get_mut(id).expect("inserted above")
     }
