@@ -101,10 +101,10 @@ fn store() -> Store {
                 },
                 start_unix_nano: 1_000 + i as u64,
                 end_unix_nano: 2_000 + i as u64,
-                tool: Some(ToolFacts {
+                tool: Some(Box::new(ToolFacts {
                     name: Some(call.name),
                     ..ToolFacts::default()
-                }),
+                })),
                 input: Payload::inline("gen_ai.tool.call.arguments", args),
                 format: "bench",
                 ..Span::default()

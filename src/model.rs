@@ -9,6 +9,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod sparse;
+
+pub use sparse::{Sparse, SparseEmpty};
+
 /// What a span does, for colouring and counting. Order is the order of the `counts` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum SpanKind {
@@ -121,7 +125,8 @@ impl Health {
 /// Where a record came from, for problems and for loading payloads later.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
-    File(PathBuf),
+    /// Shared: every span of a file carries its origin, and a clone is a reference count.
+    File(Arc<PathBuf>),
     /// A network endpoint (receiver or attached feed); payloads from here are inline.
     Endpoint(String),
 }
@@ -277,7 +282,9 @@ pub enum AttrValue {
     Bytes(Vec<u8>),
     List(Vec<AttrValue>),
     Map(Vec<(String, AttrValue)>),
-    Payload(Payload),
+    /// Boxed: a payload is several times the size of the other variants, and most
+    /// attributes are small.
+    Payload(Box<Payload>),
     Null,
 }
 
@@ -348,6 +355,18 @@ pub struct Identity {
     pub branch_name: Option<String>,
 }
 
+impl SparseEmpty for Identity {
+    const EMPTY: &'static Self = &Identity {
+        invocation_id: None,
+        correlation_id: None,
+        node_name: None,
+        namespace: None,
+        attempt_index: None,
+        fan_out_index: None,
+        branch_name: None,
+    };
+}
+
 /// A tool call an LLM asked for (available even with payload capture off).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestedToolCall {
@@ -391,19 +410,23 @@ pub struct Span {
     pub name: String,
     pub kind: SpanKind,
     pub status: SpanStatus,
-    pub error: Option<ErrorInfo>,
+    // The facts below are absent from most spans, so they are kept out of line: a span's
+    // fixed size is paid by every span in the store.
+    pub error: Option<Box<ErrorInfo>>,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
-    pub service: Option<String>,
-    pub identity: Identity,
-    pub llm: Option<LlmFacts>,
-    pub tool: Option<ToolFacts>,
-    pub retrieval: Option<RetrievalFacts>,
+    /// Shared: all spans of a resource name the same service.
+    pub service: Option<Arc<str>>,
+    pub identity: Sparse<Identity>,
+    pub llm: Option<Box<LlmFacts>>,
+    pub tool: Option<Box<ToolFacts>>,
+    pub retrieval: Option<Box<RetrievalFacts>>,
     /// Arguments, prompt messages, query or input strings.
     pub input: Payload,
     /// Result, completion, documents.
     pub output: Payload,
-    pub attributes: Vec<(String, AttrValue)>,
+    /// Keys are shared: the same few names repeat on every span.
+    pub attributes: Vec<(Arc<str>, AttrValue)>,
     pub events: Vec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: &'static str,
@@ -419,7 +442,7 @@ impl Span {
     pub fn attr(&self, key: &str) -> Option<&AttrValue> {
         self.attributes
             .iter()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| **k == *key)
             .map(|(_, v)| v)
     }
     pub fn model(&self) -> Option<&str> {
@@ -438,6 +461,14 @@ impl Span {
     pub fn error_message(&self) -> Option<&str> {
         self.error.as_ref()?.message.as_deref()
     }
+}
+
+/// Attributes built with owned keys, as [`Span::attributes`] holds them.
+pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Vec<(Arc<str>, AttrValue)> {
+    attributes
+        .into_iter()
+        .map(|(key, value)| (Arc::from(key), value))
+        .collect()
 }
 
 /// Attribute marking a stand-in span: a span seen only at its start, or a tool call known only

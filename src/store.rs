@@ -499,7 +499,9 @@ fn summarize(inv: &Invocation) -> Summary {
 /// All invocations, problems and running totals.
 #[derive(Debug, Default)]
 pub struct Store {
-    invocations: HashMap<String, Invocation>,
+    /// Boxed: the map keeps up to half its slots empty, and an invocation is several hundred
+    /// bytes, so empty slots hold a pointer's worth rather than an invocation's.
+    invocations: HashMap<String, Box<Invocation>>,
     aliases: HashMap<String, String>,
     problems: Vec<Problem>,
     stats: StoreStats,
@@ -540,15 +542,15 @@ impl Store {
         self.invocations.is_empty()
     }
     pub fn get(&self, id: &str) -> Option<&Invocation> {
-        self.invocations.get(id)
+        self.invocations.get(id).map(Box::as_ref)
     }
     pub fn invocations(&self) -> impl Iterator<Item = &Invocation> {
-        self.invocations.values()
+        self.invocations.values().map(Box::as_ref)
     }
 
     /// Invocations newest first (by start time, then id, so the order is stable).
     pub fn newest_first(&self) -> Vec<&Invocation> {
-        let mut list: Vec<&Invocation> = self.invocations.values().collect();
+        let mut list: Vec<&Invocation> = self.invocations.values().map(Box::as_ref).collect();
         list.sort_by(|a, b| {
             b.summary
                 .start_unix_nano
@@ -659,8 +661,10 @@ impl Store {
         if !self.invocations.contains_key(id) {
             self.arrivals += 1;
             self.stats.invocations_seen += 1;
-            self.invocations
-                .insert(id.to_owned(), Invocation::new(id.to_owned(), self.arrivals));
+            self.invocations.insert(
+                id.to_owned(),
+                Box::new(Invocation::new(id.to_owned(), self.arrivals)),
+            );
         }
         self.invocations.get_mut(id).expect("inserted above")
     }
@@ -680,7 +684,7 @@ impl Store {
 
     /// Forgets every span read from `path` (a file truncated or rewritten is re-read whole).
     pub fn remove_origin(&mut self, path: &Path) {
-        let origin = Origin::File(path.to_path_buf());
+        let origin = Origin::File(std::sync::Arc::new(path.to_path_buf()));
         let mut emptied = Vec::new();
         for (id, inv) in self.invocations.iter_mut() {
             let removed = inv.retain_spans(|s| s.origin.as_ref() != Some(&origin));
@@ -819,10 +823,10 @@ mod tests {
         let mut tool = span("t", "tool", Some("node"), 3);
         tool.kind = SpanKind::Tool;
         tool.status = SpanStatus::Error;
-        tool.tool = Some(ToolFacts {
+        tool.tool = Some(Box::new(ToolFacts {
             name: Some("search".into()),
             ..Default::default()
-        });
+        }));
         ingest(
             &mut store,
             vec![

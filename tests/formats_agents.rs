@@ -201,7 +201,13 @@ fn a_span_started_in_one_chunk_and_ended_in_the_next_is_replaced() {
         .unwrap();
     let format = formats::by_name("openai-agents").unwrap();
     let mut store = Store::new();
-    let first = formats::load_chunk_as(format, Origin::File(path.clone()), &bytes[..cut], 0, 0);
+    let first = formats::load_chunk_as(
+        format,
+        Origin::File(std::sync::Arc::new(path.clone())),
+        &bytes[..cut],
+        0,
+        0,
+    );
     let provisional_first = first
         .batch
         .spans
@@ -213,7 +219,13 @@ fn a_span_started_in_one_chunk_and_ended_in_the_next_is_replaced() {
         "the first chunk ends with open spans"
     );
     store.ingest(first.batch);
-    let second = formats::load_chunk_as(format, Origin::File(path), &bytes[cut..], cut as u64, 20);
+    let second = formats::load_chunk_as(
+        format,
+        Origin::File(std::sync::Arc::new(path)),
+        &bytes[cut..],
+        cut as u64,
+        20,
+    );
     store.ingest(second.batch);
     assert_eq!(store.stats().spans_kept, 82);
     let provisional: usize = store

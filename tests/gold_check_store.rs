@@ -32,18 +32,20 @@ fn tool_span(
         } else {
             SpanStatus::Ok
         },
-        error: failed.then(|| ErrorInfo {
-            error_type: Some("Timeout".into()),
-            message: Some("gateway timed out".into()),
+        error: failed.then(|| {
+            Box::new(ErrorInfo {
+                error_type: Some("Timeout".into()),
+                message: Some("gateway timed out".into()),
+            })
         }),
         start_unix_nano: start,
         end_unix_nano: start + 250_000_000,
-        tool: Some(ToolFacts {
+        tool: Some(Box::new(ToolFacts {
             name: Some(name.into()),
             ..ToolFacts::default()
-        }),
+        })),
         input: Payload::inline("gen_ai.tool.call.arguments", args),
-        origin: Some(Origin::File(file.to_path_buf())),
+        origin: Some(Origin::File(std::sync::Arc::new(file.to_path_buf()))),
         format: "test",
         ..Span::default()
     }

@@ -245,7 +245,7 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
         + 1;
     let loaded = formats::load_chunk_as(
         &otlp::OtlpJson,
-        Origin::File(path.clone()),
+        Origin::File(std::sync::Arc::new(path.clone())),
         &source[cut..],
         cut as u64,
         10,

@@ -88,10 +88,16 @@ fn truncated_documents_and_garbage_are_problems() {
     // Every prefix of a JSON line and of a protobuf body is handled without a panic.
     let json = std::fs::read(fixture("self-parent.json")).unwrap();
     for end in 0..json.len() {
-        formats::load_bytes(Origin::File("prefix.json".into()), &json[..end]);
+        formats::load_bytes(
+            Origin::File(std::sync::Arc::new("prefix.json".into())),
+            &json[..end],
+        );
     }
     for end in (0..bytes.len()).step_by(7) {
-        formats::load_bytes(Origin::File("prefix.pb".into()), &bytes[..end]);
+        formats::load_bytes(
+            Origin::File(std::sync::Arc::new("prefix.pb".into())),
+            &bytes[..end],
+        );
     }
 }
 
@@ -181,7 +187,7 @@ fn requests_whose_first_key_is_not_resource_spans_are_still_detected() {
     assert_eq!(loaded.detection.format, Some("otlp-json"));
     assert_eq!(names(&loaded), ["reordered"]);
     // The same bytes without a JSON file name are not claimed.
-    let origin = Origin::File("reordered.txt".into());
+    let origin = Origin::File(std::sync::Arc::new("reordered.txt".into()));
     assert_eq!(
         formats::load_bytes(origin, request.as_bytes())
             .detection
@@ -212,7 +218,8 @@ fn mutated_requests_never_panic() {
                 let at = (next() as usize) % bytes.len();
                 bytes[at] = next() as u8;
             }
-            let loaded = formats::load_bytes(Origin::File(name.into()), &bytes);
+            let loaded =
+                formats::load_bytes(Origin::File(std::sync::Arc::new(name.into())), &bytes);
             for span in &loaded.batch.spans {
                 assert_eq!(span.trace_id.len(), 32);
                 assert_eq!(span.span_id.len(), 16);

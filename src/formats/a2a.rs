@@ -218,7 +218,8 @@ impl TaskState {
                 invocation_id: Some(self.id.clone()),
                 correlation_id: self.context_id.clone(),
                 ..Default::default()
-            },
+            }
+            .into(),
             format: NAME,
             origin: Some(input.origin.clone()),
             ..Default::default()
@@ -228,10 +229,10 @@ impl TaskState {
                 .push(("a2a.task.state".into(), AttrValue::Str(state.clone())));
             if matches!(state.as_str(), "failed" | "rejected") {
                 root.status = SpanStatus::Error;
-                root.error = Some(ErrorInfo {
+                root.error = Some(Box::new(ErrorInfo {
                     error_type: None,
                     message: Some(format!("task {state}")),
-                });
+                }));
             }
         }
         let mut texts = Vec::new();

@@ -118,10 +118,10 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
     if let Some(system) = root.get("system") {
         reader.conversation.root_attributes.push((
             "anthropic.system".into(),
-            AttrValue::Payload(crate::model::Payload::inline(
+            AttrValue::Payload(Box::new(crate::model::Payload::inline(
                 "system",
                 message_log::payload_text(system),
-            )),
+            ))),
         ));
     }
     for entry in entries {
@@ -169,7 +169,7 @@ impl Reader<'_, '_> {
                 ),
                 attributes: vec![(
                     "entry".into(),
-                    AttrValue::Payload(Payload::inline("entry", message.to_string())),
+                    AttrValue::Payload(Box::new(Payload::inline("entry", message.to_string()))),
                 )],
             });
             return;

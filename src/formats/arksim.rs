@@ -324,7 +324,8 @@ pub(crate) fn turn_root_span(
             invocation_id: Some(turn_invocation_id(conversation_id, turn_id)),
             correlation_id: Some(conversation_id.to_owned()),
             ..Default::default()
-        },
+        }
+        .into(),
         attributes: vec![
             (
                 "arksim.conversation_id".into(),

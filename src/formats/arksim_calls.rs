@@ -83,12 +83,13 @@ impl ToolCallRecord {
             identity: Identity {
                 invocation_id: Some(at.trace_id.to_owned()),
                 ..Default::default()
-            },
-            tool: Some(ToolFacts {
+            }
+            .into(),
+            tool: Some(Box::new(ToolFacts {
                 name: Some(self.name.clone()),
                 call_id,
                 requested_by: None,
-            }),
+            })),
             input: jsonrec::payload_null_is_absent(
                 "arguments",
                 Some(&self.arguments),
@@ -123,18 +124,18 @@ impl ToolCallRecord {
         }
         if let Some(error) = &self.error {
             span.status = SpanStatus::Error;
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
                 message: Some(jsonrec::text_of(error)),
-            });
+            }));
         } else if let Some(result) = self.result.as_ref().and_then(Value::as_str)
             && looks_like_tool_error(result)
         {
             span.status = SpanStatus::Error;
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type: Some("error-looking result".into()),
                 message: Some(result.to_owned()),
-            });
+            }));
             batch.problems.push(Problem::warning(
                 input.origin,
                 None,

@@ -106,8 +106,12 @@ impl Format for ArksimEvaluation {
                 };
                 span.identity.invocation_id = Some(invocation);
                 span.identity.correlation_id = Some(conversation_id.clone());
-                span.attributes =
-                    turn_attributes(conversation, turn, &conversation_id, unique_errors);
+                span.attributes = crate::model::shared_keys(turn_attributes(
+                    conversation,
+                    turn,
+                    &conversation_id,
+                    unique_errors,
+                ));
                 batch.spans.push(span);
             }
         }

@@ -77,13 +77,13 @@ fn family(key: &str) -> u32 {
 }
 
 impl<'s> Attrs<'s> {
-    fn new(attributes: &'s [(String, AttrValue)]) -> Self {
+    fn new(attributes: &'s [(std::sync::Arc<str>, AttrValue)]) -> Self {
         let mut map = HashMap::with_capacity(attributes.len());
         let mut families = 0;
         for (k, v) in attributes {
             families |= family(k);
             // First occurrence wins, as with a linear search.
-            map.entry(k.as_str()).or_insert(v);
+            map.entry(&**k).or_insert(v);
         }
         Attrs { map, families }
     }
@@ -216,11 +216,11 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
 
     span.kind = kind;
     span.status = status;
-    span.error = error;
-    span.identity = identity;
-    span.tool = tool;
-    span.llm = llm;
-    span.retrieval = retrieval;
+    span.error = error.map(Box::new);
+    span.identity = identity.into();
+    span.tool = tool.map(Box::new);
+    span.llm = llm.map(Box::new);
+    span.retrieval = retrieval.map(Box::new);
     span.input = input;
     span.output = output;
 }
@@ -474,10 +474,10 @@ fn indexed_count(attrs: &Attrs, prefix: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn attrs(pairs: &[(&str, &str)]) -> Vec<(String, AttrValue)> {
+    fn attrs(pairs: &[(&str, &str)]) -> Vec<(std::sync::Arc<str>, AttrValue)> {
         pairs
             .iter()
-            .map(|(k, v)| (k.to_string(), AttrValue::Str(v.to_string())))
+            .map(|(k, v)| ((*k).into(), AttrValue::Str(v.to_string())))
             .collect()
     }
 

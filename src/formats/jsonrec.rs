@@ -50,7 +50,7 @@ pub fn record_ref(
 ) -> Option<Arc<RecordRef>> {
     match input.origin {
         Origin::File(path) if !input.was_gzip => Some(Arc::new(RecordRef {
-            path: Arc::new(path.clone()),
+            path: path.clone(),
             offset,
             len,
             gzip: false,
@@ -119,7 +119,7 @@ pub fn pointer_token(token: &str) -> String {
 pub fn mark_provisional(span: &mut Span) {
     if !span.is_provisional() {
         span.attributes
-            .push((PROVISIONAL_ATTR.to_owned(), AttrValue::Bool(true)));
+            .push((PROVISIONAL_ATTR.into(), AttrValue::Bool(true)));
     }
 }
 

@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn gold_names_are_recognised() {
-        let gold = |name: &str| is_gold_name(&Origin::File(name.into()));
+        let gold = |name: &str| is_gold_name(&Origin::File(std::sync::Arc::new(name.into())));
         assert!(gold("case/gold.json"));
         assert!(gold("x.gold.json"));
         assert!(gold("run-gold.json"));

@@ -298,7 +298,7 @@ impl Session<'_, '_> {
         if !params.is_null() {
             attributes.push((
                 "params".into(),
-                AttrValue::Payload(Payload::inline("params", params.to_string())),
+                AttrValue::Payload(Box::new(Payload::inline("params", params.to_string()))),
             ));
         }
         let kind = if key.is_some() {
@@ -416,7 +416,7 @@ impl Session<'_, '_> {
                         ),
                         (
                             "body".into(),
-                            AttrValue::Payload(Payload::inline("body", body.to_string())),
+                            AttrValue::Payload(Box::new(Payload::inline("body", body.to_string()))),
                         ),
                     ],
                 );

@@ -189,7 +189,7 @@ impl Conversation {
                 ("what".into(), AttrValue::Str(what.to_owned())),
                 (
                     "content".into(),
-                    AttrValue::Payload(Payload::inline("content", payload_text(content))),
+                    AttrValue::Payload(Box::new(Payload::inline("content", payload_text(content)))),
                 ),
             ],
         });
@@ -362,7 +362,7 @@ pub fn build(
                 if !turn.prompt.is_empty() {
                     span.input = Payload::inline("messages", Value::Array(turn.prompt).to_string());
                 }
-                span.attributes = turn.attributes;
+                span.attributes = crate::model::shared_keys(turn.attributes);
                 let mut llm = turn.llm;
                 llm.requested_tool_calls = turn
                     .calls
@@ -372,7 +372,7 @@ pub fn build(
                         name: c.name.clone(),
                     })
                     .collect();
-                span.llm = Some(llm);
+                span.llm = Some(Box::new(llm));
                 let mut end = span.start_unix_nano + 1;
                 let first_child = spans.len() + 1;
                 spans.push(span);
@@ -402,7 +402,7 @@ pub fn build(
     let mut root = base(root_id, None, root_name(input, label), SpanKind::Agent);
     root.start_unix_nano = start;
     root.end_unix_nano = end;
-    root.attributes = conversation.root_attributes;
+    root.attributes = crate::model::shared_keys(conversation.root_attributes);
     root.attributes
         .push(("log.format".into(), AttrValue::Str(format.into())));
     root.events = conversation.root_events;
@@ -435,7 +435,7 @@ fn leave_big_payloads_on_disk(
         return;
     }
     let record = std::sync::Arc::new(RecordRef {
-        path: std::sync::Arc::new(path.clone()),
+        path: path.clone(),
         offset: input.base_offset,
         len: input.bytes.len() as u64,
         gzip: false,
@@ -485,11 +485,11 @@ fn tool_span(
     span.start_unix_nano = call.start;
     span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
     span.line = call.line;
-    span.tool = Some(ToolFacts {
+    span.tool = Some(Box::new(ToolFacts {
         name: Some(call.name),
         call_id: call.call_id,
         requested_by: None,
-    });
+    }));
     span.input = payload_of(call.args_field, call.args.as_ref());
     span.output = payload_of(call.result_field, call.result.as_ref());
     span.status = if call.error.is_some() {
@@ -499,8 +499,8 @@ fn tool_span(
     } else {
         SpanStatus::Unset
     };
-    span.error = call.error;
-    span.attributes = call.attributes;
+    span.error = call.error.map(Box::new);
+    span.attributes = crate::model::shared_keys(call.attributes);
     span
 }
 

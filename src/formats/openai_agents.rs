@@ -209,7 +209,8 @@ impl Parser {
             identity: Identity {
                 invocation_id: Some(trace_id.clone()),
                 ..Default::default()
-            },
+            }
+            .into(),
             trace_id,
             span_id,
             parent_span_id: jsonrec::str_at(export, "parent_id").map(str::to_owned),
@@ -236,18 +237,20 @@ impl Parser {
                 span.name = name_field.unwrap_or("agent").to_owned();
                 for key in ["handoffs", "tools", "output_type"] {
                     if let Some(v) = data.get(key) {
-                        span.attributes
-                            .push((format!("openai_agents.agent.{key}"), jsonrec::attr_of(v)));
+                        span.attributes.push((
+                            format!("openai_agents.agent.{key}").into(),
+                            jsonrec::attr_of(v),
+                        ));
                     }
                 }
             }
             "function" => {
                 span.kind = SpanKind::Tool;
                 span.name = name_field.unwrap_or("function").to_owned();
-                span.tool = Some(ToolFacts {
+                span.tool = Some(Box::new(ToolFacts {
                     name: name_field.map(str::to_owned),
                     ..Default::default()
-                });
+                }));
                 let input_value = data.get("input").filter(|v| !v.is_null());
                 if let Some(Value::String(text)) = input_value
                     && !text.trim().is_empty()
@@ -281,7 +284,7 @@ impl Parser {
             "generation" => {
                 span.kind = SpanKind::Llm;
                 span.name = "generation".into();
-                span.llm = Some(llm_facts(data));
+                span.llm = Some(Box::new(llm_facts(data)));
                 for (id, name, arguments) in requested_with_arguments(data) {
                     self.requested
                         .push((span.trace_id.clone(), id, name, arguments));
@@ -302,7 +305,7 @@ impl Parser {
             "response" => {
                 span.kind = SpanKind::Llm;
                 span.name = "response".into();
-                span.llm = Some(llm_facts(data));
+                span.llm = Some(Box::new(llm_facts(data)));
                 // The SDK exports only the response id and usage: the text is never recorded.
                 span.input = Payload::not_captured();
                 span.output = Payload::not_captured();
@@ -319,7 +322,7 @@ impl Parser {
                 for key in ["from_agent", "to_agent"] {
                     if let Some(v) = data.get(key) {
                         span.attributes
-                            .push((format!("openai_agents.{key}"), jsonrec::attr_of(v)));
+                            .push((format!("openai_agents.{key}").into(), jsonrec::attr_of(v)));
                     }
                 }
             }
@@ -347,10 +350,10 @@ impl Parser {
                 span.kind = SpanKind::Tool;
                 let server = jsonrec::str_at(data, "server").unwrap_or("mcp");
                 span.name = format!("mcp_tools {server}");
-                span.tool = Some(ToolFacts {
+                span.tool = Some(Box::new(ToolFacts {
                     name: Some(span.name.clone()),
                     ..Default::default()
-                });
+                }));
                 span.output = jsonrec::payload_null_is_absent(
                     "result",
                     data.get("result"),
@@ -378,10 +381,10 @@ impl Parser {
                 .get("data")
                 .and_then(|d| jsonrec::str_at(d, "error"))
                 .map(str::to_owned);
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type,
                 message: Some(message),
-            });
+            }));
             if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
                 span.attributes
                     .push(("openai_agents.error.data".into(), jsonrec::attr_of(data)));

@@ -58,7 +58,7 @@ impl Parser {
                 });
             }
         }
-        span.llm = Some(facts);
+        span.llm = Some(Box::new(facts));
         if let Some(reason) = event.get("retry_reason").filter(|r| !r.is_null()) {
             span.attributes.push((
                 "openarmature.llm.retry_reason".into(),
@@ -102,7 +102,7 @@ impl Parser {
             span.span_id = format!("embedding:{call_id}");
             span.name = "openarmature.embedding.complete".into();
             span.kind = SpanKind::Embedding;
-            span.llm = Some(LlmFacts {
+            span.llm = Some(Box::new(LlmFacts {
                 provider: jsonrec::str_at(event, "provider").map(str::to_owned),
                 model: jsonrec::str_at(event, "model").map(str::to_owned),
                 response_model: jsonrec::str_at(event, "response_model").map(str::to_owned),
@@ -110,7 +110,7 @@ impl Parser {
                     .get("usage")
                     .and_then(|u| jsonrec::u64_at(u, "input_tokens")),
                 ..Default::default()
-            });
+            }));
             span.input = jsonrec::payload(
                 "input_strings",
                 event.get("input_strings"),
@@ -127,16 +127,16 @@ impl Parser {
             span.span_id = format!("rerank:{call_id}");
             span.name = "openarmature.rerank.complete".into();
             span.kind = SpanKind::Rerank;
-            span.llm = Some(LlmFacts {
+            span.llm = Some(Box::new(LlmFacts {
                 provider: jsonrec::str_at(event, "provider").map(str::to_owned),
                 model: jsonrec::str_at(event, "model").map(str::to_owned),
                 response_model: jsonrec::str_at(event, "response_model").map(str::to_owned),
                 ..Default::default()
-            });
-            span.retrieval = Some(RetrievalFacts {
+            }));
+            span.retrieval = Some(Box::new(RetrievalFacts {
                 query: jsonrec::str_at(event, "query").map(str::to_owned),
                 document_count: jsonrec::u64_at(event, "document_count"),
-            });
+            }));
             span.input =
                 jsonrec::payload("documents", event.get("documents"), record, "/documents");
             span.output = jsonrec::payload_null_is_absent(
@@ -150,11 +150,11 @@ impl Parser {
             span.span_id = format!("tool:{call_id}");
             span.name = "openarmature.tool.call".into();
             span.kind = SpanKind::Tool;
-            span.tool = Some(ToolFacts {
+            span.tool = Some(Box::new(ToolFacts {
                 name: jsonrec::str_at(event, "tool_name").map(str::to_owned),
                 call_id: jsonrec::str_at(event, "tool_call_id").map(str::to_owned),
                 requested_by: None,
-            });
+            }));
             span.input =
                 jsonrec::payload("arguments", event.get("arguments"), record, "/arguments");
             span.output = if event_type == "ToolCallEvent" {

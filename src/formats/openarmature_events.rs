@@ -156,7 +156,8 @@ impl Parser {
             identity: Identity {
                 invocation_id: Some(invocation.to_owned()),
                 ..Default::default()
-            },
+            }
+            .into(),
             format: NAME,
             origin: Some(input.origin.clone()),
             line: Some(line.number),
@@ -193,7 +194,7 @@ impl Parser {
                 {
                     for (k, v) in entries {
                         span.attributes
-                            .push((format!("openarmature.user.{k}"), jsonrec::attr_of(v)));
+                            .push((format!("openarmature.user.{k}").into(), jsonrec::attr_of(v)));
                     }
                 }
             }
@@ -262,14 +263,14 @@ impl Parser {
         };
         span.end_unix_nano = now;
         span.attributes
-            .retain(|(k, _)| k != crate::model::PROVISIONAL_ATTR);
+            .retain(|(k, _)| &**k != crate::model::PROVISIONAL_ATTR);
         // Like the OTel observer: a successful invocation stays UNSET.
         if jsonrec::str_at(event, "status") == Some("failed") {
             span.status = SpanStatus::Error;
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
                 message: Some(category.unwrap_or_else(|| "invocation failed".into())),
-            });
+            }));
         }
     }
 
@@ -357,7 +358,7 @@ impl Parser {
                 };
                 span.end_unix_nano = now;
                 span.attributes
-                    .retain(|(k, _)| k != crate::model::PROVISIONAL_ATTR);
+                    .retain(|(k, _)| &**k != crate::model::PROVISIONAL_ATTR);
                 span.output = jsonrec::payload_null_is_absent(
                     "post_state",
                     event.get("post_state"),
@@ -369,12 +370,12 @@ impl Parser {
                     Some(error) => {
                         let category = jsonrec::str_at(error, "category").map(str::to_owned);
                         span.status = SpanStatus::Error;
-                        span.error = Some(ErrorInfo {
+                        span.error = Some(Box::new(ErrorInfo {
                             error_type: jsonrec::str_at(error, "exception_type").map(str::to_owned),
                             message: jsonrec::str_at(error, "message")
                                 .map(str::to_owned)
                                 .or_else(|| category.clone()),
-                        });
+                        }));
                         if let Some(category) = category {
                             span.attributes.push((
                                 "openarmature.error.category".into(),
@@ -427,7 +428,7 @@ impl Parser {
         if let Some(Value::Object(meta)) = event.get("caller_invocation_metadata") {
             for (k, v) in meta {
                 span.attributes
-                    .push((format!("openarmature.user.{k}"), jsonrec::attr_of(v)));
+                    .push((format!("openarmature.user.{k}").into(), jsonrec::attr_of(v)));
             }
         }
         if let Some(message) = jsonrec::str_at(event, "error_message")
@@ -435,10 +436,10 @@ impl Parser {
             .or_else(|| jsonrec::str_at(event, "error_type"))
         {
             span.status = SpanStatus::Error;
-            span.error = Some(ErrorInfo {
+            span.error = Some(Box::new(ErrorInfo {
                 error_type: jsonrec::str_at(event, "error_type").map(str::to_owned),
                 message: Some(message.to_owned()),
-            });
+            }));
             if let Some(category) = event.get("error_category").filter(|c| !c.is_null()) {
                 span.attributes.push((
                     "openarmature.error.category".into(),

@@ -280,7 +280,7 @@ fn record_for(
         return None;
     };
     Some(Arc::new(RecordRef {
-        path: Arc::new(path.clone()),
+        path: path.clone(),
         offset,
         len,
         gzip,

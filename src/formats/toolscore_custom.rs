@@ -117,7 +117,10 @@ fn to_attr(value: &Value) -> AttrValue {
             .map(AttrValue::Int)
             .unwrap_or_else(|| AttrValue::Float(n.as_f64().unwrap_or(f64::NAN))),
         Value::String(s) => AttrValue::Str(s.clone()),
-        other => AttrValue::Payload(crate::model::Payload::inline("value", other.to_string())),
+        other => AttrValue::Payload(Box::new(crate::model::Payload::inline(
+            "value",
+            other.to_string(),
+        ))),
     }
 }
 

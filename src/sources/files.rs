@@ -58,8 +58,9 @@ pub fn is_candidate(path: &Path) -> bool {
         .unwrap_or_default();
     // Gold trajectories are `check` inputs, and toolscore's own reports (toolscore-result.json,
     // toolscore-record.json) sit next to the traces it scored: neither is a trace.
-    if crate::formats::message_log::is_gold_name(&Origin::File(path.to_path_buf()))
-        || (name.starts_with("toolscore-") && ext == "json")
+    if crate::formats::message_log::is_gold_name(&Origin::File(std::sync::Arc::new(
+        path.to_path_buf(),
+    ))) || (name.starts_with("toolscore-") && ext == "json")
     {
         return false;
     }
@@ -68,7 +69,7 @@ pub fn is_candidate(path: &Path) -> bool {
 
 /// Reads and parses one file.
 pub fn load_file(path: &Path) -> Loaded {
-    let origin = Origin::File(path.to_path_buf());
+    let origin = Origin::File(std::sync::Arc::new(path.to_path_buf()));
     match std::fs::read(path) {
         Ok(bytes) => formats::load_bytes(origin, &bytes),
         Err(e) => {
@@ -95,7 +96,7 @@ pub fn load_sources(sources: &[PathBuf]) -> Vec<Loaded> {
         match trace_files(source) {
             Ok(files) => out.extend(files.iter().map(|f| load_file(f))),
             Err(message) => {
-                let origin = Origin::File(source.clone());
+                let origin = Origin::File(std::sync::Arc::new(source.clone()));
                 let mut batch = Batch::default();
                 batch.problems.push(Problem::error(&origin, None, message));
                 out.push(Loaded {

@@ -185,7 +185,7 @@ fn other_corpora_are_not_claimed_by_log_formats() {
     ] {
         for path in files::trace_files(&root.join(dir)).unwrap() {
             let bytes = std::fs::read(&path).unwrap();
-            let origin = toolcap::model::Origin::File(path.clone());
+            let origin = toolcap::model::Origin::File(std::sync::Arc::new(path.clone()));
             let input = formats::Input::new(&origin, &bytes, None);
             for format in formats::REGISTRY
                 .iter()
@@ -207,7 +207,7 @@ fn other_corpora_are_not_claimed_by_log_formats() {
 
 #[test]
 fn hostile_inputs_do_not_panic() {
-    let origin = toolcap::model::Origin::File("hostile.json".into());
+    let origin = toolcap::model::Origin::File(std::sync::Arc::new("hostile.json".into()));
     let deep = "[".repeat(100_000);
     let cases: Vec<Vec<u8>> = vec![
         br#"{"messages": [{"role": "assistant", "tool_calls": [{"function": 5}]}]}"#.to_vec(),
@@ -292,7 +292,7 @@ fn a_tailed_jsonl_chunk_adds_to_the_same_run_in_order() {
     let text = String::from_utf8(bytes.clone()).unwrap();
     // Split after the fourth line (the first tools/call), as a tailer would hand it over.
     let cut: usize = text.lines().take(4).map(|l| l.len() + 1).sum();
-    let origin = toolcap::model::Origin::File(path.clone());
+    let origin = toolcap::model::Origin::File(std::sync::Arc::new(path.clone()));
     let mcp = formats::by_name("mcp").unwrap();
     let first = formats::load_bytes(origin.clone(), &bytes[..cut]);
     assert_eq!(first.detection.format, Some("mcp"));

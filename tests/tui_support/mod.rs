@@ -64,7 +64,7 @@ fn llm(
         start,
         end,
     );
-    s.llm = Some(LlmFacts {
+    s.llm = Some(Box::new(LlmFacts {
         provider: Some("openai".into()),
         model: Some("gpt-4o".into()),
         input_tokens: Some(120),
@@ -77,11 +77,12 @@ fn llm(
             })
             .collect(),
         ..Default::default()
-    });
+    }));
     s.identity = Identity {
         attempt_index: Some(attempt),
         ..Default::default()
-    };
+    }
+    .into();
     s.input = Payload::inline(
         "gen_ai.input.messages",
         r#"[{"role":"user","content":"Plan a trip to the coast"}]"#,
@@ -107,11 +108,11 @@ fn tool(
         start,
         end,
     );
-    s.tool = Some(ToolFacts {
+    s.tool = Some(Box::new(ToolFacts {
         name: Some(name.into()),
         call_id: Some(call.into()),
         requested_by: None,
-    });
+    }));
     s.input = Payload::inline("gen_ai.tool.call.arguments", args);
     s
 }
@@ -169,18 +170,18 @@ pub fn sample_batch() -> Batch {
         ),
     ];
     spans[4].status = SpanStatus::Error;
-    spans[4].error = Some(ErrorInfo {
+    spans[4].error = Some(Box::new(ErrorInfo {
         error_type: Some("TimeoutError".into()),
         message: Some("upstream timed out".into()),
-    });
+    }));
     spans[3].output = Payload::inline(
         "gen_ai.tool.call.result",
         r#"{"flights": ["LA123", "LA456"]}"#,
     );
-    spans[5].retrieval = Some(RetrievalFacts {
+    spans[5].retrieval = Some(Box::new(RetrievalFacts {
         query: Some("visa rules for Peru".into()),
         document_count: Some(3),
-    });
+    }));
     spans[5].output = Payload::inline(
         "documents",
         "[\"doc one\", \"doc t…[truncated, 9000 bytes total]",

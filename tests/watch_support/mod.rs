@@ -105,7 +105,7 @@ impl Recorder {
                 for span in batch.spans {
                     self.delivered += 1;
                     let key = match &span.origin {
-                        Some(Origin::File(path)) => path.clone(),
+                        Some(Origin::File(path)) => (**path).clone(),
                         Some(Origin::Endpoint(url)) => PathBuf::from(url),
                         None => PathBuf::new(),
                     };

@@ -50,11 +50,11 @@ pub fn build_request(
                 .iter()
                 .find(|kv| kv.key == "service.name")
                 .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
-                .map(|t| t.decoded().into_owned())
+                .map(|t| Arc::<str>::from(t.decoded().as_ref()))
         });
         for scope_spans in &resource_spans.scope_spans {
             for wire_span in &scope_spans.spans {
-                match build_span(wire_span, service.as_deref(), ctx, leniencies) {
+                match build_span(wire_span, service.as_ref(), ctx, leniencies) {
                     Ok(span) => {
                         if span.parent_span_id.as_deref() == Some(span.span_id.as_str()) {
                             batch.problems.push(Problem::warning(
@@ -118,7 +118,7 @@ pub fn id_problem(
 
 fn build_span(
     ws: &wire::Span,
-    service: Option<&str>,
+    service: Option<&Arc<str>>,
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
 ) -> Result<Span, String> {
@@ -142,13 +142,13 @@ fn build_span(
         ctx,
         span_hex: &span_hex,
     };
-    let attributes: Vec<(String, AttrValue)> = ws
+    let attributes: Vec<(Arc<str>, AttrValue)> = ws
         .attributes
         .iter()
         .map(|kv| {
             let locator = || format!("{span_hex}/a/{}", kv.key);
             (
-                kv.key.to_string(),
+                intern_field(&kv.key),
                 payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
             )
         })
@@ -159,7 +159,7 @@ fn build_span(
         .iter()
         .zip(&attributes)
         .filter_map(|(kv, (_, value))| match value {
-            AttrValue::Payload(payload) => Some((kv.key.as_ref(), payload.clone())),
+            AttrValue::Payload(payload) => Some((kv.key.as_ref(), (**payload).clone())),
             _ => None,
         })
         .collect();
@@ -200,7 +200,7 @@ fn build_span(
         },
         start_unix_nano: time(&ws.start_time_unix_nano),
         end_unix_nano: time(&ws.end_time_unix_nano),
-        service: service.map(str::to_owned),
+        service: service.cloned(),
         attributes,
         events,
         format: ctx.format,
@@ -256,7 +256,7 @@ impl Payloads<'_> {
         };
         if let Some(text) = &value.string_value {
             if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
-                return AttrValue::Payload(self.payload(key, text, locator));
+                return AttrValue::Payload(Box::new(self.payload(key, text, locator)));
             }
             return AttrValue::Str(text.decoded().into_owned());
         }
@@ -288,7 +288,7 @@ impl Payloads<'_> {
     }
 }
 
-/// Payload field names repeat on every span: share one allocation per name (per thread, and
+/// Attribute keys and payload field names repeat on every span: share one allocation per name (per thread, and
 /// only for the first few thousand names, so hostile input cannot grow it without bound).
 fn intern_field(field: &str) -> Arc<str> {
     const MAX_NAMES: usize = 4096;

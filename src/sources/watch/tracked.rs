@@ -84,7 +84,7 @@ impl TrackedFile {
         };
         TrackedFile {
             path: path.to_path_buf(),
-            origin: Origin::File(path.to_path_buf()),
+            origin: Origin::File(std::sync::Arc::new(path.to_path_buf())),
             extension,
             mode,
             emitted: false,
