@@ -61,7 +61,16 @@ fn draw(
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
     let state = DiffViewState::new(report);
     terminal
-        .draw(|frame| render(frame, frame.area(), report, &state, reveal))
+        .draw(|frame| {
+            render(
+                frame,
+                frame.area(),
+                report,
+                &state,
+                reveal,
+                &toolcap::tui::theme::Theme::default(),
+            )
+        })
         .expect("draw");
     let buffer = terminal.backend().buffer().clone();
     let mut text = String::new();

@@ -5,13 +5,14 @@
 use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
 
 use crate::gold::align::{Alignment, RowKind};
 use crate::gold::report::{DiffReport, fmt2};
 use crate::redact::{Reveal, sanitize_line};
+use crate::tui::theme::{Role, Theme};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DiffViewState {
@@ -93,25 +94,25 @@ pub fn handle_key(state: &mut DiffViewState, report: &mut DiffReport, key: KeyCo
     DiffAction::None
 }
 
-pub fn kind_style(kind: RowKind) -> Style {
-    let color = match kind {
-        RowKind::Match => Color::Green,
-        RowKind::ArgMismatch => Color::Yellow,
-        RowKind::WrongTool => Color::Magenta,
-        RowKind::Missing | RowKind::Failed => Color::Red,
-        RowKind::Extra => Color::Cyan,
-        RowKind::Moved => Color::Blue,
-    };
-    Style::default().fg(color)
+/// The theme slot each verdict is drawn with (so a theme file and NO_COLOR reach the view).
+pub fn kind_role(kind: RowKind) -> Role {
+    match kind {
+        RowKind::Match => Role::StatusOk,
+        RowKind::ArgMismatch | RowKind::WrongTool => Role::DiffChanged,
+        RowKind::Missing => Role::DiffRemoved,
+        RowKind::Failed => Role::StatusError,
+        RowKind::Extra => Role::DiffAdded,
+        RowKind::Moved => Role::DiffMoved,
+    }
 }
 
-fn header_lines(report: &DiffReport, reveal: Reveal) -> Vec<Line<'static>> {
+fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<'static>> {
     let m = &report.metrics;
     let a = &m.arguments;
     let status = if report.passed() {
-        Span::styled("✓ matches gold", Style::default().fg(Color::Green))
+        Span::styled("✓ matches gold", theme.style(Role::StatusOk))
     } else {
-        Span::styled("✗ differs from gold", Style::default().fg(Color::Red))
+        Span::styled("✗ differs from gold", theme.style(Role::StatusError))
     };
     let mut lines = vec![
         Line::from(vec![
@@ -185,7 +186,12 @@ fn header_lines(report: &DiffReport, reveal: Reveal) -> Vec<Line<'static>> {
     lines
 }
 
-fn detail_lines(report: &DiffReport, state: &DiffViewState, reveal: Reveal) -> Vec<Line<'static>> {
+fn detail_lines(
+    report: &DiffReport,
+    state: &DiffViewState,
+    reveal: Reveal,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let Some(row) = report.rows.get(state.selected_row) else {
         return vec![Line::from("no calls on either side")];
     };
@@ -211,7 +217,7 @@ fn detail_lines(report: &DiffReport, state: &DiffViewState, reveal: Reveal) -> V
             lines.push(Line::styled(
                 sanitize_line(&facts.join(" · ")),
                 if call.failed {
-                    Style::default().fg(Color::Red)
+                    theme.style(Role::StatusError)
                 } else {
                     Style::default()
                 },
@@ -237,8 +243,9 @@ pub fn render(
     report: &DiffReport,
     state: &DiffViewState,
     reveal: Reveal,
+    theme: &Theme,
 ) {
-    let header = header_lines(report, reveal);
+    let header = header_lines(report, reveal, theme);
     let [top, middle, bottom] = Layout::vertical([
         Constraint::Length(header.len() as u16),
         Constraint::Min(3),
@@ -258,7 +265,7 @@ pub fn render(
                 Cell::from(sanitize_line(&report.actual_cell(row, reveal))),
                 Cell::from(sanitize_line(&report.verdict_label(row))),
             ])
-            .style(kind_style(row.kind))
+            .style(theme.style(kind_role(row.kind)))
         })
         .collect();
     let table = Table::new(
@@ -294,7 +301,7 @@ pub fn render(
         })
         .unwrap_or_default();
     frame.render_widget(
-        Paragraph::new(detail_lines(report, state, reveal))
+        Paragraph::new(detail_lines(report, state, reveal, theme))
             .block(Block::default().borders(Borders::TOP).title(title)),
         bottom,
     );

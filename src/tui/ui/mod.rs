@@ -32,7 +32,14 @@ pub fn render(frame: &mut Frame, app: &App) {
             regions.status.y.min(frame.area().height),
         );
         frame.render_widget(Clear, body);
-        super::diff::render(frame, body, &overlay.report, &overlay.state, app.reveal);
+        super::diff::render(
+            frame,
+            body,
+            &overlay.report,
+            &overlay.state,
+            app.reveal,
+            &app.config.theme,
+        );
     }
     if app.show_help {
         help::render(frame, frame.area(), app);
