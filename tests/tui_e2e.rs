@@ -155,8 +155,9 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     );
 
     tmux.send(&["r"]);
-    let revealed = tmux.wait_for("the revealed argument", |s| s.contains(HIDDEN_ARGUMENT));
-    assert!(revealed.contains("REVEALED"), "{revealed}");
+    // The status bar is the last row drawn: once it says REVEALED the whole frame is there.
+    let revealed = tmux.wait_for("the revealed argument", |s| s.contains("REVEALED"));
+    assert!(revealed.contains(HIDDEN_ARGUMENT), "{revealed}");
     tmux.send(&["r"]);
     redacted(&tmux.wait_for("redacted mode again", |s| s.contains("REDACTED")));
 
