@@ -461,3 +461,47 @@ fn grpc_garbage_is_invalid_argument() {
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
     assert!(sink.received.lock().unwrap().is_empty());
 }
+
+#[test]
+fn protobuf_canonical_json_is_accepted_with_a_warning() {
+    // Base64 ids and enum names, as `json_format.MessageToJson` writes them; it holds the same
+    // spans as the SDK's first protobuf body.
+    let canonical = std::fs::read(
+        "tests/fixtures/corpus/otlp-python-sdk/negative-proto3-canonical-json/0001-v1_traces.proto3-canonical.json",
+    )
+    .unwrap();
+    let sink = Arc::new(CollectingSink::default());
+    let server = start(sink.clone(), None, 1 << 20);
+    let response = post(&server.http, &[JSON], &canonical);
+    assert_eq!(response.status, 200);
+    let body = response.json();
+    let rejected = &body["partialSuccess"]["rejectedSpans"];
+    assert!(rejected == "0" || rejected == 0, "{body}");
+    let warning = body["partialSuccess"]["errorMessage"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        !warning.is_empty(),
+        "a warning says what was tolerated: {body}"
+    );
+
+    let received = sink.received.lock().unwrap();
+    assert_eq!(received.len(), 1);
+    let expected = ExportTraceServiceRequest::decode(
+        &std::fs::read("tests/fixtures/corpus/otlp-python-sdk/http-protobuf/0001-v1_traces.pb")
+            .unwrap()[..],
+    )
+    .unwrap();
+    let ids = |request: &ExportTraceServiceRequest| {
+        let mut ids: Vec<Vec<u8>> = request
+            .resource_spans
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .flat_map(|s| &s.spans)
+            .map(|span| span.span_id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&received[0].request), ids(&expected));
+}

@@ -117,19 +117,32 @@ fn has_zlib_header(body: &[u8]) -> bool {
     }
 }
 
-/// Decodes an uncompressed body.
-pub fn decode(body: &[u8], body_type: BodyType) -> Result<ExportTraceServiceRequest, DecodeError> {
+/// Decodes an uncompressed body. Protobuf-canonical JSON (base64 ids, enum names) is accepted
+/// as trace files accept it; what had to be tolerated comes back as warnings for
+/// `partialSuccess.errorMessage`.
+pub fn decode(
+    body: &[u8],
+    body_type: BodyType,
+) -> Result<(ExportTraceServiceRequest, Vec<String>), DecodeError> {
     match body_type {
-        BodyType::Protobuf => {
-            ExportTraceServiceRequest::decode(body).map_err(|err| DecodeError::Undecodable {
+        BodyType::Protobuf => ExportTraceServiceRequest::decode(body)
+            .map(|request| (request, Vec::new()))
+            .map_err(|err| DecodeError::Undecodable {
                 what: "protobuf",
                 reason: err.to_string(),
-            })
-        }
-        BodyType::Json => serde_json::from_slice(body).map_err(|err| DecodeError::Undecodable {
-            what: "OTLP/JSON",
-            reason: err.to_string(),
-        }),
+            }),
+        // Spec OTLP/JSON decodes exactly (every field kept for the spool); only what that
+        // rejects goes through the tolerant file decoder, which keeps what the views need.
+        BodyType::Json => serde_json::from_slice(body)
+            .map(|request| (request, Vec::new()))
+            .or_else(|strict| {
+                crate::formats::otlp::decode_request_json(body).map_err(|_| {
+                    DecodeError::Undecodable {
+                        what: "OTLP/JSON",
+                        reason: strict.to_string(),
+                    }
+                })
+            }),
     }
 }
 

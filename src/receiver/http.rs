@@ -127,8 +127,15 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
     // Inflating and decoding up to 20 MiB is CPU work; keep it off the async workers.
     let decoded = tokio::task::spawn_blocking(move || {
         let body = decode::decompress(raw, compression, limit)?;
-        let mut request = decode::decode(&body, body_type)?;
-        let validation = decode::retain_valid_spans(&mut request);
+        let (mut request, warnings) = decode::decode(&body, body_type)?;
+        let mut validation = decode::retain_valid_spans(&mut request);
+        // `rejectedSpans: 0` with a message is the spec's way to warn the client.
+        for warning in warnings {
+            if !validation.message.is_empty() {
+                validation.message.push_str("; ");
+            }
+            validation.message.push_str(&warning);
+        }
         Ok::<_, DecodeError>((request, validation))
     })
     .await;
