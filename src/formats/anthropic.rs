@@ -30,13 +30,9 @@ impl Format for AnthropicMessages {
         message_log::detect_dialect(input, Dialect::Anthropic)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_log::read_or_fail(input) {
-            Ok(read) => read,
-            Err(batch) => return *batch,
-        };
-        let mut conversation = read(input, &doc);
-        conversation.problems.splice(0..0, problems);
-        message_log::build(input, self.name(), "anthropic messages", conversation)
+        message_log::parse_document(input, self.name(), |doc| {
+            (read(input, doc), "anthropic messages")
+        })
     }
 }
 

@@ -26,13 +26,7 @@ impl Format for GeminiContents {
         message_log::detect_dialect(input, Dialect::Gemini)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_log::read_or_fail(input) {
-            Ok(read) => read,
-            Err(batch) => return *batch,
-        };
-        let mut conversation = read(input, &doc);
-        conversation.problems.splice(0..0, problems);
-        message_log::build(input, self.name(), "gemini", conversation)
+        message_log::parse_document(input, self.name(), |doc| (read(input, doc), "gemini"))
     }
 }
 

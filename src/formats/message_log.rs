@@ -308,6 +308,22 @@ fn root_name(input: &Input, label: &str) -> String {
     }
 }
 
+/// The whole parse of a document-shaped log: read it (an unreadable document is the batch's
+/// only problem), let the dialect's reader turn it into a conversation with a label, build.
+pub fn parse_document(
+    input: &Input,
+    format: &'static str,
+    read: impl FnOnce(&Doc) -> (Conversation, &'static str),
+) -> Batch {
+    let (doc, problems) = match read_or_fail(input) {
+        Ok(read) => read,
+        Err(batch) => return *batch,
+    };
+    let (mut conversation, label) = read(&doc);
+    conversation.problems.splice(0..0, problems);
+    build(input, format, label, conversation)
+}
+
 /// Turns a conversation into spans: root, one `llm` span per turn, one `tool` span per call.
 /// Warns "0 tool calls found" when the log holds none.
 pub fn build(

@@ -30,17 +30,13 @@ impl Format for OpenAiChat {
         message_log::detect_dialect(input, Dialect::OpenAi)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_log::read_or_fail(input) {
-            Ok(read) => read,
-            Err(batch) => return *batch,
-        };
-        let (mut conversation, label) = if openai_responses::is_responses(&doc.root) {
-            (openai_responses::read(input, &doc), "openai responses")
-        } else {
-            (read(input, &doc), "openai chat")
-        };
-        conversation.problems.splice(0..0, problems);
-        message_log::build(input, self.name(), label, conversation)
+        message_log::parse_document(input, self.name(), |doc| {
+            if openai_responses::is_responses(&doc.root) {
+                (openai_responses::read(input, doc), "openai responses")
+            } else {
+                (read(input, doc), "openai chat")
+            }
+        })
     }
 }
 
