@@ -10,7 +10,7 @@ use crate::gold::source::GoldFile;
 use crate::tui::diff::{DiffAction, DiffViewState, handle_key};
 
 /// How many visible list rows get a gold score computed per refresh: scores need payloads
-/// (arguments), so only what is on screen is scored, and each once per store generation.
+/// (arguments), so only what is on screen is scored, and each again only when it changed.
 const SCORED_ROWS: usize = 200;
 
 /// Everything the overlay needs; dropped when it closes.
@@ -26,8 +26,8 @@ pub struct DiffOverlay {
 pub struct GoldContext {
     pub file: Option<GoldFile>,
     sidecars: SidecarCache,
-    /// Invocation id → (store generation, its score and pass/fail if it has a gold).
-    scores: std::collections::HashMap<String, (u64, Option<(f64, bool)>)>,
+    /// Invocation id → (its content version, its score and pass/fail if it has a gold).
+    scores: std::collections::HashMap<String, (ContentVersion, Option<(f64, bool)>)>,
 }
 
 impl GoldContext {
@@ -107,9 +107,17 @@ pub(super) fn key(app: &mut App, code: KeyCode) {
     }
 }
 
-/// Scores the visible list rows that have a gold (once per store generation each).
+/// What a run's score depends on: its spans (which only grow or get re-read) and its gold.
+/// A live source touching *other* runs must not make every visible row re-read payloads.
+type ContentVersion = (usize, bool);
+
+fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
+    let inv = app.store.get(id)?;
+    Some((inv.spans.len(), inv.gold.is_some()))
+}
+
+/// Scores the visible list rows that have a gold (again only when a run's content changed).
 pub(super) fn refresh_scores(app: &mut App) {
-    let generation = app.store.generation();
     let start = app.list.offset;
     let ids: Vec<String> = app
         .list
@@ -121,12 +129,15 @@ pub(super) fn refresh_scores(app: &mut App) {
             app.gold
                 .scores
                 .get(*id)
-                .is_none_or(|&(g, _)| g != generation)
+                .is_none_or(|&(version, _)| Some(version) != content_version(app, id))
         })
         .cloned()
         .collect();
     for id in ids {
+        let Some(version) = content_version(app, &id) else {
+            continue;
+        };
         let scored = report(app, &id).map(|r| (r.metrics.score, r.passed()));
-        app.gold.scores.insert(id, (generation, scored));
+        app.gold.scores.insert(id, (version, scored));
     }
 }
