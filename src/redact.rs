@@ -55,6 +55,19 @@ pub fn mask_text(text: &str, mode: Reveal) -> Cow<'_, str> {
     mask::mask(text, mode == Reveal::Redacted)
 }
 
+/// A span's error message as views show it: masked like any free text; when the message is
+/// the failed tool's result (a payload), redacted views get only its size.
+pub fn error_message(error: &crate::model::ErrorInfo, mode: Reveal) -> Option<String> {
+    let message = error.message.as_deref()?;
+    if error.message_is_result && mode == Reveal::Redacted {
+        return Some(format!(
+            "tool result hidden ({} chars; reveal to show)",
+            message.chars().count()
+        ));
+    }
+    Some(mask_text(message, mode).into_owned())
+}
+
 /// Free text ready for a one-line terminal cell under `mode`: masked, then made inert.
 pub fn shown_line(text: &str, mode: Reveal) -> String {
     sanitize_line(&mask_text(text, mode))

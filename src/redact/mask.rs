@@ -72,6 +72,8 @@ struct Scanner<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
+    /// End of the last range returned: ranges never overlap.
+    floor: usize,
 }
 
 /// Characters of a credential-like token (base64, base64url, hex, dotted JWTs).
@@ -127,6 +129,7 @@ impl<'a> Scanner<'a> {
             text,
             bytes: text.as_bytes(),
             at: 0,
+            floor: 0,
         }
     }
 
@@ -261,7 +264,24 @@ impl<'a> Scanner<'a> {
                     break;
                 }
             }
-            while j < b.len() && !matches!(b[j], b' ' | b'\t' | b'\n' | b'\r' | b',' | b';' | b'&' | b'}' | b']' | b')' | b'"' | b'\'' | b'<' | b'>') {
+            while j < b.len()
+                && !matches!(
+                    b[j],
+                    b' ' | b'\t'
+                        | b'\n'
+                        | b'\r'
+                        | b','
+                        | b';'
+                        | b'&'
+                        | b'}'
+                        | b']'
+                        | b')'
+                        | b'"'
+                        | b'\''
+                        | b'<'
+                        | b'>'
+                )
+            {
                 j += 1;
             }
             // Keep the scan on char boundaries.
@@ -293,7 +313,12 @@ impl<'a> Scanner<'a> {
         let user_start = at + scheme_len + 3;
         let authority_len = b[user_start..]
             .iter()
-            .take_while(|&&c| !matches!(c, b'/' | b'?' | b'#' | b' ' | b'\n' | b'"' | b'\'' | b'<' | b'>'))
+            .take_while(|&&c| {
+                !matches!(
+                    c,
+                    b'/' | b'?' | b'#' | b' ' | b'\n' | b'"' | b'\'' | b'<' | b'>'
+                )
+            })
             .count();
         let authority = &self.text[user_start..user_start + authority_len];
         let at_sign = authority.rfind('@')?;
@@ -345,7 +370,7 @@ impl<'a> Scanner<'a> {
                 }
             })
             .sum();
-        (sum % 10 == 0).then_some(end - at)
+        sum.is_multiple_of(10).then_some(end - at)
     }
 
     /// International numbers (`+` then 8–15 digits) and grouped national ones such as
@@ -378,7 +403,8 @@ impl<'a> Scanner<'a> {
                 }
                 groups.push(0);
             } else if matches!(c, b' ' | b'-' | b'.')
-                && b.get(i + 1).is_some_and(|&n| n.is_ascii_digit() || n == b'(')
+                && b.get(i + 1)
+                    .is_some_and(|&n| n.is_ascii_digit() || n == b'(')
                 && *groups.last().expect("never empty") > 0
             {
                 groups.push(0);
@@ -405,7 +431,8 @@ impl<'a> Scanner<'a> {
     /// An e-mail address around the `@` at `at_sign`: start and end of the whole address.
     fn email_around(&self, at_sign: usize) -> Option<(usize, usize)> {
         let b = self.bytes;
-        let local = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-');
+        let local =
+            |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-');
         let mut start = at_sign;
         while start > 0 && local(b[start - 1]) {
             start -= 1;
@@ -441,12 +468,15 @@ impl Iterator for Scanner<'_> {
                 while !self.text.is_char_boundary(self.at) {
                     self.at += 1;
                 }
+                self.floor = at + hit.len;
                 return Some((at + hit.keep, at + hit.len, hit.found));
             }
             if b[at] == b'@'
                 && let Some((start, end)) = self.email_around(at)
             {
                 self.at = end;
+                let start = start.max(self.floor);
+                self.floor = end;
                 return Some((start, end, Found::Personal));
             }
             // Skip the rest of this token: matches only start at boundaries.
@@ -522,12 +552,21 @@ mod tests {
         }
         let pem = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nafter";
         let masked = revealed(pem);
-        assert!(!masked.contains("MIIEow") && masked.ends_with("\nafter"), "{masked}");
+        assert!(
+            !masked.contains("MIIEow") && masked.ends_with("\nafter"),
+            "{masked}"
+        );
         let cut = "-----BEGIN PRIVATE KEY-----\nMIIEvQ";
         assert!(!revealed(cut).contains("MIIEvQ"));
         let url = "connect postgres://admin:s3cret@db.local:5432/app failed";
-        assert_eq!(revealed(url), "connect postgres://••••••@db.local:5432/app failed");
-        assert_eq!(revealed("see https://example.com/a@b"), "see https://example.com/a@b");
+        assert_eq!(
+            revealed(url),
+            "connect postgres://••••••@db.local:5432/app failed"
+        );
+        assert_eq!(
+            revealed("see https://example.com/a@b"),
+            "see https://example.com/a@b"
+        );
     }
 
     #[test]
@@ -560,7 +599,22 @@ mod tests {
 
     #[test]
     fn masking_is_safe_on_any_text() {
-        for text in ["", "=", ":", "pw=", "password:", "@", "a@b", "-----BEGIN ", "é@ü.de", "bearer ", "\\\"token\\\":\\\"", "+", "(", "4"] {
+        for text in [
+            "",
+            "=",
+            ":",
+            "pw=",
+            "password:",
+            "@",
+            "a@b",
+            "-----BEGIN ",
+            "é@ü.de",
+            "bearer ",
+            "\\\"token\\\":\\\"",
+            "+",
+            "(",
+            "4",
+        ] {
             let _ = redacted(text);
             let _ = shown_line(text, super::super::Reveal::Redacted);
         }

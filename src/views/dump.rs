@@ -123,7 +123,7 @@ pub fn to_json(store: &Store, mode: Reveal) -> Value {
         .iter()
         .map(|p| {
             json!({
-                "source": p.source, "line": p.line, "message": p.message,
+                "source": p.source, "line": p.line, "message": redact::shown_data(&p.message, mode),
                 "severity": match p.severity { Severity::Error => "error", Severity::Warning => "warning" },
             })
         })
@@ -149,28 +149,31 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         .map(|row| {
             let span = &inv.spans[row.span];
             let llm = span.llm.as_ref();
+            let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
             json!({
                 "span_id": span.span_id,
                 "parent_span_id": span.parent_span_id,
                 "depth": row.depth,
                 "orphan": row.orphan,
-                "name": span.name,
+                "name": redact::shown_data(&span.name, mode),
                 "kind": span.kind.as_str(),
                 "status": span.status.as_str(),
                 "health": inv.health_of(row.span).as_str(),
-                "error_type": span.error_type(),
-                "error_message": span.error_message(),
+                "error_type": text(span.error_type()),
+                "error_message": span.error.as_ref()
+                    .and_then(|e| redact::error_message(e, mode))
+                    .map(|m| redact::shown_data(&m, mode)),
                 "start_unix_nano": span.start_unix_nano,
                 "duration_ms": round3(span.duration_ms()),
-                "tool_name": span.tool_name(),
+                "tool_name": text(span.tool_name()),
                 "tool_call_id": span.tool_call_id(),
                 "requested_by": span.tool.as_ref().and_then(|t| t.requested_by.as_deref()),
-                "model": span.model(),
-                "provider": llm.and_then(|l| l.provider.as_deref()),
+                "model": text(span.model()),
+                "provider": text(llm.and_then(|l| l.provider.as_deref())),
                 "input_tokens": llm.and_then(|l| l.input_tokens),
                 "output_tokens": llm.and_then(|l| l.output_tokens),
                 "requested_tool_calls": llm.map(|l| l.requested_tool_calls.iter()
-                    .map(|c| json!({"id": c.id, "name": c.name})).collect::<Vec<_>>()),
+                    .map(|c| json!({"id": c.id, "name": redact::shown_data(&c.name, mode)})).collect::<Vec<_>>()),
                 "attempt_index": span.identity.attempt_index,
                 "input": payload_json(&span.input, mode),
                 "output": payload_json(&span.output, mode),
@@ -179,7 +182,7 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         .collect();
     let mut doc = json!({
         "id": inv.id,
-        "name": summary.name,
+        "name": redact::shown_data(&summary.name, mode),
         "status": summary.health.as_str(),
         "format": summary.formats.first().copied().unwrap_or("unknown"),
         "formats": summary.formats,
@@ -193,14 +196,16 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         },
         "tokens": {"input": summary.input_tokens, "output": summary.output_tokens},
         "tool_calls": summary.tool_calls.iter().map(|c| json!({
-            "name": c.name, "call_id": c.call_id,
+            "name": redact::shown_data(&c.name, mode), "call_id": c.call_id,
             "status": if c.failed { "error" } else { "ok" }, "span_id": c.span_id,
         })).collect::<Vec<_>>(),
         "spans": spans,
     });
     if let Some(eval) = &inv.eval {
         doc["eval"] = json!({
-            "passed": eval.passed, "score": eval.score, "label": eval.label, "reason": eval.reason,
+            "passed": eval.passed, "score": eval.score,
+            "label": redact::shown_data(&eval.label, mode),
+            "reason": redact::shown_data(&eval.reason, mode),
         });
     }
     doc
@@ -259,7 +264,7 @@ pub fn to_text(store: &Store, mode: Reveal) -> String {
     if !problems.is_empty() {
         let _ = writeln!(out, "problems ({}):", problems.len());
         for p in problems {
-            let _ = writeln!(out, "  {}", redact::sanitize_line(&p.to_string()));
+            let _ = writeln!(out, "  {}", redact::shown_line(&p.to_string(), mode));
         }
     }
     if store.is_empty() {
@@ -274,7 +279,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal) {
         out,
         "{} {} [{}] {:.1} ms · {} spans · {} tool calls",
         s.health.glyph(),
-        redact::sanitize_line(&s.name),
+        redact::shown_line(&s.name, mode),
         s.health.as_str(),
         s.duration_ms(),
         s.counts.spans,
@@ -297,25 +302,31 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal) {
             out,
             "  eval: {} {}{}",
             if eval.passed { "PASS" } else { "FAIL" },
-            redact::sanitize_line(&eval.label),
+            redact::shown_line(&eval.label, mode),
             if eval.reason.is_empty() {
                 String::new()
             } else {
-                format!(" — {}", redact::sanitize_line(&eval.reason))
+                format!(" — {}", redact::shown_line(&eval.reason, mode))
             }
         );
     }
     for row in &inv.tree().rows {
         let span = &inv.spans[row.span];
         let _ = write!(out, "  {}", "  ".repeat(row.depth.min(64)));
-        write_span_line(out, span, inv.health_of(row.span), row.orphan);
+        write_span_line(out, span, inv.health_of(row.span), row.orphan, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth);
         }
     }
 }
 
-fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, orphan: bool) {
+fn write_span_line(
+    out: &mut String,
+    span: &Span,
+    health: crate::model::Health,
+    orphan: bool,
+    mode: Reveal,
+) {
     let status = match health {
         crate::model::Health::Error => "error",
         crate::model::Health::Degraded => "degraded",
@@ -325,18 +336,18 @@ fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, 
         out,
         "{} {} [{}] {:.1} ms",
         span.kind.glyph(),
-        redact::sanitize_line(&span.name),
+        redact::shown_line(&span.name, mode),
         status,
         span.duration_ms()
     );
     if let Some(tool) = span.tool_name() {
-        let _ = write!(out, " tool={}", redact::sanitize_line(tool));
+        let _ = write!(out, " tool={}", redact::shown_line(tool, mode));
     }
     if let Some(id) = span.tool_call_id() {
         let _ = write!(out, " call_id={}", redact::sanitize_line(id));
     }
     if let Some(model) = span.model() {
-        let _ = write!(out, " model={}", redact::sanitize_line(model));
+        let _ = write!(out, " model={}", redact::shown_line(model, mode));
     }
     if let Some(attempt) = span.identity.attempt_index {
         let _ = write!(out, " attempt={attempt}");
@@ -346,12 +357,16 @@ fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, 
     }
     if span.status.is_error() {
         let kind = span.error_type().unwrap_or("error");
-        let message = span.error_message().unwrap_or("");
+        let message = span
+            .error
+            .as_ref()
+            .and_then(|e| redact::error_message(e, mode))
+            .unwrap_or_default();
         let _ = write!(
             out,
             " ✗ {}: {}",
-            redact::sanitize_line(kind),
-            redact::sanitize_line(message)
+            redact::shown_line(kind, mode),
+            redact::shown_line(&message, mode)
         );
     }
     out.push('\n');

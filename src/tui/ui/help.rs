@@ -81,7 +81,10 @@ pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
                 crate::model::Severity::Error => Role::StatusError,
                 crate::model::Severity::Warning => Role::StatusDegraded,
             };
-            Line::styled(redact::sanitize_line(&p.to_string()), theme.style(role))
+            Line::styled(
+                redact::shown_line(&p.to_string(), app.reveal),
+                theme.style(role),
+            )
         })
         .collect()
 }
