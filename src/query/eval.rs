@@ -8,56 +8,41 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 use crate::model::{AttrValue, Health, Payload, Span};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::Invocation;
+use crate::triage::{Facets, GoldOutcome};
 
 use super::Query;
-use super::parse::{Expr, Facet, Metric, Term};
+use super::parse::{Expr, IsFacet, Metric, Term};
 
-/// The failure facets of one run, as `is:` reads them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FacetFlags {
-    /// The run's root failed.
-    pub error: bool,
-    /// Some span failed, the root did not.
-    pub degraded: bool,
-    pub eval_failed: bool,
-    pub gold_mismatch: bool,
+/// Where `is:gold-mismatch` learns a run's gold outcome: comparing with a gold needs payloads
+/// and gold files the query does not own, so the caller (the TUI's score cache, `check`) says.
+pub trait GoldOutcomes: Sync {
+    fn gold(&self, inv: &Invocation) -> GoldOutcome;
 }
 
-impl FacetFlags {
-    pub fn failing(&self) -> bool {
-        self.error || self.degraded || self.eval_failed || self.gold_mismatch
-    }
-    fn has(&self, facet: Facet) -> bool {
-        match facet {
-            Facet::Failing => self.failing(),
-            Facet::Error => self.error,
-            Facet::Degraded => self.degraded,
-            Facet::EvalFailed => self.eval_failed,
-            Facet::GoldMismatch => self.gold_mismatch,
-            Facet::Ok => !self.failing(),
-        }
-    }
-}
-
-/// Where `is:` gets a run's facets: the caller knows about gold outcomes the store does not.
-pub trait FacetSource: Sync {
-    fn facets(&self, inv: &Invocation) -> FacetFlags;
-}
-
-/// Facets the store alone can tell: span health and the evaluator's verdict. Gold mismatch
-/// needs a gold comparison, which this source does not run, so it is never set here.
+/// No gold comparison known: `is:gold-mismatch` matches nothing.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct StoreFacets;
+pub struct NoGold;
 
-impl FacetSource for StoreFacets {
-    fn facets(&self, inv: &Invocation) -> FacetFlags {
-        let health = inv.summary().health;
-        FacetFlags {
-            error: health == Health::Error,
-            degraded: health == Health::Degraded,
-            eval_failed: inv.eval.as_ref().is_some_and(|e| !e.passed),
-            gold_mismatch: false,
-        }
+impl GoldOutcomes for NoGold {
+    fn gold(&self, _inv: &Invocation) -> GoldOutcome {
+        GoldOutcome::Unknown
+    }
+}
+
+impl<F: Fn(&Invocation) -> GoldOutcome + Sync> GoldOutcomes for F {
+    fn gold(&self, inv: &Invocation) -> GoldOutcome {
+        self(inv)
+    }
+}
+
+fn has_facet(facets: &Facets, facet: IsFacet) -> bool {
+    match facet {
+        IsFacet::Failing => facets.failing(),
+        IsFacet::Error => facets.health == Health::Error,
+        IsFacet::Degraded => facets.health == Health::Degraded,
+        IsFacet::EvalFailed => facets.eval_failed(),
+        IsFacet::GoldMismatch => facets.gold_mismatch(),
+        IsFacet::Ok => !facets.failing(),
     }
 }
 
@@ -67,14 +52,14 @@ pub struct Context<'a> {
     /// Payload text is searched only when revealed, and only as the revealed view shows it
     /// (secrets masked).
     pub reveal: Reveal,
-    pub facets: &'a dyn FacetSource,
+    pub gold: &'a dyn GoldOutcomes,
 }
 
 impl Default for Context<'_> {
     fn default() -> Self {
         Context {
             reveal: Reveal::Redacted,
-            facets: &StoreFacets,
+            gold: &NoGold,
         }
     }
 }
@@ -245,15 +230,16 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             )
         }
         Term::Is(facet) => {
-            let flags = ctx.facets.facets(inv);
-            let holds = flags.has(*facet);
-            // Failed spans are what `is:` points at inside a matching run.
-            let spans = match facet {
-                Facet::Failing | Facet::Error | Facet::Degraded if holds => {
-                    spans_where(inv, |s| s.status.is_error())
+            let facets = Facets::of(inv, ctx.gold.gold(inv));
+            let holds = has_facet(&facets, *facet);
+            // Failed agent spans are what `is:` points at inside a matching run.
+            let mut spans = match facet {
+                IsFacet::Failing | IsFacet::Error | IsFacet::Degraded if holds => {
+                    facets.failed_spans
                 }
                 _ => Vec::new(),
             };
+            spans.sort_unstable();
             Outcome { holds, spans }
         }
         Term::Kind(kind) => span_level(spans_where(inv, |s| s.kind == *kind)),

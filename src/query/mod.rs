@@ -33,8 +33,8 @@ mod tests;
 
 use std::fmt;
 
-pub use eval::{Context, FacetFlags, FacetSource, Match, StoreFacets};
-pub use parse::{CmpOp, Expr, FIELDS, Facet, METRICS, Metric, Term};
+pub use eval::{Context, GoldOutcomes, Match, NoGold};
+pub use parse::{CmpOp, Expr, FIELDS, IsFacet, METRICS, Metric, Term};
 
 /// A query that failed to parse; `position` is a char index into the query text.
 #[derive(Debug, Clone, PartialEq, Eq)]

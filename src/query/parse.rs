@@ -18,7 +18,7 @@ pub enum Expr {
 
 /// Failure facets, as `is:` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Facet {
+pub enum IsFacet {
     /// Any of the failure facets below (span error, evaluator failure, gold mismatch).
     Failing,
     /// The run's root failed.
@@ -31,14 +31,14 @@ pub enum Facet {
     Ok,
 }
 
-impl Facet {
-    pub const NAMES: [(&'static str, Facet); 6] = [
-        ("failing", Facet::Failing),
-        ("error", Facet::Error),
-        ("degraded", Facet::Degraded),
-        ("eval-failed", Facet::EvalFailed),
-        ("gold-mismatch", Facet::GoldMismatch),
-        ("ok", Facet::Ok),
+impl IsFacet {
+    pub const NAMES: [(&'static str, IsFacet); 6] = [
+        ("failing", IsFacet::Failing),
+        ("error", IsFacet::Error),
+        ("degraded", IsFacet::Degraded),
+        ("eval-failed", IsFacet::EvalFailed),
+        ("gold-mismatch", IsFacet::GoldMismatch),
+        ("ok", IsFacet::Ok),
     ];
 }
 
@@ -84,7 +84,7 @@ pub enum Term {
     Text(String),
     /// A bare word: fuzzy over names, tools, model and service.
     Fuzzy(String),
-    Is(Facet),
+    Is(IsFacet),
     Kind(SpanKind),
     Tool(String),
     Model(String),
@@ -457,7 +457,7 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
     let value = raw_value.to_lowercase();
     let term = match field_lower.as_str() {
         "is" => {
-            let facet = Facet::NAMES
+            let facet = IsFacet::NAMES
                 .iter()
                 .find(|(n, _)| *n == value)
                 .map(|(_, f)| *f)
@@ -466,7 +466,7 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
                         value_pos,
                         format!(
                             "unknown `is:` value `{raw_value}` (one of {})",
-                            Facet::NAMES.map(|(n, _)| n).join(", ")
+                            IsFacet::NAMES.map(|(n, _)| n).join(", ")
                         ),
                     )
                 })?;

@@ -62,12 +62,12 @@ fn grammar_parses_every_field_operator_and_form() {
         ),
         ("((a))", fuzzy("a")),
         // Every field.
-        ("is:failing", term(Is(Facet::Failing))),
-        ("is:error", term(Is(Facet::Error))),
-        ("is:degraded", term(Is(Facet::Degraded))),
-        ("is:eval-failed", term(Is(Facet::EvalFailed))),
-        ("is:gold-mismatch", term(Is(Facet::GoldMismatch))),
-        ("IS:OK", term(Is(Facet::Ok))),
+        ("is:failing", term(Is(IsFacet::Failing))),
+        ("is:error", term(Is(IsFacet::Error))),
+        ("is:degraded", term(Is(IsFacet::Degraded))),
+        ("is:eval-failed", term(Is(IsFacet::EvalFailed))),
+        ("is:gold-mismatch", term(Is(IsFacet::GoldMismatch))),
+        ("IS:OK", term(Is(IsFacet::Ok))),
         ("kind:llm", term(Kind(SpanKind::Llm))),
         ("kind:Tool", term(Kind(SpanKind::Tool))),
         ("kind:retrieval", term(Kind(SpanKind::Retrieval))),
@@ -119,7 +119,7 @@ fn grammar_parses_every_field_operator_and_form() {
         (
             "is:failing -tool:search (model:gpt OR dur>2s)",
             Expr::And(vec![
-                term(Is(Facet::Failing)),
+                term(Is(IsFacet::Failing)),
                 not(term(Tool("search".into()))),
                 Expr::Or(vec![
                     term(Model("gpt".into())),
@@ -288,6 +288,7 @@ fn sample_store() -> Store {
                 score: Some(0.4),
                 label: "unhelpful".into(),
                 reason: "agent never confirmed the refund".into(),
+                ..Default::default()
             },
         )],
         ..Default::default()
@@ -300,7 +301,7 @@ fn run(store: &Store, query: &str, reveal: Reveal) -> Vec<(String, Vec<String>)>
     let q = Query::parse(query).unwrap_or_else(|e| panic!("{query:?}: {e}"));
     let ctx = Context {
         reveal,
-        facets: &StoreFacets,
+        gold: &NoGold,
     };
     store
         .oldest_first()
@@ -437,4 +438,35 @@ fn highlight_marks_substrings_and_fuzzy_characters() {
     let q = Query::parse("srch").unwrap();
     assert_eq!(q.highlight("search"), vec![0, 3, 4, 5]);
     assert!(Query::all().highlight("anything").is_empty());
+}
+
+#[test]
+fn gold_mismatch_comes_from_the_callers_gold_outcomes() {
+    use crate::store::Invocation;
+    use crate::triage::GoldOutcome;
+    let store = sample_store();
+    let t1_differs = |inv: &Invocation| {
+        if inv.id == "t1" {
+            GoldOutcome::Differs { score: 0.5 }
+        } else {
+            GoldOutcome::Unknown
+        }
+    };
+    let ctx = Context {
+        reveal: Reveal::Redacted,
+        gold: &t1_differs,
+    };
+    let matching = |q: &str| -> Vec<String> {
+        let q = Query::parse(q).unwrap();
+        let mut ids: Vec<String> = store
+            .invocations()
+            .filter(|inv| q.matches(inv, &ctx).is_some())
+            .map(|inv| inv.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(matching("is:gold-mismatch"), ["t1"]);
+    assert_eq!(matching("is:failing"), ["t1", "t2"]);
+    assert!(matching("is:ok").is_empty());
 }
