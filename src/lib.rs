@@ -12,5 +12,6 @@ pub mod receiver;
 pub mod redact;
 pub mod sources;
 pub mod store;
+pub mod triage;
 pub mod tui;
 pub mod views;
