@@ -147,7 +147,8 @@ pub struct RecordRef {
     pub path: Arc<PathBuf>,
     pub offset: u64,
     pub len: u64,
-    /// The record must be gunzipped after reading (the range then covers the whole file).
+    /// The record must be taken out of its container (gzip, zstd, Collector framing) after
+    /// reading; the range then covers the whole file.
     pub gzip: bool,
     /// Registry name of the format that can find a payload inside this record again.
     pub format: &'static str,
