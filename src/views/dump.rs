@@ -30,7 +30,10 @@ pub struct SourceReport {
     pub format: Option<&'static str>,
     pub reason: String,
     pub spans: usize,
+    /// Every problem of this source as `line N: message` (all severities).
     pub warnings: Vec<String>,
+    /// The severity of each entry of `warnings`.
+    pub severities: Vec<Severity>,
 }
 
 impl SourceReport {
@@ -49,6 +52,7 @@ impl SourceReport {
                     None => p.message.clone(),
                 })
                 .collect(),
+            severities: loaded.batch.problems.iter().map(|p| p.severity).collect(),
         }
     }
 }
@@ -86,6 +90,7 @@ fn explain_json(reports: &[SourceReport]) -> Value {
                 json!({
                     "source": r.source, "format": r.format, "reason": r.reason,
                     "spans": r.spans, "warnings": r.warnings,
+                    "severities": r.severities.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 })
             })
             .collect(),
@@ -103,8 +108,13 @@ fn explain_text(reports: &[SourceReport]) -> String {
             redact::sanitize_line(&r.reason),
             r.spans
         );
-        for w in &r.warnings {
-            let _ = writeln!(out, "    ! {}", redact::sanitize_line(w));
+        for (w, severity) in r.warnings.iter().zip(&r.severities) {
+            let _ = writeln!(
+                out,
+                "    {}: {}",
+                severity.as_str(),
+                redact::sanitize_line(w)
+            );
         }
     }
     out.push('\n');
@@ -124,7 +134,7 @@ pub fn to_json(store: &Store, mode: Reveal) -> Value {
         .map(|p| {
             json!({
                 "source": p.source, "line": p.line, "message": p.message,
-                "severity": match p.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "severity": p.severity.as_str(),
             })
         })
         .collect();
@@ -255,10 +265,13 @@ pub fn to_text(store: &Store, mode: Reveal) -> String {
         write_invocation(&mut out, inv, mode);
         out.push('\n');
     }
-    let problems = store.problems();
-    if !problems.is_empty() {
-        let _ = writeln!(out, "problems ({}):", problems.len());
-        for p in problems {
+    let (problems, notes): (Vec<_>, Vec<_>) = store.problems().iter().partition(|p| p.is_counted());
+    for (heading, list) in [("problems", problems), ("notes", notes)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{heading} ({}):", list.len());
+        for p in list {
             let _ = writeln!(out, "  {}", redact::sanitize_line(&p.to_string()));
         }
     }

@@ -416,9 +416,11 @@ pub(super) fn parse_document(
     match registry.iter().find(|f| f.detect(&input).is_some()) {
         Some(format) => format.parse(&input),
         None => {
-            batch
-                .problems
-                .push(Problem::error(origin, None, UNRECOGNISED));
+            batch.problems.push(formats::unrecognised(
+                origin,
+                &bytes,
+                input.extension.as_deref(),
+            ));
             batch
         }
     }
