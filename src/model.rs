@@ -147,7 +147,8 @@ pub struct RecordRef {
     pub path: Arc<PathBuf>,
     pub offset: u64,
     pub len: u64,
-    /// The record must be gunzipped after reading (the range then covers the whole file).
+    /// The record must be taken out of its container (gzip, zstd, Collector framing) after
+    /// reading; the range then covers the whole file.
     pub gzip: bool,
     /// Registry name of the format that can find a payload inside this record again.
     pub format: &'static str,
@@ -476,9 +477,18 @@ pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Vec<(Arc<str>, AttrV
 /// replaces it in the store, so a span is never counted twice.
 pub const PROVISIONAL_ATTR: &str = "toolcap.provisional";
 
+/// Attribute marking a span synthesized from an evaluator's record (the `arksim evaluation`
+/// span). It carries the verdict's status — error when the evaluation failed — but it is not
+/// part of the agent's run: its failure does not degrade its parents or the invocation's span
+/// health (that is the evaluator facet, see `triage::facets`).
+pub const EVALUATOR_ATTR: &str = "toolcap.evaluator";
+
 impl Span {
     pub fn is_provisional(&self) -> bool {
         matches!(self.attr(PROVISIONAL_ATTR), Some(AttrValue::Bool(true)))
+    }
+    pub fn is_evaluator(&self) -> bool {
+        matches!(self.attr(EVALUATOR_ATTR), Some(AttrValue::Bool(true)))
     }
 }
 
@@ -487,6 +497,8 @@ impl Span {
 pub struct EvalVerdict {
     pub passed: bool,
     pub score: Option<f64>,
+    /// The pass mark the evaluator reported with the score: a score under it fails.
+    pub threshold: Option<f64>,
     pub label: String,
     pub reason: String,
 }
