@@ -36,7 +36,10 @@ pub struct SourceReport {
     pub format: Option<&'static str>,
     pub reason: String,
     pub spans: usize,
+    /// Every problem of this source as `line N: message` (all severities).
     pub warnings: Vec<String>,
+    /// The severity of each entry of `warnings`.
+    pub severities: Vec<Severity>,
 }
 
 impl SourceReport {
@@ -55,6 +58,7 @@ impl SourceReport {
                     None => p.message.clone(),
                 })
                 .collect(),
+            severities: loaded.batch.problems.iter().map(|p| p.severity).collect(),
         }
     }
 }
@@ -166,6 +170,7 @@ fn explain_json(reports: &[SourceReport]) -> Value {
                 json!({
                     "source": r.source, "format": r.format, "reason": r.reason,
                     "spans": r.spans, "warnings": r.warnings,
+                    "severities": r.severities.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 })
             })
             .collect(),
@@ -183,8 +188,13 @@ fn explain_text(reports: &[SourceReport]) -> String {
             redact::sanitize_line(&r.reason),
             r.spans
         );
-        for w in &r.warnings {
-            let _ = writeln!(out, "    ! {}", redact::sanitize_line(w));
+        for (w, severity) in r.warnings.iter().zip(&r.severities) {
+            let _ = writeln!(
+                out,
+                "    {}: {}",
+                severity.as_str(),
+                redact::sanitize_line(w)
+            );
         }
     }
     out.push('\n');
@@ -221,7 +231,7 @@ pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Val
         .map(|p| {
             json!({
                 "source": p.source, "line": p.line, "message": p.message,
-                "severity": match p.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "severity": p.severity.as_str(),
             })
         })
         .collect();
@@ -381,10 +391,13 @@ pub fn selection_text(store: &Store, selection: &Selection, mode: Reveal) -> Str
         write_invocation(&mut out, inv, mode, matched.as_ref());
         out.push('\n');
     }
-    let problems = store.problems();
-    if !problems.is_empty() {
-        let _ = writeln!(out, "problems ({}):", problems.len());
-        for p in problems {
+    let (problems, notes): (Vec<_>, Vec<_>) = store.problems().iter().partition(|p| p.is_counted());
+    for (heading, list) in [("problems", problems), ("notes", notes)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{heading} ({}):", list.len());
+        for p in list {
             let _ = writeln!(out, "  {}", redact::sanitize_line(&p.to_string()));
         }
     }
