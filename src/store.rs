@@ -388,7 +388,9 @@ fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
         if spans[i].status.is_error() {
             health[i] = Health::Error;
         }
+        // An evaluator's verdict span is not part of the agent's run (see EVALUATOR_ATTR).
         if health[i] != Health::Ok
+            && !spans[i].is_evaluator()
             && let Some(p) = tree_parent[i]
             && health[p] == Health::Ok
         {
@@ -415,7 +417,7 @@ fn summarize(inv: &Invocation) -> Summary {
     for span in spans {
         counts.spans += 1;
         counts.bump(span.kind);
-        if span.status.is_error() {
+        if span.status.is_error() && !span.is_evaluator() {
             counts.errors += 1;
         }
         if let Some(llm) = &span.llm {
@@ -468,7 +470,9 @@ fn summarize(inv: &Invocation) -> Summary {
         .first()
         .copied()
         .or_else(|| tree.rows.first().map(|r| r.span));
-    let health = if true_roots.iter().any(|&r| spans[r].status.is_error())
+    let health = if true_roots
+        .iter()
+        .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
         || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
     {
         Health::Error

@@ -286,6 +286,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
             score: Some(0.5),
             label: text(Field::EvalLabel, "wrong"),
             reason: text(Field::EvalReason, "missed a call"),
+            ..Default::default()
         },
     ));
     if at(Field::DisplayName) {

@@ -12,7 +12,7 @@
 //! │›    ⚒ get_stock_price ✗   195µs ·····━  ││── input · 45 B · redacted ──    │  ui::detail: lines
 //! │     ◆ chat ↻ attempt 2/2   3ms ······━━ ││{ "symbol": "string (4 chars)" } │  built by inspect
 //! └─────────────────────────────────────────┘└─────────────────────────────────┘
-//!  REDACTED  27 invocations · 218 spans · 2 problems (p) · watching ./traces       ui::status
+//!  REDACTED  27 invocations · 218 spans · 2 errors (p) · watching ./traces       ui::status
 //!  Enter fold/unfold  l expand  h collapse  n next failure  r reveal  ? help       (footer)
 //! ```
 //! `?` (help) and `p` (problems) draw an overlay on top; `f` gives the detail pane the whole body.

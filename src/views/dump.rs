@@ -7,10 +7,16 @@ use serde_json::{Value, json};
 
 use crate::cli::DumpArgs;
 use crate::formats::{self, Loaded};
+use std::collections::HashMap;
+
+use crate::gold::check::check_store;
+use crate::gold::report::CheckOptions;
 use crate::model::{Payload, PayloadState, Severity, Span};
+use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::files;
 use crate::store::{Invocation, Store};
+use crate::triage::GoldOutcome;
 
 /// Loads every source into a fresh store; returns it with the per-source load records.
 pub fn load_store(sources: &[std::path::PathBuf]) -> (Store, Vec<SourceReport>) {
@@ -30,7 +36,10 @@ pub struct SourceReport {
     pub format: Option<&'static str>,
     pub reason: String,
     pub spans: usize,
+    /// Every problem of this source as `line N: message` (all severities).
     pub warnings: Vec<String>,
+    /// The severity of each entry of `warnings`.
+    pub severities: Vec<Severity>,
 }
 
 impl SourceReport {
@@ -49,15 +58,90 @@ impl SourceReport {
                     None => p.message.clone(),
                 })
                 .collect(),
+            severities: loaded.batch.problems.iter().map(|p| p.severity).collect(),
         }
     }
 }
 
+/// The invocations `dump` prints, oldest first, with the spans a filter matched.
+pub struct Selection<'a> {
+    pub rows: Vec<(&'a Invocation, Option<Match>)>,
+    /// The filter's text, when one was given.
+    pub query: Option<String>,
+}
+
+impl<'a> Selection<'a> {
+    /// Every invocation, unfiltered.
+    pub fn all(store: &'a Store) -> Self {
+        Selection {
+            rows: store
+                .oldest_first()
+                .into_iter()
+                .map(|inv| (inv, None))
+                .collect(),
+            query: None,
+        }
+    }
+
+    /// The invocations `query` matches; payload text is searched only when `mode` reveals.
+    pub fn filtered(store: &'a Store, query: &Query, mode: Reveal) -> Self {
+        let golds: HashMap<String, GoldOutcome> = if query.needs_gold() {
+            let mut problems = Vec::new();
+            check_store(store, None, CheckOptions::default(), &mut problems)
+                .into_iter()
+                .map(|r| {
+                    let outcome = GoldOutcome::from_score(Some((r.metrics.score, r.passed())));
+                    (r.invocation, outcome)
+                })
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let gold = |inv: &Invocation| golds.get(&inv.id).copied().unwrap_or_default();
+        let ctx = Context {
+            reveal: mode,
+            gold: &gold,
+        };
+        Selection {
+            rows: store
+                .oldest_first()
+                .into_iter()
+                .filter_map(|inv| query.matches(inv, &ctx).map(|m| (inv, Some(m))))
+                .collect(),
+            query: Some(query.text().to_owned()),
+        }
+    }
+}
+
+/// A query error as `dump` prints it: the query, a caret under the position, the message.
+pub fn query_error_text(query: &str, error: &QueryError) -> String {
+    format!(
+        "error: --filter: {}\n  {}\n  {}^\n",
+        error.message,
+        redact::sanitize_line(query),
+        " ".repeat(error.position)
+    )
+}
+
 pub fn run(args: &DumpArgs) -> i32 {
+    let query = match args.filter.as_deref().map(Query::parse).transpose() {
+        Ok(query) => query,
+        Err(error) => {
+            eprint!(
+                "{}",
+                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
+            );
+            return 2;
+        }
+    };
     let (store, reports) = load_store(&args.sources);
     let mode = Reveal::from_flag(args.reveal);
+    let selection = match &query {
+        Some(query) => Selection::filtered(&store, query, mode),
+        None => Selection::all(&store),
+    };
     let out = if args.json {
-        let mut doc = to_json(&store, mode);
+        let mut doc = selection_json(&store, &selection, mode);
         if args.explain {
             doc["sources"] = explain_json(&reports);
         }
@@ -67,7 +151,7 @@ pub fn run(args: &DumpArgs) -> i32 {
         if args.explain {
             text.push_str(&explain_text(&reports));
         }
-        text.push_str(&to_text(&store, mode));
+        text.push_str(&selection_text(&store, &selection, mode));
         text
     };
     use std::io::Write;
@@ -86,6 +170,7 @@ fn explain_json(reports: &[SourceReport]) -> Value {
                 json!({
                     "source": r.source, "format": r.format, "reason": r.reason,
                     "spans": r.spans, "warnings": r.warnings,
+                    "severities": r.severities.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 })
             })
             .collect(),
@@ -103,8 +188,13 @@ fn explain_text(reports: &[SourceReport]) -> String {
             redact::sanitize_line(&r.reason),
             r.spans
         );
-        for w in &r.warnings {
-            let _ = writeln!(out, "    ! {}", redact::sanitize_line(w));
+        for (w, severity) in r.warnings.iter().zip(&r.severities) {
+            let _ = writeln!(
+                out,
+                "    {}: {}",
+                severity.as_str(),
+                redact::sanitize_line(w)
+            );
         }
     }
     out.push('\n');
@@ -113,10 +203,27 @@ fn explain_text(reports: &[SourceReport]) -> String {
 
 /// The `dump --json` document (schema in README.md).
 pub fn to_json(store: &Store, mode: Reveal) -> Value {
-    let invocations: Vec<Value> = store
-        .oldest_first()
-        .into_iter()
-        .map(|inv| invocation_json(inv, mode))
+    selection_json(store, &Selection::all(store), mode)
+}
+
+/// The `dump --json` document for the selected invocations; a filtered one adds `filter`
+/// (query, matched, of) and each invocation's `matched_span_ids` (tree order).
+pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Value {
+    let invocations: Vec<Value> = selection
+        .rows
+        .iter()
+        .map(|(inv, matched)| {
+            let mut doc = invocation_json(inv, mode);
+            if let Some(matched) = matched {
+                doc["matched_span_ids"] = json!(
+                    matched_in_tree_order(inv, matched)
+                        .into_iter()
+                        .map(|i| inv.spans[i].span_id.as_str())
+                        .collect::<Vec<_>>()
+                );
+            }
+            doc
+        })
         .collect();
     let problems: Vec<Value> = store
         .problems()
@@ -124,19 +231,33 @@ pub fn to_json(store: &Store, mode: Reveal) -> Value {
         .map(|p| {
             json!({
                 "source": p.source, "line": p.line, "message": redact::shown_data(&p.message, mode),
-                "severity": match p.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "severity": p.severity.as_str(),
             })
         })
         .collect();
     let stats = store.stats();
-    json!({
+    let mut doc = json!({
         "invocations": invocations,
         "problems": problems,
         "stats": {
             "spans_seen": stats.spans_seen, "spans_kept": stats.spans_kept,
             "duplicate_spans": stats.duplicate_spans,
         },
-    })
+    });
+    if let Some(query) = &selection.query {
+        doc["filter"] = json!({
+            "query": query, "matched": selection.rows.len(), "of": store.len(),
+        });
+    }
+    doc
+}
+
+/// Matched span indices in tree (pre-)order, the order `spans` lists them.
+fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
+    let mut spans = matched.spans.clone();
+    let row_of = &inv.tree().row_of_span;
+    spans.sort_by_key(|&i| row_of.get(i).copied().unwrap_or(usize::MAX));
+    spans
 }
 
 fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
@@ -255,15 +376,33 @@ pub fn payload_json(payload: &Payload, mode: Reveal) -> Value {
 
 /// Text trees, one per invocation, oldest first.
 pub fn to_text(store: &Store, mode: Reveal) -> String {
+    selection_text(store, &Selection::all(store), mode)
+}
+
+/// Text trees of the selected invocations; under a filter, a header says `k of n` and the
+/// matched spans' lines start with `»`.
+pub fn selection_text(store: &Store, selection: &Selection, mode: Reveal) -> String {
     let mut out = String::new();
-    for inv in store.oldest_first() {
-        write_invocation(&mut out, inv, mode);
+    if let Some(query) = &selection.query {
+        let _ = writeln!(
+            out,
+            "filter: {} — {} of {} invocations\n",
+            redact::sanitize_line(query),
+            selection.rows.len(),
+            store.len()
+        );
+    }
+    for (inv, matched) in &selection.rows {
+        write_invocation(&mut out, inv, mode, matched.as_ref());
         out.push('\n');
     }
-    let problems = store.problems();
-    if !problems.is_empty() {
-        let _ = writeln!(out, "problems ({}):", problems.len());
-        for p in problems {
+    let (problems, notes): (Vec<_>, Vec<_>) = store.problems().iter().partition(|p| p.is_counted());
+    for (heading, list) in [("problems", problems), ("notes", notes)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{heading} ({}):", list.len());
+        for p in list {
             let _ = writeln!(out, "  {}", redact::shown_line(&p.to_string(), mode));
         }
     }
@@ -273,7 +412,7 @@ pub fn to_text(store: &Store, mode: Reveal) -> String {
     out
 }
 
-fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal) {
+fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: Option<&Match>) {
     let s = inv.summary();
     let _ = write!(
         out,
@@ -312,7 +451,11 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal) {
     }
     for row in &inv.tree().rows {
         let span = &inv.spans[row.span];
-        let _ = write!(out, "  {}", "  ".repeat(row.depth.min(64)));
+        let marker = match matched {
+            Some(m) if m.spans.binary_search(&row.span).is_ok() => "» ",
+            _ => "  ",
+        };
+        let _ = write!(out, "{marker}{}", "  ".repeat(row.depth.min(64)));
         write_span_line(out, span, inv.health_of(row.span), row.orphan, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth);

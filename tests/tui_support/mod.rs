@@ -245,6 +245,7 @@ pub fn sample_batch() -> Batch {
             EvalVerdict {
                 passed: true,
                 score: Some(0.9),
+                threshold: None,
                 label: "pass".into(),
                 reason: String::new(),
             },
