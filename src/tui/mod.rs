@@ -177,8 +177,18 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
 pub fn spawn_file_load(paths: Vec<PathBuf>, tx: mpsc::Sender<IngestEvent>) {
     tokio::task::spawn_blocking(move || {
         for path in paths {
-            let batches: Box<dyn Iterator<Item = _>> = match files::trace_files(&path) {
-                Ok(list) => Box::new(list.into_iter().map(|f| files::load_file(&f).batch)),
+            let batches: Box<dyn Iterator<Item = _>> = match files::walk(&path) {
+                Ok(found) => {
+                    let notes = (!found.notes.is_empty())
+                        .then(|| files::notes_only(&path, found.notes).batch);
+                    Box::new(
+                        found
+                            .files
+                            .into_iter()
+                            .map(|f| files::load_file(&f).batch)
+                            .chain(notes),
+                    )
+                }
                 Err(_) => Box::new(
                     files::load_sources(std::slice::from_ref(&path))
                         .into_iter()

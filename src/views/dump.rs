@@ -24,8 +24,11 @@ pub fn load_store(sources: &[std::path::PathBuf]) -> (Store, Vec<SourceReport>) 
     let mut reports = Vec::new();
     for loaded in files::load_sources(sources) {
         reports.push(SourceReport::of(&loaded));
-        store.ingest(loaded.batch);
+        // Settled once at the end: a trace split over many files is assembled once, not
+        // once per file.
+        store.apply(loaded.batch);
     }
+    store.settle();
     (store, reports)
 }
 
