@@ -364,7 +364,10 @@ mod tests {
     fn invisible_and_tag_characters_become_visible_escapes() {
         let hidden = "ok\u{e0041}\u{e007f}\u{200b}\u{2066}\u{feff}\u{ad}end";
         let shown = sanitize_line(hidden);
-        assert_eq!(shown, r"ok\u{e0041}\u{e007f}\u{200b}\u{2066}\u{feff}\u{ad}end");
+        assert_eq!(
+            shown,
+            r"ok\u{e0041}\u{e007f}\u{200b}\u{2066}\u{feff}\u{ad}end"
+        );
         assert_eq!(shown_data(hidden, Reveal::Redacted), shown);
         // Visible non-ASCII text is left alone.
         assert_eq!(sanitize_line("café 東京 ✓"), "café 東京 ✓");

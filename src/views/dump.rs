@@ -279,6 +279,7 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
                 "parent_span_id": span.parent_span_id,
                 "depth": row.depth,
                 "orphan": row.orphan,
+                "cycle": row.cycle,
                 "name": redact::shown_data(&span.name, mode),
                 "kind": span.kind.as_str(),
                 "status": span.status.as_str(),
@@ -459,7 +460,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
             _ => "  ",
         };
         let _ = write!(out, "{marker}{}", "  ".repeat(row.depth.min(64)));
-        write_span_line(out, span, inv.health_of(row.span), row.orphan, mode);
+        write_span_line(out, span, inv.health_of(row.span), row, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth);
         }
@@ -470,7 +471,7 @@ fn write_span_line(
     out: &mut String,
     span: &Span,
     health: crate::model::Health,
-    orphan: bool,
+    row: &crate::store::TreeRow,
     mode: Reveal,
 ) {
     let status = match health {
@@ -498,8 +499,11 @@ fn write_span_line(
     if let Some(attempt) = span.identity.attempt_index {
         let _ = write!(out, " attempt={attempt}");
     }
-    if orphan {
+    if row.orphan {
         out.push_str(" (orphan: parent missing)");
+    }
+    if row.cycle {
+        out.push_str(" (cycle: its parent chain loops back to it)");
     }
     if span.status.is_error() {
         let kind = span.error_type().unwrap_or("error");

@@ -117,6 +117,9 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
     if row.orphan {
         left.push((" ⚠ orphan".into(), theme.style(Role::Orphan)));
     }
+    if row.cycle {
+        left.push((" ↻ cycle".into(), theme.style(Role::Orphan)));
+    }
     if row.child_count > 0 && app.is_collapsed(&inv.id, &span.span_id) {
         left.push((format!(" (+{})", row.child_count), theme.style(Role::Dim)));
     }
