@@ -171,6 +171,8 @@ pub struct Invocation {
     work: u64,
     /// Cycles already reported as problems, by their sorted span ids.
     reported_cycles: HashSet<String>,
+    /// Some span is a provisional tool stand-in (see [`covered_stand_ins`]).
+    has_stand_ins: bool,
 }
 
 impl Invocation {
@@ -240,6 +242,7 @@ impl Invocation {
             };
         }
         self.approx_bytes += approx_span_bytes(&span);
+        self.has_stand_ins |= span.kind == SpanKind::Tool && span.is_provisional();
         self.span_index
             .insert(span.span_id.clone(), self.spans.len());
         self.spans.push(span);
@@ -286,6 +289,10 @@ impl Invocation {
         self.summary = summarize(self);
         self.work += self.spans.len() as u64;
         self.built = self.spans.len();
+        self.has_stand_ins = self
+            .spans
+            .iter()
+            .any(|s| s.kind == SpanKind::Tool && s.is_provisional());
         self.needs_rebuild = false;
         self.latest_end = self
             .spans
@@ -616,7 +623,9 @@ fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
         if spans[i].status.is_error() {
             health[i] = Health::Error;
         }
+        // An evaluator's verdict span is not part of the agent's run (see EVALUATOR_ATTR).
         if health[i] != Health::Ok
+            && !spans[i].is_evaluator()
             && let Some(p) = tree_parent[i]
             && health[p] == Health::Ok
         {

@@ -2,7 +2,10 @@
 //! the tree, health and roll-ups of the same spans built from scratch.
 
 use proptest::prelude::*;
-use toolcap::model::{Batch, LlmFacts, RequestedToolCall, Span, SpanKind, SpanStatus, ToolFacts};
+use toolcap::model::{
+    AttrValue, Batch, EVALUATOR_ATTR, LlmFacts, RequestedToolCall, Span, SpanKind, SpanStatus,
+    ToolFacts,
+};
 use toolcap::store::{Invocation, Store};
 
 #[derive(Debug, Clone)]
@@ -94,6 +97,11 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                     }));
                 }
                 2 => span.kind = SpanKind::Node,
+                _ if i % 2 == 0 => {
+                    // An evaluator's verdict: its failure is not the run's.
+                    span.attributes
+                        .push((EVALUATOR_ATTR.into(), AttrValue::Bool(true)));
+                }
                 _ => {}
             }
             span

@@ -42,10 +42,11 @@ impl Invocation {
         if self.needs_rebuild || self.built == 0 || !self.tree.cycles.is_empty() {
             return false;
         }
-        // Stand-ins are matched against real tool spans across the whole run.
-        !self.spans[self.built..]
-            .iter()
-            .any(|s| s.kind == SpanKind::Tool && s.is_provisional())
+        // Stand-ins are matched against real tool spans across the whole run: a new stand-in,
+        // or a new tool span while stand-ins are here, may cover or uncover one.
+        let new = &self.spans[self.built..];
+        !new.iter()
+            .any(|s| s.kind == SpanKind::Tool && (s.is_provisional() || self.has_stand_ins))
     }
 
     /// Adds spans `built..` to the tree and roll-ups. Returns false (changing nothing) when a
@@ -139,21 +140,24 @@ impl Invocation {
                     .unwrap_or_else(|e| e);
                 list.insert(at, c);
                 tree.parent[c] = Some(i);
-                if tree.health[c] != Health::Ok && tree.health[i] == Health::Ok {
+                if tree.health[c] != Health::Ok
+                    && !spans[c].is_evaluator()
+                    && tree.health[i] == Health::Ok
+                {
                     tree.health[i] = Health::Degraded;
                 }
             }
         }
         // A failure shows on every ancestor that is otherwise fine, up to the first that
-        // already shows one.
-        if tree.health[i] != Health::Ok {
-            let mut at = tree.parent[i];
-            while let Some(p) = at {
-                if tree.health[p] != Health::Ok {
-                    break;
+        // already shows one; an evaluator's verdict is not the run's failure.
+        let mut at = i;
+        while tree.health[at] != Health::Ok && !spans[at].is_evaluator() {
+            match tree.parent[at] {
+                Some(p) if tree.health[p] == Health::Ok => {
+                    tree.health[p] = Health::Degraded;
+                    at = p;
                 }
-                tree.health[p] = Health::Degraded;
-                at = tree.parent[p];
+                _ => break,
             }
         }
         // Tool calls find the LLM span that asked for them, whichever arrived first.
@@ -192,7 +196,7 @@ impl Invocation {
         let s = &mut self.summary;
         s.counts.spans += 1;
         s.counts.bump(span.kind);
-        if span.status.is_error() {
+        if span.status.is_error() && !span.is_evaluator() {
             s.counts.errors += 1;
         }
         if let Some(llm) = &span.llm {
@@ -269,7 +273,9 @@ impl Invocation {
             .first()
             .copied()
             .or_else(|| self.tree.rows.first().map(|r| r.span));
-        self.summary.health = if true_roots.iter().any(|&r| spans[r].status.is_error())
+        self.summary.health = if true_roots
+            .iter()
+            .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
             || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
         {
             Health::Error
