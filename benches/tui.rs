@@ -489,8 +489,7 @@ fn live_10k_per_s_one_run_100k_tree_move(bencher: Bencher, spans_per_drain: usiz
 }
 
 /// One run of 100,001 spans open in the tree pane and still growing: every request's spans
-/// join it, so the store rebuilds its tree per request and the views per drain. Fewer samples:
-/// an iteration takes up to seconds.
+/// join it; the store extends its tree incrementally once per drain, the views rebuild.
 #[divan::bench(args = [40, 160], sample_count = 20, sample_size = 1)]
 fn live_10k_per_s_into_open_100k_run_tree_move(bencher: Bencher, spans_per_drain: usize) {
     let mut app = app_from(huge_run(0, 1_000, 99), 100_001);

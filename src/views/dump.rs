@@ -146,13 +146,13 @@ pub fn run(args: &DumpArgs) -> i32 {
     let out = if args.json {
         let mut doc = selection_json(&store, &selection, mode);
         if args.explain {
-            doc["sources"] = explain_json(&reports);
+            doc["sources"] = explain_json(&reports, mode);
         }
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
     } else {
         let mut text = String::new();
         if args.explain {
-            text.push_str(&explain_text(&reports));
+            text.push_str(&explain_text(&reports, mode));
         }
         text.push_str(&selection_text(&store, &selection, mode));
         text
@@ -165,14 +165,15 @@ pub fn run(args: &DumpArgs) -> i32 {
     if store.is_empty() { 2 } else { 0 }
 }
 
-fn explain_json(reports: &[SourceReport]) -> Value {
+fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
     Value::Array(
         reports
             .iter()
             .map(|r| {
                 json!({
                     "source": r.source, "format": r.format, "reason": r.reason,
-                    "spans": r.spans, "warnings": r.warnings,
+                    "spans": r.spans,
+                    "warnings": r.warnings.iter().map(|w| redact::shown_data(w, mode)).collect::<Vec<_>>(),
                     "severities": r.severities.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 })
             })
@@ -180,7 +181,7 @@ fn explain_json(reports: &[SourceReport]) -> Value {
     )
 }
 
-fn explain_text(reports: &[SourceReport]) -> String {
+fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
     let mut out = String::from("sources:\n");
     for r in reports {
         let _ = writeln!(
@@ -196,7 +197,7 @@ fn explain_text(reports: &[SourceReport]) -> String {
                 out,
                 "    {}: {}",
                 severity.as_str(),
-                redact::sanitize_line(w)
+                redact::shown_line(w, mode)
             );
         }
     }
