@@ -253,12 +253,9 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
     }
     let mut batch = Batch::default();
     batch.problems.extend(container_problems);
-    let message = if bytes.trim_ascii().is_empty() {
-        "empty file".to_owned()
-    } else {
-        "no known trace format recognised this content".to_owned()
-    };
-    batch.problems.push(Problem::error(&origin, None, message));
+    batch
+        .problems
+        .push(unrecognised(&origin, &bytes, input.extension.as_deref()));
     Loaded {
         detection: Detection {
             format: None,
@@ -267,6 +264,60 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
         batch,
         origin: origin.clone(),
     }
+}
+
+/// The problem for content no format recognised. Only content that looks like a trace format
+/// (JSON that does not parse, a protobuf file by its extension) is an error; anything else — a
+/// log, a YAML config, a README, JSON with no trace shape, an empty file — is a note: the file
+/// is skipped on purpose and nothing was lost.
+pub fn unrecognised(origin: &Origin, bytes: &[u8], extension: Option<&str>) -> Problem {
+    const UNRECOGNISED: &str = "no known trace format recognised this content";
+    let text = bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(bytes)
+        .trim_ascii();
+    if text.is_empty() {
+        return Problem::note(origin, None, "skipped: not a trace (empty file)");
+    }
+    if matches!(extension, Some("pb" | "binpb" | "protobuf")) {
+        return Problem::error(origin, None, UNRECOGNISED);
+    }
+    if text.starts_with(b"{") || text.starts_with(b"[") {
+        let whole = serde_json::from_slice::<serde::de::IgnoredAny>(text);
+        let lines_parse = || {
+            text.split(|b| *b == b'\n')
+                .map(<[u8]>::trim_ascii)
+                .filter(|l| !l.is_empty())
+                .all(|l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok())
+        };
+        return match whole {
+            Ok(_) => Problem::note(
+                origin,
+                None,
+                format!("skipped: not a trace (JSON, but {UNRECOGNISED})"),
+            ),
+            Err(_) if lines_parse() => Problem::note(
+                origin,
+                None,
+                format!("skipped: not a trace (JSON lines, but {UNRECOGNISED})"),
+            ),
+            Err(why) => Problem::error(
+                origin,
+                None,
+                format!("looks like JSON but does not parse ({why}); {UNRECOGNISED}"),
+            ),
+        };
+    }
+    let sample = &text[..text.len().min(4096)];
+    // A multi-byte character cut by the sample's end is not a sign of binary data.
+    let binary =
+        sample.contains(&0) || std::str::from_utf8(sample).is_err_and(|e| e.error_len().is_some());
+    let what = if binary {
+        "binary data"
+    } else {
+        "text, not JSON"
+    };
+    Problem::note(origin, None, format!("skipped: not a trace ({what})"))
 }
 
 /// Parses a chunk of a source whose format is already known (a tailed JSONL file's new lines):

@@ -427,9 +427,11 @@ pub(super) fn parse_document(
             parsed
         }
         None => {
-            batch
-                .problems
-                .push(Problem::error(origin, None, UNRECOGNISED));
+            batch.problems.push(formats::unrecognised(
+                origin,
+                &bytes,
+                input.extension.as_deref(),
+            ));
             batch
         }
     }
