@@ -30,6 +30,7 @@ pub mod format;
 pub mod inspect;
 pub mod keymap;
 pub mod payload;
+pub mod search;
 pub mod theme;
 pub mod tree_nav;
 pub mod ui;
