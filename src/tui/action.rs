@@ -120,7 +120,7 @@ impl Action {
             Action::ToggleProblems => "problems in the sources",
             Action::ToggleReveal => "reveal/redact payloads",
             Action::ToggleDiff => "gold diff",
-            Action::StartSearch => "search runs (list) / find in trace (tree)",
+            Action::StartSearch => "search / find",
             Action::Cancel => "close / clear",
             Action::FocusNext => "next pane",
             Action::FocusPrev => "previous pane",

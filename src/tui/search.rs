@@ -346,6 +346,6 @@ mod tests {
         s.editor.set("tool:x (");
         s.recompile();
         assert_eq!(s.query.as_ref().map(Query::text), Some("tool:x"));
-        assert_eq!(s.error.as_ref().map(|e| e.position), Some(7));
+        assert_eq!(s.error.as_ref().map(|e| e.position), Some(8));
     }
 }
