@@ -15,17 +15,40 @@ use crate::model::{Payload, PayloadState, Severity, Span};
 use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::files;
+use crate::sources::remote::{self, RemoteOptions};
 use crate::store::{Invocation, Store};
 use crate::triage::GoldOutcome;
 
 /// Loads every source into a fresh store; returns it with the per-source load records.
 pub fn load_store(sources: &[std::path::PathBuf]) -> (Store, Vec<SourceReport>) {
+    load_store_with(sources, &RemoteOptions::default())
+}
+
+/// [`load_store`], reaching remote sources with `remote`'s token and headers. A remote source
+/// is read as a snapshot: what it holds now, in order with the files around it.
+pub fn load_store_with(
+    sources: &[std::path::PathBuf],
+    remote: &RemoteOptions,
+) -> (Store, Vec<SourceReport>) {
     let mut store = Store::new();
     let mut reports = Vec::new();
-    for loaded in files::load_sources(sources) {
+    let mut take = |loaded: Loaded| {
         reports.push(SourceReport::of(&loaded));
-        store.ingest(loaded.batch);
+        // Settled once at the end: a trace split over many files is assembled once, not
+        // once per file.
+        store.apply(loaded.batch);
+    };
+    for source in sources {
+        match source.to_str().filter(|s| remote::is_remote(s)) {
+            Some(url) => remote::snapshot(url, remote)
+                .into_iter()
+                .for_each(&mut take),
+            None => files::load_sources(std::slice::from_ref(source))
+                .into_iter()
+                .for_each(&mut take),
+        }
     }
+    store.settle();
     (store, reports)
 }
 
@@ -134,7 +157,14 @@ pub fn run(args: &DumpArgs) -> i32 {
             return 2;
         }
     };
-    let (store, reports) = load_store(&args.sources);
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui dump: {why}");
+            return 2;
+        }
+    };
+    let (store, reports) = load_store_with(&args.sources, &remote);
     let mode = Reveal::from_flag(args.reveal);
     let selection = match &query {
         Some(query) => Selection::filtered(&store, query, mode),
@@ -143,13 +173,13 @@ pub fn run(args: &DumpArgs) -> i32 {
     let out = if args.json {
         let mut doc = selection_json(&store, &selection, mode);
         if args.explain {
-            doc["sources"] = explain_json(&reports);
+            doc["sources"] = explain_json(&reports, mode);
         }
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
     } else {
         let mut text = String::new();
         if args.explain {
-            text.push_str(&explain_text(&reports));
+            text.push_str(&explain_text(&reports, mode));
         }
         text.push_str(&selection_text(&store, &selection, mode));
         text
@@ -159,17 +189,33 @@ pub fn run(args: &DumpArgs) -> i32 {
     // A closed pipe (`dump | head`) is not an error worth a panic.
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
-    if store.is_empty() { 2 } else { 0 }
+    if store.is_empty() {
+        // Say why on stderr too: the output may be a pipe into a JSON tool.
+        for problem in store
+            .problems()
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+        {
+            eprintln!(
+                "toolcap-tui dump: {}",
+                redact::sanitize_line(&problem.to_string())
+            );
+        }
+        2
+    } else {
+        0
+    }
 }
 
-fn explain_json(reports: &[SourceReport]) -> Value {
+fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
     Value::Array(
         reports
             .iter()
             .map(|r| {
                 json!({
                     "source": r.source, "format": r.format, "reason": r.reason,
-                    "spans": r.spans, "warnings": r.warnings,
+                    "spans": r.spans,
+                    "warnings": r.warnings.iter().map(|w| redact::shown_data(w, mode)).collect::<Vec<_>>(),
                     "severities": r.severities.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 })
             })
@@ -177,7 +223,7 @@ fn explain_json(reports: &[SourceReport]) -> Value {
     )
 }
 
-fn explain_text(reports: &[SourceReport]) -> String {
+fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
     let mut out = String::from("sources:\n");
     for r in reports {
         let _ = writeln!(
@@ -193,7 +239,7 @@ fn explain_text(reports: &[SourceReport]) -> String {
                 out,
                 "    {}: {}",
                 severity.as_str(),
-                redact::sanitize_line(w)
+                redact::shown_line(w, mode)
             );
         }
     }
@@ -230,7 +276,7 @@ pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Val
         .iter()
         .map(|p| {
             json!({
-                "source": p.source, "line": p.line, "message": p.message,
+                "source": p.source, "line": p.line, "message": redact::shown_data(&p.message, mode),
                 "severity": p.severity.as_str(),
             })
         })
@@ -270,28 +316,32 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         .map(|row| {
             let span = &inv.spans[row.span];
             let llm = span.llm.as_ref();
+            let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
             json!({
                 "span_id": span.span_id,
                 "parent_span_id": span.parent_span_id,
                 "depth": row.depth,
                 "orphan": row.orphan,
-                "name": span.name,
+                "cycle": row.cycle,
+                "name": redact::shown_data(&span.name, mode),
                 "kind": span.kind.as_str(),
                 "status": span.status.as_str(),
                 "health": inv.health_of(row.span).as_str(),
-                "error_type": span.error_type(),
-                "error_message": span.error_message(),
+                "error_type": text(span.error_type()),
+                "error_message": span.error.as_ref()
+                    .and_then(|e| redact::error_message(e, mode))
+                    .map(|m| redact::shown_data(&m, mode)),
                 "start_unix_nano": span.start_unix_nano,
                 "duration_ms": round3(span.duration_ms()),
-                "tool_name": span.tool_name(),
+                "tool_name": text(span.tool_name()),
                 "tool_call_id": span.tool_call_id(),
                 "requested_by": span.tool.as_ref().and_then(|t| t.requested_by.as_deref()),
-                "model": span.model(),
-                "provider": llm.and_then(|l| l.provider.as_deref()),
+                "model": text(span.model()),
+                "provider": text(llm.and_then(|l| l.provider.as_deref())),
                 "input_tokens": llm.and_then(|l| l.input_tokens),
                 "output_tokens": llm.and_then(|l| l.output_tokens),
                 "requested_tool_calls": llm.map(|l| l.requested_tool_calls.iter()
-                    .map(|c| json!({"id": c.id, "name": c.name})).collect::<Vec<_>>()),
+                    .map(|c| json!({"id": c.id, "name": redact::shown_data(&c.name, mode)})).collect::<Vec<_>>()),
                 "attempt_index": span.identity.attempt_index,
                 "input": payload_json(&span.input, mode),
                 "output": payload_json(&span.output, mode),
@@ -300,7 +350,7 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         .collect();
     let mut doc = json!({
         "id": inv.id,
-        "name": summary.name,
+        "name": redact::shown_data(&summary.name, mode),
         "status": summary.health.as_str(),
         "format": summary.formats.first().copied().unwrap_or("unknown"),
         "formats": summary.formats,
@@ -314,14 +364,16 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         },
         "tokens": {"input": summary.input_tokens, "output": summary.output_tokens},
         "tool_calls": summary.tool_calls.iter().map(|c| json!({
-            "name": c.name, "call_id": c.call_id,
+            "name": redact::shown_data(&c.name, mode), "call_id": c.call_id,
             "status": if c.failed { "error" } else { "ok" }, "span_id": c.span_id,
         })).collect::<Vec<_>>(),
         "spans": spans,
     });
     if let Some(eval) = &inv.eval {
         doc["eval"] = json!({
-            "passed": eval.passed, "score": eval.score, "label": eval.label, "reason": eval.reason,
+            "passed": eval.passed, "score": eval.score,
+            "label": redact::shown_data(&eval.label, mode),
+            "reason": redact::shown_data(&eval.reason, mode),
         });
     }
     doc
@@ -398,7 +450,7 @@ pub fn selection_text(store: &Store, selection: &Selection, mode: Reveal) -> Str
         }
         let _ = writeln!(out, "{heading} ({}):", list.len());
         for p in list {
-            let _ = writeln!(out, "  {}", redact::sanitize_line(&p.to_string()));
+            let _ = writeln!(out, "  {}", redact::shown_line(&p.to_string(), mode));
         }
     }
     if store.is_empty() {
@@ -413,7 +465,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
         out,
         "{} {} [{}] {:.1} ms · {} spans · {} tool calls",
         s.health.glyph(),
-        redact::sanitize_line(&s.name),
+        redact::shown_line(&s.name, mode),
         s.health.as_str(),
         s.duration_ms(),
         s.counts.spans,
@@ -436,11 +488,11 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
             out,
             "  eval: {} {}{}",
             if eval.passed { "PASS" } else { "FAIL" },
-            redact::sanitize_line(&eval.label),
+            redact::shown_line(&eval.label, mode),
             if eval.reason.is_empty() {
                 String::new()
             } else {
-                format!(" — {}", redact::sanitize_line(&eval.reason))
+                format!(" — {}", redact::shown_line(&eval.reason, mode))
             }
         );
     }
@@ -451,14 +503,20 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
             _ => "  ",
         };
         let _ = write!(out, "{marker}{}", "  ".repeat(row.depth.min(64)));
-        write_span_line(out, span, inv.health_of(row.span), row.orphan);
+        write_span_line(out, span, inv.health_of(row.span), row, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth);
         }
     }
 }
 
-fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, orphan: bool) {
+fn write_span_line(
+    out: &mut String,
+    span: &Span,
+    health: crate::model::Health,
+    row: &crate::store::TreeRow,
+    mode: Reveal,
+) {
     let status = match health {
         crate::model::Health::Error => "error",
         crate::model::Health::Degraded => "degraded",
@@ -468,33 +526,40 @@ fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, 
         out,
         "{} {} [{}] {:.1} ms",
         span.kind.glyph(),
-        redact::sanitize_line(&span.name),
+        redact::shown_line(&span.name, mode),
         status,
         span.duration_ms()
     );
     if let Some(tool) = span.tool_name() {
-        let _ = write!(out, " tool={}", redact::sanitize_line(tool));
+        let _ = write!(out, " tool={}", redact::shown_line(tool, mode));
     }
     if let Some(id) = span.tool_call_id() {
         let _ = write!(out, " call_id={}", redact::sanitize_line(id));
     }
     if let Some(model) = span.model() {
-        let _ = write!(out, " model={}", redact::sanitize_line(model));
+        let _ = write!(out, " model={}", redact::shown_line(model, mode));
     }
     if let Some(attempt) = span.identity.attempt_index {
         let _ = write!(out, " attempt={attempt}");
     }
-    if orphan {
+    if row.orphan {
         out.push_str(" (orphan: parent missing)");
+    }
+    if row.cycle {
+        out.push_str(" (cycle: its parent chain loops back to it)");
     }
     if span.status.is_error() {
         let kind = span.error_type().unwrap_or("error");
-        let message = span.error_message().unwrap_or("");
+        let message = span
+            .error
+            .as_ref()
+            .and_then(|e| redact::error_message(e, mode))
+            .unwrap_or_default();
         let _ = write!(
             out,
             " ✗ {}: {}",
-            redact::sanitize_line(kind),
-            redact::sanitize_line(message)
+            redact::shown_line(kind, mode),
+            redact::shown_line(&message, mode)
         );
     }
     out.push('\n');

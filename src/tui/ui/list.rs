@@ -59,6 +59,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             let row = row_for(
                 inv,
                 app.gold.score(&inv.id),
+                app.reveal,
                 theme,
                 wide,
                 is_selected,
@@ -105,6 +106,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 fn row_for<'a>(
     inv: &Invocation,
     gold_score: Option<(f64, bool)>,
+    mode: crate::redact::Reveal,
     theme: &Theme,
     wide: bool,
     selected: bool,
@@ -161,7 +163,7 @@ fn row_for<'a>(
             theme.health(s.health),
         )),
         Cell::from({
-            let name = redact::sanitize_line(&s.name);
+            let name = redact::shown_line(&s.name, mode);
             let marks = query.map(|q| q.highlight(&name)).unwrap_or_default();
             Line::from(highlight::marked_spans(
                 &name,
