@@ -161,6 +161,14 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
             Err(e) => running.notes.push(format!("--listen: {e}")),
         }
     }
+    // Standard input, FIFOs and `<(…)` are read once: there is nothing to watch.
+    let (read_once, paths): (Vec<PathBuf>, Vec<PathBuf>) = paths.into_iter().partition(|p| {
+        p.as_path() == std::path::Path::new(files::STDIN)
+            || std::fs::metadata(p).is_ok_and(|m| !m.is_dir() && !m.is_file())
+    });
+    if !read_once.is_empty() {
+        spawn_file_load(read_once, tx.clone());
+    }
     if !paths.is_empty() {
         match watch::spawn_watcher(paths.clone(), tx.clone()) {
             Ok(handle) => running.watch = Some(handle),
