@@ -28,7 +28,14 @@ pub struct UiArgs {
     /// Trace files, directories (watched for new data), or http(s) URLs of a running `serve`.
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318")]
+    /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "127.0.0.1:4318"
+    )]
     pub listen: Option<String>,
     /// gRPC address of the embedded receiver (with --listen).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
@@ -68,6 +75,13 @@ pub enum Command {
     Check(CheckArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
     Serve(ServeArgs),
+    /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `toolcap-tui man | man -l -`.
+    Man,
 }
 
 /// How `dump` and `check` reach remote sources (read once, as a snapshot).
@@ -173,6 +187,31 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
         Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
+        Some(Command::Completions { shell }) => print_completions(shell),
+        Some(Command::Man) => print_man_page(),
         None => crate::tui::run(cli.ui),
+    }
+}
+
+fn print_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    let mut stdout = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut command, "toolcap-tui", &mut stdout);
+    0
+}
+
+fn print_man_page() -> i32 {
+    use clap::CommandFactory as _;
+    let mut stdout = std::io::stdout().lock();
+    match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
+        Ok(()) => 0,
+        Err(e) => {
+            // A closed pipe (`man | head`) is not worth a message.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("toolcap-tui man: {e}");
+            }
+            2
+        }
     }
 }
