@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
 
 use crate::gold::align::{Alignment, RowKind};
-use crate::gold::report::{DiffReport, fmt2};
+use crate::gold::report::{DiffReport, argument_counts, fmt2};
 use crate::redact::{Reveal, sanitize_line};
 use crate::tui::theme::{Role, Theme};
 
@@ -108,11 +108,10 @@ pub fn kind_role(kind: RowKind) -> Role {
 
 fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<'static>> {
     let m = &report.metrics;
-    let a = &m.arguments;
     let status = if report.passed() {
-        Span::styled("✓ matches gold", theme.style(Role::StatusOk))
+        Span::styled("toolcap gold: ✓ matches", theme.style(Role::StatusOk))
     } else {
-        Span::styled("✗ differs from gold", theme.style(Role::StatusError))
+        Span::styled("toolcap gold: ✗ differs", theme.style(Role::StatusError))
     };
     let mut lines = vec![
         Line::from(vec![
@@ -136,16 +135,12 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
             )),
         ]),
         Line::from(format!(
-            "score {} {} │ sel {}/{} │ F1 {} P {}/{} R {}/{} │ seq {} edits/{} → {}",
+            "score {} {} │ sel {}/{} │ args {} │ seq {} edits/{} → {}",
             fmt2(m.score),
             m.grade,
             m.selected_calls,
             m.trace_calls,
-            fmt2(a.f1),
-            a.correct,
-            a.actual,
-            a.correct,
-            a.expected,
+            argument_counts(m),
             m.sequence.edit_distance,
             m.sequence.max_len,
             fmt2(m.sequence.sequence_accuracy),
@@ -167,22 +162,12 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
             m.efficiency.retry_after_error_count,
         )),
     ];
-    if let Some(v) = &report.arksim {
-        let text = if v.matched {
-            format!(
-                "arksim {}: matched",
-                report.gold.match_mode.as_deref().unwrap_or("")
-            )
-        } else {
-            format!(
-                "arksim {}: {} — {}",
-                report.gold.match_mode.as_deref().unwrap_or(""),
-                v.failure_label.unwrap_or(""),
-                v.reason
-            )
-        };
-        lines.push(Line::from(sanitize_line(&text)));
-    }
+    lines.extend(
+        report
+            .verdict_lines()
+            .into_iter()
+            .map(|l| Line::from(sanitize_line(&l))),
+    );
     lines
 }
 
@@ -265,7 +250,11 @@ pub fn render(
                 Cell::from(sanitize_line(&report.actual_cell(row, reveal))),
                 Cell::from(sanitize_line(&report.verdict_label(row))),
             ])
-            .style(theme.style(kind_role(row.kind)))
+            .style(theme.style(if report.tolerated(row).is_some() {
+                Role::StatusOk
+            } else {
+                kind_role(row.kind)
+            }))
         })
         .collect();
     let table = Table::new(
