@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::check::actual_calls;
 use super::report::{CheckOptions, ConversationScope, DiffReport};
+use super::align::Row;
 use super::{ActualCall, GoldSpec};
 use crate::model::AttrValue;
 use crate::store::{Invocation, Store};
@@ -177,6 +178,7 @@ pub fn conversation_report(
         turns: turns.to_vec(),
         call_turn,
         holder: turns.iter().position(|t| *t == holder.id),
+        focus: None,
     });
     Some(report)
 }
@@ -189,19 +191,21 @@ pub struct TurnShare {
     pub differing: usize,
 }
 
+/// Whether a row is part of one turn's share (by index into the scope's turns).
+pub fn row_in_turn(scope: &ConversationScope, row: &Row, turn: usize) -> bool {
+    match row.actual {
+        Some(a) => scope.call_turn.get(a) == Some(&turn),
+        None => scope.holder == Some(turn),
+    }
+}
+
 pub fn turn_share(report: &DiffReport, turn_id: &str) -> Option<TurnShare> {
     let scope = report.conversation.as_ref()?;
     let turn = scope.turns.iter().position(|t| t == turn_id)?;
     let mut share = TurnShare::default();
-    for row in &report.rows {
-        let mine = match row.actual {
-            Some(a) => scope.call_turn.get(a) == Some(&turn),
-            None => scope.holder == Some(turn),
-        };
-        if mine {
-            share.rows += 1;
-            share.differing += usize::from(report.row_differs(row));
-        }
+    for row in report.rows.iter().filter(|r| row_in_turn(scope, r, turn)) {
+        share.rows += 1;
+        share.differing += usize::from(report.row_differs(row));
     }
     Some(share)
 }

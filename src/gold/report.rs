@@ -52,6 +52,8 @@ pub struct ConversationScope {
     /// The turn the gold was filed under (where arksim reports trajectory failures; missing
     /// calls are that turn's share).
     pub holder: Option<usize>,
+    /// The turn being looked at (the TUI marks its rows and shows its share).
+    pub focus: Option<usize>,
 }
 
 impl DiffReport {

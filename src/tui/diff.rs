@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
 
 use crate::gold::align::{Alignment, RowKind};
+use crate::gold::conversation::{row_in_turn, turn_share};
 use crate::gold::report::{DiffReport, argument_counts, fmt2};
 use crate::redact::{Reveal, sanitize_line};
 use crate::tui::theme::{Role, Theme};
@@ -22,9 +23,25 @@ pub struct DiffViewState {
 
 impl DiffViewState {
     /// Starts on the first row that differs (or the first row).
+    /// Starts on the first row that differs (or the first row); for a turn of a
+    /// whole-conversation gold, on the first row of that turn's share.
     pub fn new(report: &DiffReport) -> Self {
+        let in_focus = |r: usize| match &report.conversation {
+            Some(scope) => scope
+                .focus
+                .is_none_or(|turn| row_in_turn(scope, &report.rows[r], turn)),
+            None => true,
+        };
+        let differing = report.differing_rows();
+        let selected_row = differing
+            .iter()
+            .copied()
+            .find(|&r| in_focus(r))
+            .or_else(|| (0..report.rows.len()).find(|&r| in_focus(r)))
+            .or_else(|| differing.first().copied())
+            .unwrap_or(0);
         DiffViewState {
-            selected_row: report.differing_rows().first().copied().unwrap_or(0),
+            selected_row,
             alignment: report.options.alignment,
         }
     }
@@ -162,6 +179,22 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
             m.efficiency.retry_after_error_count,
         )),
     ];
+    if let Some(scope) = &report.conversation
+        && let Some(turn) = scope.focus
+    {
+        let share = scope
+            .turns
+            .get(turn)
+            .and_then(|id| turn_share(report, id))
+            .unwrap_or_default();
+        lines.push(Line::from(format!(
+            "this turn's share (▸): {} of {} row(s), {} differing · the verdict is the whole conversation's ({} turns)",
+            share.rows,
+            report.rows.len(),
+            share.differing,
+            scope.turns.len()
+        )));
+    }
     lines.extend(
         report
             .verdict_lines()
@@ -239,13 +272,18 @@ pub fn render(
     .areas(area);
     frame.render_widget(Paragraph::new(header), top);
 
+    let marked = report.conversation.as_ref().is_some_and(|s| s.focus.is_some());
     let rows: Vec<TableRow> = report
         .rows
         .iter()
         .enumerate()
         .map(|(i, row)| {
+            let mark = match &report.conversation {
+                Some(scope) if scope.focus.is_some_and(|t| row_in_turn(scope, row, t)) => "▸",
+                _ => "",
+            };
             TableRow::new(vec![
-                Cell::from(format!("{}", i + 1)),
+                Cell::from(format!("{mark}{}", i + 1)),
                 Cell::from(sanitize_line(&report.gold_cell(row, reveal))),
                 Cell::from(sanitize_line(&report.actual_cell(row, reveal))),
                 Cell::from(sanitize_line(&report.verdict_label(row))),
@@ -260,7 +298,7 @@ pub fn render(
     let table = Table::new(
         rows,
         [
-            Constraint::Length(3),
+            Constraint::Length(if marked { 4 } else { 3 }),
             Constraint::Percentage(34),
             Constraint::Percentage(34),
             Constraint::Fill(1),
