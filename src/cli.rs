@@ -75,6 +75,10 @@ pub struct DumpArgs {
     /// Print, per source, the detected format, why, and what may have been lost.
     #[arg(long)]
     pub explain: bool,
+    /// Only invocations matching QUERY (the TUI's `/` language, see README "Queries"); the
+    /// JSON lists each one's matched span ids.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
 }
 
 #[derive(Debug, Args, Clone, Default)]

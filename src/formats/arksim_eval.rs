@@ -18,7 +18,10 @@ use serde_json::Value;
 use super::arksim::{self, parse_document};
 use super::jsonrec;
 use super::{Format, Input};
-use crate::model::{AttrValue, Batch, EvalVerdict, GoldCall, GoldSpec, Problem, Span, SpanKind};
+use crate::model::{
+    AttrValue, Batch, EVALUATOR_ATTR, ErrorInfo, EvalVerdict, GoldCall, GoldSpec, Problem, Span,
+    SpanKind, SpanStatus,
+};
 
 pub struct ArksimEvaluation;
 pub struct ArksimScenarios;
@@ -85,7 +88,7 @@ impl Format for ArksimEvaluation {
                 };
                 turns += 1;
                 let invocation = arksim::turn_invocation_id(&conversation_id, &turn_id);
-                batch.evals.push((invocation.clone(), verdict_of(turn)));
+                let verdict = verdict_of(turn);
                 let mut span = Span {
                     trace_id: invocation.clone(),
                     span_id: format!("arksim-eval:{conversation_id}/{turn_id}"),
@@ -104,14 +107,22 @@ impl Format for ArksimEvaluation {
                     ),
                     ..Default::default()
                 };
+                // The span carries the verdict's status, so a failed evaluation never reads ✓ ok.
+                if !verdict.passed {
+                    span.status = SpanStatus::Error;
+                    span.error = Some(Box::new(ErrorInfo {
+                        error_type: Some("evaluation failed".into()),
+                        message: Some(verdict.label.clone()),
+                        ..Default::default()
+                    }));
+                }
+                batch.evals.push((invocation.clone(), verdict));
                 span.identity.invocation_id = Some(invocation);
                 span.identity.correlation_id = Some(conversation_id.clone());
-                span.attributes = crate::model::shared_keys(turn_attributes(
-                    conversation,
-                    turn,
-                    &conversation_id,
-                    unique_errors,
-                ));
+                let mut attributes =
+                    turn_attributes(conversation, turn, &conversation_id, unique_errors);
+                attributes.push((EVALUATOR_ATTR.to_owned(), AttrValue::Bool(true)));
+                span.attributes = crate::model::shared_keys(attributes);
                 batch.spans.push(span);
             }
         }
@@ -141,6 +152,7 @@ fn verdict_of(turn: &Value) -> EvalVerdict {
             .get("turn_score")
             .and_then(Value::as_f64)
             .filter(|s| *s >= 0.0),
+        threshold: None,
         label,
         reason: jsonrec::str_at(turn, "turn_behavior_failure_reason")
             .unwrap_or("")

@@ -12,7 +12,7 @@
 //! │›    ⚒ get_stock_price ✗   195µs ·····━  ││── input · 45 B · redacted ──    │  ui::detail: lines
 //! │     ◆ chat ↻ attempt 2/2   3ms ······━━ ││{ "symbol": "string (4 chars)" } │  built by inspect
 //! └─────────────────────────────────────────┘└─────────────────────────────────┘
-//!  REDACTED  27 invocations · 218 spans · 2 problems (p) · watching ./traces       ui::status
+//!  REDACTED  27 invocations · 218 spans · 2 errors (p) · watching ./traces       ui::status
 //!  Enter fold/unfold  l expand  h collapse  n next failure  r reveal  ? help       (footer)
 //! ```
 //! `?` (help) and `p` (problems) draw an overlay on top; `f` gives the detail pane the whole body.
@@ -177,8 +177,18 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
 pub fn spawn_file_load(paths: Vec<PathBuf>, tx: mpsc::Sender<IngestEvent>) {
     tokio::task::spawn_blocking(move || {
         for path in paths {
-            let batches: Box<dyn Iterator<Item = _>> = match files::trace_files(&path) {
-                Ok(list) => Box::new(list.into_iter().map(|f| files::load_file(&f).batch)),
+            let batches: Box<dyn Iterator<Item = _>> = match files::walk(&path) {
+                Ok(found) => {
+                    let notes = (!found.notes.is_empty())
+                        .then(|| files::notes_only(&path, found.notes).batch);
+                    Box::new(
+                        found
+                            .files
+                            .into_iter()
+                            .map(|f| files::load_file(&f).batch)
+                            .chain(notes),
+                    )
+                }
                 Err(_) => Box::new(
                     files::load_sources(std::slice::from_ref(&path))
                         .into_iter()
