@@ -59,8 +59,12 @@ fn report(g: &GoldSpec, a: Vec<ActualCall>, alignment: Alignment) -> DiffReport 
     )
 }
 
+type Calls = Vec<(&'static str, Value)>;
+
 fn fetches(ids: &[i64]) -> Vec<(&'static str, Value)> {
-    ids.iter().map(|id| ("fetch", json!({ "id": id }))).collect()
+    ids.iter()
+        .map(|id| ("fetch", json!({ "id": id })))
+        .collect()
 }
 
 #[test]
@@ -83,14 +87,19 @@ fn a_tool_repeated_three_times_in_another_order_differs_under_every_alignment() 
     // move, not three "argument mismatch" rows.
     let r = report(&g, a.clone(), Alignment::Edit);
     let kinds: Vec<&str> = r.rows.iter().map(|row| row.kind.as_str()).collect();
-    assert_eq!(kinds, ["match", "match", "moved"], "{}", r.to_text(Reveal::Revealed));
+    assert_eq!(
+        kinds,
+        ["match", "match", "moved"],
+        "{}",
+        r.to_text(Reveal::Revealed)
+    );
     // `check` exits by the verdict: the same for every alignment.
     assert!(verdicts.iter().all(|v| !v));
 }
 
 #[test]
 fn the_headline_follows_from_the_rows_for_every_alignment() {
-    let cases: Vec<(Vec<(&str, Value)>, Vec<(&str, Value)>)> = vec![
+    let cases: Vec<(Calls, Calls)> = vec![
         (fetches(&[1, 2, 3]), fetches(&[1, 2, 3])),
         (fetches(&[1, 2, 3]), fetches(&[3, 1, 2])),
         (fetches(&[1, 1, 2]), fetches(&[1, 2, 1])),
@@ -113,7 +122,11 @@ fn the_headline_follows_from_the_rows_for_every_alignment() {
         let first = report(&g, actual(a), Alignment::Edit).passed();
         for alignment in Alignment::ALL {
             let r = report(&g, actual(a), alignment);
-            assert_eq!(r.passed(), first, "{alignment:?}: verdict depends on alignment");
+            assert_eq!(
+                r.passed(),
+                first,
+                "{alignment:?}: verdict depends on alignment"
+            );
             assert_eq!(
                 r.passed(),
                 r.differing_rows().is_empty(),
@@ -129,7 +142,10 @@ fn redacted_rows_say_whether_values_are_equal_without_showing_them() {
     let g = gold(&[("fetch", json!({"id": 41, "q": "alpha"}))]);
     let a = actual(&[("fetch", json!({"id": 42, "q": "alpha"}))]);
     let text = report(&g, a, Alignment::Edit).to_text(Reveal::Redacted);
-    assert!(!text.contains("41") && !text.contains("42") && !text.contains("alpha"), "{text}");
+    assert!(
+        !text.contains("41") && !text.contains("42") && !text.contains("alpha"),
+        "{text}"
+    );
     let line = text
         .lines()
         .find(|l| l.trim_start().starts_with("id:"))
@@ -166,7 +182,10 @@ fn argument_counts_never_read_zero_of_zero_beside_a_call() {
             actual(&[("lookup", json!({"id": 1}))]),
         ),
         (gold(&[("now", json!({}))]), actual(&[("now", json!({}))])),
-        (gold(&[("a", json!({"k": 1}))]), actual(&[("b", json!({"k": 1}))])),
+        (
+            gold(&[("a", json!({"k": 1}))]),
+            actual(&[("b", json!({"k": 1}))]),
+        ),
     ];
     for (g, a) in cases {
         let r = report(&g, a, Alignment::Edit);
@@ -175,7 +194,11 @@ fn argument_counts_never_read_zero_of_zero_beside_a_call() {
         assert!(!text.contains("R 0/0"), "{text}");
     }
     // The metric values stay toolscore's: an unexpected call scores precision 0.
-    let r = report(&gold(&[]), actual(&[("lookup", json!({"id": 1}))]), Alignment::Edit);
+    let r = report(
+        &gold(&[]),
+        actual(&[("lookup", json!({"id": 1}))]),
+        Alignment::Edit,
+    );
     assert_eq!(r.metrics.arguments.precision, 0.0);
     assert!(r.to_text(Reveal::Redacted).contains("none expected"));
 }
@@ -189,7 +212,11 @@ fn a_conversation_assertion_met_across_two_turns_passes_in_check() {
     let (store, _) = toolcap::views::dump::load_store(&[two_turn()]);
     let mut problems = Vec::new();
     let reports = check_store(&store, None, CheckOptions::default(), &mut problems);
-    assert_eq!(reports.len(), 1, "one report for the conversation, not one per turn");
+    assert_eq!(
+        reports.len(),
+        1,
+        "one report for the conversation, not one per turn"
+    );
     let r = &reports[0];
     assert!(r.passed(), "{}", r.to_text(Reveal::Redacted));
     assert_eq!(r.actual.len(), 2, "both turns' calls");
@@ -205,7 +232,10 @@ fn a_conversation_assertion_met_across_two_turns_passes_in_check() {
         text.contains("arksim said (evaluation.json, conversation): evaluation_status Done"),
         "{text}"
     );
-    assert!(!text.contains("Expected 2 tool calls"), "arksim's words only where arksim wrote them");
+    assert!(
+        !text.contains("Expected 2 tool calls"),
+        "arksim's words only where arksim wrote them"
+    );
 }
 
 #[test]
@@ -221,7 +251,12 @@ fn check_with_the_scenarios_file_as_gold_judges_whole_conversations() {
         .output()
         .expect("run check");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("over all 2 turn(s)"), "{stdout}");
     // The bundled arksim run: toolcap agrees with what arksim recorded on every conversation
     // (weather_ok's strict assertion spans two turns and passes; arksim said Done).

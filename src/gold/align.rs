@@ -3,9 +3,7 @@
 //! positional (what toolscore's trajectory metric scores), and per-name best pairing (what
 //! argument F1 uses). A paired call that failed is never a plain match.
 
-use super::compare::{
-    ArgDiff, ArgVerdict, CompareMode, args_all_ok, compare_args, values_match,
-};
+use super::compare::{ArgDiff, ArgVerdict, CompareMode, args_all_ok, compare_args, values_match};
 use super::{ActualCall, GoldCall};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -182,7 +180,11 @@ fn extra(actual: &[ActualCall], a: usize) -> Row {
     }
 }
 
-pub(super) fn position_rows(gold: &[GoldCall], actual: &[ActualCall], mode: CompareMode) -> Vec<Row> {
+pub(super) fn position_rows(
+    gold: &[GoldCall],
+    actual: &[ActualCall],
+    mode: CompareMode,
+) -> Vec<Row> {
     let mut rows: Vec<Row> = (0..gold.len().min(actual.len()))
         .map(|i| paired(gold, actual, i, i, mode))
         .collect();

@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::align::Row;
 use super::check::actual_calls;
 use super::report::{CheckOptions, ConversationScope, DiffReport};
-use super::align::Row;
 use super::{ActualCall, GoldSpec};
 use crate::model::AttrValue;
 use crate::store::{Invocation, Store};
@@ -45,6 +45,9 @@ fn turn_key(invocation: &Invocation) -> (u64, String) {
     (turn.parse().unwrap_or(u64::MAX), turn)
 }
 
+/// A turn's sort key with its invocation id.
+type TurnEntry = ((u64, String), String);
+
 /// Conversation id → its turns' invocation ids in turn order, for one store state.
 #[derive(Debug, Default, Clone)]
 pub struct Conversations {
@@ -54,7 +57,7 @@ pub struct Conversations {
 
 impl Conversations {
     pub fn of_store(store: &Store) -> Self {
-        let mut keyed: HashMap<String, Vec<((u64, String), String)>> = HashMap::new();
+        let mut keyed: HashMap<String, Vec<TurnEntry>> = HashMap::new();
         for inv in store.oldest_first() {
             if let Some(conversation) = conversation_of(inv) {
                 keyed
@@ -132,7 +135,9 @@ pub fn arksim_said(store: &Store, turns: &[String]) -> Vec<String> {
         };
         lines.insert(
             0,
-            format!("arksim said (evaluation.json, conversation): evaluation_status {status}{recorded}"),
+            format!(
+                "arksim said (evaluation.json, conversation): evaluation_status {status}{recorded}"
+            ),
         );
     }
     lines
@@ -169,8 +174,11 @@ pub fn conversation_report(
         .next()
         .unwrap_or_default()
         .to_string();
-    report.name = Some(format!("{scenario} · conversation, {} turn(s)", turns.len()))
-        .filter(|_| !scenario.is_empty());
+    report.name = Some(format!(
+        "{scenario} · conversation, {} turn(s)",
+        turns.len()
+    ))
+    .filter(|_| !scenario.is_empty());
     report.notes.extend(notes);
     report.evaluator = arksim_said(store, turns);
     report.conversation = Some(ConversationScope {

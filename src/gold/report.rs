@@ -95,7 +95,12 @@ impl DiffReport {
     /// Re-lines the rows with another policy (metrics and the verdict do not change).
     pub fn realign(&mut self, alignment: Alignment) {
         self.options.alignment = alignment;
-        self.rows = rows_for(&self.gold, &self.actual, self.options, &self.metrics.pairing);
+        self.rows = rows_for(
+            &self.gold,
+            &self.actual,
+            self.options,
+            &self.metrics.pairing,
+        );
     }
 
     /// Whether the run matches its gold. It never depends on the alignment the rows are drawn
@@ -367,7 +372,13 @@ fn rows_for(
     if gold.match_mode.is_none() && in_order_match(&gold.calls, actual, options.mode) {
         return position_rows(&gold.calls, actual, options.mode);
     }
-    align(&gold.calls, actual, options.alignment, options.mode, pairing)
+    align(
+        &gold.calls,
+        actual,
+        options.alignment,
+        options.mode,
+        pairing,
+    )
 }
 
 /// Argument precision and recall with the counts behind them, saying why when a count has
@@ -391,7 +402,10 @@ pub fn argument_counts(m: &Metrics) -> String {
     } else if m.gold_calls == 0 {
         format!("P – ({} actual call(s), none expected)", m.trace_calls)
     } else if m.pairing.iter().all(Option::is_none) {
-        format!("P – ({} actual call(s), none pairs with a gold call)", m.trace_calls)
+        format!(
+            "P – ({} actual call(s), none pairs with a gold call)",
+            m.trace_calls
+        )
     } else {
         "P – (paired calls have no argument keys)".to_string()
     };
@@ -420,7 +434,11 @@ fn short_weight(key: &str) -> &'static str {
 fn arksim_line(v: &ArksimVerdict, mode: &str) -> String {
     let mut line = format!(
         "toolcap gold (arksim {mode} rules, recomputed): {}",
-        if v.matched { "✓ matched" } else { "✗ not matched" }
+        if v.matched {
+            "✓ matched"
+        } else {
+            "✗ not matched"
+        }
     );
     if !v.missing_calls.is_empty() {
         let _ = write!(

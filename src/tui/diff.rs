@@ -272,7 +272,10 @@ pub fn render(
     .areas(area);
     frame.render_widget(Paragraph::new(header), top);
 
-    let marked = report.conversation.as_ref().is_some_and(|s| s.focus.is_some());
+    let marked = report
+        .conversation
+        .as_ref()
+        .is_some_and(|s| s.focus.is_some());
     let rows: Vec<TableRow> = report
         .rows
         .iter()

@@ -153,7 +153,9 @@ fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
             let (spans, gold) = turns
                 .iter()
                 .filter_map(|t| app.store.get(t))
-                .fold((0, false), |(n, g), t| (n + t.spans.len(), g || t.gold.is_some()));
+                .fold((0, false), |(n, g), t| {
+                    (n + t.spans.len(), g || t.gold.is_some())
+                });
             return Some((spans, gold));
         }
     }
