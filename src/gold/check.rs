@@ -296,11 +296,18 @@ pub fn run(args: &CheckArgs) -> i32 {
             }
         }
     };
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui check: {why}");
+            return 2;
+        }
+    };
     let mut sources = args.sources.clone();
     if scenarios {
         sources.push(args.gold.clone());
     }
-    let (store, _) = crate::views::dump::load_store(&sources);
+    let (store, _) = crate::views::dump::load_store_with(&sources, &remote);
     problems.extend(
         store
             .problems()

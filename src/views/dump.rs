@@ -15,18 +15,38 @@ use crate::model::{Payload, PayloadState, Severity, Span};
 use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::files;
+use crate::sources::remote::{self, RemoteOptions};
 use crate::store::{Invocation, Store};
 use crate::triage::GoldOutcome;
 
 /// Loads every source into a fresh store; returns it with the per-source load records.
 pub fn load_store(sources: &[std::path::PathBuf]) -> (Store, Vec<SourceReport>) {
+    load_store_with(sources, &RemoteOptions::default())
+}
+
+/// [`load_store`], reaching remote sources with `remote`'s token and headers. A remote source
+/// is read as a snapshot: what it holds now, in order with the files around it.
+pub fn load_store_with(
+    sources: &[std::path::PathBuf],
+    remote: &RemoteOptions,
+) -> (Store, Vec<SourceReport>) {
     let mut store = Store::new();
     let mut reports = Vec::new();
-    for loaded in files::load_sources(sources) {
+    let mut take = |loaded: Loaded| {
         reports.push(SourceReport::of(&loaded));
         // Settled once at the end: a trace split over many files is assembled once, not
         // once per file.
         store.apply(loaded.batch);
+    };
+    for source in sources {
+        match source.to_str().filter(|s| remote::is_remote(s)) {
+            Some(url) => remote::snapshot(url, remote)
+                .into_iter()
+                .for_each(&mut take),
+            None => files::load_sources(std::slice::from_ref(source))
+                .into_iter()
+                .for_each(&mut take),
+        }
     }
     store.settle();
     (store, reports)
@@ -137,7 +157,14 @@ pub fn run(args: &DumpArgs) -> i32 {
             return 2;
         }
     };
-    let (store, reports) = load_store(&args.sources);
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui dump: {why}");
+            return 2;
+        }
+    };
+    let (store, reports) = load_store_with(&args.sources, &remote);
     let mode = Reveal::from_flag(args.reveal);
     let selection = match &query {
         Some(query) => Selection::filtered(&store, query, mode),
@@ -162,7 +189,22 @@ pub fn run(args: &DumpArgs) -> i32 {
     // A closed pipe (`dump | head`) is not an error worth a panic.
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
-    if store.is_empty() { 2 } else { 0 }
+    if store.is_empty() {
+        // Say why on stderr too: the output may be a pipe into a JSON tool.
+        for problem in store
+            .problems()
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+        {
+            eprintln!(
+                "toolcap-tui dump: {}",
+                redact::sanitize_line(&problem.to_string())
+            );
+        }
+        2
+    } else {
+        0
+    }
 }
 
 fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
