@@ -192,7 +192,9 @@ pub async fn spawn_sources(
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
-        if remote::is_remote(source) {
+        if source.starts_with(crate::sources::jaeger::SCHEME_PREFIX) {
+            crate::sources::jaeger::spawn_poll(source.clone(), remote.clone(), tx.clone());
+        } else if remote::is_remote(source) {
             let options = attach::AttachOptions {
                 remote: remote.clone(),
                 ..attach::AttachOptions::default()
