@@ -12,9 +12,11 @@ pub mod arksim;
 pub mod check;
 pub mod compare;
 pub mod metrics;
+pub mod policy;
 pub mod report;
 mod report_json;
 pub mod source;
+pub mod toolscore_reading;
 
 pub use crate::model::{GoldCall, GoldSpec};
 
