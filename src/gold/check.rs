@@ -35,12 +35,12 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
         .map(|call| {
             let span = invocation.spans.get(call.span);
             let args = span.and_then(|s| {
-                let wrap_key = scalar_args_key(s.format);
+                let shape = ScalarArgs::of(s.format);
                 if let Some(text) = s.input.inline_text() {
-                    return Some(args_from_text_wrapped(text, wrap_key));
+                    return Some(args_from_text_shaped(text, shape));
                 }
                 match formats::load_payload(&s.input) {
-                    Ok(Some(text)) => Some(args_from_text_wrapped(&text, wrap_key)),
+                    Ok(Some(text)) => Some(args_from_text_shaped(&text, shape)),
                     Ok(None) => None,
                     Err(why) => {
                         notes.push(format!("{}: arguments unreadable: {why}", call.name));
@@ -84,35 +84,55 @@ fn span_cost_usd(span: &crate::model::Span) -> Option<f64> {
 /// Arguments as toolscore reads them: an object; a JSON string holding an object is decoded;
 /// anything else is wrapped as `{"value": …}`.
 pub fn args_from_text(text: &str) -> Args {
-    args_from_text_wrapped(text, "value")
+    args_from_text_shaped(text, ScalarArgs::Wrap("value"))
 }
 
-/// The key toolscore's adapter for a format puts a non-object argument under: LangChain's
-/// string `tool_input` becomes `{"input": …}`, every other adapter uses `{"value": …}`.
-fn scalar_args_key(format: &str) -> &'static str {
-    if format == "langchain" {
-        "input"
-    } else {
-        "value"
+/// What toolscore's adapter for a format makes of arguments that are not an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScalarArgs {
+    /// `{KEY: value}` (LangChain's string `tool_input` uses `input`, OTel and custom `value`).
+    Wrap(&'static str),
+    /// Text that is not JSON becomes `{"raw": text}` (OpenAI, Gemini); other non-objects `{}`.
+    RawText,
+    /// Always `{}` (Anthropic's non-object `input`, MCP's undecodable `arguments`).
+    Empty,
+}
+
+impl ScalarArgs {
+    fn of(format: &str) -> Self {
+        match format {
+            "langchain" => ScalarArgs::Wrap("input"),
+            "openai-chat" | "gemini" => ScalarArgs::RawText,
+            "anthropic" | "mcp" => ScalarArgs::Empty,
+            _ => ScalarArgs::Wrap("value"),
+        }
     }
 }
 
-fn args_from_text_wrapped(text: &str, wrap_key: &str) -> Args {
+fn args_from_text_shaped(text: &str, shape: ScalarArgs) -> Args {
     if text.trim().is_empty() {
         return Args::new();
     }
-    let value: Value =
-        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()));
+    let parsed = serde_json::from_str::<Value>(text);
+    let not_json = parsed.is_err();
+    let value = parsed.unwrap_or_else(|_| Value::String(text.to_string()));
     let value = match value {
         Value::String(inner) => serde_json::from_str(&inner).unwrap_or(Value::String(inner)),
         other => other,
     };
-    match value {
-        Value::Object(map) => map,
-        Value::Null => Args::new(),
-        other => {
+    match (value, shape) {
+        (Value::Object(map), _) => map,
+        (Value::Null, _) | (_, ScalarArgs::Empty) => Args::new(),
+        (other, ScalarArgs::RawText) => {
             let mut map = Args::new();
-            map.insert(wrap_key.into(), other);
+            if not_json {
+                map.insert("raw".into(), other);
+            }
+            map
+        }
+        (other, ScalarArgs::Wrap(key)) => {
+            let mut map = Args::new();
+            map.insert(key.into(), other);
             map
         }
     }
