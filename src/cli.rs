@@ -28,7 +28,14 @@ pub struct UiArgs {
     /// Trace files, directories (watched for new data), or http(s) URLs of a running `serve`.
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318")]
+    /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "127.0.0.1:4318"
+    )]
     pub listen: Option<String>,
     /// gRPC address of the embedded receiver (with --listen).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
@@ -36,6 +43,15 @@ pub struct UiArgs {
     /// Bearer token the embedded receiver requires (or TOOLCAP_TOKEN).
     #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Let --listen bind an address other machines can reach without a --token (warned).
+    #[arg(long)]
+    pub insecure: bool,
     /// Start with payloads revealed (secret-looking values stay masked).
     #[arg(long)]
     pub reveal: bool,
@@ -59,11 +75,42 @@ pub enum Command {
     Check(CheckArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
     Serve(ServeArgs),
+    /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `toolcap-tui man | man -l -`.
+    Man,
+}
+
+/// How `dump` and `check` reach remote sources (read once, as a snapshot).
+#[derive(Debug, Args, Clone, Default)]
+pub struct RemoteArgs {
+    /// Bearer token sent to remote sources (or TOOLCAP_TOKEN).
+    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+}
+
+impl RemoteArgs {
+    pub fn options(&self) -> Result<crate::sources::remote::RemoteOptions, String> {
+        let mut options =
+            crate::sources::remote::RemoteOptions::from_args(self.token.clone(), &self.headers)?;
+        options.ca_cert = self.cacert.clone();
+        Ok(options)
+    }
 }
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
-    /// Trace files or directories (searched recursively).
+    /// Trace files, directories (searched recursively), or http(s):// URLs of a running `serve`
+    /// (read once: what it has acknowledged so far).
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Print one JSON document (schema in README.md) instead of text trees.
@@ -75,6 +122,12 @@ pub struct DumpArgs {
     /// Print, per source, the detected format, why, and what may have been lost.
     #[arg(long)]
     pub explain: bool,
+    /// Only invocations matching QUERY (the TUI's `/` language, see README "Queries"); the
+    /// JSON lists each one's matched span ids.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -82,7 +135,7 @@ pub struct CheckArgs {
     /// Gold file: toolscore gold (list or {"calls": [...]}), or a map of invocation id to calls.
     #[arg(long, required = true)]
     pub gold: PathBuf,
-    /// Trace files or directories.
+    /// Trace files, directories, or http(s):// URLs of a running `serve`.
     pub sources: Vec<PathBuf>,
     /// Print a JSON report per invocation (toolscore's metric names).
     #[arg(long)]
@@ -110,6 +163,8 @@ pub struct CheckArgs {
     /// Also show how toolscore 1.10.0 would read each trace, and where that differs.
     #[arg(long)]
     pub explain: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -132,6 +187,9 @@ pub struct ServeArgs {
     /// Spool segment size before rotating to a new file, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub segment_mb: u64,
+    /// Bind an address other machines can reach without a token (warned).
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 /// Runs the parsed command line; returns the process exit code.
@@ -140,6 +198,31 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
         Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
+        Some(Command::Completions { shell }) => print_completions(shell),
+        Some(Command::Man) => print_man_page(),
         None => crate::tui::run(cli.ui),
+    }
+}
+
+fn print_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    let mut stdout = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut command, "toolcap-tui", &mut stdout);
+    0
+}
+
+fn print_man_page() -> i32 {
+    use clap::CommandFactory as _;
+    let mut stdout = std::io::stdout().lock();
+    match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
+        Ok(()) => 0,
+        Err(e) => {
+            // A closed pipe (`man | head`) is not worth a message.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("toolcap-tui man: {e}");
+            }
+            2
+        }
     }
 }

@@ -341,6 +341,9 @@ pub struct SpanEvent {
 pub struct ErrorInfo {
     pub error_type: Option<String>,
     pub message: Option<String>,
+    /// The message is the failed tool's result text (MCP `isError`, `is_error` blocks): a
+    /// payload, so views show it only when revealed.
+    pub message_is_result: bool,
 }
 
 /// Identity fields that tie spans to runs, nodes and retries.

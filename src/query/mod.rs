@@ -95,6 +95,22 @@ impl Query {
         self.expr.as_ref()
     }
 
+    /// Whether `is:` terms could depend on a gold comparison (so callers compute gold outcomes
+    /// only when a query needs them).
+    pub fn needs_gold(&self) -> bool {
+        fn walk(e: &Expr) -> bool {
+            match e {
+                Expr::And(items) | Expr::Or(items) => items.iter().any(walk),
+                Expr::Not(inner) => walk(inner),
+                Expr::Term(Term::Is(f)) => {
+                    matches!(f, IsFacet::Failing | IsFacet::GoldMismatch | IsFacet::Ok)
+                }
+                Expr::Term(_) => false,
+            }
+        }
+        self.expr.as_ref().is_some_and(walk)
+    }
+
     /// True when every run this query matches is also matched by `previous`, so a search
     /// can narrow the previous result set instead of scanning everything: the new query is
     /// the old one with more ANDed terms (typing extends the last word or adds a term).

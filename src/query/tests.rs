@@ -269,6 +269,7 @@ fn sample_store() -> Store {
     tool2.error = Some(Box::new(ErrorInfo {
         error_type: Some("RefundError".into()),
         message: Some("refund backend timeout (non-fatal)".into()),
+        ..Default::default()
     }));
     tool2.tool = Some(Box::new(ToolFacts {
         name: Some("refund".into()),

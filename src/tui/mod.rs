@@ -41,6 +41,7 @@ use tokio::sync::mpsc;
 
 use crate::cli::UiArgs;
 use crate::redact::Reveal;
+use crate::sources::remote::{self, RemoteOptions};
 use crate::sources::{IngestEvent, attach, files, listen, watch};
 use crate::store::{Budget, Store};
 
@@ -49,6 +50,36 @@ const INGEST_CAPACITY: usize = 1024;
 
 /// `toolcap-tui [SOURCE...]`: runs the full-screen app; returns the process exit code.
 pub fn run(args: UiArgs) -> i32 {
+    let remote = match RemoteOptions::from_args(args.token.clone(), &args.headers) {
+        Ok(remote) => RemoteOptions {
+            ca_cert: args.cacert.clone(),
+            ..remote
+        },
+        Err(why) => {
+            eprintln!("toolcap-tui: {why}");
+            return 2;
+        }
+    };
+    if let Some(http) = &args.listen {
+        let has_token = args.token.is_some();
+        let grpc = Some(&args.grpc).filter(|g| !g.is_empty());
+        let addrs = std::iter::once(("--listen", http)).chain(grpc.map(|g| ("--grpc", g)));
+        for (flag, addr) in addrs {
+            match crate::receiver::exposure::check_bind(flag, addr, has_token, args.insecure) {
+                Ok(None) => {}
+                // Said before the screen is taken over, so it is seen.
+                Ok(Some(warning)) => eprintln!("toolcap-tui: {warning}"),
+                Err(refusal) => {
+                    eprintln!("toolcap-tui: {refusal}");
+                    return 2;
+                }
+            }
+        }
+    }
+    if let Err(message) = terminal_check() {
+        eprintln!("{message}");
+        return 2;
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -84,7 +115,7 @@ pub fn run(args: UiArgs) -> i32 {
     }
     let result = runtime.block_on(async {
         let (tx, rx) = mpsc::channel(INGEST_CAPACITY);
-        let sources = spawn_sources(&args, tx).await;
+        let sources = spawn_sources(&args, &remote, tx).await;
         if let Some(note) = sources.notes.first() {
             app.message = Some(note.clone());
         }
@@ -113,6 +144,24 @@ pub fn run(args: UiArgs) -> i32 {
     }
 }
 
+/// The TUI draws on stdout and reads keys from stdin: without a terminal on both it would
+/// panic or draw into a pipe, so it refuses in one line and points at the headless view.
+fn terminal_check() -> Result<(), String> {
+    use std::io::IsTerminal as _;
+    let missing = match (
+        std::io::stdin().is_terminal(),
+        std::io::stdout().is_terminal(),
+    ) {
+        (true, true) => return Ok(()),
+        (false, true) => "stdin is not a terminal",
+        (true, false) => "stdout is not a terminal",
+        (false, false) => "stdin and stdout are not terminals",
+    };
+    Err(format!(
+        "toolcap-tui: the TUI needs a terminal ({missing}); for text or JSON use `toolcap-tui dump SOURCE...`"
+    ))
+}
+
 /// A panic must leave a usable terminal: release the mouse, then ratatui's hook restores the
 /// screen and prints the panic.
 fn install_mouse_release_on_panic() {
@@ -135,12 +184,20 @@ pub struct RunningSources {
 }
 
 /// Starts every source named on the command line, each sending to `tx`. Adding a source kind is one line here.
-pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> RunningSources {
+pub async fn spawn_sources(
+    args: &UiArgs,
+    remote: &RemoteOptions,
+    tx: mpsc::Sender<IngestEvent>,
+) -> RunningSources {
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
-        if source.starts_with("http://") || source.starts_with("https://") {
-            attach::spawn_attach(source.clone(), tx.clone());
+        if remote::is_remote(source) {
+            let options = attach::AttachOptions {
+                remote: remote.clone(),
+                ..attach::AttachOptions::default()
+            };
+            attach::spawn_attach_with(source.clone(), tx.clone(), options);
         } else {
             paths.push(PathBuf::from(source));
         }
@@ -177,8 +234,18 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
 pub fn spawn_file_load(paths: Vec<PathBuf>, tx: mpsc::Sender<IngestEvent>) {
     tokio::task::spawn_blocking(move || {
         for path in paths {
-            let batches: Box<dyn Iterator<Item = _>> = match files::trace_files(&path) {
-                Ok(list) => Box::new(list.into_iter().map(|f| files::load_file(&f).batch)),
+            let batches: Box<dyn Iterator<Item = _>> = match files::walk(&path) {
+                Ok(found) => {
+                    let notes = (!found.notes.is_empty())
+                        .then(|| files::notes_only(&path, found.notes).batch);
+                    Box::new(
+                        found
+                            .files
+                            .into_iter()
+                            .map(|f| files::load_file(&f).batch)
+                            .chain(notes),
+                    )
+                }
                 Err(_) => Box::new(
                     files::load_sources(std::slice::from_ref(&path))
                         .into_iter()

@@ -80,7 +80,10 @@ pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
                 crate::model::Severity::Error => Role::StatusError,
                 _ => Role::StatusDegraded,
             };
-            Line::styled(redact::sanitize_line(&p.to_string()), theme.style(role))
+            Line::styled(
+                redact::shown_line(&p.to_string(), app.reveal),
+                theme.style(role),
+            )
         })
         .collect();
     if lines.is_empty() {
@@ -94,7 +97,7 @@ pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
         ));
         lines.extend(notes.iter().map(|p| {
             Line::styled(
-                redact::sanitize_line(&p.to_string()),
+                redact::shown_line(&p.to_string(), app.reveal),
                 theme.style(Role::Dim),
             )
         }));

@@ -50,7 +50,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .filter_map(|id| app.store.get(id))
         .map(|inv| {
             let is_selected = Some(inv.id.as_str()) == selected;
-            let row = row_for(inv, app.gold.score(&inv.id), theme, wide, is_selected);
+            let row = row_for(
+                inv,
+                app.gold.score(&inv.id),
+                app.reveal,
+                theme,
+                wide,
+                is_selected,
+            );
             if is_selected {
                 row.style(theme.style(Role::Selection))
             } else {
@@ -92,6 +99,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 fn row_for<'a>(
     inv: &Invocation,
     gold_score: Option<(f64, bool)>,
+    mode: crate::redact::Reveal,
     theme: &Theme,
     wide: bool,
     selected: bool,
@@ -147,7 +155,7 @@ fn row_for<'a>(
             theme.health(s.health),
         )),
         Cell::from(Span::styled(
-            redact::sanitize_line(&s.name),
+            redact::shown_line(&s.name, mode),
             theme.name(s.health),
         )),
         Cell::from(start),

@@ -62,7 +62,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         }
         if let Some(message) = &app.message {
             spans.push(Span::styled(
-                format!(" · {}", redact::sanitize_line(message)),
+                format!(" · {}", redact::shown_line(message, app.reveal)),
                 theme.style(Role::Message),
             ));
         }
