@@ -25,7 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Args, Default, Clone)]
 pub struct UiArgs {
-    /// Trace files, directories (watched for new data), or http(s) URLs of a running `serve`.
+    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`, or
+    /// jaeger+http(s)://HOST:16686?service=S&since=1h.
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
     /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
@@ -109,8 +110,8 @@ impl RemoteArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
-    /// Trace files, directories (searched recursively), or http(s):// URLs of a running `serve`
-    /// (read once: what it has acknowledged so far).
+    /// Trace files, directories (searched recursively), http(s):// URLs of a running `serve`
+    /// (read once: what it has acknowledged so far), or jaeger+http(s)://HOST:16686?service=S.
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Print one JSON document (schema in README.md) instead of text trees.
@@ -135,7 +136,7 @@ pub struct CheckArgs {
     /// Gold file: toolscore gold (list or {"calls": [...]}), or a map of invocation id to calls.
     #[arg(long, required = true)]
     pub gold: PathBuf,
-    /// Trace files, directories, or http(s):// URLs of a running `serve`.
+    /// Trace files, directories, http(s):// URLs of a running `serve`, or jaeger+http(s)://….
     pub sources: Vec<PathBuf>,
     /// Print a JSON report per invocation (toolscore's metric names).
     #[arg(long)]
