@@ -37,6 +37,8 @@ pub enum Action {
     NextFailure,
     PrevFailure,
     JumpToRequester,
+    /// While a find is active: show only matching spans and their ancestors.
+    ToggleFindOnly,
     // Payload
     TogglePayloadFullscreen,
     // Internal: produced by the event loop, never bound.
@@ -66,6 +68,12 @@ pub enum Action {
     SearchBackspace,
     #[serde(skip)]
     SearchAccept,
+    /// Readline editing and history inside a search prompt.
+    #[serde(skip)]
+    SearchEdit(crate::tui::search::EditKey),
+    /// A number key in the list: the config file's Nth preset query.
+    #[serde(skip)]
+    Preset(u8),
     #[serde(skip)]
     Tick,
     /// A key while the gold diff overlay is open; the overlay has its own small keymap.
@@ -75,7 +83,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 24] = [
+    pub const BINDABLE: [Action; 25] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -99,6 +107,7 @@ impl Action {
         Action::NextFailure,
         Action::PrevFailure,
         Action::JumpToRequester,
+        Action::ToggleFindOnly,
         Action::TogglePayloadFullscreen,
     ];
 
@@ -111,7 +120,7 @@ impl Action {
             Action::ToggleProblems => "problems in the sources",
             Action::ToggleReveal => "reveal/redact payloads",
             Action::ToggleDiff => "gold diff",
-            Action::StartSearch => "search invocations",
+            Action::StartSearch => "search / find",
             Action::Cancel => "close / clear",
             Action::FocusNext => "next pane",
             Action::FocusPrev => "previous pane",
@@ -129,6 +138,7 @@ impl Action {
             Action::NextFailure => "next failure",
             Action::PrevFailure => "previous failure",
             Action::JumpToRequester => "go to requesting LLM span",
+            Action::ToggleFindOnly => "only spans the find matched",
             Action::TogglePayloadFullscreen => "full-screen payload",
             Action::Resize { .. }
             | Action::Click { .. }
@@ -137,6 +147,8 @@ impl Action {
             | Action::SearchInput(_)
             | Action::SearchBackspace
             | Action::SearchAccept
+            | Action::SearchEdit(_)
+            | Action::Preset(_)
             | Action::Tick
             | Action::DiffKey(_) => return None,
         })
