@@ -173,6 +173,17 @@ pub struct CheckArgs {
     /// Show argument values in the diff (secret-looking values stay masked).
     #[arg(long)]
     pub reveal: bool,
+    /// Calls that must never be made: TOOL,TOOL,… or a toolscore rule file (JSON list of
+    /// {"tool", "args"?, "reason"?}, with $regex / $contains / $one_of argument operators).
+    #[arg(long, value_name = "TOOL,...|RULES.json")]
+    pub forbidden: Option<String>,
+    /// The toolscore --format to compare with (auto, openai, anthropic, gemini, mcp, langchain,
+    /// otel, custom). Traces are always read by content; this only changes toolscore's reading.
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub format: String,
+    /// Also show how toolscore 1.10.0 would read each trace, and where that differs.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
