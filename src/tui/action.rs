@@ -41,6 +41,10 @@ pub enum Action {
     ToggleFindOnly,
     // Payload
     TogglePayloadFullscreen,
+    /// Copy the focused thing (OSC 52): the run id, the span as JSON, the payload.
+    Copy,
+    /// Write a triage report of the listed runs (Markdown + dump JSON).
+    Export,
     // Internal: produced by the event loop, never bound.
     #[serde(skip)]
     Resize {
@@ -83,7 +87,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 25] = [
+    pub const BINDABLE: [Action; 27] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -109,6 +113,8 @@ impl Action {
         Action::JumpToRequester,
         Action::ToggleFindOnly,
         Action::TogglePayloadFullscreen,
+        Action::Copy,
+        Action::Export,
     ];
 
     /// What the help overlay and footer say; `None` for internal actions. The match is
@@ -140,6 +146,8 @@ impl Action {
             Action::JumpToRequester => "go to requesting LLM span",
             Action::ToggleFindOnly => "only spans the find matched",
             Action::TogglePayloadFullscreen => "full-screen payload",
+            Action::Copy => "copy (OSC 52): id / span JSON / payload",
+            Action::Export => "export triage report of the listed runs",
             Action::Resize { .. }
             | Action::Click { .. }
             | Action::ScrollUp { .. }

@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+pub mod export;
 mod find;
 mod gold_diff;
 mod nav;
@@ -128,6 +129,8 @@ pub struct App {
     pub gold: GoldContext,
     /// The gold-vs-actual overlay, while open.
     pub diff: Option<DiffOverlay>,
+    /// Text `y` copied, waiting for the event loop to send it to the terminal (OSC 52).
+    pub clipboard: Option<String>,
     /// The list search prompt: line being edited, history, the filter in force.
     pub list_search: crate::tui::search::ListSearch,
     /// Find in the selected trace.
@@ -163,6 +166,7 @@ impl App {
             version: 0,
             gold: GoldContext::default(),
             diff: None,
+            clipboard: None,
             list_search: Default::default(),
             find: Default::default(),
         };
@@ -309,6 +313,8 @@ pub fn update(app: &mut App, action: Action) {
             app.find.computed_at = None;
         }
         Action::ToggleDiff => gold_diff::open(app),
+        Action::Copy => export::copy(app),
+        Action::Export => export::export(app),
         Action::DiffKey(code) => gold_diff::key(app, code),
         Action::StartSearch => find::start(app),
         Action::SearchInput(c) => find::input(app, c),
