@@ -306,7 +306,7 @@ fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
     spans
 }
 
-fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
+pub fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
     let summary = inv.summary();
     let counts = &summary.counts;
     let tree = inv.tree();
