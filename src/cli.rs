@@ -25,8 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Args, Default, Clone)]
 pub struct UiArgs {
-    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`, or
-    /// jaeger+http(s)://HOST:16686?service=S&since=1h.
+    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`,
+    /// jaeger+http(s)://HOST:16686?service=S&since=1h, or phoenix+http(s)://HOST:6006[/PROJECT].
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
     /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
