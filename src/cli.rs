@@ -25,10 +25,18 @@ pub struct Cli {
 
 #[derive(Debug, Args, Default, Clone)]
 pub struct UiArgs {
-    /// Trace files, directories (watched for new data), or http(s) URLs of a running `serve`.
+    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`,
+    /// jaeger+http(s)://HOST:16686?service=S&since=1h, or phoenix+http(s)://HOST:6006[/PROJECT].
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318")]
+    /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "127.0.0.1:4318"
+    )]
     pub listen: Option<String>,
     /// gRPC address of the embedded receiver (with --listen).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
@@ -64,10 +72,20 @@ pub struct UiArgs {
 pub enum Command {
     /// Print invocation trees (text or JSON), redacted unless --reveal.
     Dump(DumpArgs),
+    /// Triage report of the listed invocations: Markdown (failing ones in detail) plus the
+    /// matching `dump --json` document beside it; redacted unless --reveal.
+    Report(ReportArgs),
     /// Compare actual tool-call trajectories with a gold one; exit 0 match, 1 differs, 2 error.
     Check(CheckArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
     Serve(ServeArgs),
+    /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `toolcap-tui man | man -l -`.
+    Man,
 }
 
 /// How `dump` and `check` reach remote sources (read once, as a snapshot).
@@ -94,9 +112,26 @@ impl RemoteArgs {
 }
 
 #[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// Trace files or directories (searched recursively).
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Only invocations matching this query (the `/` query language, e.g. `is:failing`).
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// Show payloads (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Write the Markdown here and the `dump --json` subset beside it (FILE with .json);
+    /// without it the Markdown goes to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
-    /// Trace files, directories (searched recursively), or http(s):// URLs of a running `serve`
-    /// (read once: what it has acknowledged so far).
+    /// Trace files, directories (searched recursively), http(s):// URLs of a running `serve`
+    /// (read once: what it has acknowledged so far), or jaeger+http(s)://HOST:16686?service=S.
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Print one JSON document (schema in README.md) instead of text trees.
@@ -121,7 +156,7 @@ pub struct CheckArgs {
     /// Gold file: toolscore gold (list or {"calls": [...]}), or a map of invocation id to calls.
     #[arg(long, required = true)]
     pub gold: PathBuf,
-    /// Trace files, directories, or http(s):// URLs of a running `serve`.
+    /// Trace files, directories, http(s):// URLs of a running `serve`, or jaeger+http(s)://….
     pub sources: Vec<PathBuf>,
     /// Print a JSON report per invocation (toolscore's metric names).
     #[arg(long)]
@@ -138,6 +173,17 @@ pub struct CheckArgs {
     /// Show argument values in the diff (secret-looking values stay masked).
     #[arg(long)]
     pub reveal: bool,
+    /// Calls that must never be made: TOOL,TOOL,… or a toolscore rule file (JSON list of
+    /// {"tool", "args"?, "reason"?}, with $regex / $contains / $one_of argument operators).
+    #[arg(long, value_name = "TOOL,...|RULES.json")]
+    pub forbidden: Option<String>,
+    /// The toolscore --format to compare with (auto, openai, anthropic, gemini, mcp, langchain,
+    /// otel, custom). Traces are always read by content; this only changes toolscore's reading.
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub format: String,
+    /// Also show how toolscore 1.10.0 would read each trace, and where that differs.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -171,8 +217,34 @@ pub struct ServeArgs {
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
+        Some(Command::Report(args)) => crate::triage::report::run(&args),
         Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
+        Some(Command::Completions { shell }) => print_completions(shell),
+        Some(Command::Man) => print_man_page(),
         None => crate::tui::run(cli.ui),
+    }
+}
+
+fn print_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    let mut stdout = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut command, "toolcap-tui", &mut stdout);
+    0
+}
+
+fn print_man_page() -> i32 {
+    use clap::CommandFactory as _;
+    let mut stdout = std::io::stdout().lock();
+    match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
+        Ok(()) => 0,
+        Err(e) => {
+            // A closed pipe (`man | head`) is not worth a message.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("toolcap-tui man: {e}");
+            }
+            2
+        }
     }
 }

@@ -134,13 +134,29 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
 
     tmux.send(&["-l", "/kb_only"]);
     tmux.send(&["Enter"]);
+    // The kept filter and its `k of n` (27 sample runs, 2 of them kb_only turns).
     let filtered = tmux.wait_for("the search filter", |s| {
-        s.contains("Invocations · /kb_only")
+        s.contains("Invocations · filter: kb_only · 2 of 27")
     });
     redacted(&filtered);
 
-    // Into the tree, then to the failed tool call.
-    tmux.send(&["Tab", "n"]);
+    // Into the tree; find the LLM spans of the trace and cycle them with n.
+    tmux.send(&["Tab"]);
+    tmux.send(&["-l", "/kind:llm"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("the first find match", |s| {
+        s.contains("find: kind:llm · 1 of ")
+    });
+    tmux.send(&["n"]);
+    let second = tmux.wait_for("the second find match", |s| {
+        s.contains("find: kind:llm · 2 of ")
+    });
+    redacted(&second);
+    // Esc ends the find: n walks the failure queue again, to the failed tool call.
+    tmux.send(&["Escape"]);
+    tmux.wait_for("the find to end", |s| !s.contains("find: kind:llm"));
+    // From the top, the queue stops at the failed evaluator span first, then the tool.
+    tmux.send(&["g", "n", "n"]);
     let failing = tmux.wait_for("the failing tool selected", |s| {
         s.lines()
             .any(|l| l.contains('›') && l.contains("get_weather") && l.contains('✗'))

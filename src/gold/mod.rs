@@ -11,10 +11,14 @@ pub mod arguments;
 pub mod arksim;
 pub mod check;
 pub mod compare;
+pub mod conversation;
+pub mod fingerprint;
 pub mod metrics;
+pub mod policy;
 pub mod report;
 mod report_json;
 pub mod source;
+pub mod toolscore_reading;
 
 pub use crate::model::{GoldCall, GoldSpec};
 

@@ -37,8 +37,14 @@ pub enum Action {
     NextFailure,
     PrevFailure,
     JumpToRequester,
+    /// While a find is active: show only matching spans and their ancestors.
+    ToggleFindOnly,
     // Payload
     TogglePayloadFullscreen,
+    /// Copy the focused thing (OSC 52): the run id, the span as JSON, the payload.
+    Copy,
+    /// Write a triage report of the listed runs (Markdown + dump JSON).
+    Export,
     // Internal: produced by the event loop, never bound.
     #[serde(skip)]
     Resize {
@@ -66,6 +72,12 @@ pub enum Action {
     SearchBackspace,
     #[serde(skip)]
     SearchAccept,
+    /// Readline editing and history inside a search prompt.
+    #[serde(skip)]
+    SearchEdit(crate::tui::search::EditKey),
+    /// A number key in the list: the config file's Nth preset query.
+    #[serde(skip)]
+    Preset(u8),
     #[serde(skip)]
     Tick,
     /// A key while the gold diff overlay is open; the overlay has its own small keymap.
@@ -75,7 +87,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 24] = [
+    pub const BINDABLE: [Action; 27] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -99,7 +111,10 @@ impl Action {
         Action::NextFailure,
         Action::PrevFailure,
         Action::JumpToRequester,
+        Action::ToggleFindOnly,
         Action::TogglePayloadFullscreen,
+        Action::Copy,
+        Action::Export,
     ];
 
     /// What the help overlay and footer say; `None` for internal actions. The match is
@@ -111,7 +126,7 @@ impl Action {
             Action::ToggleProblems => "problems in the sources",
             Action::ToggleReveal => "reveal/redact payloads",
             Action::ToggleDiff => "gold diff",
-            Action::StartSearch => "search invocations",
+            Action::StartSearch => "search / find",
             Action::Cancel => "close / clear",
             Action::FocusNext => "next pane",
             Action::FocusPrev => "previous pane",
@@ -129,7 +144,10 @@ impl Action {
             Action::NextFailure => "next failure",
             Action::PrevFailure => "previous failure",
             Action::JumpToRequester => "go to requesting LLM span",
+            Action::ToggleFindOnly => "only spans the find matched",
             Action::TogglePayloadFullscreen => "full-screen payload",
+            Action::Copy => "copy (OSC 52): id / span JSON / payload",
+            Action::Export => "export triage report of the listed runs",
             Action::Resize { .. }
             | Action::Click { .. }
             | Action::ScrollUp { .. }
@@ -137,6 +155,8 @@ impl Action {
             | Action::SearchInput(_)
             | Action::SearchBackspace
             | Action::SearchAccept
+            | Action::SearchEdit(_)
+            | Action::Preset(_)
             | Action::Tick
             | Action::DiffKey(_) => return None,
         })

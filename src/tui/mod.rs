@@ -30,6 +30,7 @@ pub mod format;
 pub mod inspect;
 pub mod keymap;
 pub mod payload;
+pub mod search;
 pub mod theme;
 pub mod tree_nav;
 pub mod ui;
@@ -75,6 +76,10 @@ pub fn run(args: UiArgs) -> i32 {
                 }
             }
         }
+    }
+    if let Err(message) = terminal_check() {
+        eprintln!("{message}");
+        return 2;
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -140,6 +145,24 @@ pub fn run(args: UiArgs) -> i32 {
     }
 }
 
+/// The TUI draws on stdout and reads keys from stdin: without a terminal on both it would
+/// panic or draw into a pipe, so it refuses in one line and points at the headless view.
+fn terminal_check() -> Result<(), String> {
+    use std::io::IsTerminal as _;
+    let missing = match (
+        std::io::stdin().is_terminal(),
+        std::io::stdout().is_terminal(),
+    ) {
+        (true, true) => return Ok(()),
+        (false, true) => "stdin is not a terminal",
+        (true, false) => "stdout is not a terminal",
+        (false, false) => "stdin and stdout are not terminals",
+    };
+    Err(format!(
+        "toolcap-tui: the TUI needs a terminal ({missing}); for text or JSON use `toolcap-tui dump SOURCE...`"
+    ))
+}
+
 /// A panic must leave a usable terminal: release the mouse, then ratatui's hook restores the
 /// screen and prints the panic.
 fn install_mouse_release_on_panic() {
@@ -170,7 +193,11 @@ pub async fn spawn_sources(
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
-        if remote::is_remote(source) {
+        if source.starts_with(crate::sources::phoenix::SCHEME_PREFIX) {
+            crate::sources::phoenix::spawn_poll(source.clone(), remote.clone(), tx.clone());
+        } else if source.starts_with(crate::sources::jaeger::SCHEME_PREFIX) {
+            crate::sources::jaeger::spawn_poll(source.clone(), remote.clone(), tx.clone());
+        } else if remote::is_remote(source) {
             let options = attach::AttachOptions {
                 remote: remote.clone(),
                 ..attach::AttachOptions::default()
@@ -195,6 +222,14 @@ pub async fn spawn_sources(
             Ok(handle) => running.receiver = Some(handle),
             Err(e) => running.notes.push(format!("--listen: {e}")),
         }
+    }
+    // Standard input, FIFOs and `<(…)` are read once: there is nothing to watch.
+    let (read_once, paths): (Vec<PathBuf>, Vec<PathBuf>) = paths.into_iter().partition(|p| {
+        p.as_path() == std::path::Path::new(files::STDIN)
+            || std::fs::metadata(p).is_ok_and(|m| !m.is_dir() && !m.is_file())
+    });
+    if !read_once.is_empty() {
+        spawn_file_load(read_once, tx.clone());
     }
     if !paths.is_empty() {
         match watch::spawn_watcher(paths.clone(), tx.clone()) {

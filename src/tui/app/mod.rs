@@ -9,6 +9,8 @@ use std::collections::{HashMap, HashSet};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+pub mod export;
+mod find;
 mod gold_diff;
 mod nav;
 mod refresh;
@@ -127,6 +129,12 @@ pub struct App {
     pub gold: GoldContext,
     /// The gold-vs-actual overlay, while open.
     pub diff: Option<DiffOverlay>,
+    /// Text `y` copied, waiting for the event loop to send it to the terminal (OSC 52).
+    pub clipboard: Option<String>,
+    /// The list search prompt: line being edited, history, the filter in force.
+    pub list_search: crate::tui::search::ListSearch,
+    /// Find in the selected trace.
+    pub find: crate::tui::search::Find,
 }
 
 impl App {
@@ -158,6 +166,9 @@ impl App {
             version: 0,
             gold: GoldContext::default(),
             diff: None,
+            clipboard: None,
+            list_search: Default::default(),
+            find: Default::default(),
         };
         refresh(&mut app);
         app
@@ -295,24 +306,28 @@ pub fn update(app: &mut App, action: Action) {
             app.show_problems = true;
             app.help_scroll = 0;
         }
-        Action::ToggleReveal => app.reveal = app.reveal.toggled(),
+        Action::ToggleReveal => {
+            app.reveal = app.reveal.toggled();
+            // Payload text is searched only while revealed: results depend on the mode.
+            app.list.key = None;
+            app.find.computed_at = None;
+        }
         Action::ToggleDiff => gold_diff::open(app),
+        Action::Copy => export::copy(app),
+        Action::Export => export::export(app),
         Action::DiffKey(code) => gold_diff::key(app, code),
-        Action::StartSearch => {
-            app.searching = true;
-            app.focus = Pane::List;
-        }
-        Action::SearchInput(c) => app.search.push(c),
-        Action::SearchBackspace => {
-            app.search.pop();
-        }
-        Action::SearchAccept => app.searching = false,
+        Action::StartSearch => find::start(app),
+        Action::SearchInput(c) => find::input(app, c),
+        Action::SearchBackspace => find::backspace(app),
+        Action::SearchEdit(key) => find::edit(app, key),
+        Action::SearchAccept => find::accept(app),
+        Action::Preset(n) => find::preset(app, n),
+        Action::ToggleFindOnly => find::toggle_only_matches(app),
         Action::Cancel => {
             if app.payload_fullscreen {
                 app.payload_fullscreen = false;
-            } else if app.searching || !app.search.is_empty() {
-                app.searching = false;
-                app.search.clear();
+            } else {
+                find::cancel(app);
             }
         }
         Action::FocusNext => app.focus = app.focus.next(),
@@ -339,6 +354,9 @@ pub fn update(app: &mut App, action: Action) {
             }
         }
         Action::CollapseAll => collapse_all(app),
+        // While a find is active, n/N walk its matches; Esc ends it and they walk failures.
+        Action::NextFailure if app.find.active => find::cycle(app, true),
+        Action::PrevFailure if app.find.active => find::cycle(app, false),
         Action::NextFailure => jump_to_failure(app, true),
         Action::PrevFailure => jump_to_failure(app, false),
         Action::JumpToRequester => jump_to_requester(app),

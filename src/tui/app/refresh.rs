@@ -3,11 +3,7 @@
 
 use std::collections::HashSet;
 
-use fuzzy_matcher::FuzzyMatcher;
-use fuzzy_matcher::skim::SkimMatcherV2;
-
 use super::{App, DetailView, TreeView};
-use crate::store::Invocation;
 use crate::tui::inspect;
 use crate::tui::tree_nav::{self, scroll_to_show};
 
@@ -15,6 +11,7 @@ use crate::tui::tree_nav::{self, scroll_to_show};
 /// selection visible. Cheap when nothing it depends on changed.
 pub fn refresh(app: &mut App) {
     refresh_list(app);
+    super::find::refresh_find(app);
     refresh_tree(app);
     refresh_detail(app);
     super::gold_diff::refresh_scores(app);
@@ -30,12 +27,12 @@ pub(super) fn refresh_list(app: &mut App) {
         } else {
             app.selected_list_position()
         };
-        let matcher = SkimMatcherV2::default().ignore_case();
+        let query = app.list_search.query.as_ref();
         app.list.ids = app
             .store
             .newest_first()
             .into_iter()
-            .filter(|inv| app.search.is_empty() || matches_search(&matcher, inv, &app.search))
+            .filter(|inv| super::find::list_matches(app, query, inv))
             .map(|inv| inv.id.clone())
             .collect();
         app.list.key = Some(key);
@@ -59,16 +56,6 @@ pub(super) fn refresh_list(app: &mut App) {
     app.list.offset = app.list.offset.min(app.list.ids.len().saturating_sub(1));
 }
 
-pub(super) fn matches_search(matcher: &SkimMatcherV2, inv: &Invocation, query: &str) -> bool {
-    let summary = inv.summary();
-    let mut haystack = format!("{} {}", summary.name, inv.id);
-    for call in &summary.tool_calls {
-        haystack.push(' ');
-        haystack.push_str(&call.name);
-    }
-    matcher.fuzzy_match(&haystack, query).is_some()
-}
-
 pub(super) fn refresh_tree(app: &mut App) {
     let Some(inv_id) = app.selected_invocation.clone() else {
         app.tree = TreeView::default();
@@ -79,10 +66,15 @@ pub(super) fn refresh_tree(app: &mut App) {
         let changed_invocation = app.tree.key.as_ref().is_none_or(|k| k.1 != inv_id);
         let empty = HashSet::new();
         let collapsed = app.collapsed.get(&inv_id).unwrap_or(&empty);
+        let only = (app.find.only_matches && (app.find.active || app.find.editing))
+            .then_some(&app.find.matches);
         app.tree.visible = app
             .store
             .get(&inv_id)
-            .map(|inv| tree_nav::visible_rows(inv, collapsed))
+            .map(|inv| match only {
+                Some(matches) => tree_nav::rows_with_ancestors(inv, matches),
+                None => tree_nav::visible_rows(inv, collapsed),
+            })
             .unwrap_or_default();
         app.tree.key = Some(key);
         if changed_invocation {

@@ -10,17 +10,23 @@ use crate::store::Invocation;
 use crate::tui::app::{App, Pane};
 use crate::tui::format::{clock, duration_ms, tokens};
 use crate::tui::theme::{Role, Theme};
+use crate::tui::ui::highlight;
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let total = app.store.len();
-    let title = if app.search.is_empty() {
+    let shown = app.list.ids.len();
+    let title = if app.searching {
+        format!(
+            " Invocations · /{} · {shown} of {total} ",
+            redact::sanitize_line(app.list_search.editor.text())
+        )
+    } else if app.search.is_empty() {
         format!(" Invocations ({total}) ")
     } else {
         format!(
-            " Invocations · /{} ({} of {total}) ",
-            redact::sanitize_line(&app.search),
-            app.list.ids.len()
+            " Invocations · filter: {} · {shown} of {total} · Esc clears ",
+            redact::sanitize_line(&app.search)
         )
     };
     let block = Block::bordered()
@@ -57,6 +63,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 theme,
                 wide,
                 is_selected,
+                app.list_search.query.as_ref(),
             );
             if is_selected {
                 row.style(theme.style(Role::Selection))
@@ -103,6 +110,7 @@ fn row_for<'a>(
     theme: &Theme,
     wide: bool,
     selected: bool,
+    query: Option<&crate::query::Query>,
 ) -> Row<'a> {
     let s = inv.summary();
     let start = clock(s.start_unix_nano);
@@ -154,10 +162,16 @@ fn row_for<'a>(
             s.health.glyph().to_string(),
             theme.health(s.health),
         )),
-        Cell::from(Span::styled(
-            redact::shown_line(&s.name, mode),
-            theme.name(s.health),
-        )),
+        Cell::from({
+            let name = redact::shown_line(&s.name, mode);
+            let marks = query.map(|q| q.highlight(&name)).unwrap_or_default();
+            Line::from(highlight::marked_spans(
+                &name,
+                &marks,
+                theme.name(s.health),
+                theme.style(Role::Match),
+            ))
+        }),
         Cell::from(start),
         Cell::from(duration_ms(s.duration_ms())),
         Cell::from(tools),
