@@ -32,7 +32,7 @@ pub(crate) fn build_json_in_memory(
     let ctx = build::Context {
         origin: input.origin,
         format,
-        record: None,
+        file: None,
         line: None,
     };
     let mut leniencies = Vec::new();
