@@ -52,17 +52,21 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
             let span_facts = span.map(|s| {
                 let duration = (s.end_unix_nano > s.start_unix_nano)
                     .then(|| (s.end_unix_nano - s.start_unix_nano) as f64 / 1e9);
+                let is_result = s.error.as_ref().is_some_and(|e| e.message_is_result)
+                    && s.error_message().is_some();
                 (
                     duration,
                     s.error_message().or(s.error_type()).map(str::to_string),
+                    is_result,
                 )
             });
-            let (duration_s, error) = span_facts.unwrap_or_default();
+            let (duration_s, error, error_is_result) = span_facts.unwrap_or_default();
             ActualCall {
                 name: call.name.clone(),
                 args,
                 failed: call.failed,
                 error,
+                error_is_result,
                 duration_s,
                 cost: span.and_then(span_cost_usd),
                 call_id: call.call_id.clone(),

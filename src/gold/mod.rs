@@ -32,6 +32,8 @@ pub struct ActualCall {
     pub args: Option<Args>,
     pub failed: bool,
     pub error: Option<String>,
+    /// The error text is the failed tool's result (a payload): redacted views show only its size.
+    pub error_is_result: bool,
     /// Seconds, as toolscore reports durations.
     pub duration_s: Option<f64>,
     pub cost: Option<f64>,
@@ -57,8 +59,46 @@ pub(crate) fn empty_args() -> &'static Args {
 }
 
 impl ActualCall {
+    /// The error as a report shows it under `mode`: masked like any free text, and hidden
+    /// while redacted when it is the tool's result.
+    pub fn shown_error(&self, mode: crate::redact::Reveal) -> Option<String> {
+        let error = crate::model::ErrorInfo {
+            message: self.error.clone(),
+            message_is_result: self.error_is_result,
+            ..Default::default()
+        };
+        crate::redact::error_message(&error, mode)
+    }
+
     /// Arguments as scored: uncaptured counts as `{}` (toolscore's rule for the trace side).
     pub fn scored_args(&self) -> &Args {
         self.args.as_ref().unwrap_or_else(|| empty_args())
+    }
+}
+
+#[cfg(test)]
+mod shown_error_tests {
+    use super::ActualCall;
+    use crate::redact::Reveal;
+
+    #[test]
+    fn report_errors_are_masked_and_tool_results_hidden_while_redacted() {
+        let mut call = ActualCall {
+            name: "lookup".into(),
+            failed: true,
+            error: Some("no account for jane.doe@example.com (pw=hunter2-secret)".into()),
+            ..ActualCall::default()
+        };
+        let redacted = call.shown_error(Reveal::Redacted).unwrap();
+        assert!(!redacted.contains("jane.doe@example.com"), "{redacted}");
+        assert!(!redacted.contains("hunter2-secret"), "{redacted}");
+        let revealed = call.shown_error(Reveal::Revealed).unwrap();
+        assert!(revealed.contains("jane.doe@example.com"), "{revealed}");
+        assert!(!revealed.contains("hunter2-secret"), "{revealed}");
+
+        call.error_is_result = true;
+        let hidden = call.shown_error(Reveal::Redacted).unwrap();
+        assert!(hidden.contains("tool result hidden"), "{hidden}");
+        assert!(!hidden.contains("no account"), "{hidden}");
     }
 }

@@ -156,15 +156,15 @@ impl DiffReport {
     }
 
     /// The verdict column: kind plus the failure message, if any.
-    pub fn verdict_text(&self, row: &Row) -> String {
+    pub fn verdict_text(&self, row: &Row, reveal: Reveal) -> String {
         let mut text = self.verdict_label(row);
         if let Some(error) = row
             .actual
             .and_then(|a| self.actual.get(a))
             .filter(|_| row.failed)
-            .and_then(|c| c.error.as_deref())
+            .and_then(|c| c.shown_error(reveal))
         {
-            let _ = write!(text, ": {}", redact::sanitize_line(error));
+            let _ = write!(text, ": {}", redact::sanitize_line(&error));
         }
         text
     }
@@ -351,7 +351,7 @@ impl DiffReport {
                 i + 1,
                 pad(&redact::sanitize_line(&self.gold_cell(row, reveal)), CELL),
                 pad(&redact::sanitize_line(&self.actual_cell(row, reveal)), CELL),
-                self.verdict_text(row),
+                self.verdict_text(row, reveal),
             );
             for line in self.arg_lines(row, reveal) {
                 let _ = writeln!(out, "       {}", redact::sanitize_line(&line));

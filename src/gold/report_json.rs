@@ -182,7 +182,7 @@ impl DiffReport {
             "gold_tool": row.gold.and_then(|g| self.gold.calls.get(g)).map(|c| c.tool.clone()),
             "actual_tool": actual.map(|c| c.name.clone()),
             "failed": row.failed,
-            "error": actual.filter(|_| row.failed).and_then(|c| c.error.clone()),
+            "error": actual.filter(|_| row.failed).and_then(|c| c.shown_error(reveal)),
             "args": row.args.iter().map(|d| {
                 let gold = row.gold.and_then(|g| self.gold.calls.get(g)).and_then(|c| c.args.as_ref());
                 arg_json(d, gold, actual.map(|c| c.scored_args()), reveal)
