@@ -36,7 +36,14 @@ pub enum Action {
     CollapseAll,
     NextFailure,
     PrevFailure,
+    /// `]` / `[`: failing invocation to failing invocation.
+    NextFailingInvocation,
+    PrevFailingInvocation,
     JumpToRequester,
+    // List
+    CycleSort,
+    /// Releases the mouse so the terminal can select text natively (and takes it back).
+    ToggleMouseCapture,
     // Payload
     TogglePayloadFullscreen,
     // Internal: produced by the event loop, never bound.
@@ -75,7 +82,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 24] = [
+    pub const BINDABLE: [Action; 28] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -98,7 +105,11 @@ impl Action {
         Action::CollapseAll,
         Action::NextFailure,
         Action::PrevFailure,
+        Action::NextFailingInvocation,
+        Action::PrevFailingInvocation,
         Action::JumpToRequester,
+        Action::CycleSort,
+        Action::ToggleMouseCapture,
         Action::TogglePayloadFullscreen,
     ];
 
@@ -128,6 +139,10 @@ impl Action {
             Action::CollapseAll => "collapse all",
             Action::NextFailure => "next failure",
             Action::PrevFailure => "previous failure",
+            Action::NextFailingInvocation => "next failing run",
+            Action::PrevFailingInvocation => "previous failing run",
+            Action::CycleSort => "cycle sort",
+            Action::ToggleMouseCapture => "mouse capture (off: select text)",
             Action::JumpToRequester => "go to requesting LLM span",
             Action::TogglePayloadFullscreen => "full-screen payload",
             Action::Resize { .. }

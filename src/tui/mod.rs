@@ -33,6 +33,7 @@ pub mod payload;
 pub mod theme;
 pub mod tree_nav;
 pub mod ui;
+pub mod verdict;
 pub mod wrap;
 
 use std::path::PathBuf;

@@ -28,6 +28,8 @@ pub struct GoldContext {
     sidecars: SidecarCache,
     /// Invocation id → (its content version, its score and pass/fail if it has a gold).
     scores: std::collections::HashMap<String, (ContentVersion, Option<(f64, bool)>)>,
+    /// Bumped whenever a score changes, so views built from scores know to rebuild.
+    version: u64,
 }
 
 impl GoldContext {
@@ -42,9 +44,13 @@ impl GoldContext {
     pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
         self.scores.get(invocation).and_then(|&(_, scored)| scored)
     }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
 }
 
-fn report(app: &mut App, id: &str) -> Option<DiffReport> {
+pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {
     let inv = app.store.get(id)?;
     let mut problems = Vec::new();
     let report = report_for(
@@ -138,6 +144,9 @@ pub(super) fn refresh_scores(app: &mut App) {
             continue;
         };
         let scored = report(app, &id).map(|r| (r.metrics.score, r.passed()));
-        app.gold.scores.insert(id, (version, scored));
+        let previous = app.gold.scores.insert(id, (version, scored));
+        if previous.map(|(_, s)| s) != Some(scored) {
+            app.gold.version += 1;
+        }
     }
 }

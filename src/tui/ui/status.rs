@@ -10,6 +10,7 @@ use crate::redact::{self, Reveal};
 use crate::sources::SourceStatus;
 use crate::tui::action::Action;
 use crate::tui::app::App;
+use crate::tui::app::triage::current_stop;
 use crate::tui::keymap::Scope;
 use crate::tui::theme::Role;
 
@@ -45,6 +46,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             ));
         }
         spans.push(Span::styled(text, theme.style(Role::Text)));
+        spans.extend(triage_spans(app));
         let problems = app.store.problems().len();
         if problems > 0 {
             spans.push(Span::styled(
@@ -66,6 +68,31 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `N failing of M`, and `failure k of T` while the selection is one of the queue's stops.
+fn triage_spans(app: &App) -> Vec<Span<'static>> {
+    let theme = &app.config.theme;
+    let listed = app.list.ids.len();
+    let failing = app.triage.failing;
+    let mut out = vec![Span::styled(
+        format!(" · {failing} failing of {listed}"),
+        theme.style(if failing > 0 {
+            Role::StatusError
+        } else {
+            Role::StatusOk
+        }),
+    )];
+    if let Some(k) = current_stop(app) {
+        out.push(Span::styled(
+            format!(" · failure {} of {}", k + 1, app.triage.stops.len()),
+            theme.style(Role::Message),
+        ));
+    }
+    if !app.mouse_capture {
+        out.push(Span::styled(" · mouse off (M)", theme.style(Role::Dim)));
+    }
+    out
 }
 
 fn source_text(status: &SourceStatus) -> String {
@@ -106,6 +133,7 @@ fn source_text(status: &SourceStatus) -> String {
 /// Global actions worth a footer slot next to the focused pane's own keys.
 const FOOTER_GLOBALS: &[Action] = &[
     Action::NextFailure,
+    Action::NextFailingInvocation,
     Action::ToggleReveal,
     Action::FocusNext,
     Action::StartSearch,
