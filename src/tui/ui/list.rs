@@ -81,7 +81,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(7),
         Constraint::Length(4),
         Constraint::Length(6),
-        Constraint::Length(if wide { 30 } else { 16 }),
+        Constraint::Length(if wide { 30 } else { 12 }),
     ];
     let header = Row::new([
         "",

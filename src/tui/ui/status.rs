@@ -130,6 +130,9 @@ fn source_text(status: &SourceStatus) -> String {
     }
 }
 
+/// Global actions shown before the focused pane's own keys.
+const TRIAGE_FIRST: &[Action] = &[Action::NextFailure, Action::NextFailingInvocation];
+
 /// Global actions worth a footer slot next to the focused pane's own keys.
 const FOOTER_GLOBALS: &[Action] = &[
     Action::NextFailure,
@@ -155,18 +158,22 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     } else {
         app.focus.scope()
     };
-    let mut out: Vec<(String, &'static str)> = keymap
-        .hints(scope)
-        .into_iter()
-        .map(|h| {
-            (
-                h.keys.first().cloned().unwrap_or_default(),
-                h.action.description().unwrap_or(""),
-            )
-        })
+    let global = keymap.hints(Scope::Global);
+    let hint_text = |h: &crate::tui::keymap::Hint| {
+        (
+            h.keys.first().cloned().unwrap_or_default(),
+            h.action.description().unwrap_or(""),
+        )
+    };
+    // The triage loop's keys come first: they are what a failing run needs next.
+    let mut out: Vec<(String, &'static str)> = global
+        .iter()
+        .filter(|h| TRIAGE_FIRST.contains(&h.action))
+        .map(hint_text)
         .collect();
-    for hint in keymap.hints(Scope::Global) {
-        if FOOTER_GLOBALS.contains(&hint.action) {
+    out.extend(keymap.hints(scope).iter().map(hint_text));
+    for hint in global {
+        if FOOTER_GLOBALS.contains(&hint.action) && !TRIAGE_FIRST.contains(&hint.action) {
             out.push((
                 hint.keys.first().cloned().unwrap_or_default(),
                 hint.action.description().unwrap_or(""),
