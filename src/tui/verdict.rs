@@ -60,13 +60,23 @@ pub fn verdict_lines(
                 .threshold
                 .map(|t| format!(" (threshold {t:.2})"))
                 .unwrap_or_default();
-            head.push(Span::styled(format!("  score {score:.2}{threshold}"), plain));
+            head.push(Span::styled(
+                format!("  score {score:.2}{threshold}"),
+                plain,
+            ));
         }
         lines.push(Line::from(head));
-        if !eval.reason.is_empty() {
+        // Verbatim, one screen line per line of the evaluator's text.
+        for (k, part) in eval
+            .reason
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+        {
+            let label = if k == 0 { "reason" } else { "" };
             lines.push(Line::from(vec![
-                Span::styled(format!("{:<10}", "reason"), dim),
-                Span::styled(text(&eval.reason), plain),
+                Span::styled(format!("{label:<10}"), dim),
+                Span::styled(text(part), plain),
             ]));
         }
     }
@@ -112,7 +122,10 @@ pub fn verdict_lines(
             lines.push(Line::from(vec![
                 Span::styled(format!("{:<10}", "gold"), dim),
                 Span::styled(
-                    format!("score {score:.2} · first difference, row {}", row.position + 1),
+                    format!(
+                        "score {score:.2} · first difference, row {}",
+                        row.position + 1
+                    ),
                     plain,
                 ),
             ]));

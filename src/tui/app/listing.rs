@@ -70,7 +70,10 @@ impl SortKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListRow {
     /// A conversation's header row, with its number of turns.
-    Conversation { id: String, turns: usize },
+    Conversation {
+        id: String,
+        turns: usize,
+    },
     Invocation(String),
 }
 

@@ -9,9 +9,9 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 use super::{App, DetailView, TreeView};
 use crate::store::Invocation;
 use crate::tui::inspect;
+use crate::tui::tree_nav::{self, scroll_to_show};
 use crate::tui::verdict::{GoldRow, verdict_lines};
 use crate::tui::wrap::wrap_all;
-use crate::tui::tree_nav::{self, scroll_to_show};
 
 /// Recomputes what depends on the store, the selection and the fold state, and keeps every
 /// selection visible. Cheap when nothing it depends on changed.

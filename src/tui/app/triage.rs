@@ -55,18 +55,21 @@ pub(super) fn refresh_triage(app: &mut App) {
     };
 }
 
-/// The selection as a position in reading order: (list position, tree row).
-fn here(app: &App) -> Option<(usize, usize)> {
+/// The selection as a position in reading order: (list position, tree row). A cursor on a
+/// conversation row sits before its first turn's root (row `None`).
+fn here(app: &App) -> Option<(usize, Option<usize>)> {
     let pos = app.selected_order_position()?;
-    let row = nav::current_row(app).unwrap_or(0);
-    Some((pos, row))
+    if app.selected_conversation.is_some() {
+        return Some((pos, None));
+    }
+    Some((pos, Some(nav::current_row(app).unwrap_or(0))))
 }
 
 /// A stop's position in reading order.
-fn place(app: &App, stop: &(String, usize)) -> Option<(usize, usize)> {
+fn place(app: &App, stop: &(String, usize)) -> Option<(usize, Option<usize>)> {
     let pos = app.list.ids.iter().position(|id| *id == stop.0)?;
     let row = *app.store.get(&stop.0)?.tree().row_of_span.get(stop.1)?;
-    Some((pos, row))
+    Some((pos, Some(row)))
 }
 
 /// Index into `triage.stops` of the current selection, when it is a stop.
@@ -83,11 +86,11 @@ pub fn current_stop(app: &App) -> Option<usize> {
 /// failure of the next failing run), wrapping around.
 pub(super) fn step_failure(app: &mut App, forward: bool) {
     let here = here(app);
-    let placed: Vec<(usize, usize)> = app
+    let placed: Vec<(usize, Option<usize>)> = app
         .triage
         .stops
         .iter()
-        .map(|s| place(app, s).unwrap_or((usize::MAX, usize::MAX)))
+        .map(|s| place(app, s).unwrap_or((usize::MAX, None)))
         .collect();
     let found = pick(&placed, here, forward);
     land(app, found, "no failures in the listed invocations");

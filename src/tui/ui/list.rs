@@ -5,9 +5,9 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
+use crate::model::{AttrValue, Health};
 use crate::redact;
 use crate::store::Invocation;
-use crate::model::{AttrValue, Health};
 use crate::triage::Facets;
 use crate::tui::app::{App, ListRow, Pane};
 use crate::tui::format::{clock, duration_ms, tokens};
@@ -59,7 +59,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_of(id);
                     let nested = app.list.conversation_of.contains_key(id);
-                    row_for(inv, facets, app.gold.score(id), theme, wide, is_selected, nested)
+                    row_for(
+                        inv,
+                        facets,
+                        app.gold.score(id),
+                        theme,
+                        wide,
+                        is_selected,
+                        nested,
+                    )
                 }
                 ListRow::Conversation { id, turns } => {
                     conversation_row(app, id, *turns, theme, wide, is_selected)
@@ -108,11 +116,13 @@ fn facet_cell<'a>(facets: Option<&Facets>, theme: &Theme) -> Cell<'a> {
     match facets {
         Some(f) if f.failing() => Cell::from(Span::styled(
             f.glyphs(),
-            theme.style(if f.health == Health::Error || f.eval_failed() || f.gold_mismatch() {
-                Role::StatusError
-            } else {
-                Role::StatusDegraded
-            }),
+            theme.style(
+                if f.health == Health::Error || f.eval_failed() || f.gold_mismatch() {
+                    Role::StatusError
+                } else {
+                    Role::StatusDegraded
+                },
+            ),
         )),
         _ => Cell::from(Span::styled("✓", theme.health(Health::Ok))),
     }
@@ -152,7 +162,10 @@ fn conversation_row<'a>(
     let facet = if glyphs.is_empty() {
         Span::styled("✓", theme.health(Health::Ok))
     } else {
-        Span::styled(glyphs.into_iter().collect::<String>(), theme.style(Role::StatusError))
+        Span::styled(
+            glyphs.into_iter().collect::<String>(),
+            theme.style(Role::StatusError),
+        )
     };
     let folded = app.folded_conversations.contains(id);
     let start = members
@@ -175,7 +188,11 @@ fn conversation_row<'a>(
     let verdict_cell = match verdict {
         Some((passed, text)) => Line::styled(
             format!("{} {text}", if passed { "✓" } else { "✗" }),
-            theme.style(if passed { Role::StatusOk } else { Role::StatusError }),
+            theme.style(if passed {
+                Role::StatusOk
+            } else {
+                Role::StatusError
+            }),
         ),
         None if failing > 0 => Line::styled(
             format!("✗ {failing} of {turns} failing"),
@@ -191,7 +208,7 @@ fn conversation_row<'a>(
         Cell::from(facet),
         Cell::from(Span::styled(
             format!(
-                "{} conversation {} · {turns} turns",
+                "{} {turns} turns · {}",
                 if folded { "▸" } else { "▾" },
                 redact::sanitize_line(id)
             ),

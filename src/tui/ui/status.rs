@@ -54,16 +54,17 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 theme.style(Role::StatusDegraded),
             ));
         }
-        for source in &app.sources {
-            spans.push(Span::styled(
-                format!(" · {}", redact::sanitize_line(&source_text(source))),
-                theme.style(Role::Dim),
-            ));
-        }
+        // The message answers the last key: before the (long) source list, so it is not cut.
         if let Some(message) = &app.message {
             spans.push(Span::styled(
                 format!(" · {}", redact::sanitize_line(message)),
                 theme.style(Role::Message),
+            ));
+        }
+        for source in &app.sources {
+            spans.push(Span::styled(
+                format!(" · {}", redact::sanitize_line(&source_text(source))),
+                theme.style(Role::Dim),
             ));
         }
     }
