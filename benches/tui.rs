@@ -489,8 +489,7 @@ fn live_10k_per_s_one_run_100k_tree_move(bencher: Bencher, spans_per_drain: usiz
 }
 
 /// One run of 100,001 spans open in the tree pane and still growing: every request's spans
-/// join it, so the store rebuilds its tree per request and the views per drain. Fewer samples:
-/// an iteration takes up to seconds.
+/// join it; the store extends its tree incrementally once per drain, the views rebuild.
 #[divan::bench(args = [40, 160], sample_count = 20, sample_size = 1)]
 fn live_10k_per_s_into_open_100k_run_tree_move(bencher: Bencher, spans_per_drain: usize) {
     let mut app = app_from(huge_run(0, 1_000, 99), 100_001);
@@ -503,4 +502,42 @@ fn live_10k_per_s_into_open_100k_run_tree_move(bencher: Bencher, spans_per_drain
         spans_per_drain,
         &[Action::Down, Action::Down, Action::Up],
     );
+}
+
+/// The store alone (issue 11 item 6, target ≤ 5 ms): one drain of live spans joining an open
+/// run of 100,001 spans — apply every request's batch, then one settle, which extends the
+/// run's tree incrementally instead of rebuilding it.
+#[divan::bench(args = [1, 40, 160], sample_count = 100, sample_size = 1)]
+fn store_drain_into_open_100k_run(bencher: Bencher, spans_per_drain: usize) {
+    let mut store = Store::new();
+    for batch in huge_run(0, 1_000, 99) {
+        store.ingest(batch);
+    }
+    assert_eq!(store.stats().spans_kept, 100_001, "preloaded store");
+    let mut traffic = Traffic::into_run(0, 100_001);
+    bencher
+        .with_inputs(|| {
+            let batches: Vec<Batch> = traffic
+                .drain(spans_per_drain)
+                .into_iter()
+                .filter_map(|event| match event {
+                    IngestEvent::Batch(batch) => Some(batch),
+                    _ => None,
+                })
+                .collect();
+            // A single span still arrives as a whole request; keep one span of it.
+            if spans_per_drain == 1 {
+                let mut batches = batches;
+                batches.truncate(1);
+                batches[0].spans.truncate(1);
+                return batches;
+            }
+            batches
+        })
+        .bench_local_values(|batches| {
+            for batch in batches {
+                store.apply(batch);
+            }
+            store.settle();
+        });
 }

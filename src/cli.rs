@@ -36,6 +36,15 @@ pub struct UiArgs {
     /// Bearer token the embedded receiver requires (or TOOLCAP_TOKEN).
     #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Let --listen bind an address other machines can reach without a --token (warned).
+    #[arg(long)]
+    pub insecure: bool,
     /// Start with payloads revealed (secret-looking values stay masked).
     #[arg(long)]
     pub reveal: bool,
@@ -61,9 +70,33 @@ pub enum Command {
     Serve(ServeArgs),
 }
 
+/// How `dump` and `check` reach remote sources (read once, as a snapshot).
+#[derive(Debug, Args, Clone, Default)]
+pub struct RemoteArgs {
+    /// Bearer token sent to remote sources (or TOOLCAP_TOKEN).
+    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+}
+
+impl RemoteArgs {
+    pub fn options(&self) -> Result<crate::sources::remote::RemoteOptions, String> {
+        let mut options =
+            crate::sources::remote::RemoteOptions::from_args(self.token.clone(), &self.headers)?;
+        options.ca_cert = self.cacert.clone();
+        Ok(options)
+    }
+}
+
 #[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
-    /// Trace files or directories (searched recursively).
+    /// Trace files, directories (searched recursively), or http(s):// URLs of a running `serve`
+    /// (read once: what it has acknowledged so far).
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Print one JSON document (schema in README.md) instead of text trees.
@@ -75,6 +108,12 @@ pub struct DumpArgs {
     /// Print, per source, the detected format, why, and what may have been lost.
     #[arg(long)]
     pub explain: bool,
+    /// Only invocations matching QUERY (the TUI's `/` language, see README "Queries"); the
+    /// JSON lists each one's matched span ids.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -82,7 +121,7 @@ pub struct CheckArgs {
     /// Gold file: toolscore gold (list or {"calls": [...]}), or a map of invocation id to calls.
     #[arg(long, required = true)]
     pub gold: PathBuf,
-    /// Trace files or directories.
+    /// Trace files, directories, or http(s):// URLs of a running `serve`.
     pub sources: Vec<PathBuf>,
     /// Print a JSON report per invocation (toolscore's metric names).
     #[arg(long)]
@@ -99,6 +138,8 @@ pub struct CheckArgs {
     /// Show argument values in the diff (secret-looking values stay masked).
     #[arg(long)]
     pub reveal: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -121,6 +162,9 @@ pub struct ServeArgs {
     /// Spool segment size before rotating to a new file, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub segment_mb: u64,
+    /// Bind an address other machines can reach without a token (warned).
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 /// Runs the parsed command line; returns the process exit code.

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod formats;
 pub mod gold;
 pub mod model;
+pub mod query;
 pub mod receiver;
 pub mod redact;
 pub mod sources;

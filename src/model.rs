@@ -147,7 +147,8 @@ pub struct RecordRef {
     pub path: Arc<PathBuf>,
     pub offset: u64,
     pub len: u64,
-    /// The record must be gunzipped after reading (the range then covers the whole file).
+    /// The record must be taken out of its container (gzip, zstd, Collector framing) after
+    /// reading; the range then covers the whole file.
     pub gzip: bool,
     /// Registry name of the format that can find a payload inside this record again.
     pub format: &'static str,
@@ -340,6 +341,9 @@ pub struct SpanEvent {
 pub struct ErrorInfo {
     pub error_type: Option<String>,
     pub message: Option<String>,
+    /// The message is the failed tool's result text (MCP `isError`, `is_error` blocks): a
+    /// payload, so views show it only when revealed.
+    pub message_is_result: bool,
 }
 
 /// Identity fields that tie spans to runs, nodes and retries.
@@ -502,11 +506,29 @@ pub struct EvalVerdict {
     pub reason: String,
 }
 
-/// How bad a problem is: `Error` lost data, `Warning` loaded it with a caveat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// How bad a problem is. `Error`: a source that looks like a trace (or was given as one) failed
+/// to load. `Warning`: data was loaded but something was lost or guessed. `Note`: a source was
+/// skipped because it is not a trace (a log, a config, a README, a FIFO); nothing was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
     Error,
     Warning,
+    Note,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+
+    /// Errors and warnings are counted (status bar, problem totals); notes are only listed.
+    pub fn is_counted(self) -> bool {
+        !matches!(self, Severity::Note)
+    }
 }
 
 /// Something wrong with an input, reported with its place; the good data around it still loads.
@@ -539,14 +561,23 @@ impl Problem {
             severity: Severity::Warning,
         }
     }
+    /// A source skipped on purpose (not a trace); listed, never counted as a problem.
+    pub fn note(source: impl fmt::Display, line: Option<u64>, message: impl Into<String>) -> Self {
+        Problem {
+            source: source.to_string(),
+            line,
+            message: message.into(),
+            severity: Severity::Note,
+        }
+    }
+    pub fn is_counted(&self) -> bool {
+        self.severity.is_counted()
+    }
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let level = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
+        let level = self.severity.as_str();
         match self.line {
             Some(line) => write!(f, "{level}: {}:{line}: {}", self.source, self.message),
             None => write!(f, "{level}: {}: {}", self.source, self.message),

@@ -4,7 +4,13 @@
 //! Revealed, values show, except those under secret-looking keys and secret-looking strings.
 //! Every string that reaches a screen passes [`sanitize`], because trace data is untrusted.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
+
+mod mask;
+
+pub use mask::{Found, find_sensitive};
 
 pub const MASK: &str = "••••••";
 
@@ -40,10 +46,80 @@ impl Reveal {
     }
 }
 
+/// The one masking pass for free text that is not a payload (names, error messages, attribute
+/// values, problems, search results, copies, reports): secrets are always masked; personal
+/// data (e-mail addresses, phone and card numbers) is masked unless payloads are revealed.
+/// The result is still raw text: pass it through [`sanitize_line`] (or use [`shown_line`])
+/// before it reaches a terminal.
+pub fn mask_text(text: &str, mode: Reveal) -> Cow<'_, str> {
+    mask::mask(text, mode == Reveal::Redacted)
+}
+
+/// A span's error message as views show it: masked like any free text; when the message is
+/// the failed tool's result (a payload), redacted views get only its size.
+pub fn error_message(error: &crate::model::ErrorInfo, mode: Reveal) -> Option<String> {
+    let message = error.message.as_deref()?;
+    if error.message_is_result && mode == Reveal::Redacted {
+        return Some(format!(
+            "tool result hidden ({} chars; reveal to show)",
+            message.chars().count()
+        ));
+    }
+    Some(mask_text(message, mode).into_owned())
+}
+
+/// Free text ready for a one-line terminal cell under `mode`: masked, then made inert.
+pub fn shown_line(text: &str, mode: Reveal) -> String {
+    sanitize_line(&mask_text(text, mode))
+}
+
+/// Free text ready for a multi-line terminal pane under `mode`: masked, then made inert.
+pub fn shown(text: &str, mode: Reveal) -> String {
+    sanitize(&mask_text(text, mode))
+}
+
+/// Free text for machine-readable output (`dump --json`, exports): masked under `mode`, and
+/// invisible characters (zero-width, bidi controls, Unicode tags) written as visible
+/// `\u{…}` escapes so a consumer printing the value cannot be fooled; control characters are
+/// left to the JSON encoder, which escapes them.
+pub fn shown_data(text: &str, mode: Reveal) -> String {
+    let masked = mask_text(text, mode);
+    if !masked.chars().any(is_invisible) {
+        return masked.into_owned();
+    }
+    let mut out = String::with_capacity(masked.len() + 16);
+    for c in masked.chars() {
+        if is_invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters that change what a reader sees without being seen: zero-width characters,
+/// bidi controls, invisible operators and the Unicode tag block (which can smuggle a whole
+/// hidden ASCII message).
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{ad}'
+        | '\u{61c}'
+        | '\u{180e}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}')
+}
+
 /// Makes untrusted text inert for a terminal: C0/C1 control characters and DEL become visible
 /// control pictures (so `ESC[2J` shows as `␛[2J`), bidi overrides are shown escaped. Newlines
 /// and tabs are kept; use [`sanitize_line`] for single-line cells.
 pub fn sanitize(text: &str) -> String {
+    let text = mask::mask(text, false);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_inert(&mut out, c, true);
@@ -53,6 +129,7 @@ pub fn sanitize(text: &str) -> String {
 
 /// Like [`sanitize`], for one-line cells: newlines show as `⏎`, tabs as a space.
 pub fn sanitize_line(text: &str) -> String {
+    let text = mask::mask(text, false);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_inert(&mut out, c, false);
@@ -70,11 +147,9 @@ fn push_inert(out: &mut String, c: char, multiline: bool) {
         '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?')),
         '\u{7f}' => out.push('␡'),
         '\u{80}'..='\u{9f}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-        // Bidi controls can reorder what the user reads; zero-width ones hide differences.
-        '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        // Bidi controls can reorder what the user reads; zero-width and tag characters hide
+        // text or differences.
+        c if is_invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
         _ => out.push(c),
     }
 }
@@ -115,6 +190,7 @@ pub fn is_secret_key(key: &str) -> bool {
         "password",
         "passwd",
         "pwd",
+        "pw",
         "secret",
         "cookie",
         "token",
@@ -133,95 +209,12 @@ pub fn is_secret_key(key: &str) -> bool {
 
 /// Strings that look like credentials wherever they appear.
 pub fn is_secret_value(text: &str) -> bool {
-    secret_spans(text).next().is_some()
+    crate::redact::mask::secret_ranges(text).next().is_some()
 }
 
-/// Byte ranges of secret-looking tokens inside free text.
-fn secret_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        while i < bytes.len() {
-            let start = i;
-            if let Some(len) = secret_at(text, start) {
-                i = start + len;
-                return Some((start, start + len));
-            }
-            // Advance to the next char boundary.
-            i += text[start..].chars().next().map_or(1, char::len_utf8);
-        }
-        None
-    })
-}
-
-fn is_token_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~' | b'+' | b'/' | b'=')
-}
-
-fn token_len(text: &str, from: usize) -> usize {
-    text.as_bytes()[from..]
-        .iter()
-        .take_while(|&&c| is_token_char(c))
-        .count()
-}
-
-fn secret_at(text: &str, at: usize) -> Option<usize> {
-    let rest = &text[at..];
-    // Only start matching at a word boundary.
-    if at > 0 && is_token_char(text.as_bytes()[at - 1]) {
-        return None;
-    }
-    let lower_prefix: String = rest
-        .chars()
-        .take(7)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    if lower_prefix.starts_with("bearer ") {
-        let len = token_len(text, at + 7);
-        if len >= 8 {
-            return Some(7 + len);
-        }
-    }
-    for prefix in [
-        "sk-",
-        "ghp_",
-        "gho_",
-        "github_pat_",
-        "xoxb-",
-        "xoxp-",
-        "AKIA",
-        "AIza",
-    ] {
-        if rest.starts_with(prefix) {
-            let len = token_len(text, at);
-            let body = len - prefix.len();
-            if body >= 16 {
-                return Some(len);
-            }
-        }
-    }
-    // JWTs: three base64url parts, the first two starting with eyJ.
-    if rest.starts_with("eyJ") {
-        let len = token_len(text, at);
-        let token = &rest[..len];
-        if len >= 30 && token.matches('.').count() == 2 {
-            return Some(len);
-        }
-    }
-    None
-}
-
-/// Replaces secret-looking tokens inside free text with [`MASK`].
+/// Replaces secret-looking parts of free text with [`MASK`] (whatever the mode).
 pub fn mask_secrets_in_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (start, end) in secret_spans(text) {
-        out.push_str(&text[last..start]);
-        out.push_str(MASK);
-        last = end;
-    }
-    out.push_str(&text[last..]);
-    out
+    mask::mask(text, false).into_owned()
 }
 
 /// Masks values under secret-looking keys and secret-looking strings, recursively.
@@ -365,6 +358,19 @@ mod tests {
         assert!(!clean.contains('\u{9b}'));
         assert!(clean.contains("␛[2J"));
         assert_eq!(sanitize_line("a\nb"), "a⏎b");
+    }
+
+    #[test]
+    fn invisible_and_tag_characters_become_visible_escapes() {
+        let hidden = "ok\u{e0041}\u{e007f}\u{200b}\u{2066}\u{feff}\u{ad}end";
+        let shown = sanitize_line(hidden);
+        assert_eq!(
+            shown,
+            r"ok\u{e0041}\u{e007f}\u{200b}\u{2066}\u{feff}\u{ad}end"
+        );
+        assert_eq!(shown_data(hidden, Reveal::Redacted), shown);
+        // Visible non-ASCII text is left alone.
+        assert_eq!(sanitize_line("café 東京 ✓"), "café 東京 ✓");
     }
 
     #[test]

@@ -7,6 +7,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+mod grow;
+
+use grow::{by_start, named_parent, root_order};
+
 use crate::model::{
     Batch, EvalVerdict, GoldSpec, Health, Origin, PayloadBody, Problem, Span, SpanKind,
 };
@@ -28,6 +32,9 @@ pub struct StoreStats {
     pub invocations_evicted: u64,
     pub spans_evicted: u64,
     pub approx_bytes: u64,
+    /// Spans placed into trees so far (a full rebuild places all of a run's spans, an
+    /// incremental settle only the new ones): what assembling trees has cost.
+    pub tree_work: u64,
 }
 
 /// One row of a tree in pre-order.
@@ -36,8 +43,10 @@ pub struct TreeRow {
     /// Index into [`Invocation::spans`].
     pub span: usize,
     pub depth: usize,
-    /// The span names a parent that is not (yet) here, or sits in a parent cycle.
+    /// The span names a parent that is not (yet) here.
     pub orphan: bool,
+    /// The span sits in a parent cycle (its parent chain loops back to it).
+    pub cycle: bool,
     pub child_count: usize,
 }
 
@@ -50,6 +59,12 @@ pub struct Tree {
     pub children: Vec<Vec<usize>>,
     /// Indexed by span index: position of that span in `rows`.
     pub row_of_span: Vec<usize>,
+    /// Indexed by span index: the span it hangs under in this tree.
+    pub parent: Vec<Option<usize>>,
+    /// Spans shown at depth 0, in row order.
+    pub roots: Vec<usize>,
+    /// Parent cycles: the spans of each, in chain order.
+    pub cycles: Vec<Vec<usize>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -144,6 +159,24 @@ pub struct Invocation {
     pub approx_bytes: u64,
     tree: Tree,
     summary: Summary,
+    /// Spans `0..built` are in the tree; later ones join it at the next settle.
+    built: usize,
+    /// The next settle rebuilds from scratch: a span was replaced or removed.
+    needs_rebuild: bool,
+    /// Orphan roots by the parent id they wait for.
+    waiting: HashMap<String, Vec<usize>>,
+    /// Tool call id → span id of the LLM span that requested it.
+    requester: HashMap<String, String>,
+    /// Tool call id → tool spans carrying it.
+    tools_by_call: HashMap<String, Vec<usize>>,
+    /// Latest end time of any span (the summary's end is never before its start).
+    latest_end: u64,
+    /// Spans placed into the tree so far, for [`StoreStats::tree_work`].
+    work: u64,
+    /// Cycles already reported as problems, by their sorted span ids.
+    reported_cycles: HashSet<String>,
+    /// Some span is a provisional tool stand-in (see [`covered_stand_ins`]).
+    has_stand_ins: bool,
 }
 
 impl Invocation {
@@ -174,26 +207,56 @@ impl Invocation {
         self.summary.conversation.as_deref()
     }
 
-    /// Adds a span; returns false when a span with that id is already here.
-    fn push(&mut self, span: Span) -> bool {
+    /// Adds a span. A second span with an id already here is a duplicate; when its content
+    /// differs, the copy that carries a failure is kept (a failure is never hidden) and the
+    /// conflict is reported.
+    fn push(&mut self, span: Span) -> Pushed {
         if let Some(&existing) = self.span_index.get(&span.span_id) {
+            let Some(slot) = self.spans.get_mut(existing) else {
+                return Pushed::Duplicate;
+            };
             // A provisional stand-in gives way to the real span with the same id.
-            if let Some(slot) = self.spans.get_mut(existing)
-                && slot.is_provisional()
-                && !span.is_provisional()
-            {
+            let stand_in_replaced = slot.is_provisional() && !span.is_provisional();
+            if !stand_in_replaced && same_content(slot, &span) {
+                return Pushed::Duplicate;
+            }
+            let replace = stand_in_replaced || (span.status.is_error() && !slot.status.is_error());
+            let conflict = (!stand_in_replaced).then(|| {
+                let (kept, dropped) = if replace {
+                    (&span, &*slot)
+                } else {
+                    (&*slot, &span)
+                };
+                Problem::warning(
+                    place_of(kept),
+                    kept.line,
+                    format!(
+                        "span {} of run {} appears twice with different content: kept the copy from {}{}, dropped the one from {}",
+                        span.span_id,
+                        self.id,
+                        place_of(kept),
+                        if replace { " (it carries the failure)" } else { "" },
+                        place_of(dropped),
+                    ),
+                )
+            });
+            if replace {
                 self.approx_bytes = self.approx_bytes.saturating_sub(approx_span_bytes(slot))
                     + approx_span_bytes(&span);
                 *slot = span;
-                return true;
+                self.needs_rebuild = true;
             }
-            return false;
+            return match conflict {
+                Some(problem) => Pushed::Conflict { problem, replace },
+                None => Pushed::Added,
+            };
         }
         self.approx_bytes += approx_span_bytes(&span);
+        self.has_stand_ins |= span.kind == SpanKind::Tool && span.is_provisional();
         self.span_index
             .insert(span.span_id.clone(), self.spans.len());
         self.spans.push(span);
-        true
+        Pushed::Added
     }
 
     fn retain_spans(&mut self, keep: impl Fn(&Span) -> bool) -> usize {
@@ -206,7 +269,16 @@ impl Invocation {
             .map(|(i, s)| (s.span_id.clone(), i))
             .collect();
         self.approx_bytes = self.spans.iter().map(approx_span_bytes).sum();
+        self.needs_rebuild = true;
         before - self.spans.len()
+    }
+
+    /// Brings tree and summary up to date: new spans join incrementally when they can,
+    /// otherwise everything is rebuilt.
+    fn refresh(&mut self) {
+        if !(self.can_grow() && self.grow()) {
+            self.rebuild();
+        }
     }
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
@@ -225,7 +297,127 @@ impl Invocation {
         link_tool_calls(&mut self.spans);
         self.tree = build_tree(&self.spans, &self.span_index);
         self.summary = summarize(self);
+        self.work += self.spans.len() as u64;
+        self.built = self.spans.len();
+        self.has_stand_ins = self
+            .spans
+            .iter()
+            .any(|s| s.kind == SpanKind::Tool && s.is_provisional());
+        self.needs_rebuild = false;
+        self.latest_end = self
+            .spans
+            .iter()
+            .map(|s| s.end_unix_nano)
+            .max()
+            .unwrap_or(0);
+        // What the incremental path needs to pick up from here.
+        self.waiting.clear();
+        for &r in &self.tree.roots {
+            if let Some(missing) = named_parent(&self.spans[r])
+                && !self.span_index.contains_key(missing)
+            {
+                self.waiting.entry(missing.to_owned()).or_default().push(r);
+            }
+        }
+        self.requester.clear();
+        self.tools_by_call.clear();
+        for (i, span) in self.spans.iter().enumerate() {
+            if let Some(llm) = &span.llm {
+                for call in &llm.requested_tool_calls {
+                    if let Some(id) = &call.id {
+                        self.requester
+                            .entry(id.clone())
+                            .or_insert_with(|| span.span_id.clone());
+                    }
+                }
+            }
+            if let Some(id) = span.tool_call_id() {
+                self.tools_by_call.entry(id.to_owned()).or_default().push(i);
+            }
+        }
     }
+
+    /// Parent cycles not reported before, as problems.
+    fn new_cycle_problems(&mut self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        for cycle in &self.tree.cycles {
+            let mut ids: Vec<&str> = cycle
+                .iter()
+                .map(|&i| self.spans[i].span_id.as_str())
+                .collect();
+            let chain = ids.join(" → ");
+            ids.sort_unstable();
+            if !self.reported_cycles.insert(ids.join(",")) {
+                continue;
+            }
+            let first = &self.spans[cycle[0]];
+            out.push(Problem::warning(
+                place_of(first),
+                first.line,
+                format!(
+                    "parent cycle in run {}: {chain} → {} (each → names the parent; shown under a cycle marker)",
+                    self.id, first.span_id
+                ),
+            ));
+        }
+        out
+    }
+}
+
+/// What [`Invocation::push`] did with a span.
+enum Pushed {
+    Added,
+    Duplicate,
+    /// Same id, different content: `replace` says the new copy was kept.
+    Conflict {
+        problem: Problem,
+        replace: bool,
+    },
+}
+
+/// Where a span was read, for problems that name both copies of a duplicate.
+fn place_of(span: &Span) -> String {
+    match (&span.origin, span.line) {
+        (Some(origin), Some(line)) => format!("{origin}:{line}"),
+        (Some(origin), None) => origin.to_string(),
+        (None, _) => "an unknown source".to_owned(),
+    }
+}
+
+/// Two copies of a span say the same thing (where each was read from does not count;
+/// payloads compare by state and size, since the same value sits at different places).
+fn same_content(a: &Span, b: &Span) -> bool {
+    let payload = |x: &crate::model::Payload, y: &crate::model::Payload| {
+        x.state == y.state && x.bytes == y.bytes && x.field == y.field
+    };
+    a.trace_id == b.trace_id
+        && a.parent_span_id == b.parent_span_id
+        && a.name == b.name
+        && a.kind == b.kind
+        && a.status == b.status
+        && a.error == b.error
+        && a.start_unix_nano == b.start_unix_nano
+        && a.end_unix_nano == b.end_unix_nano
+        && a.llm == b.llm
+        && a.tool.as_ref().map(|t| (&t.name, &t.call_id))
+            == b.tool.as_ref().map(|t| (&t.name, &t.call_id))
+        && payload(&a.input, &b.input)
+        && payload(&a.output, &b.output)
+        && a.events.len() == b.events.len()
+        && a.attributes.len() == b.attributes.len()
+        && a.attributes
+            .iter()
+            .zip(&b.attributes)
+            .all(|((ka, va), (kb, vb))| {
+                ka == kb
+                    && match (va, vb) {
+                        (
+                            crate::model::AttrValue::Payload(x),
+                            crate::model::AttrValue::Payload(y),
+                        ) => payload(x, y),
+                        _ => va == vb,
+                    }
+            })
 }
 
 fn approx_span_bytes(span: &Span) -> u64 {
@@ -320,31 +512,32 @@ fn link_tool_calls(spans: &mut [Span]) {
 
 fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
     let n = spans.len();
-    let by_start = |a: &usize, b: &usize| {
-        spans[*a]
-            .start_unix_nano
-            .cmp(&spans[*b].start_unix_nano)
-            .then_with(|| spans[*a].span_id.cmp(&spans[*b].span_id))
-    };
+    let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(p).copied());
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut roots: Vec<(usize, bool)> = Vec::new();
+    let mut roots: Vec<usize> = Vec::new();
     for (i, span) in spans.iter().enumerate() {
-        match span.parent_span_id.as_deref().filter(|p| !p.is_empty()) {
-            None => roots.push((i, false)),
-            Some(parent) => match index.get(parent) {
-                Some(&p) if p != i => children[p].push(i),
-                _ => roots.push((i, true)),
+        match named_parent(span) {
+            None => roots.push(i),
+            // A span naming itself as parent is a cycle of one: it never counts as a root.
+            Some(_) => match parent_index(i) {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
             },
         }
     }
     for list in &mut children {
-        list.sort_by(by_start);
+        list.sort_by(|&a, &b| by_start(spans, a, b));
     }
-    roots.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| by_start(&a.0, &b.0)));
+    roots.sort_by(|&a, &b| root_order(spans, a, b));
 
     let mut rows = Vec::with_capacity(n);
     let mut visited = vec![false; n];
-    let walk = |start: usize, orphan: bool, rows: &mut Vec<TreeRow>, visited: &mut [bool]| {
+    let mut in_cycle = vec![false; n];
+    let walk = |start: usize,
+                orphan: bool,
+                rows: &mut Vec<TreeRow>,
+                visited: &mut [bool],
+                in_cycle: &[bool]| {
         // Iterative pre-order: deep chains must not overflow the stack.
         let mut stack = vec![(start, 0usize)];
         while let Some((i, depth)) = stack.pop() {
@@ -356,6 +549,7 @@ fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
                 span: i,
                 depth,
                 orphan: orphan && i == start,
+                cycle: in_cycle[i],
                 child_count: children[i].len(),
             });
             for &c in children[i].iter().rev() {
@@ -365,14 +559,55 @@ fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
             }
         }
     };
-    for &(root, orphan) in &roots {
-        walk(root, orphan, &mut rows, &mut visited);
+    for &root in &roots {
+        walk(
+            root,
+            grow::is_orphan_root(spans, root),
+            &mut rows,
+            &mut visited,
+            &in_cycle,
+        );
     }
-    // Whatever is left sits in a parent cycle: show it at the root, marked.
+    // Whatever no root reaches hangs off a parent cycle: find each cycle by following parent
+    // links (every such span has a parent here, so the chain must loop), then show each
+    // cycle from its earliest span, marked, with what hangs off it below.
+    let mut cycles: Vec<Vec<usize>> = Vec::new();
+    let mut state = vec![0u8; n]; // 0 new, 1 on the current chain, 2 done
     let mut leftovers: Vec<usize> = (0..n).filter(|&i| !visited[i]).collect();
-    leftovers.sort_by(by_start);
-    for i in leftovers {
-        walk(i, true, &mut rows, &mut visited);
+    leftovers.sort_by(|&a, &b| by_start(spans, a, b));
+    for &i in &leftovers {
+        let mut chain = Vec::new();
+        let mut at = Some(i);
+        while let Some(j) = at {
+            if state[j] != 0 {
+                if state[j] == 1 {
+                    let from = chain.iter().position(|&x| x == j).unwrap_or(0);
+                    cycles.push(chain[from..].to_vec());
+                }
+                break;
+            }
+            state[j] = 1;
+            chain.push(j);
+            at = parent_index(j);
+        }
+        for j in chain {
+            state[j] = 2;
+        }
+    }
+    for cycle in &mut cycles {
+        for &i in cycle.iter() {
+            in_cycle[i] = true;
+        }
+        // Chain order starting from the earliest span.
+        let first = (0..cycle.len())
+            .min_by(|&a, &b| by_start(spans, cycle[a], cycle[b]))
+            .unwrap_or(0);
+        cycle.rotate_left(first);
+    }
+    cycles.sort_by(|a, b| by_start(spans, a[0], b[0]));
+    for cycle in &cycles {
+        roots.push(cycle[0]);
+        walk(cycle[0], false, &mut rows, &mut visited, &in_cycle);
     }
 
     let mut row_of_span = vec![0; n];
@@ -412,6 +647,9 @@ fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
         health,
         children,
         row_of_span,
+        parent: tree_parent,
+        roots,
+        cycles,
     }
 }
 
@@ -700,7 +938,11 @@ impl Store {
         changed.sort();
         for id in &changed {
             if let Some(inv) = self.invocations.get_mut(id) {
-                inv.rebuild();
+                let before = inv.work;
+                inv.refresh();
+                self.stats.tree_work += inv.work - before;
+                let cycles = inv.new_cycle_problems();
+                self.problems.extend(cycles);
             }
         }
         self.recount();
@@ -727,10 +969,18 @@ impl Store {
             self.stats.spans_evicted += 1;
             return;
         }
-        if self.entry(target).push(span) {
-            dirty.insert(target.to_owned());
-        } else {
-            self.stats.duplicate_spans += 1;
+        match self.entry(target).push(span) {
+            Pushed::Added => {
+                dirty.insert(target.to_owned());
+            }
+            Pushed::Duplicate => self.stats.duplicate_spans += 1,
+            Pushed::Conflict { problem, replace } => {
+                self.stats.duplicate_spans += 1;
+                self.problems.push(problem);
+                if replace {
+                    dirty.insert(target.to_owned());
+                }
+            }
         }
     }
 
@@ -745,6 +995,8 @@ impl Store {
                     emptied.push(id.clone());
                 } else {
                     inv.rebuild();
+                    let cycles = inv.new_cycle_problems();
+                    self.problems.extend(cycles);
                 }
             }
         }
@@ -805,6 +1057,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Origin;
     use crate::model::{SpanStatus, ToolFacts};
 
     fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
@@ -855,7 +1108,133 @@ mod tests {
         let inv = store.get("t").unwrap();
         assert_eq!(inv.tree().rows.len(), 3);
         assert_eq!(inv.summary().counts.spans, 3);
-        assert!(inv.tree().rows.iter().any(|r| r.orphan));
+        // Cycles are cycles, not missing parents.
+        assert!(inv.tree().rows.iter().all(|r| r.cycle && !r.orphan));
+        assert_eq!(inv.tree().cycles.len(), 2);
+        let problems: Vec<&str> = store
+            .problems()
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems.iter().any(|p| p.contains("a → b → a")),
+            "{problems:?}"
+        );
+        assert!(
+            problems.iter().any(|p| p.contains("self → self")),
+            "{problems:?}"
+        );
+        // Settling again does not report them again.
+        ingest(&mut store, vec![span("t", "late", Some("a"), 9)]);
+        assert_eq!(store.problems().len(), 2);
+        let inv = store.get("t").unwrap();
+        let late = inv.span_by_id("late").unwrap();
+        let row = inv.tree().rows[inv.tree().row_of_span[late]];
+        assert!(
+            !row.cycle && row.depth > 0,
+            "hangs under the cycle: {row:?}"
+        );
+    }
+
+    #[test]
+    fn a_cycle_closed_by_a_late_span_is_found() {
+        let mut store = Store::new();
+        ingest(
+            &mut store,
+            vec![span("t", "b", Some("a"), 2), span("t", "c", Some("b"), 3)],
+        );
+        ingest(&mut store, vec![span("t", "a", Some("c"), 1)]);
+        let inv = store.get("t").unwrap();
+        assert!(inv.tree().rows.iter().all(|r| r.cycle));
+        assert_eq!(inv.spans[inv.tree().rows[0].span].span_id, "a");
+        assert_eq!(store.problems().len(), 1);
+        assert!(
+            store.problems()[0].message.contains("a → c → b → a"),
+            "{:?}",
+            store.problems()
+        );
+    }
+
+    #[test]
+    fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
+        let origin = |name: &str| Some(Origin::File(std::sync::Arc::new(name.into())));
+        for failing_first in [false, true] {
+            let mut store = Store::new();
+            let mut ok = span("t", "a", None, 1);
+            ok.origin = origin("first.jsonl");
+            ok.line = Some(3);
+            let mut failed = ok.clone();
+            failed.status = SpanStatus::Error;
+            failed.origin = origin("second.jsonl");
+            failed.line = Some(7);
+            let (one, two) = if failing_first {
+                (failed, ok)
+            } else {
+                (ok, failed)
+            };
+            ingest(&mut store, vec![one]);
+            ingest(&mut store, vec![two]);
+            let inv = store.get("t").unwrap();
+            assert_eq!(inv.spans.len(), 1);
+            assert!(inv.spans[0].status.is_error(), "the failure is kept");
+            assert_eq!(inv.summary().health, Health::Error);
+            let problems = store.problems();
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(problems[0].severity, crate::model::Severity::Warning);
+            let message = &problems[0].message;
+            assert!(
+                message.contains("first.jsonl:3") && message.contains("second.jsonl:7"),
+                "{message}"
+            );
+            assert!(
+                message.contains("kept the copy from second.jsonl:7"),
+                "{message}"
+            );
+        }
+        // An identical copy is just a duplicate: counted, not reported.
+        let mut store = Store::new();
+        ingest(&mut store, vec![span("t", "a", None, 1)]);
+        ingest(&mut store, vec![span("t", "a", None, 1)]);
+        assert!(store.problems().is_empty());
+        assert_eq!(store.stats().duplicate_spans, 1);
+    }
+
+    /// Spans of one run delivered one per batch, settled after each (a live source or a
+    /// trace split over many files): each settle places only the new span.
+    #[test]
+    fn tree_work_is_linear_however_a_run_is_split() {
+        let spans: Vec<Span> = (0..2_000)
+            .map(|i| {
+                let parent = (i > 0).then(|| format!("s{}", (i - 1) / 3));
+                span("t", &format!("s{i}"), parent.as_deref(), 10 + i as u64)
+            })
+            .collect();
+        let mut one_by_one = Store::new();
+        for s in spans.iter().cloned() {
+            ingest(&mut one_by_one, vec![s]);
+        }
+        let mut at_once = Store::new();
+        ingest(&mut at_once, spans.clone());
+        assert_eq!(at_once.stats().tree_work, 2_000);
+        assert_eq!(one_by_one.stats().tree_work, 2_000);
+        let (a, b) = (one_by_one.get("t").unwrap(), at_once.get("t").unwrap());
+        assert_eq!(a.tree().rows, b.tree().rows);
+        // Children before parents cost the same.
+        let mut reversed = Store::new();
+        for s in spans.iter().rev().cloned() {
+            ingest(&mut reversed, vec![s]);
+        }
+        assert_eq!(reversed.stats().tree_work, 2_000);
+        let c = reversed.get("t").unwrap();
+        let ids = |inv: &Invocation| -> Vec<String> {
+            inv.tree()
+                .rows
+                .iter()
+                .map(|r| inv.spans[r.span].span_id.clone())
+                .collect()
+        };
+        assert_eq!(ids(c), ids(b));
     }
 
     #[test]

@@ -157,6 +157,7 @@ fn options() -> AttachOptions {
         backoff_max: Duration::from_millis(160),
         connect_timeout: Duration::from_secs(2),
         parse: parse_test_line,
+        ..AttachOptions::default()
     }
 }
 
@@ -311,12 +312,17 @@ async fn a_wrong_answer_is_reported_once_and_retried_with_capped_backoff() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_https_url_is_refused_with_a_problem() {
+async fn an_unknown_scheme_is_refused_with_a_problem() {
+    // https is attached like http (tests/remote_sources.rs); anything else is refused.
     let (tx, mut rx) = tokio::sync::mpsc::channel(8);
-    let attach = spawn_attach_with("https://127.0.0.1:1".into(), tx, options());
+    let attach = spawn_attach_with("ftp://127.0.0.1:1".into(), tx, options());
     let mut rec = Recorder::default();
     wait_for(&mut rx, &mut rec, "a problem", |r| !r.problems.is_empty()).await;
-    assert!(rec.problems[0].message.contains("only http://"));
+    assert!(
+        rec.problems[0]
+            .message
+            .contains("only http:// and https:// feeds")
+    );
     attach.await.expect("task ends");
 }
 

@@ -36,6 +36,7 @@ fn tool_span(
             Box::new(ErrorInfo {
                 error_type: Some("Timeout".into()),
                 message: Some("gateway timed out".into()),
+                ..Default::default()
             })
         }),
         start_unix_nano: start,

@@ -131,3 +131,44 @@ fn the_validator_rejects_what_the_schema_forbids() {
     validate(&schema, &schema, &doc, "$", &mut errors);
     assert_eq!(errors.len(), 3, "{errors:#?}");
 }
+
+#[test]
+fn problems_of_every_severity_match_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        "tests/fixtures/corpus/toolscore/v01_custom_exact_with_timing/trace.json",
+        dir.path().join("trace.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("run.log"), "INFO started\n").unwrap();
+    std::fs::write(dir.path().join("cut.json"), "[{\"tool\": ").unwrap();
+    std::fs::write(
+        dir.path().join("partial.json"),
+        r#"{"calls": [{"tool": "a"}, {"args": {}}]}"#,
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let schema = schema();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut seen: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["severity"].as_str().unwrap())
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, ["error", "note", "warning"]);
+    let mut bad = doc.clone();
+    bad["problems"][0]["severity"] = Value::from("fatal");
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &bad, "$", &mut errors);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+}

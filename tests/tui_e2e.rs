@@ -131,18 +131,22 @@ fn the_failure_queue_walks_every_failure_of_the_arksim_run_in_one_key_each() {
     );
     let dir = tempfile::tempdir().expect("temp dir");
     let (tmux, _) = start_app(samples, dir.path());
-    let first = tmux.wait_for("the run loaded", |s| {
-        s.contains("failing of 7") && s.contains("cancel_order")
-    });
     // The list says what the evaluator said, and the eval-only failure is not a green tick.
+    // ("watching" replaces "loading" once every file of the directory is read.)
+    let first = tmux.wait_for("the run loaded and cancel_order judged", |s| {
+        s.contains("failing of 7")
+            && s.contains("watching")
+            && s.lines().any(|l| {
+                l.contains("cancel_order · turn 0")
+                    && l.contains("disobey user request")
+                    && l.contains('⚑')
+            })
+    });
     let cancel = first
         .lines()
         .find(|l| l.contains("cancel_order · turn 0"))
-        .expect("cancel_order is listed");
-    assert!(
-        cancel.contains("disobey user request") && cancel.contains('⚑'),
-        "{cancel}"
-    );
+        .unwrap();
+    assert!(!cancel.contains('✓'), "{cancel}");
 
     // Top of the list, then one `n` per failure until the queue wraps.
     tmux.send(&["g"]);

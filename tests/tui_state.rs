@@ -317,13 +317,41 @@ fn p_lists_the_problems_the_sources_reported() {
             ..Default::default()
         }),
     );
-    assert!(screen_text(&app).contains("1 problems (p)"));
+    assert!(screen_text(&app).contains("1 error (p)"));
     press(&mut app, "p");
     assert!(app.show_problems);
     let text = screen_text(&app);
     assert!(text.contains("traces/bad.jsonl:7: not JSON␛[2J"), "{text}");
     press(&mut app, "p");
     assert!(!app.show_problems);
+}
+
+#[test]
+fn notes_are_listed_apart_and_not_counted_in_the_status_bar() {
+    let mut app = sample_app(100, 30);
+    app::ingest(
+        &mut app,
+        IngestEvent::Batch(Batch {
+            problems: vec![
+                toolcap::model::Problem::note("traces/run.log", None, "skipped: not a trace"),
+                toolcap::model::Problem::warning("traces/a.json", Some(2), "arguments guessed"),
+            ],
+            ..Default::default()
+        }),
+    );
+    let text = screen_text(&app);
+    assert!(text.contains("1 warning (p)"), "{text}");
+    assert!(!text.contains("error"), "a note is not an error: {text}");
+    press(&mut app, "p");
+    let text = screen_text(&app);
+    let warning = text
+        .find("traces/a.json:2: arguments guessed")
+        .expect(&text);
+    let heading = text.find("notes (1)").expect(&text);
+    let note = text
+        .find("note: traces/run.log: skipped: not a trace")
+        .expect(&text);
+    assert!(warning < heading && heading < note, "{text}");
 }
 
 #[test]

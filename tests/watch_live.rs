@@ -16,6 +16,7 @@ fn options(quiet: Duration) -> WatchOptions {
         quiet,
         registry: TEST_REGISTRY,
         progress_every: Duration::from_millis(100),
+        ..WatchOptions::default()
     }
 }
 

@@ -232,6 +232,7 @@ impl TaskState {
                 root.error = Some(Box::new(ErrorInfo {
                     error_type: None,
                     message: Some(format!("task {state}")),
+                    ..Default::default()
                 }));
             }
         }

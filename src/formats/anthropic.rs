@@ -337,7 +337,7 @@ fn attach_result(
     call.end = Some(time);
     let server_error = str_field(&content, "type").filter(|t| t.ends_with("_error"));
     if block.get("is_error").and_then(Value::as_bool) == Some(true) {
-        call.fail("tool_result.is_error", Some(content_text(&content)));
+        call.fail_with_result("tool_result.is_error", content_text(&content));
     } else if let Some(error_type) = server_error {
         let code = str_field(&content, "error_code").map(str::to_owned);
         call.fail(error_type, code);

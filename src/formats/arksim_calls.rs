@@ -127,6 +127,7 @@ impl ToolCallRecord {
             span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
                 message: Some(jsonrec::text_of(error)),
+                ..Default::default()
             }));
         } else if let Some(result) = self.result.as_ref().and_then(Value::as_str)
             && looks_like_tool_error(result)
@@ -135,6 +136,7 @@ impl ToolCallRecord {
             span.error = Some(Box::new(ErrorInfo {
                 error_type: Some("error-looking result".into()),
                 message: Some(result.to_owned()),
+                ..Default::default()
             }));
             batch.problems.push(Problem::warning(
                 input.origin,

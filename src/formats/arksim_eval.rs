@@ -113,6 +113,7 @@ impl Format for ArksimEvaluation {
                     span.error = Some(Box::new(ErrorInfo {
                         error_type: Some("evaluation failed".into()),
                         message: Some(verdict.label.clone()),
+                        ..Default::default()
                     }));
                 }
                 batch.evals.push((invocation.clone(), verdict));

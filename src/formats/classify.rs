@@ -263,6 +263,7 @@ fn error_of(
     Some(ErrorInfo {
         error_type: error_type.map(str::to_owned),
         message: message.map(str::to_owned),
+        ..Default::default()
     })
 }
 

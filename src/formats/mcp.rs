@@ -360,7 +360,7 @@ impl Session<'_, '_> {
                     call.result_field = "error";
                 } else if let Some(result) = message.get("result") {
                     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-                        call.fail("isError", Some(render_content(result)));
+                        call.fail_with_result("isError", render_content(result));
                     }
                     call.result = Some(result.clone());
                 }

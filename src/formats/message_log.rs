@@ -119,6 +119,17 @@ impl Call {
         self.error = Some(ErrorInfo {
             error_type: Some(error_type.to_owned()),
             message,
+            ..Default::default()
+        });
+    }
+
+    /// A failure whose only message is the tool's result text: that text is a payload, so
+    /// views show it only when revealed.
+    pub fn fail_with_result(&mut self, error_type: &str, result_text: String) {
+        self.error = Some(ErrorInfo {
+            error_type: Some(error_type.to_owned()),
+            message: Some(result_text),
+            message_is_result: true,
         });
     }
 }

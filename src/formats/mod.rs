@@ -15,6 +15,7 @@ pub mod arksim;
 pub mod arksim_calls;
 pub mod arksim_eval;
 pub mod classify;
+pub mod container;
 pub mod gemini;
 pub mod jsonrec;
 pub mod langchain;
@@ -41,7 +42,8 @@ pub struct Input<'a> {
     pub bytes: &'a [u8],
     /// The file name's extension, lower-cased, if the source is a file (`json`, `jsonl`, `pb`).
     pub extension: Option<String>,
-    /// True when the bytes were gunzipped from the source.
+    /// True when the bytes were taken out of a container ([`container`]: gzip, zstd, the
+    /// Collector's framing): byte ranges in them are not ranges of the file.
     pub was_gzip: bool,
     /// Where `bytes` start inside the source file: a tailed JSONL file hands over only its new
     /// complete lines, and record references and problem lines must still point at the file.
@@ -177,33 +179,67 @@ fn extension_of(origin: &Origin) -> Option<String> {
         .map(|e| e.to_string_lossy().into_owned())
 }
 
+/// Bytes out of their container (if any), what the container was, and what could not be
+/// read from it; the problems are already attributed to `origin`.
+pub struct Opened<'a> {
+    pub bytes: std::borrow::Cow<'a, [u8]>,
+    pub container: Option<String>,
+    pub problems: Vec<Problem>,
+    pub incomplete_tail: bool,
+}
+
+/// Opens any container around a source's bytes; `Err` is the problem when it cannot be opened.
+pub fn open<'a>(origin: &Origin, raw: &'a [u8]) -> Result<Opened<'a>, Problem> {
+    match container::unwrap(raw) {
+        Ok(Some(unwrapped)) => Ok(Opened {
+            bytes: std::borrow::Cow::Owned(unwrapped.bytes),
+            problems: unwrapped
+                .problems
+                .into_iter()
+                .map(|message| Problem::error(origin, None, message))
+                .collect(),
+            container: Some(unwrapped.container),
+            incomplete_tail: unwrapped.incomplete_tail,
+        }),
+        Ok(None) => Ok(Opened {
+            bytes: std::borrow::Cow::Borrowed(raw),
+            container: None,
+            problems: Vec::new(),
+            incomplete_tail: false,
+        }),
+        Err(message) => Err(Problem::error(origin, None, message)),
+    }
+}
+
 /// Detects and parses one source's bytes.
 pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
-    let (bytes, was_gzip) = match maybe_gunzip(raw) {
-        Ok(Some(inflated)) => (std::borrow::Cow::Owned(inflated), true),
-        Ok(None) => (std::borrow::Cow::Borrowed(raw), false),
-        Err(message) => {
+    let opened = match open(&origin, raw) {
+        Ok(opened) => opened,
+        Err(problem) => {
             let mut batch = Batch::default();
-            batch.problems.push(Problem::error(&origin, None, message));
+            batch.problems.push(problem);
             return Loaded {
                 detection: Detection {
                     format: None,
-                    reason: "gzip magic bytes, but the data could not be inflated".into(),
+                    reason: "a compressed or framed container that could not be opened".into(),
                 },
                 origin,
                 batch,
             };
         }
     };
+    let bytes = opened.bytes;
+    let was_gzip = opened.container.is_some();
+    let container_problems = opened.problems;
     let mut input = Input::new(&origin, &bytes, extension_of(&origin));
     input.was_gzip = was_gzip;
     for format in REGISTRY {
         if let Some(reason) = format.detect(&input) {
-            let batch = format.parse(&input);
-            let reason = if was_gzip {
-                format!("gzip; {reason}")
-            } else {
-                reason
+            let mut batch = format.parse(&input);
+            batch.problems.extend(container_problems);
+            let reason = match &opened.container {
+                Some(container) => format!("{container}; {reason}"),
+                None => reason,
             };
             return Loaded {
                 detection: Detection {
@@ -216,12 +252,10 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
         }
     }
     let mut batch = Batch::default();
-    let message = if bytes.trim_ascii().is_empty() {
-        "empty file".to_owned()
-    } else {
-        "no known trace format recognised this content".to_owned()
-    };
-    batch.problems.push(Problem::error(&origin, None, message));
+    batch.problems.extend(container_problems);
+    batch
+        .problems
+        .push(unrecognised(&origin, &bytes, input.extension.as_deref()));
     Loaded {
         detection: Detection {
             format: None,
@@ -230,6 +264,60 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
         batch,
         origin: origin.clone(),
     }
+}
+
+/// The problem for content no format recognised. Only content that looks like a trace format
+/// (JSON that does not parse, a protobuf file by its extension) is an error; anything else — a
+/// log, a YAML config, a README, JSON with no trace shape, an empty file — is a note: the file
+/// is skipped on purpose and nothing was lost.
+pub fn unrecognised(origin: &Origin, bytes: &[u8], extension: Option<&str>) -> Problem {
+    const UNRECOGNISED: &str = "no known trace format recognised this content";
+    let text = bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(bytes)
+        .trim_ascii();
+    if text.is_empty() {
+        return Problem::note(origin, None, "skipped: not a trace (empty file)");
+    }
+    if matches!(extension, Some("pb" | "binpb" | "protobuf")) {
+        return Problem::error(origin, None, UNRECOGNISED);
+    }
+    if text.starts_with(b"{") || text.starts_with(b"[") {
+        let whole = serde_json::from_slice::<serde::de::IgnoredAny>(text);
+        let lines_parse = || {
+            text.split(|b| *b == b'\n')
+                .map(<[u8]>::trim_ascii)
+                .filter(|l| !l.is_empty())
+                .all(|l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok())
+        };
+        return match whole {
+            Ok(_) => Problem::note(
+                origin,
+                None,
+                format!("skipped: not a trace (JSON, but {UNRECOGNISED})"),
+            ),
+            Err(_) if lines_parse() => Problem::note(
+                origin,
+                None,
+                format!("skipped: not a trace (JSON lines, but {UNRECOGNISED})"),
+            ),
+            Err(why) => Problem::error(
+                origin,
+                None,
+                format!("looks like JSON but does not parse ({why}); {UNRECOGNISED}"),
+            ),
+        };
+    }
+    let sample = &text[..text.len().min(4096)];
+    // A multi-byte character cut by the sample's end is not a sign of binary data.
+    let binary =
+        sample.contains(&0) || std::str::from_utf8(sample).is_err_and(|e| e.error_len().is_some());
+    let what = if binary {
+        "binary data"
+    } else {
+        "text, not JSON"
+    };
+    Problem::note(origin, None, format!("skipped: not a trace ({what})"))
 }
 
 /// Parses a chunk of a source whose format is already known (a tailed JSONL file's new lines):
@@ -266,7 +354,7 @@ pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
             let bytes = read_range(&record.path, record.offset, record.len)
                 .map_err(|e| format!("{}: {e}", record.path.display()))?;
             let bytes = if record.gzip {
-                maybe_gunzip(&bytes)?.unwrap_or(bytes)
+                container::unwrap(&bytes)?.map_or(bytes, |unwrapped| unwrapped.bytes)
             } else {
                 bytes
             };

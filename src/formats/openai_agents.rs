@@ -384,6 +384,7 @@ impl Parser {
             span.error = Some(Box::new(ErrorInfo {
                 error_type,
                 message: Some(message),
+                ..Default::default()
             }));
             if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
                 span.attributes

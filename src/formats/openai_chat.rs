@@ -232,12 +232,10 @@ fn attach_result(
         || message.get("error").is_some_and(truthy)
         || str_field(message, "status") == Some("error");
     if failed {
-        let text = message
-            .get("error")
-            .filter(|e| truthy(e))
-            .map(message_log::error_text)
-            .or_else(|| Some(message_log::payload_text(&content)));
-        call.fail("tool_error", text);
+        match message.get("error").filter(|e| truthy(e)) {
+            Some(error) => call.fail("tool_error", Some(message_log::error_text(error))),
+            None => call.fail_with_result("tool_error", message_log::payload_text(&content)),
+        }
     }
     call.result = Some(content);
 }

@@ -270,6 +270,7 @@ impl Parser {
             span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
                 message: Some(category.unwrap_or_else(|| "invocation failed".into())),
+                ..Default::default()
             }));
         }
     }
@@ -375,6 +376,7 @@ impl Parser {
                             message: jsonrec::str_at(error, "message")
                                 .map(str::to_owned)
                                 .or_else(|| category.clone()),
+                            ..Default::default()
                         }));
                         if let Some(category) = category {
                             span.attributes.push((
@@ -439,6 +441,7 @@ impl Parser {
             span.error = Some(Box::new(ErrorInfo {
                 error_type: jsonrec::str_at(event, "error_type").map(str::to_owned),
                 message: Some(message.to_owned()),
+                ..Default::default()
             }));
             if let Some(category) = event.get("error_category").filter(|c| !c.is_null()) {
                 span.attributes.push((

@@ -237,7 +237,14 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
-    let (store, _) = crate::views::dump::load_store(&args.sources);
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui check: {why}");
+            return 2;
+        }
+    };
+    let (store, _) = crate::views::dump::load_store_with(&args.sources, &remote);
     problems.extend(
         store
             .problems()

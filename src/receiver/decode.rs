@@ -9,6 +9,8 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
+use crate::formats::container::{self, ZstdError};
+
 /// The two OTLP/HTTP body encodings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyType {
@@ -43,6 +45,7 @@ pub enum Compression {
     Identity,
     Gzip,
     Deflate,
+    Zstd,
 }
 
 impl Compression {
@@ -54,6 +57,7 @@ impl Compression {
                 Some(Self::Gzip)
             }
             Some(v) if v.eq_ignore_ascii_case("deflate") => Some(Self::Deflate),
+            Some(v) if v.eq_ignore_ascii_case("zstd") => Some(Self::Zstd),
             Some(_) => None,
         }
     }
@@ -88,6 +92,17 @@ pub fn decompress(
             };
         }
         Compression::Gzip => (Box::new(MultiGzDecoder::new(&body[..])), "gzip"),
+        Compression::Zstd => {
+            let cap = u64::try_from(limit).unwrap_or(u64::MAX);
+            return match container::zstd_decode(&body, cap) {
+                Ok(inflated) => Ok(inflated.into()),
+                Err(ZstdError::TooLarge(_)) => Err(DecodeError::TooLarge { limit }),
+                Err(ZstdError::Corrupt(reason)) => Err(DecodeError::Decompress {
+                    encoding: "zstd",
+                    reason,
+                }),
+            };
+        }
         // HTTP's `deflate` is zlib-wrapped (what Python's exporter sends); some clients send
         // raw deflate, recognisable by a missing zlib header checksum.
         Compression::Deflate if has_zlib_header(&body) => {
@@ -251,7 +266,11 @@ mod tests {
             Some(BodyType::Protobuf)
         );
         assert_eq!(BodyType::from_content_type("text/plain"), None);
-        assert_eq!(Compression::from_content_encoding(Some("zstd")), None);
+        assert_eq!(Compression::from_content_encoding(Some("br")), None);
+        assert_eq!(
+            Compression::from_content_encoding(Some("zstd")),
+            Some(Compression::Zstd)
+        );
         assert_eq!(
             Compression::from_content_encoding(Some("GZIP")),
             Some(Compression::Gzip)

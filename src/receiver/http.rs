@@ -99,7 +99,7 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
             body_type,
             rpc_code::INVALID_ARGUMENT,
             format!(
-                "unsupported Content-Encoding {:?}: send gzip, deflate or none",
+                "unsupported Content-Encoding {:?}: send gzip, deflate, zstd or none",
                 encoding.unwrap_or_default()
             ),
         );

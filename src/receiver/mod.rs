@@ -8,6 +8,7 @@
 //! 503 + `Retry-After` (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
 
 pub mod decode;
+pub mod exposure;
 pub mod feed;
 mod grpc;
 mod http;

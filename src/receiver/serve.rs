@@ -15,6 +15,17 @@ use super::{ReceiverConfig, RequestSink};
 const QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
 pub fn run(args: &ServeArgs) -> i32 {
+    let has_token = args.token.is_some();
+    for (flag, addr) in [("--http", &args.http), ("--grpc", &args.grpc)] {
+        match super::exposure::check_bind(flag, addr, has_token, args.insecure) {
+            Ok(None) => {}
+            Ok(Some(warning)) => eprintln!("toolcap-tui serve: {warning}"),
+            Err(refusal) => {
+                eprintln!("toolcap-tui serve: {refusal}");
+                return 2;
+            }
+        }
+    }
     // Few blocking threads: each one that decodes a request keeps its own allocator arena, and
     // the receiver's memory budget matters more than parallel decoding beyond the core count.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -57,11 +68,6 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     if let Some(addr) = handle.http_addr {
         writeln!(stdout, "http {addr}")?;
-        if !addr.ip().is_loopback() && args.token.is_none() {
-            eprintln!(
-                "toolcap-tui serve: warning: {addr} is reachable from other machines and no --token is set"
-            );
-        }
     }
     if let Some(addr) = handle.grpc_addr {
         writeln!(stdout, "grpc {addr}")?;

@@ -9,16 +9,14 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::{Request, StatusCode, Uri, header};
-use hyper_util::client::legacy::{Client, connect::HttpConnector};
-use hyper_util::rt::TokioExecutor;
 use tokio::sync::mpsc::Sender;
 use tokio::task::JoinHandle;
 
 use crate::formats;
 use crate::model::{Batch, Origin, Problem};
+use crate::sources::remote::{self, HttpClient, RemoteOptions};
 use crate::sources::{IngestEvent, SourceStatus};
 
 /// A feed line longer than this is reported and skipped (still counted as consumed).
@@ -36,6 +34,8 @@ pub struct AttachOptions {
     pub connect_timeout: Duration,
     /// Default: [`formats::load_bytes`] on the line.
     pub parse: LineParser,
+    /// Token and `--header`s sent with every request.
+    pub remote: RemoteOptions,
 }
 
 impl Default for AttachOptions {
@@ -45,6 +45,7 @@ impl Default for AttachOptions {
             backoff_max: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
             parse: parse_with_registry,
+            remote: RemoteOptions::default(),
         }
     }
 }
@@ -71,6 +72,11 @@ pub fn spawn_attach_with(
     })
 }
 
+fn is_tls_failure(error: &hyper_util::client::legacy::Error) -> bool {
+    let chain = remote::error_chain(error);
+    chain.contains("certificate") || chain.contains("tls") || chain.contains("TLS")
+}
+
 /// The app stopped listening.
 struct Closed;
 
@@ -95,7 +101,8 @@ struct Feed {
     origin: Origin,
     tx: Sender<IngestEvent>,
     options: AttachOptions,
-    client: Client<HttpConnector, Empty<Bytes>>,
+    /// `Err`: why no client could be made (an unreadable `--cacert`), said once.
+    client: Result<HttpClient, String>,
     /// Complete non-blank lines consumed: the `skip` of the next connection.
     consumed: u64,
     /// A line above the size limit is being dropped until its newline.
@@ -104,13 +111,7 @@ struct Feed {
 
 impl Feed {
     fn new(url: String, tx: Sender<IngestEvent>, options: AttachOptions) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(options.connect_timeout));
-        connector.set_keepalive(Some(Duration::from_secs(30)));
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(0)
-            .build(connector);
+        let client = remote::client(options.connect_timeout, &options.remote);
         Feed {
             base: url.trim_end_matches('/').to_owned(),
             origin: Origin::Endpoint(url.clone()),
@@ -124,12 +125,17 @@ impl Feed {
     }
 
     async fn run(&mut self) -> Result<(), Closed> {
-        if !self.base.starts_with("http://") {
+        if !remote::is_remote(&self.base) {
             return self
                 .problem(format!(
-                    "cannot attach to {}: only http:// feeds are supported",
+                    "cannot attach to {}: only http:// and https:// feeds are supported",
                     self.url
                 ))
+                .await;
+        }
+        if let Err(why) = &self.client {
+            return self
+                .problem(format!("cannot attach to {}: {why}", self.url))
                 .await;
         }
         let mut delay = self.options.backoff_min;
@@ -169,8 +175,10 @@ impl Feed {
                 };
             }
         };
-        let request = match Request::get(uri)
-            .header(header::ACCEPT, "application/x-ndjson")
+        let request = match self
+            .options
+            .remote
+            .apply(Request::get(uri).header(header::ACCEPT, "application/x-ndjson"))
             .body(Empty::new())
         {
             Ok(request) => request,
@@ -180,12 +188,25 @@ impl Feed {
                 };
             }
         };
+        let Ok(client) = &self.client else {
+            return Ended::Closed;
+        };
         let response = tokio::select! {
-            answer = self.client.request(request) => answer,
+            answer = client.request(request) => answer,
             _ = self.tx.closed() => return Ended::Closed,
         };
         let response = match response {
             Ok(response) => response,
+            // A TLS failure will not mend by retrying: say it; "down" needs no word.
+            Err(e) if e.is_connect() && is_tls_failure(&e) => {
+                return Ended::Dropped {
+                    problem: Some(format!(
+                        "cannot attach to {}: {}",
+                        self.url,
+                        remote::error_chain(&e)
+                    )),
+                };
+            }
             Err(_) => return Ended::Dropped { problem: None },
         };
         if response.status() != StatusCode::OK {

@@ -12,14 +12,47 @@ const NOT_TRACES: &[&str] = &[
     "jpg", "svg", "snap",
 ];
 
+/// The name that means standard input (`dump -`, `check -`).
+pub const STDIN: &str = "-";
+
+/// What a walk over one source found: files to load, and notes about entries skipped.
+#[derive(Debug, Default)]
+pub struct Walk {
+    pub files: Vec<PathBuf>,
+    pub notes: Vec<Problem>,
+}
+
 /// Every file under `path` worth trying, sorted for a stable load order. Hidden entries
 /// (starting with `.`) are skipped inside directories.
 pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.is_file() {
-        return Ok(vec![path.to_path_buf()]);
+    walk(path).map(|w| w.files)
+}
+
+/// Like [`trace_files`], with notes for what was skipped. A path named explicitly is always
+/// read, whatever it is (`-`, a FIFO, `/dev/stdin`, `<(…)`). Inside a directory, symbolic
+/// links are followed — a link back to a directory already walked is a loop, reported and not
+/// followed — and FIFOs, sockets and devices are skipped with a note (reading one could block
+/// forever). A file reached under two names loads once.
+pub fn walk(path: &Path) -> Result<Walk, String> {
+    if path == Path::new(STDIN) {
+        return Ok(Walk {
+            files: vec![path.to_path_buf()],
+            notes: Vec::new(),
+        });
     }
-    let mut out = Vec::new();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_dir() {
+        return Ok(Walk {
+            files: vec![path.to_path_buf()],
+            notes: Vec::new(),
+        });
+    }
+    let mut walk = Walk::default();
+    let mut seen_dirs = std::collections::HashSet::new();
+    let mut seen_files = std::collections::HashSet::new();
+    if let Ok(real) = std::fs::canonicalize(path) {
+        seen_dirs.insert(real);
+    }
     let mut pending = vec![path.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -30,19 +63,75 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, String> {
                 continue;
             }
             let child = entry.path();
-            // file_type does not follow symlinks, so a symlink loop cannot trap the walk.
-            let Ok(kind) = entry.file_type() else {
+            let Ok(mut kind) = entry.file_type() else {
                 continue;
             };
+            let is_link = kind.is_symlink();
+            if is_link {
+                match std::fs::metadata(&child) {
+                    Ok(target) => kind = target.file_type(),
+                    Err(e) => {
+                        walk.notes.push(Problem::note(
+                            child.display(),
+                            None,
+                            format!("skipped: symbolic link to nothing readable ({e})"),
+                        ));
+                        continue;
+                    }
+                }
+            }
             if kind.is_dir() {
-                pending.push(child);
-            } else if kind.is_file() && is_candidate(&child) {
-                out.push(child);
+                let real = std::fs::canonicalize(&child).unwrap_or_else(|_| child.clone());
+                if seen_dirs.insert(real.clone()) {
+                    pending.push(child);
+                } else if is_link {
+                    walk.notes.push(Problem::note(
+                        child.display(),
+                        None,
+                        format!(
+                            "skipped: symbolic link loop (leads back to {})",
+                            real.display()
+                        ),
+                    ));
+                }
+            } else if kind.is_file() {
+                if !is_candidate(&child) {
+                    continue;
+                }
+                let real = std::fs::canonicalize(&child).unwrap_or_else(|_| child.clone());
+                if seen_files.insert(real) {
+                    walk.files.push(child);
+                }
+            } else {
+                walk.notes.push(Problem::note(
+                    child.display(),
+                    None,
+                    format!("skipped: not a regular file ({})", special_kind(&kind)),
+                ));
             }
         }
     }
-    out.sort();
-    Ok(out)
+    walk.files.sort();
+    walk.notes.sort_by(|a, b| a.source.cmp(&b.source));
+    Ok(walk)
+}
+
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = kind;
+    "special file"
 }
 
 /// Whether a file inside a directory should be tried as a trace.
@@ -67,10 +156,25 @@ pub fn is_candidate(path: &Path) -> bool {
     !NOT_TRACES.contains(&ext.as_str()) && !name.ends_with(".meta.json")
 }
 
-/// Reads and parses one file.
+/// Reads and parses one file. `-` is standard input; it, FIFOs and devices cannot be read a
+/// second time, so their payloads are kept in memory like those that arrive over the network.
 pub fn load_file(path: &Path) -> Loaded {
-    let origin = Origin::File(std::sync::Arc::new(path.to_path_buf()));
-    match std::fs::read(path) {
+    let stdin = path == Path::new(STDIN);
+    let special = !stdin && std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    let origin = if stdin {
+        Origin::Endpoint("stdin".into())
+    } else if special {
+        Origin::Endpoint(path.display().to_string())
+    } else {
+        Origin::File(std::sync::Arc::new(path.to_path_buf()))
+    };
+    let read = if stdin {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    match read {
         Ok(bytes) => formats::load_bytes(origin, &bytes),
         Err(e) => {
             let mut batch = Batch::default();
@@ -93,8 +197,13 @@ pub fn load_file(path: &Path) -> Loaded {
 pub fn load_sources(sources: &[PathBuf]) -> Vec<Loaded> {
     let mut out = Vec::new();
     for source in sources {
-        match trace_files(source) {
-            Ok(files) => out.extend(files.iter().map(|f| load_file(f))),
+        match walk(source) {
+            Ok(found) => {
+                out.extend(found.files.iter().map(|f| load_file(f)));
+                if !found.notes.is_empty() {
+                    out.push(notes_only(source, found.notes));
+                }
+            }
             Err(message) => {
                 let origin = Origin::File(std::sync::Arc::new(source.clone()));
                 let mut batch = Batch::default();
@@ -111,4 +220,19 @@ pub fn load_sources(sources: &[PathBuf]) -> Vec<Loaded> {
         }
     }
     out
+}
+
+/// A load record that carries only notes about skipped entries of `source`.
+pub fn notes_only(source: &Path, notes: Vec<Problem>) -> Loaded {
+    Loaded {
+        origin: Origin::File(std::sync::Arc::new(source.to_path_buf())),
+        detection: formats::Detection {
+            format: None,
+            reason: "skipped entries".into(),
+        },
+        batch: Batch {
+            problems: notes,
+            ..Default::default()
+        },
+    }
 }

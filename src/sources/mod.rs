@@ -4,6 +4,7 @@
 pub mod attach;
 pub mod files;
 pub mod listen;
+pub mod remote;
 pub mod tail;
 pub mod watch;
 

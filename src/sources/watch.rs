@@ -10,16 +10,22 @@
 //! waits for its newline, or — if it is whole JSON — for a quiet period); a JSON document is
 //! loaded only once it parses, and reported as a problem once if it stays invalid for a quiet
 //! period. A file that shrank, was rewritten or replaced is forgotten and read again.
+//!
+//! Maximum delay: the debouncer holds a path's events until they stop for `debounce`, so a
+//! file written more often than that would never show anything new. A second, raw watcher
+//! only notes which paths are being written; a path written to for `max_delay` without a
+//! debounced event is looked at anyway (reading a file twice is harmless: the tailer sends
+//! only what is new).
 
 mod tracked;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use notify::{EventKind, RecursiveMode, event::AccessKind, event::AccessMode};
+use notify::{EventKind, RecursiveMode, Watcher, event::AccessKind, event::AccessMode};
 use notify_debouncer_full::{
     DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache, new_debouncer,
 };
@@ -42,6 +48,9 @@ pub struct WatchOptions {
     pub registry: &'static [&'static dyn Format],
     /// Minimum time between two progress reports during the initial load.
     pub progress_every: Duration,
+    /// Longest a path that is being written waits for the debouncer before it is looked at
+    /// anyway, so a steadily growing file shows new lines while it grows.
+    pub max_delay: Duration,
 }
 
 impl Default for WatchOptions {
@@ -51,13 +60,25 @@ impl Default for WatchOptions {
             quiet: Duration::from_secs(2),
             registry: formats::REGISTRY,
             progress_every: Duration::from_millis(100),
+            max_delay: Duration::from_millis(500),
         }
     }
 }
 
+/// What the watch thread receives: debounced events, and hints that a path is being written.
+enum WatchMsg {
+    Debounced(DebounceEventResult),
+    Written(Vec<PathBuf>),
+}
+
+/// Room for write hints; when full, hints are dropped (the paths are already noted).
+const MESSAGES: usize = 4096;
+
 /// Keeps the watch alive; dropping it stops watching (the thread ends soon after).
 pub struct WatchHandle {
     debouncer: Option<Debouncer<notify::RecommendedWatcher, RecommendedCache>>,
+    /// The raw watcher behind the maximum delay; dropping it stops its hints.
+    raw: Option<notify::RecommendedWatcher>,
     worker: Option<JoinHandle<()>>,
 }
 
@@ -65,6 +86,7 @@ impl WatchHandle {
     /// Stops watching and waits for the thread to finish. The app must keep draining (or
     /// drop) its receiver meanwhile, since the thread may be waiting to send.
     pub fn stop(mut self) {
+        self.raw.take();
         if let Some(debouncer) = self.debouncer.take() {
             debouncer.stop();
         }
@@ -99,9 +121,14 @@ pub fn spawn_watcher_with(
     options: WatchOptions,
 ) -> Result<WatchHandle, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
-    let (fs_tx, fs_rx) = std::sync::mpsc::channel::<DebounceEventResult>();
-    let mut debouncer =
-        new_debouncer(options.debounce, None, fs_tx).map_err(|e| format!("file watcher: {e}"))?;
+    let (fs_tx, fs_rx) = std::sync::mpsc::sync_channel::<WatchMsg>(MESSAGES);
+    let debounced_tx = fs_tx.clone();
+    let mut debouncer = new_debouncer(options.debounce, None, move |r: DebounceEventResult| {
+        // Debounced events are never dropped: wait for room.
+        let _ = debounced_tx.send(WatchMsg::Debounced(r));
+    })
+    .map_err(|e| format!("file watcher: {e}"))?;
+    let mut raw = raw_watcher(fs_tx)?;
     let mut watched = Vec::new();
     for root in roots {
         // notify reports absolute paths, so the watcher's own paths are absolute too.
@@ -124,6 +151,8 @@ pub fn spawn_watcher_with(
         debouncer
             .watch(&target, mode)
             .map_err(|e| format!("{}: cannot watch: {e}", target.display()))?;
+        raw.watch(&target, mode)
+            .map_err(|e| format!("{}: cannot watch: {e}", target.display()))?;
         watched.push(Root {
             path,
             is_dir: meta.is_dir(),
@@ -140,6 +169,8 @@ pub fn spawn_watcher_with(
         ctx,
         out: Emitter { tx },
         progress_every: options.progress_every,
+        max_delay: options.max_delay,
+        written: HashMap::new(),
     };
     let thread = std::thread::Builder::new()
         .name("toolcap-watch".into())
@@ -149,8 +180,27 @@ pub fn spawn_watcher_with(
         .map_err(|e| format!("cannot start the watch thread: {e}"))?;
     Ok(WatchHandle {
         debouncer: Some(debouncer),
+        raw: Some(raw),
         worker: Some(thread),
     })
+}
+
+/// A watcher that only notes writes (content changes and creations) for the maximum delay.
+fn raw_watcher(tx: SyncSender<WatchMsg>) -> Result<notify::RecommendedWatcher, String> {
+    notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event
+            && matches!(
+                event.kind,
+                EventKind::Modify(
+                    notify::event::ModifyKind::Data(_) | notify::event::ModifyKind::Any
+                ) | EventKind::Create(_)
+            )
+        {
+            // A hint, not an event: dropped when the worker is behind anyway.
+            let _ = tx.try_send(WatchMsg::Written(event.paths));
+        }
+    })
+    .map_err(|e| format!("file watcher: {e}"))
 }
 
 struct Root {
@@ -187,25 +237,69 @@ struct Worker {
     ctx: Ctx,
     out: Emitter,
     progress_every: Duration,
+    max_delay: Duration,
+    /// Paths written to since their last debounced event, with when the first write was seen.
+    written: HashMap<PathBuf, Instant>,
 }
 
 impl Worker {
-    fn run(&mut self, events: Receiver<DebounceEventResult>) -> Result<(), Closed> {
+    fn run(&mut self, events: Receiver<WatchMsg>) -> Result<(), Closed> {
         self.initial_load()?;
         loop {
+            let overdue = self
+                .written
+                .values()
+                .min()
+                .map(|since| *since + self.max_delay);
             let timeout = self
                 .next_deadline()
+                .into_iter()
+                .chain(overdue)
+                .min()
                 .map(|at| at.saturating_duration_since(Instant::now()))
                 .unwrap_or(Duration::from_secs(3600));
             match events.recv_timeout(timeout) {
-                Ok(Ok(batch)) => self.handle_events(batch)?,
-                Ok(Err(errors)) => self.report_watch_errors(errors)?,
+                Ok(WatchMsg::Debounced(Ok(batch))) => {
+                    for event in &batch {
+                        for path in &event.paths {
+                            self.written.remove(path);
+                        }
+                    }
+                    self.handle_events(batch)?
+                }
+                Ok(WatchMsg::Debounced(Err(errors))) => self.report_watch_errors(errors)?,
+                Ok(WatchMsg::Written(paths)) => {
+                    let now = Instant::now();
+                    for path in paths {
+                        self.written.entry(path).or_insert(now);
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Ok(()),
             }
+            self.look_at_overdue()?;
             self.settle_due()?;
             self.report_counts()?;
         }
+    }
+
+    /// Files written to for `max_delay` with no debounced event yet: looked at now.
+    fn look_at_overdue(&mut self) -> Result<(), Closed> {
+        let now = Instant::now();
+        let due: Vec<PathBuf> = self
+            .written
+            .iter()
+            .filter(|(_, since)| now.saturating_duration_since(**since) >= self.max_delay)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for path in due {
+            self.written.remove(&path);
+            // Only files: directories and vanished paths wait for their debounced events.
+            if path.is_file() && (self.covered(&path) || self.files.contains_key(&path)) {
+                self.process(&path, Why::Change)?;
+            }
+        }
+        Ok(())
     }
 
     fn initial_load(&mut self) -> Result<(), Closed> {

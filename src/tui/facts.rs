@@ -34,7 +34,7 @@ pub fn facts(
             theme.kind(span.kind),
         ),
         Span::styled(
-            redact::sanitize_line(&span.name),
+            redact::shown_line(&span.name, mode),
             theme.name(health).add_modifier(Modifier::BOLD),
         ),
     ])];
@@ -49,13 +49,13 @@ pub fn facts(
     if let Some(error) = &span.error {
         let mut text = String::new();
         if let Some(t) = &error.error_type {
-            text.push_str(t);
+            text.push_str(&redact::mask_text(t, mode));
         }
-        if let Some(m) = &error.message {
+        if let Some(m) = redact::error_message(error, mode) {
             if !text.is_empty() {
                 text.push_str(": ");
             }
-            text.push_str(&redact::mask_secrets_in_text(m));
+            text.push_str(&m);
         }
         lines.push(fact(
             theme,
@@ -92,7 +92,10 @@ pub fn facts(
             lines.push(fact(
                 theme,
                 "model",
-                vec![plain(&format!("{model}{provider}"), theme)],
+                vec![plain(
+                    &redact::mask_text(&format!("{model}{provider}"), mode),
+                    theme,
+                )],
             ));
         }
         let mut t = Vec::new();
@@ -125,7 +128,7 @@ pub fn facts(
                 theme,
                 "requests",
                 vec![Span::styled(
-                    redact::sanitize_line(&format!("⚒ {}{id}", call.name)),
+                    redact::shown_line(&format!("⚒ {}{id}", call.name), mode),
                     theme.style(Role::SpanTool),
                 )],
             ));
@@ -137,7 +140,7 @@ pub fn facts(
                 theme,
                 "tool",
                 vec![Span::styled(
-                    redact::sanitize_line(name),
+                    redact::shown_line(name, mode),
                     theme.style(Role::SpanTool),
                 )],
             ));
@@ -156,7 +159,7 @@ pub fn facts(
                 "asked by",
                 vec![
                     Span::styled(
-                        format!("◆ {}", redact::sanitize_line(name)),
+                        format!("◆ {}", redact::shown_line(name, mode)),
                         theme.style(Role::SpanLlm),
                     ),
                     Span::styled("  [o] go there", theme.style(Role::HintText)),
@@ -168,7 +171,7 @@ pub fn facts(
         if let Some(q) = &r.query {
             let shown = match mode {
                 Reveal::Redacted => format!("string ({} chars)", q.chars().count()),
-                Reveal::Revealed => redact::mask_secrets_in_text(q),
+                Reveal::Revealed => redact::mask_text(q, mode).into_owned(),
             };
             lines.push(fact(theme, "query", vec![plain(&shown, theme)]));
         }
@@ -181,7 +184,7 @@ pub fn facts(
 
 /// Where a span sits and came from: identity fields, ids, service and source position.
 /// Shown after the payloads, which matter more on a narrow screen.
-pub fn provenance(span: &TraceSpan, theme: &Theme) -> Vec<Line<'static>> {
+pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("── span ──", theme.style(Role::Title))];
     let id = &span.identity;
     let mut ident = Vec::new();
@@ -201,7 +204,7 @@ pub fn provenance(span: &TraceSpan, theme: &Theme) -> Vec<Line<'static>> {
         lines.push(fact(
             theme,
             "identity",
-            vec![plain(&ident.join(" · "), theme)],
+            vec![plain(&redact::mask_text(&ident.join(" · "), mode), theme)],
         ));
     }
     let parent = span
@@ -215,7 +218,11 @@ pub fn provenance(span: &TraceSpan, theme: &Theme) -> Vec<Line<'static>> {
         vec![plain(&format!("{}{parent}", span.span_id), theme)],
     ));
     if let Some(service) = &span.service {
-        lines.push(fact(theme, "service", vec![plain(service, theme)]));
+        lines.push(fact(
+            theme,
+            "service",
+            vec![plain(&redact::mask_text(service, mode), theme)],
+        ));
     }
     let place = match (&span.origin, span.line) {
         (Some(o), Some(l)) => format!("{o}:{l} · {}", span.format),

@@ -108,7 +108,7 @@ pub fn attr_text(key: &str, value: &AttrValue, mode: Reveal) -> String {
         {
             "structured value (redacted)".to_owned()
         }
-        other => redact::mask_secrets_in_text(&other.display_short()),
+        other => redact::mask_text(&other.display_short(), mode).into_owned(),
     };
     redact::sanitize_line(&text)
 }
@@ -153,7 +153,7 @@ pub fn span_lines(
         theme,
         &mut rest,
     );
-    rest.extend(provenance(span, theme));
+    rest.extend(provenance(span, mode, theme));
     rest.push(Line::raw(""));
     attributes(span, mode, theme, &mut rest);
     events(span, mode, theme, &mut rest);
@@ -255,7 +255,10 @@ fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'sta
         let at = event.time_unix_nano.saturating_sub(span.start_unix_nano) as f64 / 1e6;
         out.push(Line::from(vec![
             Span::styled(format!("+{} ", duration_ms(at)), theme.style(Role::Dim)),
-            Span::styled(redact::sanitize_line(&event.name), theme.style(Role::Title)),
+            Span::styled(
+                redact::shown_line(&event.name, mode),
+                theme.style(Role::Title),
+            ),
         ]));
         for (key, value) in &event.attributes {
             out.push(Line::from(vec![

@@ -12,7 +12,7 @@
 //! │›    ⚒ get_stock_price ✗   195µs ·····━  ││── input · 45 B · redacted ──    │  ui::detail: lines
 //! │     ◆ chat ↻ attempt 2/2   3ms ······━━ ││{ "symbol": "string (4 chars)" } │  built by inspect
 //! └─────────────────────────────────────────┘└─────────────────────────────────┘
-//!  REDACTED  27 invocations · 218 spans · 2 problems (p) · watching ./traces       ui::status
+//!  REDACTED  27 invocations · 218 spans · 2 errors (p) · watching ./traces       ui::status
 //!  Enter fold/unfold  l expand  h collapse  n next failure  r reveal  ? help       (footer)
 //! ```
 //! `?` (help) and `p` (problems) draw an overlay on top; `f` gives the detail pane the whole body.
@@ -42,6 +42,7 @@ use tokio::sync::mpsc;
 
 use crate::cli::UiArgs;
 use crate::redact::Reveal;
+use crate::sources::remote::{self, RemoteOptions};
 use crate::sources::{IngestEvent, attach, files, listen, watch};
 use crate::store::{Budget, Store};
 
@@ -50,6 +51,32 @@ const INGEST_CAPACITY: usize = 1024;
 
 /// `toolcap-tui [SOURCE...]`: runs the full-screen app; returns the process exit code.
 pub fn run(args: UiArgs) -> i32 {
+    let remote = match RemoteOptions::from_args(args.token.clone(), &args.headers) {
+        Ok(remote) => RemoteOptions {
+            ca_cert: args.cacert.clone(),
+            ..remote
+        },
+        Err(why) => {
+            eprintln!("toolcap-tui: {why}");
+            return 2;
+        }
+    };
+    if let Some(http) = &args.listen {
+        let has_token = args.token.is_some();
+        let grpc = Some(&args.grpc).filter(|g| !g.is_empty());
+        let addrs = std::iter::once(("--listen", http)).chain(grpc.map(|g| ("--grpc", g)));
+        for (flag, addr) in addrs {
+            match crate::receiver::exposure::check_bind(flag, addr, has_token, args.insecure) {
+                Ok(None) => {}
+                // Said before the screen is taken over, so it is seen.
+                Ok(Some(warning)) => eprintln!("toolcap-tui: {warning}"),
+                Err(refusal) => {
+                    eprintln!("toolcap-tui: {refusal}");
+                    return 2;
+                }
+            }
+        }
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -85,7 +112,7 @@ pub fn run(args: UiArgs) -> i32 {
     }
     let result = runtime.block_on(async {
         let (tx, rx) = mpsc::channel(INGEST_CAPACITY);
-        let sources = spawn_sources(&args, tx).await;
+        let sources = spawn_sources(&args, &remote, tx).await;
         if let Some(note) = sources.notes.first() {
             app.message = Some(note.clone());
         }
@@ -136,12 +163,20 @@ pub struct RunningSources {
 }
 
 /// Starts every source named on the command line, each sending to `tx`. Adding a source kind is one line here.
-pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> RunningSources {
+pub async fn spawn_sources(
+    args: &UiArgs,
+    remote: &RemoteOptions,
+    tx: mpsc::Sender<IngestEvent>,
+) -> RunningSources {
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
-        if source.starts_with("http://") || source.starts_with("https://") {
-            attach::spawn_attach(source.clone(), tx.clone());
+        if remote::is_remote(source) {
+            let options = attach::AttachOptions {
+                remote: remote.clone(),
+                ..attach::AttachOptions::default()
+            };
+            attach::spawn_attach_with(source.clone(), tx.clone(), options);
         } else {
             paths.push(PathBuf::from(source));
         }
@@ -178,8 +213,18 @@ pub async fn spawn_sources(args: &UiArgs, tx: mpsc::Sender<IngestEvent>) -> Runn
 pub fn spawn_file_load(paths: Vec<PathBuf>, tx: mpsc::Sender<IngestEvent>) {
     tokio::task::spawn_blocking(move || {
         for path in paths {
-            let batches: Box<dyn Iterator<Item = _>> = match files::trace_files(&path) {
-                Ok(list) => Box::new(list.into_iter().map(|f| files::load_file(&f).batch)),
+            let batches: Box<dyn Iterator<Item = _>> = match files::walk(&path) {
+                Ok(found) => {
+                    let notes = (!found.notes.is_empty())
+                        .then(|| files::notes_only(&path, found.notes).batch);
+                    Box::new(
+                        found
+                            .files
+                            .into_iter()
+                            .map(|f| files::load_file(&f).batch)
+                            .chain(notes),
+                    )
+                }
                 Err(_) => Box::new(
                     files::load_sources(std::slice::from_ref(&path))
                         .into_iter()

@@ -5,7 +5,7 @@
 use ratatui::text::{Line, Span};
 
 use super::theme::{Role, Theme};
-use crate::redact;
+use crate::redact::{self, Reveal};
 use crate::store::Invocation;
 use crate::triage::{Facets, GoldOutcome};
 
@@ -21,14 +21,15 @@ pub struct GoldRow {
     pub verdict: String,
 }
 
-fn text(value: &str) -> String {
-    redact::sanitize_line(&redact::mask_secrets_in_text(value))
+fn text(value: &str, mode: Reveal) -> String {
+    redact::shown_line(value, mode)
 }
 
 pub fn verdict_lines(
     inv: &Invocation,
     facets: &Facets,
     gold_row: Option<&GoldRow>,
+    mode: Reveal,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let error = theme.style(Role::StatusError);
@@ -53,7 +54,10 @@ pub fn verdict_lines(
         };
         let mut head = vec![
             Span::styled(format!("{:<10}", "evaluator"), dim),
-            Span::styled(format!("{glyph} {}", text(&eval.label)), theme.style(role)),
+            Span::styled(
+                format!("{glyph} {}", text(&eval.label, mode)),
+                theme.style(role),
+            ),
         ];
         if let Some(score) = eval.score {
             let threshold = eval
@@ -76,7 +80,7 @@ pub fn verdict_lines(
             let label = if k == 0 { "reason" } else { "" };
             lines.push(Line::from(vec![
                 Span::styled(format!("{label:<10}"), dim),
-                Span::styled(text(part), plain),
+                Span::styled(text(part, mode), plain),
             ]));
         }
     }
@@ -93,18 +97,23 @@ pub fn verdict_lines(
             if let Some(t) = span.error_type() {
                 why.push_str(t);
             }
-            if let Some(m) = span.error_message() {
+            // A failed tool's result is a payload: redacted, only its size is said.
+            if let Some(m) = span
+                .error
+                .as_deref()
+                .and_then(|e| redact::error_message(e, mode))
+            {
                 if !why.is_empty() {
                     why.push_str(": ");
                 }
-                why.push_str(m);
+                why.push_str(&m);
             }
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("  ✗ {} {} ", span.kind.glyph(), text(&span.name)),
+                    format!("  ✗ {} {} ", span.kind.glyph(), text(&span.name, mode)),
                     error,
                 ),
-                Span::styled(text(&why), plain),
+                Span::styled(text(&why, mode), plain),
             ]));
         }
         if facets.failed_spans.len() > LISTED_SPANS {
@@ -131,15 +140,15 @@ pub fn verdict_lines(
             ]));
             lines.push(Line::from(vec![
                 Span::styled("  gold    ", dim),
-                Span::styled(text(&row.gold), plain),
+                Span::styled(text(&row.gold, mode), plain),
             ]));
             lines.push(Line::from(vec![
                 Span::styled("  actual  ", dim),
-                Span::styled(text(&row.actual), plain),
+                Span::styled(text(&row.actual, mode), plain),
             ]));
             lines.push(Line::from(vec![
                 Span::styled("  ", dim),
-                Span::styled(text(&row.verdict), error),
+                Span::styled(text(&row.verdict, mode), error),
                 Span::styled("  (d opens the diff)", dim),
             ]));
         }

@@ -7,19 +7,48 @@ use serde_json::{Value, json};
 
 use crate::cli::DumpArgs;
 use crate::formats::{self, Loaded};
+use std::collections::HashMap;
+
+use crate::gold::check::check_store;
+use crate::gold::report::CheckOptions;
 use crate::model::{Payload, PayloadState, Severity, Span};
+use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::files;
+use crate::sources::remote::{self, RemoteOptions};
 use crate::store::{Invocation, Store};
+use crate::triage::GoldOutcome;
 
 /// Loads every source into a fresh store; returns it with the per-source load records.
 pub fn load_store(sources: &[std::path::PathBuf]) -> (Store, Vec<SourceReport>) {
+    load_store_with(sources, &RemoteOptions::default())
+}
+
+/// [`load_store`], reaching remote sources with `remote`'s token and headers. A remote source
+/// is read as a snapshot: what it holds now, in order with the files around it.
+pub fn load_store_with(
+    sources: &[std::path::PathBuf],
+    remote: &RemoteOptions,
+) -> (Store, Vec<SourceReport>) {
     let mut store = Store::new();
     let mut reports = Vec::new();
-    for loaded in files::load_sources(sources) {
+    let mut take = |loaded: Loaded| {
         reports.push(SourceReport::of(&loaded));
-        store.ingest(loaded.batch);
+        // Settled once at the end: a trace split over many files is assembled once, not
+        // once per file.
+        store.apply(loaded.batch);
+    };
+    for source in sources {
+        match source.to_str().filter(|s| remote::is_remote(s)) {
+            Some(url) => remote::snapshot(url, remote)
+                .into_iter()
+                .for_each(&mut take),
+            None => files::load_sources(std::slice::from_ref(source))
+                .into_iter()
+                .for_each(&mut take),
+        }
     }
+    store.settle();
     (store, reports)
 }
 
@@ -30,7 +59,10 @@ pub struct SourceReport {
     pub format: Option<&'static str>,
     pub reason: String,
     pub spans: usize,
+    /// Every problem of this source as `line N: message` (all severities).
     pub warnings: Vec<String>,
+    /// The severity of each entry of `warnings`.
+    pub severities: Vec<Severity>,
 }
 
 impl SourceReport {
@@ -49,25 +81,107 @@ impl SourceReport {
                     None => p.message.clone(),
                 })
                 .collect(),
+            severities: loaded.batch.problems.iter().map(|p| p.severity).collect(),
         }
     }
 }
 
+/// The invocations `dump` prints, oldest first, with the spans a filter matched.
+pub struct Selection<'a> {
+    pub rows: Vec<(&'a Invocation, Option<Match>)>,
+    /// The filter's text, when one was given.
+    pub query: Option<String>,
+}
+
+impl<'a> Selection<'a> {
+    /// Every invocation, unfiltered.
+    pub fn all(store: &'a Store) -> Self {
+        Selection {
+            rows: store
+                .oldest_first()
+                .into_iter()
+                .map(|inv| (inv, None))
+                .collect(),
+            query: None,
+        }
+    }
+
+    /// The invocations `query` matches; payload text is searched only when `mode` reveals.
+    pub fn filtered(store: &'a Store, query: &Query, mode: Reveal) -> Self {
+        let golds: HashMap<String, GoldOutcome> = if query.needs_gold() {
+            let mut problems = Vec::new();
+            check_store(store, None, CheckOptions::default(), &mut problems)
+                .into_iter()
+                .map(|r| {
+                    let outcome = GoldOutcome::from_score(Some((r.metrics.score, r.passed())));
+                    (r.invocation, outcome)
+                })
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let gold = |inv: &Invocation| golds.get(&inv.id).copied().unwrap_or_default();
+        let ctx = Context {
+            reveal: mode,
+            gold: &gold,
+        };
+        Selection {
+            rows: store
+                .oldest_first()
+                .into_iter()
+                .filter_map(|inv| query.matches(inv, &ctx).map(|m| (inv, Some(m))))
+                .collect(),
+            query: Some(query.text().to_owned()),
+        }
+    }
+}
+
+/// A query error as `dump` prints it: the query, a caret under the position, the message.
+pub fn query_error_text(query: &str, error: &QueryError) -> String {
+    format!(
+        "error: --filter: {}\n  {}\n  {}^\n",
+        error.message,
+        redact::sanitize_line(query),
+        " ".repeat(error.position)
+    )
+}
+
 pub fn run(args: &DumpArgs) -> i32 {
-    let (store, reports) = load_store(&args.sources);
+    let query = match args.filter.as_deref().map(Query::parse).transpose() {
+        Ok(query) => query,
+        Err(error) => {
+            eprint!(
+                "{}",
+                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
+            );
+            return 2;
+        }
+    };
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui dump: {why}");
+            return 2;
+        }
+    };
+    let (store, reports) = load_store_with(&args.sources, &remote);
     let mode = Reveal::from_flag(args.reveal);
+    let selection = match &query {
+        Some(query) => Selection::filtered(&store, query, mode),
+        None => Selection::all(&store),
+    };
     let out = if args.json {
-        let mut doc = to_json(&store, mode);
+        let mut doc = selection_json(&store, &selection, mode);
         if args.explain {
-            doc["sources"] = explain_json(&reports);
+            doc["sources"] = explain_json(&reports, mode);
         }
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
     } else {
         let mut text = String::new();
         if args.explain {
-            text.push_str(&explain_text(&reports));
+            text.push_str(&explain_text(&reports, mode));
         }
-        text.push_str(&to_text(&store, mode));
+        text.push_str(&selection_text(&store, &selection, mode));
         text
     };
     use std::io::Write;
@@ -75,24 +189,41 @@ pub fn run(args: &DumpArgs) -> i32 {
     // A closed pipe (`dump | head`) is not an error worth a panic.
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
-    if store.is_empty() { 2 } else { 0 }
+    if store.is_empty() {
+        // Say why on stderr too: the output may be a pipe into a JSON tool.
+        for problem in store
+            .problems()
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+        {
+            eprintln!(
+                "toolcap-tui dump: {}",
+                redact::sanitize_line(&problem.to_string())
+            );
+        }
+        2
+    } else {
+        0
+    }
 }
 
-fn explain_json(reports: &[SourceReport]) -> Value {
+fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
     Value::Array(
         reports
             .iter()
             .map(|r| {
                 json!({
                     "source": r.source, "format": r.format, "reason": r.reason,
-                    "spans": r.spans, "warnings": r.warnings,
+                    "spans": r.spans,
+                    "warnings": r.warnings.iter().map(|w| redact::shown_data(w, mode)).collect::<Vec<_>>(),
+                    "severities": r.severities.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 })
             })
             .collect(),
     )
 }
 
-fn explain_text(reports: &[SourceReport]) -> String {
+fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
     let mut out = String::from("sources:\n");
     for r in reports {
         let _ = writeln!(
@@ -103,8 +234,13 @@ fn explain_text(reports: &[SourceReport]) -> String {
             redact::sanitize_line(&r.reason),
             r.spans
         );
-        for w in &r.warnings {
-            let _ = writeln!(out, "    ! {}", redact::sanitize_line(w));
+        for (w, severity) in r.warnings.iter().zip(&r.severities) {
+            let _ = writeln!(
+                out,
+                "    {}: {}",
+                severity.as_str(),
+                redact::shown_line(w, mode)
+            );
         }
     }
     out.push('\n');
@@ -113,30 +249,61 @@ fn explain_text(reports: &[SourceReport]) -> String {
 
 /// The `dump --json` document (schema in README.md).
 pub fn to_json(store: &Store, mode: Reveal) -> Value {
-    let invocations: Vec<Value> = store
-        .oldest_first()
-        .into_iter()
-        .map(|inv| invocation_json(inv, mode))
+    selection_json(store, &Selection::all(store), mode)
+}
+
+/// The `dump --json` document for the selected invocations; a filtered one adds `filter`
+/// (query, matched, of) and each invocation's `matched_span_ids` (tree order).
+pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Value {
+    let invocations: Vec<Value> = selection
+        .rows
+        .iter()
+        .map(|(inv, matched)| {
+            let mut doc = invocation_json(inv, mode);
+            if let Some(matched) = matched {
+                doc["matched_span_ids"] = json!(
+                    matched_in_tree_order(inv, matched)
+                        .into_iter()
+                        .map(|i| inv.spans[i].span_id.as_str())
+                        .collect::<Vec<_>>()
+                );
+            }
+            doc
+        })
         .collect();
     let problems: Vec<Value> = store
         .problems()
         .iter()
         .map(|p| {
             json!({
-                "source": p.source, "line": p.line, "message": p.message,
-                "severity": match p.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "source": p.source, "line": p.line, "message": redact::shown_data(&p.message, mode),
+                "severity": p.severity.as_str(),
             })
         })
         .collect();
     let stats = store.stats();
-    json!({
+    let mut doc = json!({
         "invocations": invocations,
         "problems": problems,
         "stats": {
             "spans_seen": stats.spans_seen, "spans_kept": stats.spans_kept,
             "duplicate_spans": stats.duplicate_spans,
         },
-    })
+    });
+    if let Some(query) = &selection.query {
+        doc["filter"] = json!({
+            "query": query, "matched": selection.rows.len(), "of": store.len(),
+        });
+    }
+    doc
+}
+
+/// Matched span indices in tree (pre-)order, the order `spans` lists them.
+fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
+    let mut spans = matched.spans.clone();
+    let row_of = &inv.tree().row_of_span;
+    spans.sort_by_key(|&i| row_of.get(i).copied().unwrap_or(usize::MAX));
+    spans
 }
 
 fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
@@ -149,28 +316,32 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         .map(|row| {
             let span = &inv.spans[row.span];
             let llm = span.llm.as_ref();
+            let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
             json!({
                 "span_id": span.span_id,
                 "parent_span_id": span.parent_span_id,
                 "depth": row.depth,
                 "orphan": row.orphan,
-                "name": span.name,
+                "cycle": row.cycle,
+                "name": redact::shown_data(&span.name, mode),
                 "kind": span.kind.as_str(),
                 "status": span.status.as_str(),
                 "health": inv.health_of(row.span).as_str(),
-                "error_type": span.error_type(),
-                "error_message": span.error_message(),
+                "error_type": text(span.error_type()),
+                "error_message": span.error.as_ref()
+                    .and_then(|e| redact::error_message(e, mode))
+                    .map(|m| redact::shown_data(&m, mode)),
                 "start_unix_nano": span.start_unix_nano,
                 "duration_ms": round3(span.duration_ms()),
-                "tool_name": span.tool_name(),
+                "tool_name": text(span.tool_name()),
                 "tool_call_id": span.tool_call_id(),
                 "requested_by": span.tool.as_ref().and_then(|t| t.requested_by.as_deref()),
-                "model": span.model(),
-                "provider": llm.and_then(|l| l.provider.as_deref()),
+                "model": text(span.model()),
+                "provider": text(llm.and_then(|l| l.provider.as_deref())),
                 "input_tokens": llm.and_then(|l| l.input_tokens),
                 "output_tokens": llm.and_then(|l| l.output_tokens),
                 "requested_tool_calls": llm.map(|l| l.requested_tool_calls.iter()
-                    .map(|c| json!({"id": c.id, "name": c.name})).collect::<Vec<_>>()),
+                    .map(|c| json!({"id": c.id, "name": redact::shown_data(&c.name, mode)})).collect::<Vec<_>>()),
                 "attempt_index": span.identity.attempt_index,
                 "input": payload_json(&span.input, mode),
                 "output": payload_json(&span.output, mode),
@@ -179,7 +350,7 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         .collect();
     let mut doc = json!({
         "id": inv.id,
-        "name": summary.name,
+        "name": redact::shown_data(&summary.name, mode),
         "status": summary.health.as_str(),
         "format": summary.formats.first().copied().unwrap_or("unknown"),
         "formats": summary.formats,
@@ -193,14 +364,16 @@ fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
         },
         "tokens": {"input": summary.input_tokens, "output": summary.output_tokens},
         "tool_calls": summary.tool_calls.iter().map(|c| json!({
-            "name": c.name, "call_id": c.call_id,
+            "name": redact::shown_data(&c.name, mode), "call_id": c.call_id,
             "status": if c.failed { "error" } else { "ok" }, "span_id": c.span_id,
         })).collect::<Vec<_>>(),
         "spans": spans,
     });
     if let Some(eval) = &inv.eval {
         doc["eval"] = json!({
-            "passed": eval.passed, "score": eval.score, "label": eval.label, "reason": eval.reason,
+            "passed": eval.passed, "score": eval.score,
+            "label": redact::shown_data(&eval.label, mode),
+            "reason": redact::shown_data(&eval.reason, mode),
         });
     }
     doc
@@ -250,16 +423,34 @@ pub fn payload_json(payload: &Payload, mode: Reveal) -> Value {
 
 /// Text trees, one per invocation, oldest first.
 pub fn to_text(store: &Store, mode: Reveal) -> String {
+    selection_text(store, &Selection::all(store), mode)
+}
+
+/// Text trees of the selected invocations; under a filter, a header says `k of n` and the
+/// matched spans' lines start with `»`.
+pub fn selection_text(store: &Store, selection: &Selection, mode: Reveal) -> String {
     let mut out = String::new();
-    for inv in store.oldest_first() {
-        write_invocation(&mut out, inv, mode);
+    if let Some(query) = &selection.query {
+        let _ = writeln!(
+            out,
+            "filter: {} — {} of {} invocations\n",
+            redact::sanitize_line(query),
+            selection.rows.len(),
+            store.len()
+        );
+    }
+    for (inv, matched) in &selection.rows {
+        write_invocation(&mut out, inv, mode, matched.as_ref());
         out.push('\n');
     }
-    let problems = store.problems();
-    if !problems.is_empty() {
-        let _ = writeln!(out, "problems ({}):", problems.len());
-        for p in problems {
-            let _ = writeln!(out, "  {}", redact::sanitize_line(&p.to_string()));
+    let (problems, notes): (Vec<_>, Vec<_>) = store.problems().iter().partition(|p| p.is_counted());
+    for (heading, list) in [("problems", problems), ("notes", notes)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{heading} ({}):", list.len());
+        for p in list {
+            let _ = writeln!(out, "  {}", redact::shown_line(&p.to_string(), mode));
         }
     }
     if store.is_empty() {
@@ -268,13 +459,13 @@ pub fn to_text(store: &Store, mode: Reveal) -> String {
     out
 }
 
-fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal) {
+fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: Option<&Match>) {
     let s = inv.summary();
     let _ = write!(
         out,
         "{} {} [{}] {:.1} ms · {} spans · {} tool calls",
         s.health.glyph(),
-        redact::sanitize_line(&s.name),
+        redact::shown_line(&s.name, mode),
         s.health.as_str(),
         s.duration_ms(),
         s.counts.spans,
@@ -297,25 +488,35 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal) {
             out,
             "  eval: {} {}{}",
             if eval.passed { "PASS" } else { "FAIL" },
-            redact::sanitize_line(&eval.label),
+            redact::shown_line(&eval.label, mode),
             if eval.reason.is_empty() {
                 String::new()
             } else {
-                format!(" — {}", redact::sanitize_line(&eval.reason))
+                format!(" — {}", redact::shown_line(&eval.reason, mode))
             }
         );
     }
     for row in &inv.tree().rows {
         let span = &inv.spans[row.span];
-        let _ = write!(out, "  {}", "  ".repeat(row.depth.min(64)));
-        write_span_line(out, span, inv.health_of(row.span), row.orphan);
+        let marker = match matched {
+            Some(m) if m.spans.binary_search(&row.span).is_ok() => "» ",
+            _ => "  ",
+        };
+        let _ = write!(out, "{marker}{}", "  ".repeat(row.depth.min(64)));
+        write_span_line(out, span, inv.health_of(row.span), row, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth);
         }
     }
 }
 
-fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, orphan: bool) {
+fn write_span_line(
+    out: &mut String,
+    span: &Span,
+    health: crate::model::Health,
+    row: &crate::store::TreeRow,
+    mode: Reveal,
+) {
     let status = match health {
         crate::model::Health::Error => "error",
         crate::model::Health::Degraded => "degraded",
@@ -325,33 +526,40 @@ fn write_span_line(out: &mut String, span: &Span, health: crate::model::Health, 
         out,
         "{} {} [{}] {:.1} ms",
         span.kind.glyph(),
-        redact::sanitize_line(&span.name),
+        redact::shown_line(&span.name, mode),
         status,
         span.duration_ms()
     );
     if let Some(tool) = span.tool_name() {
-        let _ = write!(out, " tool={}", redact::sanitize_line(tool));
+        let _ = write!(out, " tool={}", redact::shown_line(tool, mode));
     }
     if let Some(id) = span.tool_call_id() {
         let _ = write!(out, " call_id={}", redact::sanitize_line(id));
     }
     if let Some(model) = span.model() {
-        let _ = write!(out, " model={}", redact::sanitize_line(model));
+        let _ = write!(out, " model={}", redact::shown_line(model, mode));
     }
     if let Some(attempt) = span.identity.attempt_index {
         let _ = write!(out, " attempt={attempt}");
     }
-    if orphan {
+    if row.orphan {
         out.push_str(" (orphan: parent missing)");
+    }
+    if row.cycle {
+        out.push_str(" (cycle: its parent chain loops back to it)");
     }
     if span.status.is_error() {
         let kind = span.error_type().unwrap_or("error");
-        let message = span.error_message().unwrap_or("");
+        let message = span
+            .error
+            .as_ref()
+            .and_then(|e| redact::error_message(e, mode))
+            .unwrap_or_default();
         let _ = write!(
             out,
             " ✗ {}: {}",
-            redact::sanitize_line(kind),
-            redact::sanitize_line(message)
+            redact::shown_line(kind, mode),
+            redact::shown_line(&message, mode)
         );
     }
     out.push('\n');

@@ -173,6 +173,7 @@ pub fn sample_batch() -> Batch {
     spans[4].error = Some(Box::new(ErrorInfo {
         error_type: Some("TimeoutError".into()),
         message: Some("upstream timed out".into()),
+        ..Default::default()
     }));
     spans[3].output = Payload::inline(
         "gen_ai.tool.call.result",

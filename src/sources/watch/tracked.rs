@@ -379,8 +379,13 @@ fn starts_as_json_lines(bytes: &[u8]) -> bool {
 
 /// `Ok` when a document can be parsed now; otherwise why it looks unfinished.
 fn completeness(bytes: &[u8]) -> Result<(), String> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        return formats::maybe_gunzip(bytes).map(|_| ());
+    match formats::container::unwrap(bytes) {
+        Err(message) => return Err(message),
+        Ok(Some(unwrapped)) if unwrapped.incomplete_tail => {
+            return Err("its last length-prefixed message is incomplete".into());
+        }
+        Ok(Some(_)) => return Ok(()),
+        Ok(None) => {}
     }
     let text = bytes.trim_ascii();
     if text.starts_with(b"{") || text.starts_with(b"[") {
@@ -399,14 +404,16 @@ pub(super) fn parse_document(
     raw: &[u8],
 ) -> Batch {
     let mut batch = Batch::default();
-    let (bytes, was_gzip) = match formats::maybe_gunzip(raw) {
-        Ok(Some(inflated)) => (std::borrow::Cow::Owned(inflated), true),
-        Ok(None) => (std::borrow::Cow::Borrowed(raw), false),
-        Err(message) => {
-            batch.problems.push(Problem::error(origin, None, message));
+    let opened = match formats::open(origin, raw) {
+        Ok(opened) => opened,
+        Err(problem) => {
+            batch.problems.push(problem);
             return batch;
         }
     };
+    let bytes = opened.bytes;
+    let was_gzip = opened.container.is_some();
+    batch.problems.extend(opened.problems);
     let extension = match origin {
         Origin::File(path) => extension_of(path),
         Origin::Endpoint(_) => None,
@@ -414,11 +421,17 @@ pub(super) fn parse_document(
     let mut input = Input::new(origin, &bytes, extension);
     input.was_gzip = was_gzip;
     match registry.iter().find(|f| f.detect(&input).is_some()) {
-        Some(format) => format.parse(&input),
+        Some(format) => {
+            let mut parsed = format.parse(&input);
+            parsed.problems.append(&mut batch.problems);
+            parsed
+        }
         None => {
-            batch
-                .problems
-                .push(Problem::error(origin, None, UNRECOGNISED));
+            batch.problems.push(formats::unrecognised(
+                origin,
+                &bytes,
+                input.extension.as_deref(),
+            ));
             batch
         }
     }

@@ -180,7 +180,7 @@ pub(super) fn refresh_detail(app: &mut App) {
     let verdict = verdict_facets
         .map(|f| {
             wrap_all(
-                verdict_lines(inv, &f, gold_row.as_ref(), &app.config.theme),
+                verdict_lines(inv, &f, gold_row.as_ref(), app.reveal, &app.config.theme),
                 width,
             )
         })

@@ -67,23 +67,42 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     lines
 }
 
-/// The problems overlay's lines: every problem the sources reported, in arrival order.
+/// The problems overlay's lines: errors and warnings in arrival order, then the notes (files
+/// skipped because they are not traces) under their own heading, so they never read as failures.
 pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
     let theme = &app.config.theme;
     let problems = app.store.problems();
-    if problems.is_empty() {
-        return vec![Line::styled("no problems", theme.style(Role::Dim))];
-    }
-    problems
+    let (counted, notes): (Vec<_>, Vec<_>) = problems.iter().partition(|p| p.is_counted());
+    let mut lines: Vec<Line<'static>> = counted
         .iter()
         .map(|p| {
             let role = match p.severity {
                 crate::model::Severity::Error => Role::StatusError,
-                crate::model::Severity::Warning => Role::StatusDegraded,
+                _ => Role::StatusDegraded,
             };
-            Line::styled(redact::sanitize_line(&p.to_string()), theme.style(role))
+            Line::styled(
+                redact::shown_line(&p.to_string(), app.reveal),
+                theme.style(role),
+            )
         })
-        .collect()
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled("no problems", theme.style(Role::Dim)));
+    }
+    if !notes.is_empty() {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!("notes ({}): skipped, not counted as problems", notes.len()),
+            theme.style(Role::Dim),
+        ));
+        lines.extend(notes.iter().map(|p| {
+            Line::styled(
+                redact::shown_line(&p.to_string(), app.reveal),
+                theme.style(Role::Dim),
+            )
+        }));
+    }
+    lines
 }
 
 pub fn render(frame: &mut Frame, screen: Rect, app: &App) {

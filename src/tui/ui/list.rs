@@ -59,15 +59,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_of(id);
                     let nested = app.list.conversation_of.contains_key(id);
-                    row_for(
-                        inv,
-                        facets,
-                        app.gold.score(id),
-                        theme,
-                        wide,
-                        is_selected,
-                        nested,
-                    )
+                    row_for(app, inv, facets, wide, is_selected, nested)
                 }
                 ListRow::Conversation { id, turns } => {
                     conversation_row(app, id, *turns, theme, wide, is_selected)
@@ -210,7 +202,7 @@ fn conversation_row<'a>(
             format!(
                 "{} {turns} turns · {}",
                 if folded { "▸" } else { "▾" },
-                redact::sanitize_line(id)
+                redact::shown_line(id, app.reveal)
             ),
             theme.style(Role::Title),
         )),
@@ -257,14 +249,16 @@ pub fn conversation_verdict(members: &[&Invocation]) -> Option<(bool, String)> {
 }
 
 fn row_for<'a>(
+    app: &App,
     inv: &Invocation,
     facets: Option<&Facets>,
-    gold_score: Option<(f64, bool)>,
-    theme: &Theme,
     wide: bool,
     selected: bool,
     nested: bool,
 ) -> Row<'a> {
+    let gold_score = app.gold.score(&inv.id);
+    let mode = app.reveal;
+    let theme = &app.config.theme;
     let s = inv.summary();
     let start = clock(s.start_unix_nano);
     let start = if wide {
@@ -306,7 +300,7 @@ fn row_for<'a>(
             let score = v.score.map(|x| format!("{x:.2} ")).unwrap_or_default();
             // A failed verdict names itself; a pass needs only its score.
             let label = if failed && !v.label.trim().is_empty() {
-                redact::sanitize_line(&v.label)
+                redact::shown_line(&v.label, mode)
             } else {
                 String::new()
             };
@@ -326,7 +320,7 @@ fn row_for<'a>(
             format!(
                 "{}{}",
                 if nested { "  " } else { "" },
-                redact::sanitize_line(&s.name)
+                redact::shown_line(&s.name, mode)
             ),
             theme.name(s.health),
         )),

@@ -47,17 +47,19 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         }
         spans.push(Span::styled(text, theme.style(Role::Text)));
         spans.extend(triage_spans(app));
-        let problems = app.store.problems().len();
-        if problems > 0 {
-            spans.push(Span::styled(
-                format!(" · {problems} problems (p)"),
-                theme.style(Role::StatusDegraded),
-            ));
+        let tally = ProblemTally::of(app.store.problems());
+        if let Some(text) = tally.status_text() {
+            let role = if tally.errors > 0 {
+                Role::StatusError
+            } else {
+                Role::StatusDegraded
+            };
+            spans.push(Span::styled(text, theme.style(role)));
         }
         // The message answers the last key: before the (long) source list, so it is not cut.
         if let Some(message) = &app.message {
             spans.push(Span::styled(
-                format!(" · {}", redact::sanitize_line(message)),
+                format!(" · {}", redact::shown_line(message, app.reveal)),
                 theme.style(Role::Message),
             ));
         }
@@ -206,4 +208,43 @@ pub fn render_footer(frame: &mut Frame, area: Rect, app: &App) {
         ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Errors and warnings counted for the status bar; notes (skipped non-trace files) are not.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ProblemTally {
+    pub errors: usize,
+    pub warnings: usize,
+    pub notes: usize,
+}
+
+impl ProblemTally {
+    pub fn of(problems: &[crate::model::Problem]) -> Self {
+        let mut tally = ProblemTally::default();
+        for p in problems {
+            match p.severity {
+                crate::model::Severity::Error => tally.errors += 1,
+                crate::model::Severity::Warning => tally.warnings += 1,
+                crate::model::Severity::Note => tally.notes += 1,
+            }
+        }
+        tally
+    }
+
+    /// ` · 2 errors, 1 warning (p)`; `None` when there is nothing to count.
+    pub fn status_text(&self) -> Option<String> {
+        let plural = |n: usize, word: &str| {
+            if n == 1 {
+                format!("1 {word}")
+            } else {
+                format!("{n} {word}s")
+            }
+        };
+        let parts: Vec<String> = [(self.errors, "error"), (self.warnings, "warning")]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, w)| plural(n, w))
+            .collect();
+        (!parts.is_empty()).then(|| format!(" · {} (p)", parts.join(", ")))
+    }
 }

@@ -27,7 +27,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     };
     let title = format!(
         " Spans · {} ({} of {}) ",
-        redact::sanitize_line(&inv.summary().name),
+        redact::shown_line(&inv.summary().name, app.reveal),
         app.tree.visible.len(),
         inv.spans.len()
     );
@@ -88,17 +88,20 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
     let mut left: Vec<(String, ratatui::style::Style)> = vec![
         (format!("{indent}{fold}"), theme.style(Role::Dim)),
         (format!("{} ", span.kind.glyph()), theme.kind(span.kind)),
-        (redact::sanitize_line(&span.name), theme.name(health)),
+        (
+            redact::shown_line(&span.name, app.reveal),
+            theme.name(health),
+        ),
     ];
     if let Some(tool) = span.tool_name().filter(|t| !span.name.contains(*t)) {
         left.push((
-            format!(" ⚒ {}", redact::sanitize_line(tool)),
+            format!(" ⚒ {}", redact::shown_line(tool, app.reveal)),
             theme.style(Role::SpanTool),
         ));
     }
     if let Some(model) = span.model().filter(|m| !span.name.contains(*m)) {
         left.push((
-            format!(" · {}", redact::sanitize_line(model)),
+            format!(" · {}", redact::shown_line(model, app.reveal)),
             theme.style(Role::SpanLlm),
         ));
     }
@@ -113,6 +116,9 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
     }
     if row.orphan {
         left.push((" ⚠ orphan".into(), theme.style(Role::Orphan)));
+    }
+    if row.cycle {
+        left.push((" ↻ cycle".into(), theme.style(Role::Orphan)));
     }
     if row.child_count > 0 && app.is_collapsed(&inv.id, &span.span_id) {
         left.push((format!(" (+{})", row.child_count), theme.style(Role::Dim)));

@@ -1,0 +1,485 @@
+//! The one evaluator: a parsed [`Query`] against one store [`Invocation`].
+
+use std::sync::LazyLock;
+
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+
+use crate::model::{AttrValue, Health, Payload, Span};
+use crate::redact::{self, PayloadValue, Reveal};
+use crate::store::Invocation;
+use crate::triage::{Facets, GoldOutcome};
+
+use super::Query;
+use super::parse::{Expr, IsFacet, Metric, Term};
+
+/// Where `is:gold-mismatch` learns a run's gold outcome: comparing with a gold needs payloads
+/// and gold files the query does not own, so the caller (the TUI's score cache, `check`) says.
+pub trait GoldOutcomes: Sync {
+    fn gold(&self, inv: &Invocation) -> GoldOutcome;
+}
+
+/// No gold comparison known: `is:gold-mismatch` matches nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoGold;
+
+impl GoldOutcomes for NoGold {
+    fn gold(&self, _inv: &Invocation) -> GoldOutcome {
+        GoldOutcome::Unknown
+    }
+}
+
+impl<F: Fn(&Invocation) -> GoldOutcome + Sync> GoldOutcomes for F {
+    fn gold(&self, inv: &Invocation) -> GoldOutcome {
+        self(inv)
+    }
+}
+
+fn has_facet(facets: &Facets, facet: IsFacet) -> bool {
+    match facet {
+        IsFacet::Failing => facets.failing(),
+        IsFacet::Error => facets.health == Health::Error,
+        IsFacet::Degraded => facets.health == Health::Degraded,
+        IsFacet::EvalFailed => facets.eval_failed(),
+        IsFacet::GoldMismatch => facets.gold_mismatch(),
+        IsFacet::Ok => !facets.failing(),
+    }
+}
+
+/// What an evaluation may look at besides the run itself.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// Payload text is searched only when revealed, and only as the revealed view shows it
+    /// (secrets masked).
+    pub reveal: Reveal,
+    pub gold: &'a dyn GoldOutcomes,
+}
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Context {
+            reveal: Reveal::Redacted,
+            gold: &NoGold,
+        }
+    }
+}
+
+/// A matching run and the spans (indices into [`Invocation::spans`], ascending) that made its
+/// span terms hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Match {
+    pub spans: Vec<usize>,
+}
+
+pub(super) static MATCHER: LazyLock<SkimMatcherV2> =
+    LazyLock::new(|| SkimMatcherV2::default().ignore_case());
+
+/// Keys whose values name the agent; bare words look at them like at span names.
+const AGENT_NAME_KEYS: &[&str] = &["gen_ai.agent.name", "agent.name", "openarmature.agent.name"];
+/// Keys carrying a conversation id.
+pub(super) const CONVERSATION_KEYS: &[&str] = &[
+    "gen_ai.conversation.id",
+    "session.id",
+    "arksim.conversation_id",
+    "conversation.id",
+];
+
+impl Query {
+    /// Whether `inv` matches, and which of its spans did.
+    pub fn matches(&self, inv: &Invocation, ctx: &Context) -> Option<Match> {
+        let Some(expr) = &self.expr else {
+            return Some(Match::default());
+        };
+        let outcome = eval(expr, inv, ctx);
+        outcome.holds.then_some(Match {
+            spans: outcome.spans,
+        })
+    }
+}
+
+struct Outcome {
+    holds: bool,
+    spans: Vec<usize>,
+}
+
+fn eval(expr: &Expr, inv: &Invocation, ctx: &Context) -> Outcome {
+    match expr {
+        Expr::Term(term) => eval_term(term, inv, ctx),
+        Expr::Not(inner) => Outcome {
+            holds: !eval(inner, inv, ctx).holds,
+            spans: Vec::new(),
+        },
+        Expr::And(items) => {
+            let mut spans = Vec::new();
+            for item in items {
+                let o = eval(item, inv, ctx);
+                if !o.holds {
+                    return Outcome {
+                        holds: false,
+                        spans: Vec::new(),
+                    };
+                }
+                spans = union(spans, o.spans);
+            }
+            Outcome { holds: true, spans }
+        }
+        Expr::Or(items) => {
+            let mut holds = false;
+            let mut spans = Vec::new();
+            for item in items {
+                let o = eval(item, inv, ctx);
+                if o.holds {
+                    holds = true;
+                    spans = union(spans, o.spans);
+                }
+            }
+            Outcome { holds, spans }
+        }
+    }
+}
+
+fn union(a: Vec<usize>, b: Vec<usize>) -> Vec<usize> {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+fn spans_where(inv: &Invocation, test: impl Fn(&Span) -> bool) -> Vec<usize> {
+    inv.spans
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| test(s))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Case-insensitive substring; `needle` is already lower-case.
+pub(super) fn contains_ci(haystack: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    if haystack.is_ascii() && needle.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+        return h.len() >= n.len() && memchr::memmem::find(h, n).is_some()
+            || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    }
+    haystack.to_lowercase().contains(needle)
+}
+
+fn starts_with_ci(haystack: &str, prefix: &str) -> bool {
+    haystack
+        .get(..prefix.len())
+        .is_some_and(|h| h.eq_ignore_ascii_case(prefix))
+}
+
+fn fuzzy(haystack: &str, pattern: &str) -> bool {
+    MATCHER.fuzzy_match(haystack, pattern).is_some()
+}
+
+fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
+    let span_level = |spans: Vec<usize>| Outcome {
+        holds: !spans.is_empty(),
+        spans,
+    };
+    let inv_level = |holds: bool| Outcome {
+        holds,
+        spans: Vec::new(),
+    };
+    let mixed = |inv_hit: bool, spans: Vec<usize>| Outcome {
+        holds: inv_hit || !spans.is_empty(),
+        spans,
+    };
+    match term {
+        Term::Text(text) => {
+            let inv_hit = invocation_texts(inv).any(|t| contains_ci(t, text));
+            mixed(
+                inv_hit,
+                spans_where(inv, |s| span_has_text(s, text, ctx.reveal)),
+            )
+        }
+        Term::Fuzzy(word) => {
+            let inv_hit = invocation_names(inv).any(|t| fuzzy(t, word));
+            mixed(
+                inv_hit,
+                spans_where(inv, |s| span_names(s).any(|t| fuzzy(t, word))),
+            )
+        }
+        Term::Is(facet) => {
+            let facets = Facets::of(inv, ctx.gold.gold(inv));
+            let holds = has_facet(&facets, *facet);
+            // Failed agent spans are what `is:` points at inside a matching run.
+            let mut spans = match facet {
+                IsFacet::Failing | IsFacet::Error | IsFacet::Degraded if holds => {
+                    facets.failed_spans
+                }
+                _ => Vec::new(),
+            };
+            spans.sort_unstable();
+            Outcome { holds, spans }
+        }
+        Term::Kind(kind) => span_level(spans_where(inv, |s| s.kind == *kind)),
+        Term::Tool(v) => span_level(spans_where(inv, |s| {
+            s.tool_name().is_some_and(|t| contains_ci(t, v))
+        })),
+        Term::Model(v) => span_level(spans_where(inv, |s| {
+            s.llm.as_ref().is_some_and(|l| {
+                l.model.as_deref().is_some_and(|m| contains_ci(m, v))
+                    || l.response_model
+                        .as_deref()
+                        .is_some_and(|m| contains_ci(m, v))
+            })
+        })),
+        Term::Provider(v) => span_level(spans_where(inv, |s| {
+            s.llm
+                .as_ref()
+                .and_then(|l| l.provider.as_deref())
+                .is_some_and(|p| contains_ci(p, v))
+        })),
+        Term::Service(v) => span_level(spans_where(inv, |s| {
+            s.service.as_deref().is_some_and(|x| contains_ci(x, v))
+        })),
+        Term::Name(v) => {
+            let inv_hit = invocation_names(inv).any(|t| contains_ci(t, v));
+            mixed(inv_hit, spans_where(inv, |s| contains_ci(&s.name, v)))
+        }
+        Term::Format(v) => span_level(spans_where(inv, |s| contains_ci(s.format, v))),
+        Term::Source(v) => span_level(spans_where(inv, |s| {
+            s.origin
+                .as_ref()
+                .is_some_and(|o| contains_ci(&o.to_string(), v))
+        })),
+        Term::Id(v) => {
+            let inv_hit = starts_with_ci(&inv.id, v);
+            mixed(
+                inv_hit,
+                spans_where(inv, |s| {
+                    starts_with_ci(&s.span_id, v)
+                        || starts_with_ci(&s.trace_id, v)
+                        || s.tool_call_id().is_some_and(|c| starts_with_ci(c, v))
+                }),
+            )
+        }
+        Term::Attr { key, value } => span_level(spans_where(inv, |s| {
+            s.attributes.iter().any(|(k, val)| {
+                k.eq_ignore_ascii_case(key)
+                    && value
+                        .as_deref()
+                        .is_none_or(|want| attr_equals(k, val, want, ctx.reveal))
+            })
+        })),
+        Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),
+        Term::Compare { metric, op, value } => {
+            let summary = inv.summary();
+            let total = match metric {
+                Metric::Duration => summary.duration_ms(),
+                Metric::Tokens => (summary.input_tokens + summary.output_tokens) as f64,
+                Metric::Score => match inv.eval.as_ref().and_then(|e| e.score) {
+                    Some(score) => score,
+                    // A run without a score has nothing to compare: it never matches.
+                    None => return inv_level(false),
+                },
+                Metric::Spans => summary.counts.spans as f64,
+                Metric::Tools => summary.tool_calls.len() as f64,
+            };
+            let holds = op.holds(total, *value);
+            let spans = match metric {
+                Metric::Duration if holds => {
+                    spans_where(inv, |s| op.holds(s.duration_ms(), *value))
+                }
+                Metric::Tokens if holds => spans_where(inv, |s| {
+                    s.llm.as_ref().is_some_and(|l| {
+                        let tokens = l.input_tokens.unwrap_or(0) + l.output_tokens.unwrap_or(0);
+                        op.holds(tokens as f64, *value)
+                    })
+                }),
+                _ => Vec::new(),
+            };
+            Outcome { holds, spans }
+        }
+    }
+}
+
+/// Names a bare word is matched against at the run level.
+fn invocation_names(inv: &Invocation) -> impl Iterator<Item = &str> {
+    inv.display_name
+        .as_deref()
+        .into_iter()
+        .chain(std::iter::once(inv.summary().name.as_str()))
+}
+
+/// Run-level text an exact search looks at: names and the evaluator's verdict.
+fn invocation_texts(inv: &Invocation) -> impl Iterator<Item = &str> {
+    invocation_names(inv).chain(
+        inv.eval
+            .iter()
+            .flat_map(|e| [e.label.as_str(), e.reason.as_str()]),
+    )
+}
+
+/// What a bare word is matched against on a span: its name, tool, agent, model and service.
+pub(super) fn span_names(span: &Span) -> impl Iterator<Item = &str> {
+    let agent = AGENT_NAME_KEYS
+        .iter()
+        .filter_map(|k| span.attr(k).and_then(AttrValue::as_str_small));
+    std::iter::once(span.name.as_str())
+        .chain(span.tool_name())
+        .chain(span.llm.as_ref().and_then(|l| l.model.as_deref()))
+        .chain(span.llm.as_ref().and_then(|l| l.response_model.as_deref()))
+        .chain(span.service.as_deref())
+        .chain(agent)
+}
+
+trait SmallStr {
+    fn as_str_small(&self) -> Option<&str>;
+}
+
+impl SmallStr for AttrValue {
+    /// A plain string attribute (never a payload).
+    fn as_str_small(&self) -> Option<&str> {
+        match self {
+            AttrValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn conversation_ids(inv: &Invocation) -> impl Iterator<Item = &str> {
+    // arksim turns are named `<conversation_id>/turn-<n>`.
+    let arksim = inv.id.rsplit_once("/turn-").map(|(conv, _)| conv);
+    let from_spans = inv.spans.iter().flat_map(|s| {
+        CONVERSATION_KEYS
+            .iter()
+            .filter_map(|k| s.attr(k).and_then(AttrValue::as_str_small))
+    });
+    arksim.into_iter().chain(from_spans)
+}
+
+/// Text of a small attribute value as exact search sees it; `None` for values that must not
+/// be searched (payloads, secrets).
+fn searchable_attr_text(key: &str, value: &AttrValue) -> Option<String> {
+    if redact::is_secret_key(key) {
+        return None;
+    }
+    let text = match value {
+        AttrValue::Str(s) => s.clone(),
+        AttrValue::Int(i) => i.to_string(),
+        AttrValue::Float(f) => f.to_string(),
+        AttrValue::Bool(b) => b.to_string(),
+        AttrValue::List(_) | AttrValue::Map(_) => value.display_short(),
+        AttrValue::Bytes(_) | AttrValue::Payload(_) | AttrValue::Null => return None,
+    };
+    (!redact::is_secret_value(&text)).then_some(text)
+}
+
+fn attr_equals(key: &str, value: &AttrValue, want: &str, reveal: Reveal) -> bool {
+    match value {
+        AttrValue::Payload(p) => {
+            reveal == Reveal::Revealed
+                && revealed_payload_text(p).is_some_and(|t| t.trim().eq_ignore_ascii_case(want))
+        }
+        _ => searchable_attr_text(key, value).is_some_and(|t| t.eq_ignore_ascii_case(want)),
+    }
+}
+
+/// A payload's text as the revealed view shows it (secrets masked), or `None` when it has
+/// none or cannot be read.
+pub(crate) fn revealed_payload_text(payload: &Payload) -> Option<String> {
+    if !payload.is_captured() {
+        return None;
+    }
+    let text = crate::formats::load_payload(payload).ok()??;
+    Some(
+        match redact::present(&redact::parse_payload(&text), Reveal::Revealed) {
+            PayloadValue::Json(v) => json_text(&v),
+            PayloadValue::Text(t) => t,
+        },
+    )
+}
+
+/// JSON as searchable text: string values unquoted and unescaped, so `"ORD-4040"` is found
+/// whether the value sits in a string or was escaped inside one.
+fn json_text(value: &serde_json::Value) -> String {
+    fn walk(value: &serde_json::Value, out: &mut String) {
+        match value {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    out.push_str(k);
+                    out.push('\n');
+                    walk(v, out);
+                }
+            }
+            other => {
+                out.push_str(&other.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(value, &mut out);
+    out
+}
+
+fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
+    let plain = span_names(span)
+        .chain(span.llm.as_ref().and_then(|l| l.provider.as_deref()))
+        .chain(span.error_type())
+        .chain(span.error_message())
+        .any(|t| contains_ci(t, needle));
+    if plain {
+        return true;
+    }
+    let attrs = span
+        .attributes
+        .iter()
+        .any(|(k, v)| searchable_attr_text(k, v).is_some_and(|t| contains_ci(&t, needle)))
+        || span.events.iter().any(|e| {
+            contains_ci(&e.name, needle)
+                || e.attributes.iter().any(|(k, v)| {
+                    searchable_attr_text(k, v).is_some_and(|t| contains_ci(&t, needle))
+                })
+        });
+    if attrs {
+        return true;
+    }
+    if reveal != Reveal::Revealed {
+        return false;
+    }
+    let payload_attrs = span.attributes.iter().filter_map(|(_, v)| match v {
+        AttrValue::Payload(p) => Some(p.as_ref()),
+        _ => None,
+    });
+    [&span.input, &span.output]
+        .into_iter()
+        .chain(payload_attrs)
+        .any(|p| revealed_payload_text(p).is_some_and(|t| contains_ci(&t, needle)))
+}

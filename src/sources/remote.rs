@@ -1,0 +1,344 @@
+//! What every remote source shares: which SOURCE strings are remote, the one HTTP(S) client
+//! (rustls with the `ring` provider; trusted roots are the platform's, or `SSL_CERT_FILE` /
+//! `SSL_CERT_DIR` when set, plus `--cacert`), the credentials and headers sent with every
+//! request, and reading a remote source once as a snapshot (`dump`, `check`: replay what is
+//! there, then exit).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::{HeaderMap, Request, StatusCode, Uri, header};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::{Client, connect::HttpConnector};
+use hyper_util::rt::TokioExecutor;
+
+use crate::formats::{self, Detection, Loaded};
+use crate::model::{Batch, Origin, Problem};
+
+/// The HTTP(S) client of every remote source.
+pub type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+
+/// The largest response body a snapshot request reads (a whole page of spans, or a replayed
+/// feed); more is refused rather than buffered.
+pub const MAX_RESPONSE_BYTES: usize = 1 << 30;
+
+/// True when SOURCE names a remote source rather than a path.
+pub fn is_remote(source: &str) -> bool {
+    source.starts_with("http://") || source.starts_with("https://")
+}
+
+/// Credentials and extra headers sent with every request of a remote source.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteOptions {
+    /// Sent as `Authorization: Bearer TOKEN`.
+    pub token: Option<String>,
+    /// `--header 'K: V'`, validated.
+    pub headers: HeaderMap,
+    /// `--cacert FILE`: PEM certificates trusted beside the platform's roots (a self-signed
+    /// or private-CA server).
+    pub ca_cert: Option<std::path::PathBuf>,
+}
+
+impl RemoteOptions {
+    /// Builds the options from `--token` and `--header 'K: V'` arguments.
+    pub fn from_args(token: Option<String>, headers: &[String]) -> Result<Self, String> {
+        let mut map = HeaderMap::new();
+        for raw in headers {
+            let (name, value) = parse_header(raw)?;
+            map.append(name, value);
+        }
+        Ok(RemoteOptions {
+            token: token.filter(|t| !t.is_empty()),
+            headers: map,
+            ca_cert: None,
+        })
+    }
+
+    /// Adds the token and headers to a request.
+    pub fn apply(
+        &self,
+        mut request: hyper::http::request::Builder,
+    ) -> hyper::http::request::Builder {
+        if let Some(token) = &self.token
+            && !self.headers.contains_key(header::AUTHORIZATION)
+        {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        request
+    }
+}
+
+/// Parses `Name: value` (the form curl takes).
+pub fn parse_header(raw: &str) -> Result<(header::HeaderName, header::HeaderValue), String> {
+    let Some((name, value)) = raw.split_once(':') else {
+        return Err(format!("--header {raw:?}: expected 'Name: value'"));
+    };
+    let name = header::HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| format!("--header {raw:?}: {:?} is not a header name", name.trim()))?;
+    let value = header::HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("--header {raw:?}: the value has characters a header cannot carry"))?;
+    Ok((name, value))
+}
+
+/// The client for `http://` and `https://` URLs. `Err` only when `--cacert` cannot be read;
+/// without any usable root, https fails later with an unknown-issuer error naming the cause.
+pub fn client(connect_timeout: Duration, options: &RemoteOptions) -> Result<HttpClient, String> {
+    let mut http = HttpConnector::new();
+    http.set_connect_timeout(Some(connect_timeout));
+    http.set_keepalive(Some(Duration::from_secs(30)));
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let tls = rustls::ClientConfig::builder()
+        .with_root_certificates(trusted_roots(options)?)
+        .with_no_client_auth();
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Ok(Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .build(https))
+}
+
+fn trusted_roots(options: &RemoteOptions) -> Result<rustls::RootCertStore, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    // Unreadable platform certificates are skipped: one bad file must not disable https.
+    let (_added, _ignored) =
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    if let Some(path) = &options.ca_cert {
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+            .and_then(|iter| iter.collect())
+            .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+        if certs.is_empty() {
+            return Err(format!(
+                "--cacert {}: no PEM certificate in it",
+                path.display()
+            ));
+        }
+        for cert in certs {
+            roots
+                .add(cert)
+                .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+        }
+    }
+    Ok(roots)
+}
+
+/// An answer that is not 200, said in one line with the status (`401 Unauthorized`).
+/// The problem's source already names the URL.
+fn status_problem(path: &str, status: StatusCode, hint: &str) -> String {
+    format!("answered {status} for {path}{hint}")
+}
+
+fn unauthorized_hint(options: &RemoteOptions) -> &'static str {
+    if options.token.is_some() || options.headers.contains_key(header::AUTHORIZATION) {
+        ": the token was refused"
+    } else {
+        ": it needs a token (--token, --token-file or TOOLCAP_TOKEN)"
+    }
+}
+
+/// GETs `url` and reads the whole body (bounded by [`MAX_RESPONSE_BYTES`]).
+pub async fn get_body(
+    client: &HttpClient,
+    base: &str,
+    path_and_query: &str,
+    accept: &str,
+    options: &RemoteOptions,
+) -> Result<Bytes, String> {
+    let target = format!("{}{path_and_query}", base.trim_end_matches('/'));
+    let uri: Uri = target
+        .parse()
+        .map_err(|e| format!("invalid URL {target}: {e}"))?;
+    let request = options
+        .apply(Request::get(uri).header(header::ACCEPT, accept))
+        .body(Empty::new())
+        .map_err(|e| format!("cannot build a request for {target}: {e}"))?;
+    let response = client
+        .request(request)
+        .await
+        .map_err(|e| format!("cannot reach {base}: {}", error_chain(&e)))?;
+    let status = response.status();
+    if status != StatusCode::OK {
+        let hint = if status == StatusCode::UNAUTHORIZED {
+            unauthorized_hint(options)
+        } else {
+            ""
+        };
+        let path = path_and_query.split('?').next().unwrap_or(path_and_query);
+        return Err(status_problem(path, status, hint));
+    }
+    let limited = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE_BYTES);
+    limited
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .map_err(|e| format!("{base}: the answer broke off: {e}"))
+}
+
+/// The innermost causes of a client error (hyper's own message is only "client error (Connect)").
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(cause) = source {
+        parts.push(cause.to_string());
+        source = cause.source();
+    }
+    parts.dedup();
+    parts.join(": ")
+}
+
+/// Reads a remote source once: everything it holds now, then stops. Blocking; must not be
+/// called from inside a tokio runtime.
+pub fn snapshot(url: &str, options: &RemoteOptions) -> Vec<Loaded> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return vec![failed(url, format!("cannot start the async runtime: {e}"))],
+    };
+    let result = runtime.block_on(async {
+        let client = client(Duration::from_secs(10), options)?;
+        serve_feed_snapshot(&client, url, options).await
+    });
+    match result {
+        Ok(loaded) => loaded,
+        Err(message) => vec![failed(url, message)],
+    }
+}
+
+/// A `serve` feed: its health says how many requests it has acknowledged; the feed replays
+/// exactly that many lines.
+async fn serve_feed_snapshot(
+    client: &HttpClient,
+    url: &str,
+    options: &RemoteOptions,
+) -> Result<Vec<Loaded>, String> {
+    let health = get_body(client, url, "/api/v1/health", "application/json", options).await?;
+    let health: serde_json::Value = serde_json::from_slice(&health).map_err(|e| {
+        format!("{url}/api/v1/health is not JSON ({e}); is it a toolcap-tui serve?")
+    })?;
+    let requests = health["requests"].as_u64().ok_or_else(|| {
+        format!("{url}/api/v1/health has no request count; is it a toolcap-tui serve?")
+    })?;
+    let target = format!("{}/api/v1/stream?skip=0", url.trim_end_matches('/'));
+    let uri: Uri = target
+        .parse()
+        .map_err(|e| format!("invalid URL {target}: {e}"))?;
+    let request = options
+        .apply(Request::get(uri).header(header::ACCEPT, "application/x-ndjson"))
+        .body(Empty::new())
+        .map_err(|e| format!("cannot build a request for {target}: {e}"))?;
+    let response = client
+        .request(request)
+        .await
+        .map_err(|e| format!("cannot reach {url}: {}", error_chain(&e)))?;
+    if response.status() != StatusCode::OK {
+        let hint = if response.status() == StatusCode::UNAUTHORIZED {
+            unauthorized_hint(options)
+        } else {
+            ""
+        };
+        return Err(status_problem("/api/v1/stream", response.status(), hint));
+    }
+    let origin = Origin::Endpoint(url.to_owned());
+    let mut out = Vec::new();
+    let mut body = response.into_body();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut taken = 0u64;
+    while taken < requests {
+        let Some(frame) = body.frame().await else {
+            return Err(format!(
+                "{url}: the feed ended after {taken} of {requests} requests"
+            ));
+        };
+        let frame = frame.map_err(|e| format!("{url}: the feed broke off: {e}"))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        pending.extend_from_slice(&data);
+        while taken < requests {
+            let Some(end) = memchr::memchr(b'\n', &pending) else {
+                break;
+            };
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            taken += 1;
+            out.push(formats::load_bytes(origin.clone(), &line));
+        }
+        if pending.len() > super::attach::MAX_FEED_LINE_BYTES {
+            return Err(format!(
+                "{url}: a feed line is longer than {} bytes",
+                super::attach::MAX_FEED_LINE_BYTES
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// A remote source that yielded nothing, with the reason as its problem.
+pub fn failed(url: &str, message: String) -> Loaded {
+    let origin = Origin::Endpoint(url.to_owned());
+    let mut batch = Batch::default();
+    batch.problems.push(Problem::error(&origin, None, message));
+    Loaded {
+        origin,
+        detection: Detection {
+            format: None,
+            reason: "remote source could not be read".into(),
+        },
+        batch,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse_like_curl_and_bad_ones_are_refused() {
+        let options = RemoteOptions::from_args(
+            Some("t0k".into()),
+            &["X-Team: agents".into(), "x-empty:".into()],
+        )
+        .unwrap();
+        assert_eq!(options.headers["x-team"], "agents");
+        assert_eq!(options.headers["x-empty"], "");
+        assert!(RemoteOptions::from_args(None, &["no colon".into()]).is_err());
+        assert!(RemoteOptions::from_args(None, &["bad name: v".into()]).is_err());
+        assert!(RemoteOptions::from_args(None, &["K: a\nb".into()]).is_err());
+        let request = options
+            .apply(Request::get("http://127.0.0.1/"))
+            .body(())
+            .unwrap();
+        assert_eq!(request.headers()[header::AUTHORIZATION], "Bearer t0k");
+        assert_eq!(request.headers()["x-team"], "agents");
+    }
+
+    #[test]
+    fn an_explicit_authorization_header_wins_over_the_token() {
+        let options =
+            RemoteOptions::from_args(Some("t0k".into()), &["Authorization: Basic eDp5".into()])
+                .unwrap();
+        let request = options
+            .apply(Request::get("http://127.0.0.1/"))
+            .body(())
+            .unwrap();
+        let values: Vec<_> = request
+            .headers()
+            .get_all(header::AUTHORIZATION)
+            .iter()
+            .collect();
+        assert_eq!(values, ["Basic eDp5"]);
+    }
+}

@@ -1,0 +1,300 @@
+//! Incremental trees: spans that arrive after a run's tree was built join it without a
+//! rebuild. Each new span is put into its parent's child list (binary search), adopts the
+//! orphans that waited for it, pushes its failure up the path to the root, and adds itself to
+//! the run's roll-ups; then the rows are laid out again in one pass without sorting or
+//! hashing. Anything that is not a pure addition (a span replaced, removed, a stand-in, a
+//! cycle) falls back to the full rebuild in the parent module.
+
+use std::cmp::Ordering;
+
+use crate::model::{Health, Span, SpanKind};
+
+use super::{Invocation, ToolCallRef, TreeRow};
+
+/// Order of children and of roots within their group: start time, then span id.
+pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
+    spans[a]
+        .start_unix_nano
+        .cmp(&spans[b].start_unix_nano)
+        .then_with(|| spans[a].span_id.cmp(&spans[b].span_id))
+}
+
+/// The parent id a span names, if any (empty counts as none).
+pub(super) fn named_parent(span: &Span) -> Option<&str> {
+    span.parent_span_id.as_deref().filter(|p| !p.is_empty())
+}
+
+/// A root row is an orphan when it names a parent that is not here.
+pub(super) fn is_orphan_root(spans: &[Span], root: usize) -> bool {
+    named_parent(&spans[root]).is_some()
+}
+
+/// Roots sort true roots first, then orphans; each group by start.
+pub(super) fn root_order(spans: &[Span], a: usize, b: usize) -> Ordering {
+    is_orphan_root(spans, a)
+        .cmp(&is_orphan_root(spans, b))
+        .then_with(|| by_start(spans, a, b))
+}
+
+impl Invocation {
+    /// Whether the spans added since the last build can join the tree incrementally.
+    pub(super) fn can_grow(&self) -> bool {
+        if self.needs_rebuild || self.built == 0 || !self.tree.cycles.is_empty() {
+            return false;
+        }
+        // Stand-ins are matched against real tool spans across the whole run: a new stand-in,
+        // or a new tool span while stand-ins are here, may cover or uncover one.
+        let new = &self.spans[self.built..];
+        !new.iter()
+            .any(|s| s.kind == SpanKind::Tool && (s.is_provisional() || self.has_stand_ins))
+    }
+
+    /// Adds spans `built..` to the tree and roll-ups. Returns false (changing nothing) when a
+    /// new span would close a parent cycle: the caller rebuilds instead.
+    pub(super) fn grow(&mut self) -> bool {
+        let from = self.built;
+        let n = self.spans.len();
+        // A cycle can only close through spans that wait for a parent: check first, so a
+        // failed attempt leaves the tree untouched.
+        if self.would_close_cycle(from) {
+            return false;
+        }
+        self.tree.children.resize(n, Vec::new());
+        self.tree.health.resize(n, Health::Ok);
+        self.tree.parent.resize(n, None);
+        for i in from..n {
+            self.work += 1;
+            self.attach(i);
+            self.add_to_summary(i);
+        }
+        self.built = n;
+        self.lay_out_rows();
+        // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
+        // sorted already, so this is a linear merge pass).
+        if !self.summary.tool_calls.is_empty() {
+            let (spans, rows) = (&self.spans, &self.tree.row_of_span);
+            self.summary.tool_calls.sort_by(|a, b| {
+                spans[a.span]
+                    .start_unix_nano
+                    .cmp(&spans[b.span].start_unix_nano)
+                    .then_with(|| rows[a.span].cmp(&rows[b.span]))
+            });
+        }
+        self.refresh_root_facts();
+        true
+    }
+
+    /// Whether attaching the new spans `from..` would make a parent chain loop.
+    fn would_close_cycle(&self, from: usize) -> bool {
+        // Parent links as they will be once every new span is in.
+        let parent_of = |i: usize| -> Option<usize> {
+            if i < from {
+                return self.tree.parent[i].or_else(|| {
+                    named_parent(&self.spans[i]).and_then(|p| self.span_index.get(p).copied())
+                });
+            }
+            named_parent(&self.spans[i]).and_then(|p| self.span_index.get(p).copied())
+        };
+        for i in from..self.spans.len() {
+            let mut at = i;
+            let mut steps = 0;
+            while let Some(p) = parent_of(at) {
+                if p == i || steps > self.spans.len() {
+                    return true;
+                }
+                at = p;
+                steps += 1;
+            }
+        }
+        false
+    }
+
+    fn attach(&mut self, i: usize) {
+        let spans = &self.spans;
+        let tree = &mut self.tree;
+        if spans[i].status.is_error() {
+            tree.health[i] = Health::Error;
+        }
+        match named_parent(&spans[i]).map(|p| (p, self.span_index.get(p).copied())) {
+            Some((_, Some(p))) => {
+                let list = &mut tree.children[p];
+                let at = list
+                    .binary_search_by(|&c| by_start(spans, c, i))
+                    .unwrap_or_else(|e| e);
+                list.insert(at, i);
+                tree.parent[i] = Some(p);
+            }
+            Some((missing, None)) => {
+                self.waiting.entry(missing.to_owned()).or_default().push(i);
+                insert_root(spans, &mut tree.roots, i);
+            }
+            None => insert_root(spans, &mut tree.roots, i),
+        }
+        // Orphans that waited for this span become its children.
+        if let Some(adopted) = self.waiting.remove(&spans[i].span_id) {
+            tree.roots.retain(|r| !adopted.contains(r));
+            for c in adopted {
+                let list = &mut tree.children[i];
+                let at = list
+                    .binary_search_by(|&x| by_start(spans, x, c))
+                    .unwrap_or_else(|e| e);
+                list.insert(at, c);
+                tree.parent[c] = Some(i);
+                if tree.health[c] != Health::Ok
+                    && !spans[c].is_evaluator()
+                    && tree.health[i] == Health::Ok
+                {
+                    tree.health[i] = Health::Degraded;
+                }
+            }
+        }
+        // A failure shows on every ancestor that is otherwise fine, up to the first that
+        // already shows one; an evaluator's verdict is not the run's failure.
+        let mut at = i;
+        while tree.health[at] != Health::Ok && !spans[at].is_evaluator() {
+            match tree.parent[at] {
+                Some(p) if tree.health[p] == Health::Ok => {
+                    tree.health[p] = Health::Degraded;
+                    at = p;
+                }
+                _ => break,
+            }
+        }
+        // Tool calls find the LLM span that asked for them, whichever arrived first.
+        let asked: Vec<String> = self.spans[i]
+            .llm
+            .iter()
+            .flat_map(|llm| llm.requested_tool_calls.iter().filter_map(|c| c.id.clone()))
+            .filter(|id| !self.requester.contains_key(id))
+            .collect();
+        for id in asked {
+            let by = self.spans[i].span_id.clone();
+            if self.requester.contains_key(&id) {
+                continue;
+            }
+            for &t in self.tools_by_call.get(&id).into_iter().flatten() {
+                if let Some(tool) = &mut self.spans[t].tool {
+                    tool.requested_by = Some(by.clone());
+                }
+            }
+            self.requester.insert(id, by);
+        }
+        let span = &mut self.spans[i];
+        if let Some(tool) = &mut span.tool
+            && let Some(id) = &tool.call_id
+        {
+            self.tools_by_call.entry(id.clone()).or_default().push(i);
+            if !self.requester.is_empty() {
+                tool.requested_by = self.requester.get(id).cloned();
+            }
+        }
+    }
+
+    /// Counts, tokens, formats, times and tool calls.
+    fn add_to_summary(&mut self, i: usize) {
+        let span = &self.spans[i];
+        let s = &mut self.summary;
+        s.counts.spans += 1;
+        s.counts.bump(span.kind);
+        if span.status.is_error() && !span.is_evaluator() {
+            s.counts.errors += 1;
+        }
+        if let Some(llm) = &span.llm {
+            s.input_tokens += llm.input_tokens.unwrap_or(0);
+            s.output_tokens += llm.output_tokens.unwrap_or(0);
+        }
+        if !s.formats.contains(&span.format) {
+            s.formats.push(span.format);
+        }
+        if span.start_unix_nano > 0 {
+            s.start_unix_nano = if s.counts.spans == 1 || s.start_unix_nano == 0 {
+                span.start_unix_nano
+            } else {
+                s.start_unix_nano.min(span.start_unix_nano)
+            };
+        }
+        self.latest_end = self.latest_end.max(span.end_unix_nano);
+        s.end_unix_nano = self.latest_end.max(s.start_unix_nano);
+        if span.kind != SpanKind::Tool {
+            return;
+        }
+        let failed = span.status.is_error();
+        s.tool_calls.push(ToolCallRef {
+            name: span
+                .tool_name()
+                .map(str::to_owned)
+                .unwrap_or_else(|| span.name.clone()),
+            call_id: span.tool_call_id().map(str::to_owned),
+            failed,
+            span_id: span.span_id.clone(),
+            span: i,
+        });
+        s.failed_tool_calls += usize::from(failed);
+    }
+
+    /// Pre-order rows from the roots: one linear pass, no sorting, no hashing.
+    fn lay_out_rows(&mut self) {
+        let tree = &mut self.tree;
+        let n = self.spans.len();
+        tree.rows.clear();
+        tree.rows.reserve(n);
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for &root in &tree.roots {
+            let orphan = is_orphan_root(&self.spans, root);
+            stack.push((root, 0));
+            while let Some((i, depth)) = stack.pop() {
+                tree.rows.push(TreeRow {
+                    span: i,
+                    depth,
+                    orphan: orphan && i == root,
+                    cycle: false,
+                    child_count: tree.children[i].len(),
+                });
+                stack.extend(tree.children[i].iter().rev().map(|&c| (c, depth + 1)));
+            }
+        }
+        tree.row_of_span.resize(n, 0);
+        for (r, row) in tree.rows.iter().enumerate() {
+            tree.row_of_span[row.span] = r;
+        }
+    }
+
+    /// The run's health and name come from its root, which a new span may have become.
+    fn refresh_root_facts(&mut self) {
+        let spans = &self.spans;
+        let true_roots: Vec<usize> = self
+            .tree
+            .roots
+            .iter()
+            .copied()
+            .filter(|&r| spans[r].parent_span_id.is_none())
+            .collect();
+        let root = true_roots
+            .first()
+            .copied()
+            .or_else(|| self.tree.rows.first().map(|r| r.span));
+        self.summary.health = if true_roots
+            .iter()
+            .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
+            || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
+        {
+            Health::Error
+        } else if self.summary.counts.errors > 0 {
+            Health::Degraded
+        } else {
+            Health::Ok
+        };
+        self.summary.name = self
+            .display_name
+            .clone()
+            .or_else(|| root.map(|r| spans[r].name.clone()))
+            .unwrap_or_else(|| self.id.clone());
+    }
+}
+
+fn insert_root(spans: &[Span], roots: &mut Vec<usize>, i: usize) {
+    let at = roots
+        .binary_search_by(|&r| root_order(spans, r, i))
+        .unwrap_or_else(|e| e);
+    roots.insert(at, i);
+}
