@@ -25,10 +25,18 @@ pub struct Cli {
 
 #[derive(Debug, Args, Default, Clone)]
 pub struct UiArgs {
-    /// Trace files, directories (watched for new data), or http(s) URLs of a running `serve`.
+    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`, or
+    /// jaeger+http(s)://HOST:16686?service=S&since=1h.
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:4318")]
+    /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "127.0.0.1:4318"
+    )]
     pub listen: Option<String>,
     /// gRPC address of the embedded receiver (with --listen).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
@@ -68,6 +76,13 @@ pub enum Command {
     Check(CheckArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
     Serve(ServeArgs),
+    /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `toolcap-tui man | man -l -`.
+    Man,
 }
 
 /// How `dump` and `check` reach remote sources (read once, as a snapshot).
@@ -95,8 +110,8 @@ impl RemoteArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
-    /// Trace files, directories (searched recursively), or http(s):// URLs of a running `serve`
-    /// (read once: what it has acknowledged so far).
+    /// Trace files, directories (searched recursively), http(s):// URLs of a running `serve`
+    /// (read once: what it has acknowledged so far), or jaeger+http(s)://HOST:16686?service=S.
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Print one JSON document (schema in README.md) instead of text trees.
@@ -121,7 +136,7 @@ pub struct CheckArgs {
     /// Gold file: toolscore gold (list or {"calls": [...]}), or a map of invocation id to calls.
     #[arg(long, required = true)]
     pub gold: PathBuf,
-    /// Trace files, directories, or http(s):// URLs of a running `serve`.
+    /// Trace files, directories, http(s):// URLs of a running `serve`, or jaeger+http(s)://….
     pub sources: Vec<PathBuf>,
     /// Print a JSON report per invocation (toolscore's metric names).
     #[arg(long)]
@@ -173,6 +188,31 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
         Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
+        Some(Command::Completions { shell }) => print_completions(shell),
+        Some(Command::Man) => print_man_page(),
         None => crate::tui::run(cli.ui),
+    }
+}
+
+fn print_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    let mut stdout = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut command, "toolcap-tui", &mut stdout);
+    0
+}
+
+fn print_man_page() -> i32 {
+    use clap::CommandFactory as _;
+    let mut stdout = std::io::stdout().lock();
+    match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
+        Ok(()) => 0,
+        Err(e) => {
+            // A closed pipe (`man | head`) is not worth a message.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("toolcap-tui man: {e}");
+            }
+            2
+        }
     }
 }

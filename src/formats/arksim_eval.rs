@@ -343,6 +343,8 @@ fn gold_of(assertion: &Value, source: &str) -> (GoldSpec, bool) {
             Some(GoldCall {
                 tool,
                 args,
+                // Per call: an `ignore` call beside an `exact` one must stay unchecked.
+                arg_match_mode: Some(mode.to_owned()),
                 ..Default::default()
             })
         })

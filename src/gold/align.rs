@@ -3,7 +3,7 @@
 //! positional (what toolscore's trajectory metric scores), and per-name best pairing (what
 //! argument F1 uses). A paired call that failed is never a plain match.
 
-use super::compare::{ArgDiff, ArgVerdict, CompareMode, args_all_ok, compare_args};
+use super::compare::{ArgDiff, ArgVerdict, CompareMode, args_all_ok, compare_args, values_match};
 use super::{ActualCall, GoldCall};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,7 +110,11 @@ pub fn align(
         Alignment::Edit if gold.len().saturating_mul(actual.len()) <= MAX_EDIT_CELLS => {
             edit_rows(gold, actual, mode)
         }
-        Alignment::Name => name_rows(gold, actual, mode, name_pairing),
+        Alignment::Name => {
+            let mut rows = name_rows(gold, actual, mode, name_pairing);
+            mark_out_of_order(&mut rows);
+            rows
+        }
         _ => position_rows(gold, actual, mode),
     }
 }
@@ -176,7 +180,11 @@ fn extra(actual: &[ActualCall], a: usize) -> Row {
     }
 }
 
-fn position_rows(gold: &[GoldCall], actual: &[ActualCall], mode: CompareMode) -> Vec<Row> {
+pub(super) fn position_rows(
+    gold: &[GoldCall],
+    actual: &[ActualCall],
+    mode: CompareMode,
+) -> Vec<Row> {
     let mut rows: Vec<Row> = (0..gold.len().min(actual.len()))
         .map(|i| paired(gold, actual, i, i, mode))
         .collect();
@@ -215,24 +223,82 @@ fn name_rows(
     rows
 }
 
-/// Longest common subsequence of tool names, as (gold, actual) index pairs in order.
-fn lcs_pairs(gold: &[GoldCall], actual: &[ActualCall]) -> Vec<(usize, usize)> {
+/// Whether an actual call is an acceptable answer to a gold call: same tool, and arguments
+/// that [`paired`] would accept (a failed call still qualifies; its row says it failed).
+fn same_call(gold: &GoldCall, actual: &ActualCall, mode: CompareMode) -> bool {
+    if gold.tool != actual.name {
+        return false;
+    }
+    let Some(expected) = &gold.args else {
+        return true;
+    };
+    let got = actual.scored_args();
+    let extra_keys_ok = gold.arg_match_mode.as_deref() == Some("partial");
+    expected
+        .iter()
+        .all(|(k, v)| got.get(k).is_some_and(|a| values_match(v, a, mode)))
+        && (extra_keys_ok || got.keys().all(|k| expected.contains_key(k)))
+}
+
+/// The alignment-independent verdict of an ordered gold: the actual trajectory *is* the gold
+/// trajectory — as many calls, in the same order, each the same tool with acceptable
+/// arguments, none failed. Every alignment draws such a run as all-✓ rows, and any other run
+/// with at least one row that is not ✓.
+pub fn in_order_match(gold: &[GoldCall], actual: &[ActualCall], mode: CompareMode) -> bool {
+    gold.len() == actual.len()
+        && gold
+            .iter()
+            .zip(actual)
+            .all(|(g, a)| !a.failed && same_call(g, a, mode))
+}
+
+/// Cells above which the edit script pairs by tool name only (no argument comparisons).
+const MAX_WEIGHTED_CELLS: usize = 1_000_000;
+
+/// Longest common subsequence as (gold, actual) index pairs in order. A pair scores 2 when
+/// the calls are the same call (tool and arguments) and 1 when only the tool agrees, so
+/// repeated calls of one tool pair with the call that has their arguments, not positionally.
+fn lcs_pairs(gold: &[GoldCall], actual: &[ActualCall], mode: CompareMode) -> Vec<(usize, usize)> {
     let (n, m) = (gold.len(), actual.len());
+    let weighted = n.saturating_mul(m) <= MAX_WEIGHTED_CELLS;
+    let weight = |i: usize, j: usize| -> u32 {
+        if gold[i].tool != actual[j].name {
+            0
+        } else if weighted && same_call(&gold[i], &actual[j], mode) {
+            2
+        } else {
+            1
+        }
+    };
     let width = m + 1;
     let mut table = vec![0u32; (n + 1) * width];
+    let mut cell = vec![0u8; if weighted { n * m } else { 0 }];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            table[i * width + j] = if gold[i].tool == actual[j].name {
-                table[(i + 1) * width + j + 1] + 1
+            let w = weight(i, j);
+            if weighted {
+                cell[i * m + j] = w as u8;
+            }
+            let skip = table[(i + 1) * width + j].max(table[i * width + j + 1]);
+            table[i * width + j] = if w > 0 {
+                skip.max(table[(i + 1) * width + j + 1] + w)
             } else {
-                table[(i + 1) * width + j].max(table[i * width + j + 1])
+                skip
             };
         }
     }
+    let cell_weight = |i: usize, j: usize| {
+        if weighted {
+            u32::from(cell[i * m + j])
+        } else {
+            weight(i, j)
+        }
+    };
     let (mut i, mut j) = (0, 0);
-    let mut out = Vec::with_capacity(table[0] as usize);
+    let mut out = Vec::new();
     while i < n && j < m {
-        if gold[i].tool == actual[j].name {
+        let w = cell_weight(i, j);
+        if w > 0 && table[i * width + j] == table[(i + 1) * width + j + 1] + w {
             out.push((i, j));
             i += 1;
             j += 1;
@@ -246,25 +312,30 @@ fn lcs_pairs(gold: &[GoldCall], actual: &[ActualCall]) -> Vec<(usize, usize)> {
 }
 
 fn edit_rows(gold: &[GoldCall], actual: &[ActualCall], mode: CompareMode) -> Vec<Row> {
-    let anchors = lcs_pairs(gold, actual);
+    let anchors = lcs_pairs(gold, actual, mode);
     let mut gold_taken = vec![false; gold.len()];
     let mut actual_taken = vec![false; actual.len()];
     for &(g, a) in &anchors {
         gold_taken[g] = true;
         actual_taken[a] = true;
     }
-    // A gold call whose tool appears unmatched elsewhere in the actual run was moved.
+    // A gold call whose tool appears unmatched elsewhere in the actual run was moved; the
+    // same call (tool and arguments) is preferred over one that only shares the tool.
     let mut moved_to: Vec<Option<usize>> = vec![None; gold.len()];
-    for g in 0..gold.len() {
-        if gold_taken[g] {
-            continue;
-        }
-        if let Some(a) =
-            (0..actual.len()).find(|&a| !actual_taken[a] && actual[a].name == gold[g].tool)
-        {
-            moved_to[g] = Some(a);
-            gold_taken[g] = true;
-            actual_taken[a] = true;
+    for pass_same_call in [true, false] {
+        for g in 0..gold.len() {
+            if gold_taken[g] {
+                continue;
+            }
+            if let Some(a) = (0..actual.len()).find(|&a| {
+                !actual_taken[a]
+                    && actual[a].name == gold[g].tool
+                    && (!pass_same_call || same_call(&gold[g], &actual[a], mode))
+            }) {
+                moved_to[g] = Some(a);
+                gold_taken[g] = true;
+                actual_taken[a] = true;
+            }
         }
     }
     let mut rows = Vec::with_capacity(gold.len() + actual.len());
@@ -297,6 +368,39 @@ fn edit_rows(gold: &[GoldCall], actual: &[ActualCall], mode: CompareMode) -> Vec
         a_from = a_end + 1;
     }
     rows
+}
+
+/// Marks the paired rows of a name alignment whose actual call is out of order: the longest
+/// run of pairs whose actual indices increase stays put, every other pair is a move.
+fn mark_out_of_order(rows: &mut [Row]) {
+    let paired: Vec<(usize, usize)> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(r, row)| row.gold.and(row.actual).map(|a| (r, a)))
+        .collect();
+    // Longest strictly increasing subsequence of actual indices (patience sorting).
+    let mut tails: Vec<usize> = Vec::new(); // index into `paired`
+    let mut prev: Vec<Option<usize>> = vec![None; paired.len()];
+    for (k, &(_, a)) in paired.iter().enumerate() {
+        let at = tails.partition_point(|&t| paired[t].1 < a);
+        prev[k] = at.checked_sub(1).map(|p| tails[p]);
+        if at == tails.len() {
+            tails.push(k);
+        } else {
+            tails[at] = k;
+        }
+    }
+    let mut in_order = vec![false; paired.len()];
+    let mut cursor = tails.last().copied();
+    while let Some(k) = cursor {
+        in_order[k] = true;
+        cursor = prev[k];
+    }
+    for (k, &(r, _)) in paired.iter().enumerate() {
+        if !in_order[k] {
+            rows[r].kind = RowKind::Moved;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 
 use super::align::Alignment;
 use super::compare::CompareMode;
+use super::conversation::{Conversations, conversation_of, conversation_report};
 use super::metrics::Weights;
 use super::report::{CheckOptions, DiffReport};
-use super::source::{GoldFile, load_gold_file, load_sidecar};
+use super::source::{GoldFile, is_arksim_scenarios, load_gold_file, load_sidecar};
 use super::{ActualCall, Args, GoldSpec};
 use crate::cli::CheckArgs;
 use crate::formats;
@@ -189,7 +190,40 @@ pub fn report_for(
     Some(report)
 }
 
-/// Chooses golds and builds a report for every invocation that has one.
+/// The report that judges one invocation, most specific gold first: an entry for its id in a
+/// `--gold` map, a sidecar beside its trace file, then — for a turn of a conversation whose
+/// scenario asserts its tool calls — that assertion over *all* the conversation's turns
+/// (the same report for every turn of it), then a gold the invocation carries, then a shared
+/// `--gold`.
+pub fn report_in(
+    store: &Store,
+    conversations: &Conversations,
+    invocation: &Invocation,
+    gold_file: Option<&GoldFile>,
+    options: CheckOptions,
+    sidecars: &mut SidecarCache,
+    problems: &mut Vec<Problem>,
+) -> Option<DiffReport> {
+    let own = match gold_file {
+        Some(GoldFile::PerInvocation(_)) => gold_file
+            .and_then(|g| g.for_invocation(&invocation.id))
+            .map(|spec| Arc::new(spec.clone())),
+        _ => None,
+    }
+    .or_else(|| origin_file(invocation).and_then(|file| sidecars.for_trace(file, problems)));
+    if own.is_none()
+        && let Some(conversation) = conversation_of(invocation)
+    {
+        let turns = conversations.turns(conversation);
+        if let Some(report) = conversation_report(store, conversation, turns, options) {
+            return Some(report);
+        }
+    }
+    report_for(invocation, gold_file, options, sidecars, problems)
+}
+
+/// Chooses golds and builds a report for every invocation that has one; a whole-conversation
+/// gold gives one report for its conversation, not one per turn.
 pub fn check_store(
     store: &Store,
     gold_file: Option<&GoldFile>,
@@ -197,10 +231,28 @@ pub fn check_store(
     problems: &mut Vec<Problem>,
 ) -> Vec<DiffReport> {
     let mut sidecars = SidecarCache::default();
+    let conversations = Conversations::of_store(store);
+    let mut reported = std::collections::HashSet::new();
     store
         .oldest_first()
         .into_iter()
-        .filter_map(|inv| report_for(inv, gold_file, options, &mut sidecars, problems))
+        .filter_map(|inv| {
+            report_in(
+                store,
+                &conversations,
+                inv,
+                gold_file,
+                options,
+                &mut sidecars,
+                problems,
+            )
+        })
+        .filter(|report| {
+            report
+                .conversation
+                .as_ref()
+                .is_none_or(|scope| reported.insert(scope.conversation_id.clone()))
+        })
         .collect()
 }
 
@@ -230,11 +282,18 @@ pub fn run(args: &CheckArgs) -> i32 {
         eprintln!("toolcap-tui check: no trace SOURCE given");
         return 2;
     }
-    let (gold_file, mut problems) = match load_gold_file(&args.gold) {
-        Ok(loaded) => loaded,
-        Err(why) => {
-            eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
-            return 2;
+    // An arksim scenarios file is read like a trace file: its assertions join their
+    // conversations in the store, so each is judged over all of the conversation's turns.
+    let scenarios = is_arksim_scenarios(&args.gold);
+    let (gold_file, mut problems) = if scenarios {
+        (None, Vec::new())
+    } else {
+        match load_gold_file(&args.gold) {
+            Ok((file, problems)) => (Some(file), problems),
+            Err(why) => {
+                eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
+                return 2;
+            }
         }
     };
     let remote = match args.remote.options() {
@@ -244,7 +303,11 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
-    let (store, _) = crate::views::dump::load_store_with(&args.sources, &remote);
+    let mut sources = args.sources.clone();
+    if scenarios {
+        sources.push(args.gold.clone());
+    }
+    let (store, _) = crate::views::dump::load_store_with(&sources, &remote);
     problems.extend(
         store
             .problems()
@@ -252,7 +315,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             .filter(|p| !p.source.ends_with(".gold.json"))
             .cloned(),
     );
-    let reports = check_store(&store, Some(&gold_file), options, &mut problems);
+    let reports = check_store(&store, gold_file.as_ref(), options, &mut problems);
     for problem in &problems {
         eprintln!("{}", redact::sanitize_line(&problem.to_string()));
     }

@@ -11,6 +11,8 @@ pub mod arguments;
 pub mod arksim;
 pub mod check;
 pub mod compare;
+pub mod conversation;
+pub mod fingerprint;
 pub mod metrics;
 pub mod report;
 mod report_json;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
-use super::align::{Alignment, Row, RowKind, align};
+use super::align::{Alignment, Row, RowKind, align, in_order_match, position_rows};
 use super::arksim::{ArksimVerdict, match_trajectory};
-use super::compare::{ArgDiff, ArgVerdict, CompareMode, describe_shape, render_value};
+use super::compare::{ArgDiff, ArgVerdict, CompareMode, render_value};
 use super::metrics::{Metrics, ToolLists, WEIGHT_KEYS, Weights, evaluate, tool_lists};
 use super::{ActualCall, Args, GoldSpec};
 use crate::redact::{self, Reveal};
@@ -33,6 +33,27 @@ pub struct DiffReport {
     pub options: CheckOptions,
     /// Caveats about the inputs (uncaptured arguments, skipped gold items, …).
     pub notes: Vec<String>,
+    /// What the evaluator that produced the run said itself (arksim's own verdicts), each line
+    /// naming the evaluator and where it said it. Empty when no evaluator judged the run.
+    pub evaluator: Vec<String>,
+    /// Set when the gold is about a whole conversation: its turns and which turn each actual
+    /// call came from.
+    pub conversation: Option<ConversationScope>,
+}
+
+/// The turns a whole-conversation gold was evaluated over.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConversationScope {
+    pub conversation_id: String,
+    /// Turn invocation ids, in turn order.
+    pub turns: Vec<String>,
+    /// For each actual call, the index in `turns` of the turn that made it.
+    pub call_turn: Vec<usize>,
+    /// The turn the gold was filed under (where arksim reports trajectory failures; missing
+    /// calls are that turn's share).
+    pub holder: Option<usize>,
+    /// The turn being looked at (the TUI marks its rows and shows its share).
+    pub focus: Option<usize>,
 }
 
 impl DiffReport {
@@ -48,13 +69,7 @@ impl DiffReport {
             .match_mode
             .is_some()
             .then(|| match_trajectory(&actual, &gold));
-        let rows = align(
-            &gold.calls,
-            &actual,
-            options.alignment,
-            options.mode,
-            &metrics.pairing,
-        );
+        let rows = rows_for(&gold, &actual, options, &metrics.pairing);
         let uncaptured = actual.iter().filter(|c| c.args.is_none()).count();
         let mut notes = Vec::new();
         if uncaptured > 0 {
@@ -72,28 +87,51 @@ impl DiffReport {
             rows,
             options,
             notes,
+            evaluator: Vec::new(),
+            conversation: None,
         }
     }
 
-    /// Re-lines the rows with another policy (metrics do not change).
+    /// Re-lines the rows with another policy (metrics and the verdict do not change).
     pub fn realign(&mut self, alignment: Alignment) {
         self.options.alignment = alignment;
-        self.rows = align(
-            &self.gold.calls,
+        self.rows = rows_for(
+            &self.gold,
             &self.actual,
-            alignment,
-            self.options.mode,
+            self.options,
             &self.metrics.pairing,
         );
     }
 
-    /// Whether the run matches its gold: arksim's verdict for arksim assertions; otherwise
-    /// every row is a plain match (no missing, extra, moved, wrong, mismatched or failed call).
+    /// Whether the run matches its gold. It never depends on the alignment the rows are drawn
+    /// with: an arksim assertion is judged by its own `match_mode` rules (recomputed here); any
+    /// other gold is an ordered trajectory, matched when the run made exactly the gold's calls
+    /// in the gold's order, each with acceptable arguments and none failed
+    /// ([`in_order_match`]).
     pub fn passed(&self) -> bool {
         match &self.arksim {
             Some(verdict) => verdict.matched,
-            None => self.rows.iter().all(|r| !r.differs()),
+            None => in_order_match(&self.gold.calls, &self.actual, self.options.mode),
         }
+    }
+
+    /// Why the gold's own rules accept a row that is not a plain match (arksim's modes allow
+    /// reordering, extra or skipped calls, and never look at call errors).
+    pub fn tolerated(&self, row: &Row) -> Option<&'static str> {
+        let mode = self.gold.match_mode.as_deref()?;
+        let unordered = matches!(mode, "unordered" | "contains" | "within");
+        match row.kind {
+            RowKind::Moved if unordered && row.args_ok => Some("order not checked"),
+            RowKind::Failed => Some("call errors not checked"),
+            RowKind::Extra if mode == "contains" => Some("extra calls allowed"),
+            RowKind::Missing if mode == "within" => Some("calls may be skipped"),
+            _ => None,
+        }
+    }
+
+    /// Whether a row counts against the gold (differs, and the gold's rules do not allow it).
+    pub fn row_differs(&self, row: &Row) -> bool {
+        row.differs() && self.tolerated(row).is_none()
     }
 
     /// `tool(key=value, …)` for one side of a row, shaped by the reveal mode.
@@ -152,6 +190,10 @@ impl DiffReport {
         if row.failed && row.kind != RowKind::Failed {
             text.push_str(", call failed");
         }
+        if let Some(why) = self.tolerated(row) {
+            let mode = self.gold.match_mode.as_deref().unwrap_or("");
+            let _ = write!(text, " (allowed: {why} in {mode} mode)");
+        }
         text
     }
 
@@ -187,29 +229,24 @@ impl DiffReport {
     /// Rows that differ, for `n`/`N` navigation.
     pub fn differing_rows(&self) -> Vec<usize> {
         (0..self.rows.len())
-            .filter(|&i| self.rows[i].differs())
+            .filter(|&i| self.row_differs(&self.rows[i]))
             .collect()
     }
 
     /// The metrics as short display lines, each value with its counts, rounded.
     pub fn metric_lines(&self) -> Vec<String> {
         let m = &self.metrics;
-        let a = &m.arguments;
         let e = &m.efficiency;
         let t = &m.tool_correctness;
         let mut lines = vec![
             format!(
-                "score {} ({})  selection {}/{}={}  args P {}/{} R {}/{} F1 {}  sequence {} edit(s)/{} → {}",
+                "score {} ({})  selection {}/{}={}  args {}  sequence {} edit(s)/{} → {}",
                 fmt2(m.score),
                 m.grade,
                 m.selected_calls,
                 m.trace_calls,
                 fmt2(m.selection_accuracy),
-                a.correct,
-                a.actual,
-                a.correct,
-                a.expected,
-                fmt2(a.f1),
+                argument_counts(m),
                 m.sequence.edit_distance,
                 m.sequence.max_len,
                 fmt2(m.sequence.sequence_accuracy),
@@ -256,12 +293,22 @@ impl DiffReport {
             let _ = write!(third, "  extra tools [{names}]");
         }
         lines.push(third);
+        lines.extend(self.verdict_lines());
+        lines
+    }
+
+    /// Who judged what: toolcap's recomputation of an arksim assertion (labelled as toolcap's),
+    /// then what the evaluator itself wrote, quoted and attributed, only when it wrote it.
+    pub fn verdict_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
         if let Some(v) = &self.arksim {
-            lines.push(arksim_line(
-                v,
-                self.gold.match_mode.as_deref().unwrap_or(""),
-            ));
+            let mut line = arksim_line(v, self.gold.match_mode.as_deref().unwrap_or(""));
+            if let Some(scope) = &self.conversation {
+                let _ = write!(line, "  over all {} turn(s)", scope.turns.len());
+            }
+            lines.push(line);
         }
+        lines.extend(self.evaluator.iter().map(|l| redact::sanitize_line(l)));
         lines
     }
 
@@ -270,9 +317,9 @@ impl DiffReport {
         const CELL: usize = 38;
         let mut out = String::new();
         let status = if self.passed() {
-            "✓ MATCHES"
+            "toolcap gold: ✓ MATCHES"
         } else {
-            "✗ DIFFERS"
+            "toolcap gold: ✗ DIFFERS"
         };
         let _ = writeln!(
             out,
@@ -314,6 +361,64 @@ impl DiffReport {
     }
 }
 
+/// The lines of each alignment, except that a run matching an ordered gold is drawn as the
+/// one pairing that makes it match (so no alignment can show a ≠ row under a ✓ verdict).
+fn rows_for(
+    gold: &GoldSpec,
+    actual: &[ActualCall],
+    options: CheckOptions,
+    pairing: &[Option<usize>],
+) -> Vec<Row> {
+    if gold.match_mode.is_none() && in_order_match(&gold.calls, actual, options.mode) {
+        return position_rows(&gold.calls, actual, options.mode);
+    }
+    align(
+        &gold.calls,
+        actual,
+        options.alignment,
+        options.mode,
+        pairing,
+    )
+}
+
+/// Argument precision and recall with the counts behind them, saying why when a count has
+/// nothing to count (never a bare `0/0` beside calls that exist).
+pub fn argument_counts(m: &Metrics) -> String {
+    let a = &m.arguments;
+    let f1 = fmt2(a.f1);
+    if m.gold_calls == 0 && m.trace_calls == 0 {
+        return format!("F1 {f1} (no calls on either side)");
+    }
+    if a.expected == 0 && a.actual == 0 && a.vacuous_matches > 0 {
+        return format!(
+            "F1 {f1} ({} paired call(s), no argument keys to compare)",
+            a.vacuous_matches
+        );
+    }
+    let precision = if a.actual > 0 {
+        format!("P {}/{}", a.correct, a.actual)
+    } else if m.trace_calls == 0 {
+        "P – (no actual call)".to_string()
+    } else if m.gold_calls == 0 {
+        format!("P – ({} actual call(s), none expected)", m.trace_calls)
+    } else if m.pairing.iter().all(Option::is_none) {
+        format!(
+            "P – ({} actual call(s), none pairs with a gold call)",
+            m.trace_calls
+        )
+    } else {
+        "P – (paired calls have no argument keys)".to_string()
+    };
+    let recall = if a.expected > 0 {
+        format!("R {}/{}", a.correct, a.expected)
+    } else if m.gold_calls == 0 {
+        "R – (no gold call)".to_string()
+    } else {
+        "R – (gold lists no argument keys)".to_string()
+    };
+    format!("{precision} {recall} F1 {f1}")
+}
+
 fn short_weight(key: &str) -> &'static str {
     match key {
         "selection_accuracy" => "sel",
@@ -324,16 +429,17 @@ fn short_weight(key: &str) -> &'static str {
     }
 }
 
+/// toolcap's own recomputation of an arksim assertion, in toolcap's words: arksim's phrasing
+/// is kept for what arksim itself wrote (see [`DiffReport::evaluator_lines`]).
 fn arksim_line(v: &ArksimVerdict, mode: &str) -> String {
-    let mut line = if v.matched {
-        format!("arksim ({mode}): matched")
-    } else {
-        format!(
-            "arksim ({mode}): FAILED {}: {}",
-            v.failure_label.unwrap_or(""),
-            redact::sanitize_line(&v.reason)
-        )
-    };
+    let mut line = format!(
+        "toolcap gold (arksim {mode} rules, recomputed): {}",
+        if v.matched {
+            "✓ matched"
+        } else {
+            "✗ not matched"
+        }
+    );
     if !v.missing_calls.is_empty() {
         let _ = write!(
             line,
@@ -348,6 +454,12 @@ fn arksim_line(v: &ArksimVerdict, mode: &str) -> String {
             redact::sanitize_line(&v.extra_calls.join(", "))
         );
     }
+    if !v.ordering_issues.is_empty() {
+        let _ = write!(line, "  out of order: {}", v.ordering_issues.len());
+    }
+    if let Some(label) = v.failure_label.filter(|_| !v.matched) {
+        let _ = write!(line, "  (arksim's label for this: {label})");
+    }
     line
 }
 
@@ -359,7 +471,7 @@ pub fn fmt2(value: f64) -> String {
 /// A value for display: its shape when redacted, its escaped text (secrets masked) when revealed.
 pub fn show_value(value: &Value, reveal: Reveal) -> String {
     match reveal {
-        Reveal::Redacted => describe_shape(value),
+        Reveal::Redacted => super::fingerprint::shape_and_fingerprint(value),
         Reveal::Revealed => {
             let mut masked = value.clone();
             redact::mask_secrets(&mut masked);

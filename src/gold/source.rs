@@ -171,6 +171,13 @@ pub fn load_gold_file(path: &Path) -> Result<(GoldFile, Vec<Problem>), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Whether a `--gold` file is an arksim `scenarios.json`: its assertions are then read the way
+/// the trace loader reads them (each scenario's gold judged over its whole conversation), not
+/// as a map of invocation ids.
+pub fn is_arksim_scenarios(path: &Path) -> bool {
+    read_json(path).is_ok_and(|v| v.get("scenarios").is_some_and(Value::is_array))
+}
+
 /// Sidecar names for a trace file: `NAME.gold.json` where NAME is the file name without its
 /// extension, or without everything after its first dot (`run.otlp.json` → `run.gold.json`).
 pub fn sidecar_candidates(trace: &Path) -> Vec<PathBuf> {

@@ -3,6 +3,7 @@
 
 pub mod attach;
 pub mod files;
+pub mod jaeger;
 pub mod listen;
 pub mod remote;
 pub mod tail;

@@ -23,9 +23,14 @@ pub type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 /// feed); more is refused rather than buffered.
 pub const MAX_RESPONSE_BYTES: usize = 1 << 30;
 
-/// True when SOURCE names a remote source rather than a path.
+/// True when SOURCE is an `http(s)://` URL (a `serve` feed).
 pub fn is_remote(source: &str) -> bool {
     source.starts_with("http://") || source.starts_with("https://")
+}
+
+/// True when SOURCE names any remote source rather than a path (a `serve` feed, `jaeger+…`).
+pub fn is_remote_source(source: &str) -> bool {
+    is_remote(source) || source.starts_with(super::jaeger::SCHEME_PREFIX)
 }
 
 /// Credentials and extra headers sent with every request of a remote source.
@@ -145,14 +150,15 @@ fn unauthorized_hint(options: &RemoteOptions) -> &'static str {
     }
 }
 
-/// GETs `url` and reads the whole body (bounded by [`MAX_RESPONSE_BYTES`]).
-pub async fn get_body(
+/// GETs a path and reads the whole body (bounded by [`MAX_RESPONSE_BYTES`]); `Err` only when
+/// no answer came.
+pub async fn get_answer(
     client: &HttpClient,
     base: &str,
     path_and_query: &str,
     accept: &str,
     options: &RemoteOptions,
-) -> Result<Bytes, String> {
+) -> Result<(u16, Bytes), String> {
     let target = format!("{}{path_and_query}", base.trim_end_matches('/'));
     let uri: Uri = target
         .parse()
@@ -166,21 +172,35 @@ pub async fn get_body(
         .await
         .map_err(|e| format!("cannot reach {base}: {}", error_chain(&e)))?;
     let status = response.status();
-    if status != StatusCode::OK {
-        let hint = if status == StatusCode::UNAUTHORIZED {
-            unauthorized_hint(options)
-        } else {
-            ""
-        };
+    if status == StatusCode::UNAUTHORIZED {
         let path = path_and_query.split('?').next().unwrap_or(path_and_query);
-        return Err(status_problem(path, status, hint));
+        return Err(status_problem(path, status, unauthorized_hint(options)));
     }
     let limited = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE_BYTES);
-    limited
+    let body = limited
         .collect()
         .await
         .map(|collected| collected.to_bytes())
-        .map_err(|e| format!("{base}: the answer broke off: {e}"))
+        .map_err(|e| format!("{base}: the answer broke off: {e}"))?;
+    Ok((status.as_u16(), body))
+}
+
+/// [`get_answer`], with anything but 200 as the error.
+pub async fn get_body(
+    client: &HttpClient,
+    base: &str,
+    path_and_query: &str,
+    accept: &str,
+    options: &RemoteOptions,
+) -> Result<Bytes, String> {
+    match get_answer(client, base, path_and_query, accept, options).await? {
+        (200, body) => Ok(body),
+        (status, _) => {
+            let path = path_and_query.split('?').next().unwrap_or(path_and_query);
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            Err(status_problem(path, status, ""))
+        }
+    }
 }
 
 /// The innermost causes of a client error (hyper's own message is only "client error (Connect)").
@@ -207,7 +227,11 @@ pub fn snapshot(url: &str, options: &RemoteOptions) -> Vec<Loaded> {
     };
     let result = runtime.block_on(async {
         let client = client(Duration::from_secs(10), options)?;
-        serve_feed_snapshot(&client, url, options).await
+        if url.starts_with(super::jaeger::SCHEME_PREFIX) {
+            super::jaeger::snapshot(&client, url, options).await
+        } else {
+            serve_feed_snapshot(&client, url, options).await
+        }
     });
     match result {
         Ok(loaded) => loaded,

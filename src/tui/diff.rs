@@ -10,7 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
 
 use crate::gold::align::{Alignment, RowKind};
-use crate::gold::report::{DiffReport, fmt2};
+use crate::gold::conversation::{row_in_turn, turn_share};
+use crate::gold::report::{DiffReport, argument_counts, fmt2};
 use crate::redact::{Reveal, sanitize_line};
 use crate::tui::theme::{Role, Theme};
 
@@ -22,9 +23,25 @@ pub struct DiffViewState {
 
 impl DiffViewState {
     /// Starts on the first row that differs (or the first row).
+    /// Starts on the first row that differs (or the first row); for a turn of a
+    /// whole-conversation gold, on the first row of that turn's share.
     pub fn new(report: &DiffReport) -> Self {
+        let in_focus = |r: usize| match &report.conversation {
+            Some(scope) => scope
+                .focus
+                .is_none_or(|turn| row_in_turn(scope, &report.rows[r], turn)),
+            None => true,
+        };
+        let differing = report.differing_rows();
+        let selected_row = differing
+            .iter()
+            .copied()
+            .find(|&r| in_focus(r))
+            .or_else(|| (0..report.rows.len()).find(|&r| in_focus(r)))
+            .or_else(|| differing.first().copied())
+            .unwrap_or(0);
         DiffViewState {
-            selected_row: report.differing_rows().first().copied().unwrap_or(0),
+            selected_row,
             alignment: report.options.alignment,
         }
     }
@@ -108,11 +125,10 @@ pub fn kind_role(kind: RowKind) -> Role {
 
 fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<'static>> {
     let m = &report.metrics;
-    let a = &m.arguments;
     let status = if report.passed() {
-        Span::styled("✓ matches gold", theme.style(Role::StatusOk))
+        Span::styled("toolcap gold: ✓ matches", theme.style(Role::StatusOk))
     } else {
-        Span::styled("✗ differs from gold", theme.style(Role::StatusError))
+        Span::styled("toolcap gold: ✗ differs", theme.style(Role::StatusError))
     };
     let mut lines = vec![
         Line::from(vec![
@@ -136,16 +152,12 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
             )),
         ]),
         Line::from(format!(
-            "score {} {} │ sel {}/{} │ F1 {} P {}/{} R {}/{} │ seq {} edits/{} → {}",
+            "score {} {} │ sel {}/{} │ args {} │ seq {} edits/{} → {}",
             fmt2(m.score),
             m.grade,
             m.selected_calls,
             m.trace_calls,
-            fmt2(a.f1),
-            a.correct,
-            a.actual,
-            a.correct,
-            a.expected,
+            argument_counts(m),
             m.sequence.edit_distance,
             m.sequence.max_len,
             fmt2(m.sequence.sequence_accuracy),
@@ -167,22 +179,28 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
             m.efficiency.retry_after_error_count,
         )),
     ];
-    if let Some(v) = &report.arksim {
-        let text = if v.matched {
-            format!(
-                "arksim {}: matched",
-                report.gold.match_mode.as_deref().unwrap_or("")
-            )
-        } else {
-            format!(
-                "arksim {}: {} — {}",
-                report.gold.match_mode.as_deref().unwrap_or(""),
-                v.failure_label.unwrap_or(""),
-                v.reason
-            )
-        };
-        lines.push(Line::from(sanitize_line(&text)));
+    if let Some(scope) = &report.conversation
+        && let Some(turn) = scope.focus
+    {
+        let share = scope
+            .turns
+            .get(turn)
+            .and_then(|id| turn_share(report, id))
+            .unwrap_or_default();
+        lines.push(Line::from(format!(
+            "this turn's share (▸): {} of {} row(s), {} differing · the verdict is the whole conversation's ({} turns)",
+            share.rows,
+            report.rows.len(),
+            share.differing,
+            scope.turns.len()
+        )));
     }
+    lines.extend(
+        report
+            .verdict_lines()
+            .into_iter()
+            .map(|l| Line::from(sanitize_line(&l))),
+    );
     lines
 }
 
@@ -254,24 +272,36 @@ pub fn render(
     .areas(area);
     frame.render_widget(Paragraph::new(header), top);
 
+    let marked = report
+        .conversation
+        .as_ref()
+        .is_some_and(|s| s.focus.is_some());
     let rows: Vec<TableRow> = report
         .rows
         .iter()
         .enumerate()
         .map(|(i, row)| {
+            let mark = match &report.conversation {
+                Some(scope) if scope.focus.is_some_and(|t| row_in_turn(scope, row, t)) => "▸",
+                _ => "",
+            };
             TableRow::new(vec![
-                Cell::from(format!("{}", i + 1)),
+                Cell::from(format!("{mark}{}", i + 1)),
                 Cell::from(sanitize_line(&report.gold_cell(row, reveal))),
                 Cell::from(sanitize_line(&report.actual_cell(row, reveal))),
                 Cell::from(sanitize_line(&report.verdict_label(row))),
             ])
-            .style(theme.style(kind_role(row.kind)))
+            .style(theme.style(if report.tolerated(row).is_some() {
+                Role::StatusOk
+            } else {
+                kind_role(row.kind)
+            }))
         })
         .collect();
     let table = Table::new(
         rows,
         [
-            Constraint::Length(3),
+            Constraint::Length(if marked { 4 } else { 3 }),
             Constraint::Percentage(34),
             Constraint::Percentage(34),
             Constraint::Fill(1),

@@ -77,6 +77,10 @@ pub fn run(args: UiArgs) -> i32 {
             }
         }
     }
+    if let Err(message) = terminal_check() {
+        eprintln!("{message}");
+        return 2;
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -141,6 +145,24 @@ pub fn run(args: UiArgs) -> i32 {
     }
 }
 
+/// The TUI draws on stdout and reads keys from stdin: without a terminal on both it would
+/// panic or draw into a pipe, so it refuses in one line and points at the headless view.
+fn terminal_check() -> Result<(), String> {
+    use std::io::IsTerminal as _;
+    let missing = match (
+        std::io::stdin().is_terminal(),
+        std::io::stdout().is_terminal(),
+    ) {
+        (true, true) => return Ok(()),
+        (false, true) => "stdin is not a terminal",
+        (true, false) => "stdout is not a terminal",
+        (false, false) => "stdin and stdout are not terminals",
+    };
+    Err(format!(
+        "toolcap-tui: the TUI needs a terminal ({missing}); for text or JSON use `toolcap-tui dump SOURCE...`"
+    ))
+}
+
 /// A panic must leave a usable terminal: release the mouse, then ratatui's hook restores the
 /// screen and prints the panic.
 fn install_mouse_release_on_panic() {
@@ -171,7 +193,9 @@ pub async fn spawn_sources(
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
-        if remote::is_remote(source) {
+        if source.starts_with(crate::sources::jaeger::SCHEME_PREFIX) {
+            crate::sources::jaeger::spawn_poll(source.clone(), remote.clone(), tx.clone());
+        } else if remote::is_remote(source) {
             let options = attach::AttachOptions {
                 remote: remote.clone(),
                 ..attach::AttachOptions::default()

@@ -39,7 +39,7 @@ pub fn load_store_with(
         store.apply(loaded.batch);
     };
     for source in sources {
-        match source.to_str().filter(|s| remote::is_remote(s)) {
+        match source.to_str().filter(|s| remote::is_remote_source(s)) {
             Some(url) => remote::snapshot(url, remote)
                 .into_iter()
                 .for_each(&mut take),

@@ -135,7 +135,7 @@ def main():
     frames_log = os.path.join(work, "pane.out")
     http, grpc = free_port(), free_port()
     tmux = Tmux(args.tmux_socket)
-    command = f"exec {args.binary} --listen 127.0.0.1:{http} --grpc 127.0.0.1:{grpc} {empty}"
+    command = f"exec {args.binary} --listen=127.0.0.1:{http} --grpc 127.0.0.1:{grpc} {empty}"
     tmux.run("new-session", "-d", "-s", "load", "-x", "160", "-y", "48", command)
     clients = []
     try:

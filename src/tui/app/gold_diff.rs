@@ -4,7 +4,8 @@
 use crossterm::event::KeyCode;
 
 use super::{App, Pane, nav};
-use crate::gold::check::{SidecarCache, report_for};
+use crate::gold::check::{SidecarCache, report_in};
+use crate::gold::conversation::{Conversations, conversation_of, turn_share};
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::GoldFile;
 use crate::tui::diff::{DiffAction, DiffViewState, handle_key};
@@ -26,6 +27,8 @@ pub struct DiffOverlay {
 pub struct GoldContext {
     pub file: Option<GoldFile>,
     sidecars: SidecarCache,
+    /// Turns of each conversation (whole-conversation golds), rebuilt when the store changes.
+    conversations: Conversations,
     /// Invocation id → (its content version, its score and pass/fail if it has a gold).
     scores: std::collections::HashMap<String, (ContentVersion, Option<(f64, bool)>)>,
     /// Bumped whenever a score changes, so views built from scores know to rebuild.
@@ -51,9 +54,12 @@ impl GoldContext {
 }
 
 pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {
+    app.gold.conversations.refresh(&app.store);
     let inv = app.store.get(id)?;
     let mut problems = Vec::new();
-    let report = report_for(
+    let mut report = report_in(
+        &app.store,
+        &app.gold.conversations,
         inv,
         app.gold.file.as_ref(),
         CheckOptions::default(),
@@ -63,7 +69,24 @@ pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {
     if let Some(problem) = problems.first() {
         app.message = Some(crate::redact::sanitize_line(&problem.to_string()));
     }
+    if let Some(scope) = report.as_mut().and_then(|r| r.conversation.as_mut()) {
+        scope.focus = scope.turns.iter().position(|t| t == id);
+    }
     report
+}
+
+/// A list row's gold outcome: the report's score, and whether this invocation's part passes
+/// (for a turn of a whole-conversation gold, its share of the rows; the turn the gold is
+/// filed under also carries the conversation's verdict).
+fn outcome(report: &DiffReport, id: &str) -> (f64, bool) {
+    let passed = match (turn_share(report, id), report.conversation.as_ref()) {
+        (Some(share), Some(scope)) => {
+            let holder = scope.holder.and_then(|h| scope.turns.get(h)) == Some(&id.to_string());
+            share.differing == 0 && (!holder || report.passed())
+        }
+        _ => report.passed(),
+    };
+    (report.metrics.score, passed)
 }
 
 pub(super) fn open(app: &mut App) {
@@ -74,6 +97,16 @@ pub(super) fn open(app: &mut App) {
     match report(app, &id) {
         Some(report) => {
             let state = DiffViewState::new(&report);
+            app.message = report
+                .conversation
+                .as_ref()
+                .filter(|scope| scope.turns.len() > 1)
+                .map(|scope| {
+                    format!(
+                        "gold of the whole conversation ({} turns); rows of this turn are marked ▸",
+                        scope.turns.len()
+                    )
+                });
             app.diff = Some(DiffOverlay {
                 invocation: id,
                 report,
@@ -119,11 +152,25 @@ type ContentVersion = (usize, bool);
 
 fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
     let inv = app.store.get(id)?;
+    // A turn is judged with its whole conversation: any of its turns changing changes it.
+    if let Some(conversation) = conversation_of(inv) {
+        let turns = app.gold.conversations.turns(conversation);
+        if turns.len() > 1 {
+            let (spans, gold) = turns
+                .iter()
+                .filter_map(|t| app.store.get(t))
+                .fold((0, false), |(n, g), t| {
+                    (n + t.spans.len(), g || t.gold.is_some())
+                });
+            return Some((spans, gold));
+        }
+    }
     Some((inv.spans.len(), inv.gold.is_some()))
 }
 
 /// Scores the visible list rows that have a gold (again only when a run's content changed).
 pub(super) fn refresh_scores(app: &mut App) {
+    app.gold.conversations.refresh(&app.store);
     let start = app.list.offset;
     let ids: Vec<String> = app
         .list
@@ -143,7 +190,7 @@ pub(super) fn refresh_scores(app: &mut App) {
         let Some(version) = content_version(app, &id) else {
             continue;
         };
-        let scored = report(app, &id).map(|r| (r.metrics.score, r.passed()));
+        let scored = report(app, &id).map(|r| outcome(&r, &id));
         let previous = app.gold.scores.insert(id, (version, scored));
         if previous.map(|(_, s)| s) != Some(scored) {
             app.gold.version += 1;

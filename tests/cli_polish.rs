@@ -1,0 +1,94 @@
+//! The command line around the views: shell completions and the man page are generated from
+//! the same definitions as `--help`; `--listen` takes an address only as `--listen=ADDR`;
+//! without a terminal the TUI refuses in one line instead of panicking or drawing into a pipe.
+
+use std::process::{Command, Stdio};
+
+use clap::Parser as _;
+use toolcap::cli::Cli;
+
+fn toolcap(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run toolcap-tui")
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _toolcap__tui"),
+        ("zsh", "#compdef toolcap-tui"),
+        ("fish", "complete -c toolcap-tui"),
+    ] {
+        let out = toolcap(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}: {script}");
+        // Subcommands and options come from the same definitions as --help.
+        assert!(script.contains("dump"), "{shell}");
+        assert!(script.contains("--reveal"), "{shell}");
+    }
+    assert_ne!(
+        toolcap(&["completions", "no-such-shell"]).status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn the_man_page_is_roff_with_every_subcommand() {
+    let out = toolcap(&["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie \\n(.g .ds Aq"),
+        "{}",
+        &page[..80.min(page.len())]
+    );
+    assert!(page.contains(".TH toolcap-tui 1"), "{page}");
+    for word in ["dump", "check", "serve", "completions", "\\-\\-listen"] {
+        assert!(page.contains(word), "{word} missing");
+    }
+}
+
+#[test]
+fn listen_takes_its_address_only_after_an_equals_sign() {
+    let cli = Cli::try_parse_from(["toolcap-tui", "--listen", "./traces"]).unwrap();
+    assert_eq!(cli.ui.listen.as_deref(), Some("127.0.0.1:4318"));
+    assert_eq!(cli.ui.sources, ["./traces"]);
+    let cli = Cli::try_parse_from(["toolcap-tui", "--listen=127.0.0.1:9318", "a.jsonl"]).unwrap();
+    assert_eq!(cli.ui.listen.as_deref(), Some("127.0.0.1:9318"));
+    assert_eq!(cli.ui.sources, ["a.jsonl"]);
+    let cli = Cli::try_parse_from(["toolcap-tui", "x"]).unwrap();
+    assert_eq!(cli.ui.listen, None);
+}
+
+#[test]
+fn without_a_terminal_the_tui_exits_2_and_points_at_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    // stdin /dev/null, stdout a pipe: the case `toolcap-tui DIR </dev/null | cat`.
+    let out = toolcap(&[dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing is drawn into the pipe");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+    assert!(stderr.contains("toolcap-tui dump"), "{stderr}");
+
+    // stdout to a file, as `toolcap-tui DIR > out.txt` would: same refusal.
+    let file = std::fs::File::create(dir.path().join("out.txt")).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert!(
+        std::fs::read(dir.path().join("out.txt"))
+            .unwrap()
+            .is_empty()
+    );
+}
