@@ -241,6 +241,9 @@ fn search_filters_the_list_and_esc_clears_it() {
     // Typing `q` in the search box does not quit.
     press(&mut app, "/q");
     assert!(!app.should_quit);
+    // Esc while typing restores the filter kept before (`summ`); Esc again clears it.
+    press(&mut app, "<esc>");
+    assert_eq!(app.list.ids, ["summ"]);
     press(&mut app, "<esc>");
     assert_eq!(app.list.ids.len(), 3);
 }

@@ -216,7 +216,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
     };
     match term {
         Term::Text(text) => {
-            let inv_hit = invocation_texts(inv).any(|t| contains_ci(t, text));
+            let inv_hit = invocation_texts(inv).any(|t| shown_contains(t, text, ctx.reveal));
             mixed(
                 inv_hit,
                 spans_where(inv, |s| span_has_text(s, text, ctx.reveal)),
@@ -449,25 +449,34 @@ fn json_text(value: &serde_json::Value) -> String {
     out
 }
 
+/// Free text is matched as views show it (the one masking pass in `redact`), so a search
+/// can never confirm text the screen hides.
+fn shown_contains(text: &str, needle: &str, reveal: Reveal) -> bool {
+    // Masking only hides text: what the raw text lacks, the shown text lacks too.
+    contains_ci(text, needle) && contains_ci(&redact::mask_text(text, reveal), needle)
+}
+
 fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     let plain = span_names(span)
         .chain(span.llm.as_ref().and_then(|l| l.provider.as_deref()))
         .chain(span.error_type())
-        .chain(span.error_message())
-        .any(|t| contains_ci(t, needle));
+        .any(|t| shown_contains(t, needle, reveal))
+        || span
+            .error
+            .as_deref()
+            .and_then(|e| redact::error_message(e, reveal))
+            .is_some_and(|m| contains_ci(&m, needle));
     if plain {
         return true;
     }
-    let attrs = span
-        .attributes
-        .iter()
-        .any(|(k, v)| searchable_attr_text(k, v).is_some_and(|t| contains_ci(&t, needle)))
-        || span.events.iter().any(|e| {
-            contains_ci(&e.name, needle)
-                || e.attributes.iter().any(|(k, v)| {
-                    searchable_attr_text(k, v).is_some_and(|t| contains_ci(&t, needle))
-                })
-        });
+    let attrs = span.attributes.iter().any(|(k, v)| {
+        searchable_attr_text(k, v).is_some_and(|t| shown_contains(&t, needle, reveal))
+    }) || span.events.iter().any(|e| {
+        shown_contains(&e.name, needle, reveal)
+            || e.attributes.iter().any(|(k, v)| {
+                searchable_attr_text(k, v).is_some_and(|t| shown_contains(&t, needle, reveal))
+            })
+    });
     if attrs {
         return true;
     }

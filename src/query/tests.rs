@@ -471,3 +471,23 @@ fn gold_mismatch_comes_from_the_callers_gold_outcomes() {
     assert_eq!(matching("is:failing"), ["t1", "t2"]);
     assert!(matching("is:ok").is_empty());
 }
+
+#[test]
+fn text_hidden_by_the_masking_pass_is_not_matched() {
+    let mut failing = span("m", "m1", None, "notify", SpanKind::Tool);
+    failing.status = SpanStatus::Error;
+    failing.error = Some(Box::new(ErrorInfo {
+        error_type: Some("MailError".into()),
+        message: Some("bounced for alice@example.com".into()),
+        ..Default::default()
+    }));
+    let mut store = Store::new();
+    store.ingest(Batch {
+        spans: vec![failing],
+        ..Default::default()
+    });
+    // Redacted views mask the address, so searching for it must not confirm it is there.
+    assert!(run(&store, "\"alice@example\"", Reveal::Redacted).is_empty());
+    assert_eq!(run(&store, "\"alice@example\"", Reveal::Revealed).len(), 1);
+    assert_eq!(run(&store, "\"bounced\"", Reveal::Redacted).len(), 1);
+}

@@ -44,6 +44,8 @@ pub enum Action {
     CycleSort,
     /// Releases the mouse so the terminal can select text natively (and takes it back).
     ToggleMouseCapture,
+    /// While a find is active: show only matching spans and their ancestors.
+    ToggleFindOnly,
     // Payload
     TogglePayloadFullscreen,
     // Internal: produced by the event loop, never bound.
@@ -73,6 +75,12 @@ pub enum Action {
     SearchBackspace,
     #[serde(skip)]
     SearchAccept,
+    /// Readline editing and history inside a search prompt.
+    #[serde(skip)]
+    SearchEdit(crate::tui::search::EditKey),
+    /// A number key in the list: the config file's Nth preset query.
+    #[serde(skip)]
+    Preset(u8),
     #[serde(skip)]
     Tick,
     /// A key while the gold diff overlay is open; the overlay has its own small keymap.
@@ -82,7 +90,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 28] = [
+    pub const BINDABLE: [Action; 29] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -110,6 +118,7 @@ impl Action {
         Action::JumpToRequester,
         Action::CycleSort,
         Action::ToggleMouseCapture,
+        Action::ToggleFindOnly,
         Action::TogglePayloadFullscreen,
     ];
 
@@ -122,7 +131,7 @@ impl Action {
             Action::ToggleProblems => "problems in the sources",
             Action::ToggleReveal => "reveal/redact payloads",
             Action::ToggleDiff => "gold diff",
-            Action::StartSearch => "search invocations",
+            Action::StartSearch => "search / find",
             Action::Cancel => "close / clear",
             Action::FocusNext => "next pane",
             Action::FocusPrev => "previous pane",
@@ -144,6 +153,7 @@ impl Action {
             Action::CycleSort => "cycle sort",
             Action::ToggleMouseCapture => "mouse capture (off: select text)",
             Action::JumpToRequester => "go to requesting LLM span",
+            Action::ToggleFindOnly => "only spans the find matched",
             Action::TogglePayloadFullscreen => "full-screen payload",
             Action::Resize { .. }
             | Action::Click { .. }
@@ -152,6 +162,8 @@ impl Action {
             | Action::SearchInput(_)
             | Action::SearchBackspace
             | Action::SearchAccept
+            | Action::SearchEdit(_)
+            | Action::Preset(_)
             | Action::Tick
             | Action::DiffKey(_) => return None,
         })

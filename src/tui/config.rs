@@ -11,6 +11,8 @@
 //! "d" = "none"          # unbind
 //! [keys.tree]
 //! "<ctrl-e>" = "expand_all"
+//! [presets]             # list-search queries on number keys 1-9, in name order
+//! failing = "is:failing"
 //! ```
 //!
 //! A bad entry is skipped and reported in the status bar; it never stops the app.
@@ -33,6 +35,9 @@ struct ConfigFile {
     theme: BTreeMap<String, String>,
     #[serde(default)]
     keys: BTreeMap<String, BTreeMap<String, String>>,
+    /// Named list-search queries, on number keys in name order: `failing = "is:failing"`.
+    #[serde(default)]
+    presets: BTreeMap<String, String>,
 }
 
 /// The resolved configuration.
@@ -44,6 +49,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// The file it was read from (or would be), shown in the help.
     pub path: Option<PathBuf>,
+    /// List-search presets (name, query), in name order; key 1 applies the first.
+    pub presets: Vec<(String, String)>,
 }
 
 /// Where the config file is looked for.
@@ -125,11 +132,22 @@ pub fn from_toml(text: &str, no_color: bool) -> Config {
             }
         }
     }
+    let mut presets = Vec::new();
+    for (name, query) in file.presets {
+        match crate::query::Query::parse(&query) {
+            Ok(_) if presets.len() < 9 => presets.push((name, query)),
+            Ok(_) => warnings.push(format!(
+                "preset {name:?}: only 9 presets fit on number keys"
+            )),
+            Err(e) => warnings.push(format!("preset {name:?}: {e}")),
+        }
+    }
     Config {
         keymap,
         theme,
         warnings,
         path: None,
+        presets,
     }
 }
 

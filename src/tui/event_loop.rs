@@ -24,13 +24,26 @@ const TICK: Duration = Duration::from_millis(250);
 pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
-            if app.searching {
+            if app.searching || app.find.editing {
                 return search_key(app, key);
             }
             if app.diff.is_some() {
                 return diff_key(app, key);
             }
-            app.config.keymap.lookup(&app.key_scopes(), key)
+            app.config
+                .keymap
+                .lookup(&app.key_scopes(), key)
+                .or_else(|| {
+                    // Number keys in the list apply the config file's presets.
+                    match key.code {
+                        crossterm::event::KeyCode::Char(c @ '1'..='9')
+                            if app.focus == super::app::Pane::List && !app.payload_fullscreen =>
+                        {
+                            Some(Action::Preset(c as u8 - b'0'))
+                        }
+                        _ => None,
+                    }
+                })
         }
         Event::Mouse(mouse) => match mouse.kind {
             MouseEventKind::Down(_) => Some(Action::Click {
@@ -67,19 +80,48 @@ fn diff_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
     Some(Action::DiffKey(key.code))
 }
 
-/// While typing a search, keys are text; only Ctrl-C, Esc and Enter keep their meaning.
+/// While typing a search, keys are text and readline editing (Ctrl-U/W/A/E, Alt-B/F, arrows,
+/// ↑/↓ history); Ctrl-C still quits, Esc and Enter close the prompt.
 fn search_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
+    use super::search::EditKey;
     use crossterm::event::{KeyCode, KeyModifiers};
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return app
-            .config
-            .keymap
-            .lookup(&[super::keymap::Scope::Global], key);
+        let edit = match key.code {
+            KeyCode::Char('u') => Some(EditKey::KillToStart),
+            KeyCode::Char('w') | KeyCode::Backspace => Some(EditKey::KillWordBack),
+            KeyCode::Char('a') => Some(EditKey::Home),
+            KeyCode::Char('e') => Some(EditKey::End),
+            KeyCode::Char('b') => Some(EditKey::Left),
+            KeyCode::Char('f') => Some(EditKey::Right),
+            _ => None,
+        };
+        return match edit {
+            Some(edit) => Some(Action::SearchEdit(edit)),
+            None => app
+                .config
+                .keymap
+                .lookup(&[super::keymap::Scope::Global], key),
+        };
+    }
+    if key.modifiers.contains(KeyModifiers::ALT) {
+        return match key.code {
+            KeyCode::Char('b') | KeyCode::Left => Some(Action::SearchEdit(EditKey::WordLeft)),
+            KeyCode::Char('f') | KeyCode::Right => Some(Action::SearchEdit(EditKey::WordRight)),
+            KeyCode::Backspace => Some(Action::SearchEdit(EditKey::KillWordBack)),
+            _ => None,
+        };
     }
     match key.code {
         KeyCode::Esc => Some(Action::Cancel),
         KeyCode::Enter => Some(Action::SearchAccept),
         KeyCode::Backspace => Some(Action::SearchBackspace),
+        KeyCode::Delete => Some(Action::SearchEdit(EditKey::Delete)),
+        KeyCode::Left => Some(Action::SearchEdit(EditKey::Left)),
+        KeyCode::Right => Some(Action::SearchEdit(EditKey::Right)),
+        KeyCode::Home => Some(Action::SearchEdit(EditKey::Home)),
+        KeyCode::End => Some(Action::SearchEdit(EditKey::End)),
+        KeyCode::Up => Some(Action::SearchEdit(EditKey::HistoryPrev)),
+        KeyCode::Down => Some(Action::SearchEdit(EditKey::HistoryNext)),
         KeyCode::Char(c) => Some(Action::SearchInput(c)),
         _ => None,
     }

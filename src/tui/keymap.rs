@@ -198,6 +198,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Tree, "E", Action::ExpandAll),
     (Scope::Tree, "C", Action::CollapseAll),
     (Scope::Tree, "o", Action::JumpToRequester),
+    (Scope::Tree, "F", Action::ToggleFindOnly),
     (Scope::Tree, "f", Action::TogglePayloadFullscreen),
     (Scope::Detail, "f", Action::TogglePayloadFullscreen),
     (Scope::Detail, "<enter>", Action::TogglePayloadFullscreen),

@@ -30,6 +30,7 @@ pub mod format;
 pub mod inspect;
 pub mod keymap;
 pub mod payload;
+pub mod search;
 pub mod theme;
 pub mod tree_nav;
 pub mod ui;
@@ -220,6 +221,14 @@ pub async fn spawn_sources(
             Ok(handle) => running.receiver = Some(handle),
             Err(e) => running.notes.push(format!("--listen: {e}")),
         }
+    }
+    // Standard input, FIFOs and `<(…)` are read once: there is nothing to watch.
+    let (read_once, paths): (Vec<PathBuf>, Vec<PathBuf>) = paths.into_iter().partition(|p| {
+        p.as_path() == std::path::Path::new(files::STDIN)
+            || std::fs::metadata(p).is_ok_and(|m| !m.is_dir() && !m.is_file())
+    });
+    if !read_once.is_empty() {
+        spawn_file_load(read_once, tx.clone());
     }
     if !paths.is_empty() {
         match watch::spawn_watcher(paths.clone(), tx.clone()) {

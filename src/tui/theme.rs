@@ -39,6 +39,8 @@ pub enum Role {
     HintText,
     Message,
     Search,
+    /// Characters a search or find matched.
+    Match,
     JsonKey,
     JsonString,
     JsonNumber,
@@ -51,7 +53,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 38] = [
+    pub const ALL: [Role; 39] = [
         Role::Text,
         Role::Dim,
         Role::Title,
@@ -81,6 +83,7 @@ impl Role {
         Role::HintText,
         Role::Message,
         Role::Search,
+        Role::Match,
         Role::JsonKey,
         Role::JsonString,
         Role::JsonNumber,
@@ -124,6 +127,7 @@ impl Role {
             Role::HintText => "hint.text",
             Role::Message => "message",
             Role::Search => "search",
+            Role::Match => "match",
             Role::JsonKey => "json.key",
             Role::JsonString => "json.string",
             Role::JsonNumber => "json.number",
@@ -175,6 +179,9 @@ impl Role {
             Role::HintText => Style::new().add_modifier(Modifier::DIM),
             Role::Message => fg(Color::Yellow),
             Role::Search => fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Role::Match => fg(Color::Black)
+                .bg(Color::Yellow)
+                .add_modifier(Modifier::UNDERLINED),
             Role::JsonKey => fg(Color::Cyan),
             Role::JsonString => fg(Color::Green),
             Role::JsonNumber => fg(Color::Magenta),

@@ -99,3 +99,20 @@ pub fn scroll_to_show(offset: usize, selected: usize, height: usize) -> usize {
         offset
     }
 }
+
+/// Rows of `spans` and of all their ancestors, ascending: the find's only-matches view.
+pub fn rows_with_ancestors(inv: &Invocation, spans: &[usize]) -> Vec<usize> {
+    let row_of = &inv.tree().row_of_span;
+    let mut keep: HashSet<usize> = HashSet::new();
+    for &span in spans {
+        let Some(&row) = row_of.get(span) else {
+            continue;
+        };
+        if keep.insert(row) {
+            keep.extend(ancestors(inv, row));
+        }
+    }
+    let mut rows: Vec<usize> = keep.into_iter().collect();
+    rows.sort_unstable();
+    rows
+}

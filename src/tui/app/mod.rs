@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+mod find;
 mod gold_diff;
 pub mod listing;
 mod nav;
@@ -154,6 +155,10 @@ pub struct App {
     pub selected_conversation: Option<String>,
     /// Whether the app captures the mouse; off lets the terminal select text natively.
     pub mouse_capture: bool,
+    /// The list search prompt: line being edited, history, the filter in force.
+    pub list_search: crate::tui::search::ListSearch,
+    /// Find in the selected trace.
+    pub find: crate::tui::search::Find,
 }
 
 impl App {
@@ -191,6 +196,8 @@ impl App {
             folded_version: 0,
             selected_conversation: None,
             mouse_capture: true,
+            list_search: Default::default(),
+            find: Default::default(),
         };
         refresh(&mut app);
         app
@@ -360,24 +367,26 @@ pub fn update(app: &mut App, action: Action) {
             app.show_problems = true;
             app.help_scroll = 0;
         }
-        Action::ToggleReveal => app.reveal = app.reveal.toggled(),
+        Action::ToggleReveal => {
+            app.reveal = app.reveal.toggled();
+            // Payload text is searched only while revealed: results depend on the mode.
+            app.list.key = None;
+            app.find.computed_at = None;
+        }
         Action::ToggleDiff => gold_diff::open(app),
         Action::DiffKey(code) => gold_diff::key(app, code),
-        Action::StartSearch => {
-            app.searching = true;
-            app.focus = Pane::List;
-        }
-        Action::SearchInput(c) => app.search.push(c),
-        Action::SearchBackspace => {
-            app.search.pop();
-        }
-        Action::SearchAccept => app.searching = false,
+        Action::StartSearch => find::start(app),
+        Action::SearchInput(c) => find::input(app, c),
+        Action::SearchBackspace => find::backspace(app),
+        Action::SearchEdit(key) => find::edit(app, key),
+        Action::SearchAccept => find::accept(app),
+        Action::Preset(n) => find::preset(app, n),
+        Action::ToggleFindOnly => find::toggle_only_matches(app),
         Action::Cancel => {
             if app.payload_fullscreen {
                 app.payload_fullscreen = false;
-            } else if app.searching || !app.search.is_empty() {
-                app.searching = false;
-                app.search.clear();
+            } else {
+                find::cancel(app);
             }
         }
         Action::FocusNext => app.focus = app.focus.next(),
@@ -407,6 +416,9 @@ pub fn update(app: &mut App, action: Action) {
             }
         }
         Action::CollapseAll => collapse_all(app),
+        // While a find is active, n/N walk its matches; Esc ends it and they walk failures.
+        Action::NextFailure if app.find.active => find::cycle(app, true),
+        Action::PrevFailure if app.find.active => find::cycle(app, false),
         Action::NextFailure => triage::step_failure(app, true),
         Action::PrevFailure => triage::step_failure(app, false),
         Action::NextFailingInvocation => triage::step_failing_invocation(app, true),

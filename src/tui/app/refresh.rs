@@ -3,11 +3,7 @@
 
 use std::collections::HashSet;
 
-use fuzzy_matcher::FuzzyMatcher;
-use fuzzy_matcher::skim::SkimMatcherV2;
-
 use super::{App, DetailView, TreeView};
-use crate::store::Invocation;
 use crate::tui::inspect;
 use crate::tui::tree_nav::{self, scroll_to_show};
 use crate::tui::verdict::{GoldRow, verdict_lines};
@@ -19,6 +15,7 @@ pub fn refresh(app: &mut App) {
     refresh_list(app);
     super::gold_diff::refresh_scores(app);
     super::triage::refresh_triage(app);
+    super::find::refresh_find(app);
     refresh_tree(app);
     refresh_detail(app);
 }
@@ -38,11 +35,11 @@ pub(super) fn refresh_list(app: &mut App) {
         } else {
             app.selected_order_position()
         };
-        let matcher = SkimMatcherV2::default().ignore_case();
+        let query = app.list_search.query.as_ref();
         let listed = app
             .store
             .invocations()
-            .filter(|inv| app.search.is_empty() || matches_search(&matcher, inv, &app.search))
+            .filter(|inv| super::find::list_matches(app, query, inv))
             .collect();
         let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
         app.list.ids = arranged.ids;
@@ -76,16 +73,6 @@ pub(super) fn refresh_list(app: &mut App) {
     app.list.offset = app.list.offset.min(app.list.rows.len().saturating_sub(1));
 }
 
-pub(super) fn matches_search(matcher: &SkimMatcherV2, inv: &Invocation, query: &str) -> bool {
-    let summary = inv.summary();
-    let mut haystack = format!("{} {}", summary.name, inv.id);
-    for call in &summary.tool_calls {
-        haystack.push(' ');
-        haystack.push_str(&call.name);
-    }
-    matcher.fuzzy_match(&haystack, query).is_some()
-}
-
 pub(super) fn refresh_tree(app: &mut App) {
     let Some(inv_id) = app.selected_invocation.clone() else {
         app.tree = TreeView::default();
@@ -96,10 +83,15 @@ pub(super) fn refresh_tree(app: &mut App) {
         let changed_invocation = app.tree.key.as_ref().is_none_or(|k| k.1 != inv_id);
         let empty = HashSet::new();
         let collapsed = app.collapsed.get(&inv_id).unwrap_or(&empty);
+        let only = (app.find.only_matches && (app.find.active || app.find.editing))
+            .then_some(&app.find.matches);
         app.tree.visible = app
             .store
             .get(&inv_id)
-            .map(|inv| tree_nav::visible_rows(inv, collapsed))
+            .map(|inv| match only {
+                Some(matches) => tree_nav::rows_with_ancestors(inv, matches),
+                None => tree_nav::visible_rows(inv, collapsed),
+            })
             .unwrap_or_default();
         app.tree.key = Some(key);
         if changed_invocation {

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use crate::tui::app::{App, Pane};
 use crate::tui::theme::Role;
+use crate::tui::ui::highlight;
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
@@ -35,6 +36,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .title(Span::styled(mode_text, theme.style(mode_role)))
         .title_bottom(Span::styled(position, theme.style(Role::Dim)))
         .border_style(theme.border(focused));
-    let window = lines.get(first..last).unwrap_or_default().to_vec();
+    let window = lines.get(first..last).unwrap_or_default();
+    // The matched text of a found span is marked in what the pane shows (already redacted
+    // or masked), never in hidden payload text.
+    let find_query = app.find.query.as_ref().filter(|_| {
+        app.selected_span_index()
+            .is_some_and(|span| app.find.is_match(span))
+    });
+    let window: Vec<ratatui::text::Line> = match find_query {
+        Some(q) => window
+            .iter()
+            .map(|l| highlight::highlight_line(l, q, theme.style(Role::Match)))
+            .collect(),
+        None => window.to_vec(),
+    };
     frame.render_widget(Paragraph::new(window).block(block), area);
 }

@@ -12,18 +12,24 @@ use crate::triage::Facets;
 use crate::tui::app::{App, ListRow, Pane};
 use crate::tui::format::{clock, duration_ms, tokens};
 use crate::tui::theme::{Role, Theme};
+use crate::tui::ui::highlight;
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let total = app.store.len();
     let sort = app.sort.label();
-    let title = if app.search.is_empty() {
+    let shown = app.list.ids.len();
+    let title = if app.searching {
+        format!(
+            " Invocations · /{} · {shown} of {total} · {sort} (s) ",
+            redact::sanitize_line(app.list_search.editor.text())
+        )
+    } else if app.search.is_empty() {
         format!(" Invocations ({total}) · {sort} (s) ")
     } else {
         format!(
-            " Invocations · /{} ({} of {total}) · {sort} (s) ",
-            redact::sanitize_line(&app.search),
-            app.list.ids.len()
+            " Invocations · filter: {} · {shown} of {total} · Esc clears · {sort} (s) ",
+            redact::sanitize_line(&app.search)
         )
     };
     let block = Block::bordered()
@@ -316,14 +322,26 @@ fn row_for<'a>(
             theme.style(Role::BorderFocused),
         )),
         facet_cell(facets, theme),
-        Cell::from(Span::styled(
-            format!(
-                "{}{}",
-                if nested { "  " } else { "" },
-                redact::shown_line(&s.name, mode)
-            ),
-            theme.name(s.health),
-        )),
+        Cell::from({
+            let name = redact::shown_line(&s.name, mode);
+            let marks = app
+                .list_search
+                .query
+                .as_ref()
+                .map(|q| q.highlight(&name))
+                .unwrap_or_default();
+            let mut spans = Vec::new();
+            if nested {
+                spans.push(Span::raw("  "));
+            }
+            spans.extend(highlight::marked_spans(
+                &name,
+                &marks,
+                theme.name(s.health),
+                theme.style(Role::Match),
+            ));
+            Line::from(spans)
+        }),
         Cell::from(start),
         Cell::from(duration_ms(s.duration_ms())),
         Cell::from(tools),

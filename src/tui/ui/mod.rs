@@ -2,6 +2,7 @@
 
 pub mod detail;
 pub mod help;
+pub mod highlight;
 pub mod layout;
 pub mod list;
 pub mod status;

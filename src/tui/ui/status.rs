@@ -21,15 +21,43 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         Reveal::Revealed => (" REVEALED · secrets masked ", Role::ModeRevealed),
     };
     let mut spans = vec![Span::styled(label, theme.style(role)), Span::raw(" ")];
-    if app.searching {
+    let prompt = if app.find.editing {
+        Some((&app.find.editor, &app.find.error, "find in trace"))
+    } else if app.searching {
+        Some((
+            &app.list_search.editor,
+            &app.list_search.error,
+            "search runs",
+        ))
+    } else {
+        None
+    };
+    if let Some((editor, error, what)) = prompt {
+        let text = redact::sanitize_line(editor.text());
+        let cursor = editor.cursor_chars();
+        let (before, after): (String, String) = (
+            text.chars().take(cursor).collect(),
+            text.chars().skip(cursor).collect(),
+        );
         spans.push(Span::styled(
-            format!("/{}▏", redact::sanitize_line(&app.search)),
+            format!("/{before}▏{after}"),
             theme.style(Role::Search),
         ));
-        spans.push(Span::styled(
-            "  Enter keeps · Esc clears",
-            theme.style(Role::Dim),
-        ));
+        match error {
+            // Inline, with the position: the previous good query stays in force.
+            Some(e) => spans.push(Span::styled(
+                format!(
+                    "  ✗ col {}: {}",
+                    e.position + 1,
+                    redact::sanitize_line(&e.message)
+                ),
+                theme.style(Role::StatusError),
+            )),
+            None => spans.push(Span::styled(
+                format!("  {what} · Enter keeps · Esc restores"),
+                theme.style(Role::Dim),
+            )),
+        }
     } else {
         let stats = app.store.stats();
         let mut text = format!(

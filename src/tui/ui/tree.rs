@@ -14,6 +14,7 @@ use crate::store::{Invocation, TreeRow};
 use crate::tui::app::{App, Pane};
 use crate::tui::format::duration_ms;
 use crate::tui::theme::{Role, Theme};
+use crate::tui::ui::highlight;
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
@@ -25,12 +26,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(Paragraph::new("").block(block), area);
         return;
     };
-    let title = format!(
-        " Spans · {} ({} of {}) ",
-        redact::shown_line(&inv.summary().name, app.reveal),
-        app.tree.visible.len(),
-        inv.spans.len()
-    );
+    let finding = app.find.editing || app.find.active;
+    let title = if finding {
+        format!(
+            " Spans · find: {}{} · {} ",
+            redact::sanitize_line(app.find.editor.text()),
+            if app.find.editing { "▏" } else { "" },
+            app.find.position_label()
+        )
+    } else {
+        format!(
+            " Spans · {} ({} of {}) ",
+            redact::shown_line(&inv.summary().name, app.reveal),
+            app.tree.visible.len(),
+            inv.spans.len()
+        )
+    };
     let block = Block::bordered()
         .title(Span::styled(title, theme.style(Role::Title)))
         .border_style(theme.border(focused));
@@ -46,11 +57,25 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .take(inner.height as usize)
         .filter_map(|&r| rows.get(r))
         .map(|row| {
-            let line = row_line(app, inv, row, inner.width.saturating_sub(1), theme);
+            let mut line = row_line(app, inv, row, inner.width.saturating_sub(1), theme);
+            if let Some(q) = app
+                .find
+                .query
+                .as_ref()
+                .filter(|_| app.find.is_match(row.span))
+            {
+                line = highlight::highlight_line(&line, q, theme.style(Role::Match));
+            }
             let (cursor, style) = if Some(row.span) == selected {
                 ("›", theme.style(Role::Selection))
             } else {
                 (" ", ratatui::style::Style::new())
+            };
+            // A matched span is marked even when its name shows no matched text.
+            let cursor = if cursor == " " && app.find.is_match(row.span) {
+                "•"
+            } else {
+                cursor
             };
             let mut spans = vec![Span::styled(cursor, theme.style(Role::BorderFocused))];
             spans.extend(line.spans);

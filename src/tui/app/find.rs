@@ -1,0 +1,258 @@
+//! The list search and find-in-trace, driven by the query language: prompt editing, the
+//! filter in force, the matched spans of the selected run, and n/N over them.
+
+use super::nav::{reveal_row, select_row};
+use super::{App, Pane};
+use crate::query::{Context, Query};
+use crate::store::Invocation;
+use crate::triage::GoldOutcome;
+use crate::tui::search::{EditKey, Find};
+
+/// The query context the TUI evaluates with: the current reveal mode and the list's gold scores.
+pub(super) fn with_context<R>(app: &App, run: impl FnOnce(&Context) -> R) -> R {
+    let gold = |inv: &Invocation| GoldOutcome::from_score(app.gold.score(&inv.id));
+    let ctx = Context {
+        reveal: app.reveal,
+        gold: &gold,
+    };
+    run(&ctx)
+}
+
+/// `/`: in the tree (with a run selected) it finds in the trace, elsewhere it searches the list.
+pub(super) fn start(app: &mut App) {
+    if app.focus == Pane::Tree && app.selected_invocation.is_some() {
+        app.find.editing = true;
+        app.find.history_reset();
+        return;
+    }
+    app.searching = true;
+    app.focus = Pane::List;
+    app.list_search.before = app.search.clone();
+    app.list_search.editor.set(&app.search);
+    app.list_search.history.reset();
+}
+
+fn list_changed(app: &mut App) {
+    app.list_search.recompile();
+    app.search = app
+        .list_search
+        .query
+        .as_ref()
+        .map(|q| q.text().to_owned())
+        .unwrap_or_default();
+}
+
+fn find_changed(app: &mut App) {
+    app.find.recompile();
+    refresh_find(app);
+    first_match(app);
+}
+
+pub(super) fn input(app: &mut App, c: char) {
+    if app.find.editing {
+        app.find.editor.insert(c);
+        find_changed(app);
+    } else if app.searching {
+        app.list_search.editor.insert(c);
+        list_changed(app);
+    }
+}
+
+pub(super) fn backspace(app: &mut App) {
+    if app.find.editing {
+        app.find.editor.backspace();
+        find_changed(app);
+    } else if app.searching {
+        app.list_search.editor.backspace();
+        list_changed(app);
+    }
+}
+
+pub(super) fn edit(app: &mut App, key: EditKey) {
+    let history_older = match key {
+        EditKey::HistoryPrev => Some(true),
+        EditKey::HistoryNext => Some(false),
+        _ => None,
+    };
+    if app.find.editing {
+        match history_older {
+            Some(older) => {
+                let Find {
+                    editor, history, ..
+                } = &mut app.find;
+                history.browse(editor, older);
+            }
+            None => app.find.editor.edit(key),
+        }
+        find_changed(app);
+    } else if app.searching {
+        match history_older {
+            Some(older) => app
+                .list_search
+                .history
+                .browse(&mut app.list_search.editor, older),
+            None => app.list_search.editor.edit(key),
+        }
+        list_changed(app);
+    }
+}
+
+/// Enter: keep the filter (list) or the find (tree).
+pub(super) fn accept(app: &mut App) {
+    if app.find.editing {
+        app.find.editing = false;
+        app.find.active = app.find.query.is_some();
+        let text = app.find.editor.text().to_owned();
+        app.find.history.push(&text);
+        return;
+    }
+    app.searching = false;
+    let text = app.list_search.editor.text().to_owned();
+    app.list_search.history.push(&text);
+    app.list_search.error = None;
+}
+
+/// Esc: ends a find; restores the list filter from before the prompt opened; clears a kept
+/// filter. Returns false when there was nothing to cancel here.
+pub(super) fn cancel(app: &mut App) -> bool {
+    if app.find.editing || app.find.active {
+        end_find(app);
+        return true;
+    }
+    if app.searching {
+        app.searching = false;
+        let before = app.list_search.before.clone();
+        app.list_search.editor.set(&before);
+        list_changed(app);
+        app.list_search.error = None;
+        return true;
+    }
+    if !app.search.is_empty() {
+        clear_filter(app);
+        return true;
+    }
+    false
+}
+
+pub(super) fn clear_filter(app: &mut App) {
+    app.list_search.editor.set("");
+    list_changed(app);
+}
+
+pub(super) fn end_find(app: &mut App) {
+    let history = std::mem::take(&mut app.find.history);
+    app.find = Find {
+        history,
+        ..Find::default()
+    };
+    app.fold_version += 1;
+}
+
+/// A preset from the config file on a number key (list).
+pub(super) fn preset(app: &mut App, n: u8) {
+    let Some(text) = app
+        .config
+        .presets
+        .get(usize::from(n).wrapping_sub(1))
+        .map(|p| p.1.clone())
+    else {
+        app.message = Some(format!("no preset {n} (add [presets] to the config file)"));
+        return;
+    };
+    app.list_search.editor.set(&text);
+    list_changed(app);
+    if let Some(e) = &app.list_search.error {
+        app.message = Some(format!("preset {n}: {e}"));
+    }
+}
+
+/// Whether the list filter matches `inv` (no filter matches everything).
+pub(super) fn list_matches(app: &App, query: Option<&Query>, inv: &Invocation) -> bool {
+    match query {
+        None => true,
+        Some(q) => with_context(app, |ctx| q.matches(inv, ctx).is_some()),
+    }
+}
+
+/// Recomputes the find's matches when the run, the store or the reveal mode changed.
+pub(super) fn refresh_find(app: &mut App) {
+    let Some(inv_id) = app.selected_invocation.clone() else {
+        return;
+    };
+    if !(app.find.editing || app.find.active) {
+        return;
+    }
+    let key = (app.store.generation(), inv_id.clone(), app.reveal);
+    if app.find.computed_at.as_ref() == Some(&key) && app.find.invocation == inv_id {
+        return;
+    }
+    let matches = match (&app.find.query, app.store.get(&inv_id)) {
+        (Some(q), Some(inv)) => {
+            let mut spans = with_context(app, |ctx| q.matches(inv, ctx))
+                .map(|m| m.spans)
+                .unwrap_or_default();
+            let row_of = &inv.tree().row_of_span;
+            spans.sort_by_key(|&i| row_of.get(i).copied().unwrap_or(usize::MAX));
+            spans
+        }
+        _ => Vec::new(),
+    };
+    if app.find.invocation != inv_id {
+        app.find.current = None;
+    }
+    app.find.current = app
+        .find
+        .current
+        .filter(|&c| c < matches.len())
+        .or((!matches.is_empty()).then_some(0));
+    app.find.matches = matches;
+    app.find.invocation = inv_id;
+    app.find.computed_at = Some(key);
+    // The only-matches view depends on the matches.
+    app.fold_version += 1;
+}
+
+fn first_match(app: &mut App) {
+    if let Some(&span) = app.find.matches.first() {
+        app.find.current = Some(0);
+        go_to_span(app, span);
+    }
+}
+
+fn go_to_span(app: &mut App, span: usize) {
+    let Some(row) = app
+        .invocation()
+        .and_then(|inv| inv.tree().row_of_span.get(span).copied())
+    else {
+        return;
+    };
+    reveal_row(app, row);
+    select_row(app, row);
+}
+
+/// n/N while a find is active: the next or previous match, wrapping.
+pub(super) fn cycle(app: &mut App, forward: bool) {
+    refresh_find(app);
+    let n = app.find.matches.len();
+    if n == 0 {
+        app.message = Some("no span matches the find (Esc ends it)".into());
+        return;
+    }
+    let next = match app.find.current {
+        None => 0,
+        Some(i) if forward => (i + 1) % n,
+        Some(i) => (i + n - 1) % n,
+    };
+    app.find.current = Some(next);
+    let span = app.find.matches[next];
+    go_to_span(app, span);
+}
+
+pub(super) fn toggle_only_matches(app: &mut App) {
+    if !app.find.active && !app.find.editing {
+        app.message = Some("find in the trace first (/ in the spans pane)".into());
+        return;
+    }
+    app.find.only_matches = !app.find.only_matches;
+    app.fold_version += 1;
+}

@@ -1,0 +1,56 @@
+//! Marks the characters a query matched in text that is already on its way to the screen
+//! (sanitized, redacted or masked), so a highlight can never show more than the view does.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::query::Query;
+
+/// `text` split into spans, the chars at `marks` (ascending char indices) in `mark` style.
+pub fn marked_spans(text: &str, marks: &[usize], base: Style, mark: Style) -> Vec<Span<'static>> {
+    if marks.is_empty() {
+        return vec![Span::styled(text.to_owned(), base)];
+    }
+    let mut out = Vec::new();
+    let mut run = String::new();
+    let mut run_marked = false;
+    let mut next = marks.iter().peekable();
+    for (i, c) in text.chars().enumerate() {
+        let is_marked = next.peek().is_some_and(|&&m| m == i);
+        if is_marked {
+            next.next();
+        }
+        if is_marked != run_marked && !run.is_empty() {
+            let style = if run_marked { base.patch(mark) } else { base };
+            out.push(Span::styled(std::mem::take(&mut run), style));
+        }
+        run_marked = is_marked;
+        run.push(c);
+    }
+    if !run.is_empty() {
+        out.push(Span::styled(
+            run,
+            if run_marked { base.patch(mark) } else { base },
+        ));
+    }
+    out
+}
+
+/// The same line with what `query` matches in its text marked.
+pub fn highlight_line(line: &Line<'_>, query: &Query, mark: Style) -> Line<'static> {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let marks = query.highlight(&text);
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for span in &line.spans {
+        let len = span.content.chars().count();
+        let local: Vec<usize> = marks
+            .iter()
+            .filter(|&&m| m >= offset && m < offset + len)
+            .map(|&m| m - offset)
+            .collect();
+        out.extend(marked_spans(&span.content, &local, span.style, mark));
+        offset += len;
+    }
+    Line::from(out).style(line.style)
+}
