@@ -25,8 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Args, Default, Clone)]
 pub struct UiArgs {
-    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`, or
-    /// jaeger+http(s)://HOST:16686?service=S&since=1h.
+    /// Trace files, directories (watched for new data), http(s) URLs of a running `serve`,
+    /// jaeger+http(s)://HOST:16686?service=S&since=1h, or phoenix+http(s)://HOST:6006[/PROJECT].
     pub sources: Vec<String>,
     /// Also run an OTLP receiver (HTTP on ADDR, default 127.0.0.1:4318; gRPC on port 4317).
     /// The address only as --listen=ADDR: `--listen ./traces` listens on the default and opens ./traces.
@@ -72,6 +72,9 @@ pub struct UiArgs {
 pub enum Command {
     /// Print invocation trees (text or JSON), redacted unless --reveal.
     Dump(DumpArgs),
+    /// Triage report of the listed invocations: Markdown (failing ones in detail) plus the
+    /// matching `dump --json` document beside it; redacted unless --reveal.
+    Report(ReportArgs),
     /// Compare actual tool-call trajectories with a gold one; exit 0 match, 1 differs, 2 error.
     Check(CheckArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
@@ -106,6 +109,23 @@ impl RemoteArgs {
         options.ca_cert = self.cacert.clone();
         Ok(options)
     }
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// Trace files or directories (searched recursively).
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Only invocations matching this query (the `/` query language, e.g. `is:failing`).
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// Show payloads (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Write the Markdown here and the `dump --json` subset beside it (FILE with .json);
+    /// without it the Markdown goes to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -153,6 +173,17 @@ pub struct CheckArgs {
     /// Show argument values in the diff (secret-looking values stay masked).
     #[arg(long)]
     pub reveal: bool,
+    /// Calls that must never be made: TOOL,TOOL,… or a toolscore rule file (JSON list of
+    /// {"tool", "args"?, "reason"?}, with $regex / $contains / $one_of argument operators).
+    #[arg(long, value_name = "TOOL,...|RULES.json")]
+    pub forbidden: Option<String>,
+    /// The toolscore --format to compare with (auto, openai, anthropic, gemini, mcp, langchain,
+    /// otel, custom). Traces are always read by content; this only changes toolscore's reading.
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub format: String,
+    /// Also show how toolscore 1.10.0 would read each trace, and where that differs.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -186,6 +217,7 @@ pub struct ServeArgs {
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Dump(args)) => crate::views::dump::run(&args),
+        Some(Command::Report(args)) => crate::triage::report::run(&args),
         Some(Command::Check(args)) => crate::gold::check::run(&args),
         Some(Command::Serve(args)) => crate::receiver::serve::run(&args),
         Some(Command::Completions { shell }) => print_completions(shell),

@@ -224,8 +224,9 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
 
     tmux.send(&["-l", "/kb_only"]);
     tmux.send(&["Enter"]);
+    // The kept filter and its `k of n` (27 sample runs, 2 of them kb_only turns).
     let filtered = tmux.wait_for("the search filter", |s| {
-        s.contains("Invocations · /kb_only")
+        s.contains("Invocations · filter: kb_only · 2 of 27")
     });
     redacted(&filtered);
 
@@ -254,6 +255,18 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     assert!(revealed.contains(HIDDEN_ARGUMENT), "{revealed}");
     tmux.send(&["r"]);
     redacted(&tmux.wait_for("redacted mode again", |s| s.contains("REDACTED")));
+
+    // Find the LLM spans of the trace and cycle them with n; Esc hands n back to the queue.
+    tmux.send(&["-l", "/kind:llm"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("the first find match", |s| s.contains("find: kind:llm · 1 of "));
+    tmux.send(&["n"]);
+    let second = tmux.wait_for("the second find match", |s| {
+        s.contains("find: kind:llm · 2 of ")
+    });
+    redacted(&second);
+    tmux.send(&["Escape"]);
+    tmux.wait_for("the find to end", |s| !s.contains("find: kind:llm"));
 
     tmux.send(&["?"]);
     tmux.wait_for("the help overlay", |s| {

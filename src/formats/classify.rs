@@ -158,6 +158,10 @@ fn kind_of(name: &str, attrs: &Attrs) -> SpanKind {
             return kind;
         }
     }
+    // An MCP client span for a tool call (OTel MCP conventions) is the tool call itself.
+    if attrs.str("mcp.method.name") == Some("tools/call") && attrs.has("gen_ai.tool.name") {
+        return SpanKind::Tool;
+    }
     if let Some(kind) = attrs.str("openinference.span.kind") {
         let kind = match kind.to_ascii_uppercase().as_str() {
             "LLM" => Some(SpanKind::Llm),
@@ -200,6 +204,14 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
     if attrs
         .str("langfuse.observation.level")
         .is_some_and(|l| l.eq_ignore_ascii_case("ERROR"))
+    {
+        status = SpanStatus::Error;
+    }
+    // OTel: `error.type` is set only when the operation failed; a tool span carrying it with
+    // an UNSET status is a failed call (an explicit OK status still wins).
+    if kind == SpanKind::Tool
+        && status == SpanStatus::Unset
+        && attrs.str("error.type").is_some_and(|t| !t.is_empty())
     {
         status = SpanStatus::Error;
     }

@@ -12,6 +12,9 @@
 //! * `initialize`, `tools/list`, notifications and other protocol traffic are *session
 //!   context*: events (and server/client facts as attributes) on the root span, never tool
 //!   calls (toolscore turns `initialize` into a call and an unmatched response into `unknown`).
+//! * A request whose method is not an MCP protocol method (`{"method": "get_weather"}`) is a
+//!   call of that name with `params` as its arguments; a response with no request whose result
+//!   carries `_tool_name` is a call of that name with unknown arguments.
 
 use std::collections::HashMap;
 
@@ -82,6 +85,25 @@ impl Format for McpSession {
         session.finish();
         message_log::build(input, self.name(), "mcp session", session.conversation)
     }
+}
+
+/// Methods of the MCP protocol itself (lifecycle, discovery, notifications): session context,
+/// never tool calls.
+fn is_protocol_method(method: &str) -> bool {
+    const NAMESPACES: &[&str] = &[
+        "tools/",
+        "resources/",
+        "prompts/",
+        "completion/",
+        "logging/",
+        "sampling/",
+        "roots/",
+        "elicitation/",
+        "notifications/",
+        "tasks/",
+        "$/",
+    ];
+    matches!(method, "initialize" | "ping") || NAMESPACES.iter().any(|ns| method.starts_with(ns))
 }
 
 /// JSON-RPC batches are arrays inside the list: their messages count one by one.
@@ -238,14 +260,36 @@ impl Session<'_, '_> {
                 ),
             );
         }
-        if method == "tools/call" {
+        // A method outside MCP's own protocol is a tool called by its name, arguments = params
+        // (hand-written logs and servers that skip `tools/call`; toolscore reads them so too).
+        let tool_name = if method == "tools/call" {
+            Some(str_field(params, "name").unwrap_or("unknown"))
+        } else if !is_protocol_method(method) {
+            Some(method)
+        } else {
+            None
+        };
+        if let Some(tool_name) = tool_name {
+            let by_method = method != "tools/call";
             let mut call = Call {
-                name: str_field(params, "name").unwrap_or("unknown").to_owned(),
+                name: tool_name.to_owned(),
                 call_id: key.as_ref().map(|k| match k {
                     RequestId::Number(n) | RequestId::Text(n) => n.clone(),
                 }),
-                args: params.get("arguments").cloned(),
-                args_field: "params.arguments",
+                args: if by_method {
+                    Some(if params.is_null() {
+                        Value::Object(Default::default())
+                    } else {
+                        params.clone()
+                    })
+                } else {
+                    params.get("arguments").cloned()
+                },
+                args_field: if by_method {
+                    "params"
+                } else {
+                    "params.arguments"
+                },
                 result_field: "result",
                 start: time,
                 line,
@@ -267,7 +311,7 @@ impl Session<'_, '_> {
                 None => self.conversation.warn(
                     self.input,
                     line,
-                    "tools/call without an id: no response can be paired with it",
+                    format!("{method} without an id: no response can be paired with it"),
                 ),
             }
             return;
@@ -394,6 +438,13 @@ impl Session<'_, '_> {
                 }
                 self.event(time, format!("response {method}"), attributes);
             }
+            None if message
+                .get("result")
+                .and_then(|r| str_field(r, "_tool_name"))
+                .is_some_and(|n| !n.is_empty()) =>
+            {
+                self.orphan_call(message, error, line, time);
+            }
             None => {
                 let shown = key.as_ref().map_or("null".to_owned(), RequestId::display);
                 self.conversation.warn(
@@ -422,6 +473,52 @@ impl Session<'_, '_> {
                 );
             }
         }
+    }
+
+    /// A response whose request is not in the log but whose result names the tool
+    /// (`result._tool_name`, added by some proxies): the call itself, arguments unknown.
+    fn orphan_call(
+        &mut self,
+        message: &Value,
+        error: Option<&Value>,
+        line: Option<u64>,
+        time: u64,
+    ) {
+        let result = message.get("result").unwrap_or(&Value::Null);
+        let name = str_field(result, "_tool_name").unwrap_or("unknown");
+        let key = message.get("id").and_then(RequestId::of);
+        let mut call = Call {
+            name: name.to_owned(),
+            call_id: key.as_ref().map(|k| match k {
+                RequestId::Number(n) | RequestId::Text(n) => n.clone(),
+            }),
+            args: Some(Value::Object(Default::default())),
+            args_field: "params.arguments",
+            result: Some(result.clone()),
+            result_field: "result",
+            start: time,
+            end: Some(
+                message
+                    .get("duration")
+                    .and_then(seconds_nanos)
+                    .map_or(time, |d| time.saturating_add(d)),
+            ),
+            line,
+            ..Default::default()
+        };
+        if let Some(error) = error {
+            call.fail("JSON-RPC error", Some(message_log::error_text(error)));
+        } else if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            call.fail("isError", Some(render_content(result)));
+        }
+        self.conversation.warn(
+            self.input,
+            line,
+            format!(
+                "response without its request, named {name} by result._tool_name: read as a call with unknown arguments"
+            ),
+        );
+        self.conversation.items.push(Item::Call(call));
     }
 
     fn finish(&mut self) {

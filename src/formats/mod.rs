@@ -28,6 +28,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod openarmature_calls;
 pub mod openarmature_events;
+pub mod otel_spans;
 pub mod otlp;
 pub mod toolscore_custom;
 
@@ -122,6 +123,7 @@ pub static REGISTRY: &[&dyn Format] = &[
     &a2a::A2aTask,
     &otlp::OtlpProtobuf,
     &otlp::OtlpJson,
+    &otel_spans::OtelSpanList,
     &mcp::McpSession,
     &openai_chat::OpenAiChat,
     &anthropic::AnthropicMessages,

@@ -20,6 +20,28 @@ use crate::model::{Batch, Origin, Problem, RecordRef};
 
 pub use build::INLINE_ATTR_MAX;
 
+/// Builds the spans of one OTLP/JSON request held in memory (not a byte range of the source:
+/// payloads are kept inline). Other formats that convert their spans to OTLP use this.
+pub(crate) fn build_json_in_memory(
+    input: &Input,
+    format: &'static str,
+    request_json: &[u8],
+    batch: &mut Batch,
+) -> Result<(), String> {
+    let request: wire::Request =
+        serde_json::from_slice(request_json).map_err(|e| format!("not an OTLP span: {e}"))?;
+    let ctx = build::Context {
+        origin: input.origin,
+        format,
+        record: None,
+        line: None,
+    };
+    let mut leniencies = Vec::new();
+    build::build_request(&request, &ctx, &mut leniencies, batch);
+    warn_leniencies(&leniencies, input.origin, None, batch);
+    Ok(())
+}
+
 pub struct OtlpJson;
 pub struct OtlpProtobuf;
 

@@ -14,8 +14,7 @@ use serde_json::Value;
 
 use super::log_detect::Dialect;
 use super::message_log::{
-    self, Call, Clock, Conversation, Item, check_string_args, seconds_nanos, str_field,
-    timestamp_nanos, truthy,
+    self, Call, Clock, Conversation, Item, seconds_nanos, str_field, timestamp_nanos, truthy,
 };
 use super::{Format, Input};
 use crate::model::{AttrValue, Batch};
@@ -104,6 +103,25 @@ fn call_name(item: &Value) -> Option<&str> {
         .filter(|n| !n.is_empty())
 }
 
+/// toolscore's custom arguments: the first truthy of `args` / `arguments` / `input`; an object
+/// is used as it is, anything else (a string too, JSON or not) becomes `{"value": …}`, and a
+/// missing or falsy one (`[]`, `""`, `0`) is `{}`.
+fn custom_args(item: &Value) -> Value {
+    let found = ["args", "arguments", "input"].iter().find_map(|k| {
+        item.get(*k)
+            .filter(|v| truthy(v) && v.as_f64() != Some(0.0))
+    });
+    match found {
+        None => Value::Object(Default::default()),
+        Some(Value::Object(map)) => Value::Object(map.clone()),
+        Some(other) => {
+            let mut map = serde_json::Map::new();
+            map.insert("value".into(), other.clone());
+            Value::Object(map)
+        }
+    }
+}
+
 fn first<'v>(item: &'v Value, keys: &[&str]) -> Option<&'v Value> {
     keys.iter().find_map(|k| item.get(*k))
 }
@@ -148,7 +166,7 @@ fn read_call(
             Value::Number(n) => Some(n.to_string()),
             _ => None,
         }),
-        args: first(item, &["args", "arguments", "input"]).cloned(),
+        args: Some(custom_args(item)),
         args_field: "args",
         result: first(item, &["result", "output"]).cloned(),
         result_field: "result",
@@ -159,7 +177,21 @@ fn read_call(
         line,
         ..Default::default()
     };
-    check_string_args(conversation, input, &call);
+    if ["args", "arguments", "input"]
+        .iter()
+        .find_map(|k| item.get(*k).filter(|v| truthy(v)))
+        .and_then(Value::as_str)
+        .is_some_and(|text| text.trim_start().starts_with('{'))
+    {
+        conversation.warn(
+            input,
+            line,
+            format!(
+                "call {} ({name}): arguments are a JSON string; toolscore's custom format does not decode it, so it is read as {{\"value\": \"…\"}}",
+                index + 1
+            ),
+        );
+    }
     let error = item.get("error").filter(|e| truthy(e));
     if item.get("is_error").and_then(Value::as_bool) == Some(true) || error.is_some() {
         call.fail("error", error.map(message_log::error_text));

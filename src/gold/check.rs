@@ -15,8 +15,10 @@ use super::align::Alignment;
 use super::compare::CompareMode;
 use super::conversation::{Conversations, conversation_of, conversation_report};
 use super::metrics::Weights;
+use super::policy::Policy;
 use super::report::{CheckOptions, DiffReport};
 use super::source::{GoldFile, is_arksim_scenarios, load_gold_file, load_sidecar};
+use super::toolscore_reading::{self, ToolscoreReading};
 use super::{ActualCall, Args, GoldSpec};
 use crate::cli::CheckArgs;
 use crate::formats;
@@ -34,12 +36,12 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
         .map(|call| {
             let span = invocation.spans.get(call.span);
             let args = span.and_then(|s| {
-                let wrap_key = scalar_args_key(s.format);
+                let shape = ScalarArgs::of(s.format);
                 if let Some(text) = s.input.inline_text() {
-                    return Some(args_from_text_wrapped(text, wrap_key));
+                    return Some(args_from_text_shaped(text, shape));
                 }
                 match formats::load_payload(&s.input) {
-                    Ok(Some(text)) => Some(args_from_text_wrapped(&text, wrap_key)),
+                    Ok(Some(text)) => Some(args_from_text_shaped(&text, shape)),
                     Ok(None) => None,
                     Err(why) => {
                         notes.push(format!("{}: arguments unreadable: {why}", call.name));
@@ -83,35 +85,55 @@ fn span_cost_usd(span: &crate::model::Span) -> Option<f64> {
 /// Arguments as toolscore reads them: an object; a JSON string holding an object is decoded;
 /// anything else is wrapped as `{"value": …}`.
 pub fn args_from_text(text: &str) -> Args {
-    args_from_text_wrapped(text, "value")
+    args_from_text_shaped(text, ScalarArgs::Wrap("value"))
 }
 
-/// The key toolscore's adapter for a format puts a non-object argument under: LangChain's
-/// string `tool_input` becomes `{"input": …}`, every other adapter uses `{"value": …}`.
-fn scalar_args_key(format: &str) -> &'static str {
-    if format == "langchain" {
-        "input"
-    } else {
-        "value"
+/// What toolscore's adapter for a format makes of arguments that are not an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScalarArgs {
+    /// `{KEY: value}` (LangChain's string `tool_input` uses `input`, OTel and custom `value`).
+    Wrap(&'static str),
+    /// Text that is not JSON becomes `{"raw": text}` (OpenAI, Gemini); other non-objects `{}`.
+    RawText,
+    /// Always `{}` (Anthropic's non-object `input`, MCP's undecodable `arguments`).
+    Empty,
+}
+
+impl ScalarArgs {
+    fn of(format: &str) -> Self {
+        match format {
+            "langchain" => ScalarArgs::Wrap("input"),
+            "openai-chat" | "gemini" => ScalarArgs::RawText,
+            "anthropic" | "mcp" => ScalarArgs::Empty,
+            _ => ScalarArgs::Wrap("value"),
+        }
     }
 }
 
-fn args_from_text_wrapped(text: &str, wrap_key: &str) -> Args {
+fn args_from_text_shaped(text: &str, shape: ScalarArgs) -> Args {
     if text.trim().is_empty() {
         return Args::new();
     }
-    let value: Value =
-        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()));
+    let parsed = serde_json::from_str::<Value>(text);
+    let not_json = parsed.is_err();
+    let value = parsed.unwrap_or_else(|_| Value::String(text.to_string()));
     let value = match value {
         Value::String(inner) => serde_json::from_str(&inner).unwrap_or(Value::String(inner)),
         other => other,
     };
-    match value {
-        Value::Object(map) => map,
-        Value::Null => Args::new(),
-        other => {
+    match (value, shape) {
+        (Value::Object(map), _) => map,
+        (Value::Null, _) | (_, ScalarArgs::Empty) => Args::new(),
+        (other, ScalarArgs::RawText) => {
             let mut map = Args::new();
-            map.insert(wrap_key.into(), other);
+            if not_json {
+                map.insert("raw".into(), other);
+            }
+            map
+        }
+        (other, ScalarArgs::Wrap(key)) => {
+            let mut map = Args::new();
+            map.insert(key.into(), other);
             map
         }
     }
@@ -296,6 +318,26 @@ pub fn run(args: &CheckArgs) -> i32 {
             }
         }
     };
+    if !super::toolscore_reading::FORMATS.contains(&args.format.as_str()) {
+        eprintln!(
+            "toolcap-tui check: --format {:?}: expected one of {}",
+            args.format,
+            super::toolscore_reading::FORMATS.join(", ")
+        );
+        return 2;
+    }
+    let policy = match args
+        .forbidden
+        .as_deref()
+        .map(Policy::from_option)
+        .transpose()
+    {
+        Ok(policy) => policy,
+        Err(why) => {
+            eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
+            return 2;
+        }
+    };
     let remote = match args.remote.options() {
         Ok(remote) => remote,
         Err(why) => {
@@ -315,7 +357,23 @@ pub fn run(args: &CheckArgs) -> i32 {
             .filter(|p| !p.source.ends_with(".gold.json"))
             .cloned(),
     );
-    let reports = check_store(&store, gold_file.as_ref(), options, &mut problems);
+    let mut readings = ReadingCache::default();
+    let checked: Vec<(DiffReport, Extras)> =
+        check_store(&store, gold_file.as_ref(), options, &mut problems)
+            .into_iter()
+            .map(|mut report| {
+                let file = store.get(&report.invocation).and_then(origin_file);
+                let extras = Extras::of(
+                    &mut report,
+                    file,
+                    policy.as_ref(),
+                    &args.format,
+                    &mut readings,
+                );
+                (report, extras)
+            })
+            .collect();
+    let reports: Vec<&DiffReport> = checked.iter().map(|(r, _)| r).collect();
     for problem in &problems {
         eprintln!("{}", redact::sanitize_line(&problem.to_string()));
     }
@@ -327,18 +385,25 @@ pub fn run(args: &CheckArgs) -> i32 {
         return 2;
     }
     let reveal = Reveal::from_flag(args.reveal);
-    let all_passed = reports.iter().all(DiffReport::passed);
+    let all_passed = reports.iter().all(|r| r.passed());
     let out = if args.json {
         let doc = json!({
             "passed": all_passed,
-            "invocations": reports.iter().map(|r| r.to_json(reveal)).collect::<Vec<_>>(),
+            "invocations": checked.iter().map(|(r, extras)| {
+                let mut doc = r.to_json(reveal);
+                extras.extend_json(&mut doc, r, reveal);
+                doc
+            }).collect::<Vec<_>>(),
             "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
         });
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
     } else {
         let mut text = String::new();
-        for report in &reports {
+        for (report, extras) in &checked {
             text.push_str(&report.to_text(reveal));
+            if args.explain {
+                text.push_str(&extras.explain_text(report));
+            }
             text.push('\n');
         }
         let failing = reports.iter().filter(|r| !r.passed()).count();
@@ -354,6 +419,266 @@ pub fn run(args: &CheckArgs) -> i32 {
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
     if all_passed { 0 } else { 1 }
+}
+
+/// toolscore's readings of trace files, one per file (a file with several runs is read once).
+#[derive(Debug, Default)]
+struct ReadingCache {
+    by_file: HashMap<PathBuf, Option<Arc<ToolscoreReading>>>,
+}
+
+impl ReadingCache {
+    fn reading(&mut self, file: &Path, format: &str) -> Option<Arc<ToolscoreReading>> {
+        self.by_file
+            .entry(file.to_path_buf())
+            .or_insert_with(|| {
+                let len = std::fs::metadata(file).ok()?.len();
+                if len > super::source::MAX_GOLD_BYTES {
+                    return None;
+                }
+                let bytes = std::fs::read(file).ok()?;
+                let doc = match serde_json::from_slice::<Value>(&bytes) {
+                    Ok(doc) => doc,
+                    Err(why) => {
+                        return Some(Arc::new(ToolscoreReading {
+                            adapter: "none",
+                            why: "toolscore reads one JSON document".into(),
+                            calls: Vec::new(),
+                            refused: Some(format!("not a JSON document: {why}")),
+                        }));
+                    }
+                };
+                Some(Arc::new(toolscore_reading::read(&doc, format)))
+            })
+            .clone()
+    }
+}
+
+/// What `check` adds to a report: forbidden calls, side-effect checks it does not run, and
+/// toolscore's own reading of the trace file.
+struct Extras {
+    violations: Vec<super::policy::Violation>,
+    policy: Option<Policy>,
+    reading: Option<(Arc<ToolscoreReading>, DiffReport)>,
+}
+
+/// The calls as the JSON report lists them (toolscore's `trace_calls` fields).
+fn calls_json(calls: &[ActualCall], reveal: Reveal) -> Value {
+    calls
+        .iter()
+        .map(|c| {
+            let args = Value::Object(c.scored_args().clone());
+            json!({
+                "tool": c.name,
+                "args": match reveal {
+                    Reveal::Redacted => redact::shape(&args),
+                    Reveal::Revealed => {
+                        let mut masked = args;
+                        redact::mask_secrets(&mut masked);
+                        masked
+                    }
+                },
+                "is_error": c.failed,
+                "error": c.error,
+                "duration": c.duration_s,
+                "id": c.call_id,
+            })
+        })
+        .collect()
+}
+
+/// A call list's identity for comparing two readings: names, arguments, failures.
+fn reading_key(calls: &[ActualCall]) -> Vec<(&str, &Args, bool)> {
+    calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.scored_args(), c.failed))
+        .collect()
+}
+
+impl Extras {
+    fn of(
+        report: &mut DiffReport,
+        file: Option<&Path>,
+        policy: Option<&Policy>,
+        format: &str,
+        readings: &mut ReadingCache,
+    ) -> Self {
+        let violations = policy
+            .map(|p| p.violations(&report.actual))
+            .unwrap_or_default();
+        let secrets = report.secrets();
+        if !secrets.is_empty() {
+            let places: Vec<String> = secrets
+                .iter()
+                .map(|s| {
+                    format!(
+                        "call {} {} at {}",
+                        s["index"].as_u64().map_or(0, |i| i + 1),
+                        s["tool"].as_str().unwrap_or(""),
+                        s["path"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            report.notes.push(format!(
+                "secrets: {} secret-looking value(s) in tool arguments ({})",
+                secrets.len(),
+                places.join("; ")
+            ));
+        }
+        if let Some(policy) = policy {
+            let mut line = format!(
+                "forbidden: {} of {} call(s) break a rule ({} rule(s))",
+                violations.len(),
+                report.actual.len(),
+                policy.rules.len()
+            );
+            for v in &violations {
+                line.push_str(&format!(
+                    "; call {} {} matches rule {}{}",
+                    v.index + 1,
+                    v.tool,
+                    v.rule + 1,
+                    v.reason
+                        .as_deref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default()
+                ));
+            }
+            report.notes.push(line);
+        }
+        for (index, call) in report.gold.calls.iter().enumerate() {
+            let Some(Value::Object(checks)) = &call.side_effects else {
+                continue;
+            };
+            for name in checks.keys() {
+                report.notes.push(format!(
+                    "side effect {name} of gold call {} ({}): not evaluated (check does not run side-effect validators)",
+                    index + 1,
+                    call.tool
+                ));
+            }
+        }
+        let reading = file
+            .and_then(|f| readings.reading(f, format))
+            .map(|reading| {
+                let mut theirs = DiffReport::build(
+                    report.invocation.clone(),
+                    report.gold.clone(),
+                    reading.calls.clone(),
+                    report.options,
+                );
+                theirs.name = report.name.clone();
+                (reading, theirs)
+            });
+        Extras {
+            violations,
+            policy: policy.cloned(),
+            reading,
+        }
+    }
+
+    fn side_effects_json(report: &DiffReport) -> Vec<Value> {
+        report
+            .gold
+            .calls
+            .iter()
+            .enumerate()
+            .flat_map(|(index, call)| {
+                let checks = match &call.side_effects {
+                    Some(Value::Object(checks)) => checks.keys().cloned().collect(),
+                    _ => Vec::new(),
+                };
+                checks.into_iter().map(move |check| {
+                    json!({
+                        "gold_index": index, "tool": call.tool, "check": check,
+                        "status": "not_evaluated",
+                        "reason": "check does not run side-effect validators (http_ok, file_exists, sql_rows)",
+                    })
+                })
+            })
+            .collect()
+    }
+
+    fn extend_json(&self, doc: &mut Value, report: &DiffReport, reveal: Reveal) {
+        doc["trace_calls"] = calls_json(&report.actual, reveal);
+        doc["summary"]["policy_violations"] = json!(self.violations.len());
+        if let Some(policy) = &self.policy {
+            doc["metrics"]["policy_metrics"] = policy.metrics_json(&self.violations);
+        }
+        doc["side_effects"] = Value::Array(Self::side_effects_json(report));
+        if let Some((reading, theirs)) = &self.reading {
+            let mut their_doc = theirs.to_json(reveal);
+            let their_violations = self
+                .policy
+                .as_ref()
+                .map(|p| p.violations(&theirs.actual))
+                .unwrap_or_default();
+            their_doc["summary"]["policy_violations"] = json!(their_violations.len());
+            if let Some(policy) = &self.policy {
+                their_doc["metrics"]["policy_metrics"] = policy.metrics_json(&their_violations);
+            }
+            doc["toolscore_reading"] = json!({
+                "adapter": reading.adapter,
+                "why": reading.why,
+                "refused": reading.refused,
+                "agrees": reading_key(&reading.calls) == reading_key(&report.actual),
+                "trace_calls": calls_json(&reading.calls, reveal),
+                "summary": their_doc["summary"],
+                "metrics": their_doc["metrics"],
+            });
+        }
+    }
+
+    /// `check --explain`: toolscore's reading of the trace file, and where it differs from ours.
+    fn explain_text(&self, report: &DiffReport) -> String {
+        let Some((reading, theirs)) = &self.reading else {
+            return "  toolscore 1.10.0: no reading (the run did not come from one JSON file)\n"
+                .into();
+        };
+        let names = |calls: &[ActualCall]| {
+            let names: Vec<String> = calls
+                .iter()
+                .map(|c| {
+                    let mut name = redact::sanitize_line(&c.name);
+                    if c.failed {
+                        name.push_str(" (failed)");
+                    }
+                    name
+                })
+                .collect();
+            if names.is_empty() {
+                "no calls".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        let mut out = format!(
+            "  toolscore 1.10.0 would use its {} adapter ({})",
+            reading.adapter,
+            redact::sanitize_line(&reading.why)
+        );
+        if let Some(refused) = &reading.refused {
+            out.push_str(&format!(
+                " and refuse the file: {}\n",
+                redact::sanitize_line(refused)
+            ));
+            return out;
+        }
+        if reading_key(&reading.calls) == reading_key(&report.actual) {
+            out.push_str(": same calls as ours\n");
+            return out;
+        }
+        out.push_str(&format!(
+            "\n    toolscore reads: {}\n    we read:         {}\n    toolscore's score on its reading: {:.2} ({}), ours {:.2} ({})\n",
+            names(&reading.calls),
+            names(&report.actual),
+            theirs.metrics.score,
+            theirs.metrics.grade,
+            report.metrics.score,
+            report.metrics.grade,
+        ));
+        out
+    }
 }
 
 #[cfg(test)]

@@ -14,9 +14,11 @@ pub mod compare;
 pub mod conversation;
 pub mod fingerprint;
 pub mod metrics;
+pub mod policy;
 pub mod report;
 mod report_json;
 pub mod source;
+pub mod toolscore_reading;
 
 pub use crate::model::{GoldCall, GoldSpec};
 

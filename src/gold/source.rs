@@ -205,16 +205,34 @@ pub fn sidecar_candidates(trace: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The sidecar gold of a trace file, if one exists.
+/// The file every trace of a directory shares when it has no `NAME.gold.json` of its own.
+pub const SHARED_GOLD_NAME: &str = "gold.json";
+
+/// The sidecar gold of a trace file, if one exists: its `NAME.gold.json`, else a `gold.json`
+/// beside it (toolscore's usual layout: `toolscore eval gold.json trace.json`). `check` and
+/// the TUI both find golds through this one function. A `gold.json` that is not a toolscore
+/// gold (a map of invocation ids, say) is not a sidecar and is left alone.
 pub fn load_sidecar(trace: &Path) -> Option<Result<(GoldSpec, Vec<Problem>), String>> {
-    let path = sidecar_candidates(trace)
-        .into_iter()
-        .find(|p| p.is_file())?;
-    let source = path.display().to_string();
-    Some(
-        read_json(&path)
-            .and_then(|v| parse_toolscore_gold(&v, &source).map_err(|e| format!("{source}: {e}"))),
-    )
+    let read = |path: &Path| {
+        let source = path.display().to_string();
+        read_json(path)
+            .and_then(|v| parse_toolscore_gold(&v, &source).map_err(|e| format!("{source}: {e}")))
+    };
+    if let Some(path) = sidecar_candidates(trace).into_iter().find(|p| p.is_file()) {
+        return Some(read(&path));
+    }
+    let name = trace.file_name()?.to_str()?;
+    if name == SHARED_GOLD_NAME || name.ends_with(".gold.json") {
+        return None;
+    }
+    let shared = trace
+        .parent()
+        .unwrap_or_else(|| Path::new(""))
+        .join(SHARED_GOLD_NAME);
+    shared
+        .is_file()
+        .then(|| read(&shared))
+        .filter(Result::is_ok)
 }
 
 /// Converts one arksim assertion (`{"type": "tool_calls", "match_mode", "expected": [...]}`).
@@ -338,4 +356,32 @@ pub fn parse_arksim_scenarios(
         }
     }
     (out, problems)
+}
+
+#[cfg(test)]
+mod sidecar_tests {
+    use super::*;
+
+    #[test]
+    fn gold_json_beside_a_trace_is_its_gold_unless_it_has_its_own() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trace = dir.path().join("run.json");
+        std::fs::write(&trace, "[]").expect("trace");
+        assert!(load_sidecar(&trace).is_none());
+        std::fs::write(dir.path().join("gold.json"), r#"[{"tool": "a"}]"#).expect("gold");
+        let (spec, _) = load_sidecar(&trace).expect("found").expect("parses");
+        assert_eq!(spec.calls[0].tool, "a");
+        assert!(spec.source.ends_with("gold.json"));
+        std::fs::write(dir.path().join("run.gold.json"), r#"[{"tool": "b"}]"#).expect("own");
+        let (spec, _) = load_sidecar(&trace).expect("found").expect("parses");
+        assert_eq!(spec.calls[0].tool, "b", "NAME.gold.json wins");
+        // A map of invocation ids is a --gold document, not a sidecar.
+        std::fs::remove_file(dir.path().join("run.gold.json")).expect("rm");
+        std::fs::write(
+            dir.path().join("gold.json"),
+            r#"{"inv-1": [{"tool": "a"}]}"#,
+        )
+        .expect("map");
+        assert!(load_sidecar(&trace).is_none());
+    }
 }

@@ -5,6 +5,7 @@ pub mod attach;
 pub mod files;
 pub mod jaeger;
 pub mod listen;
+pub mod phoenix;
 pub mod remote;
 pub mod tail;
 pub mod watch;

@@ -30,7 +30,9 @@ pub fn is_remote(source: &str) -> bool {
 
 /// True when SOURCE names any remote source rather than a path (a `serve` feed, `jaeger+…`).
 pub fn is_remote_source(source: &str) -> bool {
-    is_remote(source) || source.starts_with(super::jaeger::SCHEME_PREFIX)
+    is_remote(source)
+        || source.starts_with(super::jaeger::SCHEME_PREFIX)
+        || source.starts_with(super::phoenix::SCHEME_PREFIX)
 }
 
 /// Credentials and extra headers sent with every request of a remote source.
@@ -229,6 +231,8 @@ pub fn snapshot(url: &str, options: &RemoteOptions) -> Vec<Loaded> {
         let client = client(Duration::from_secs(10), options)?;
         if url.starts_with(super::jaeger::SCHEME_PREFIX) {
             super::jaeger::snapshot(&client, url, options).await
+        } else if url.starts_with(super::phoenix::SCHEME_PREFIX) {
+            super::phoenix::snapshot(&client, url, options).await
         } else {
             serve_feed_snapshot(&client, url, options).await
         }

@@ -5,5 +5,6 @@
 //! triage report all read them, so they cannot disagree about which runs fail.
 
 pub mod facets;
+pub mod report;
 
 pub use facets::{EvalFacet, Facet, Facets, GoldOutcome};

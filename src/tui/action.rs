@@ -48,6 +48,10 @@ pub enum Action {
     ToggleFindOnly,
     // Payload
     TogglePayloadFullscreen,
+    /// Copy the focused thing (OSC 52): the run id, the span as JSON, the payload.
+    Copy,
+    /// Write a triage report of the listed runs (Markdown + dump JSON).
+    Export,
     // Internal: produced by the event loop, never bound.
     #[serde(skip)]
     Resize {
@@ -90,7 +94,11 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
+<<<<<<< HEAD
     pub const BINDABLE: [Action; 29] = [
+=======
+    pub const BINDABLE: [Action; 27] = [
+>>>>>>> main
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -120,6 +128,8 @@ impl Action {
         Action::ToggleMouseCapture,
         Action::ToggleFindOnly,
         Action::TogglePayloadFullscreen,
+        Action::Copy,
+        Action::Export,
     ];
 
     /// What the help overlay and footer say; `None` for internal actions. The match is
@@ -155,6 +165,8 @@ impl Action {
             Action::JumpToRequester => "go to requesting LLM span",
             Action::ToggleFindOnly => "only spans the find matched",
             Action::TogglePayloadFullscreen => "full-screen payload",
+            Action::Copy => "copy (OSC 52): id / span JSON / payload",
+            Action::Export => "export triage report of the listed runs",
             Action::Resize { .. }
             | Action::Click { .. }
             | Action::ScrollUp { .. }

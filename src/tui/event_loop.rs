@@ -173,6 +173,13 @@ where
                 .map_err(io::Error::other)?;
             drawn = Some(state);
         }
+        if let Some(text) = app.clipboard.take() {
+            // Between frames, straight to the terminal: OSC 52 is not drawn, it is obeyed.
+            use std::io::Write as _;
+            let mut out = io::stdout();
+            let _ = out.write_all(app::export::osc52(&text).as_bytes());
+            let _ = out.flush();
+        }
         if app.should_quit {
             return Ok(());
         }

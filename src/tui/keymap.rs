@@ -181,6 +181,8 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Global, "M", Action::ToggleMouseCapture),
     (Scope::Global, "/", Action::StartSearch),
     (Scope::Global, "d", Action::ToggleDiff),
+    (Scope::Global, "y", Action::Copy),
+    (Scope::Global, "x", Action::Export),
     (Scope::Global, "<esc>", Action::Cancel),
     (Scope::List, "<enter>", Action::Expand),
     (Scope::List, "l", Action::Expand),

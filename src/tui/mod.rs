@@ -194,7 +194,9 @@ pub async fn spawn_sources(
     let mut running = RunningSources::default();
     let mut paths = Vec::new();
     for source in &args.sources {
-        if source.starts_with(crate::sources::jaeger::SCHEME_PREFIX) {
+        if source.starts_with(crate::sources::phoenix::SCHEME_PREFIX) {
+            crate::sources::phoenix::spawn_poll(source.clone(), remote.clone(), tx.clone());
+        } else if source.starts_with(crate::sources::jaeger::SCHEME_PREFIX) {
             crate::sources::jaeger::spawn_poll(source.clone(), remote.clone(), tx.clone());
         } else if remote::is_remote(source) {
             let options = attach::AttachOptions {

@@ -112,9 +112,14 @@ impl<'a> Selection<'a> {
             let mut problems = Vec::new();
             check_store(store, None, CheckOptions::default(), &mut problems)
                 .into_iter()
-                .map(|r| {
+                .flat_map(|r| {
                     let outcome = GoldOutcome::from_score(Some((r.metrics.score, r.passed())));
-                    (r.invocation, outcome)
+                    // A whole-conversation report judges every turn of its conversation.
+                    let ids = match &r.conversation {
+                        Some(scope) => scope.turns.clone(),
+                        None => vec![r.invocation.clone()],
+                    };
+                    ids.into_iter().map(move |id| (id, outcome))
                 })
                 .collect()
         } else {
@@ -306,7 +311,7 @@ fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
     spans
 }
 
-fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
+pub fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
     let summary = inv.summary();
     let counts = &summary.counts;
     let tree = inv.tree();

@@ -26,7 +26,13 @@ pub struct Request<'a> {
 pub struct ResourceSpans<'a> {
     #[serde(borrow)]
     pub resource: Option<Resource<'a>>,
-    #[serde(borrow, alias = "scope_spans")]
+    /// `instrumentationLibrarySpans` is the name before OTLP 0.15 (older exporters still write it).
+    #[serde(
+        borrow,
+        alias = "scope_spans",
+        alias = "instrumentationLibrarySpans",
+        alias = "instrumentation_library_spans"
+    )]
     pub scope_spans: Vec<ScopeSpans<'a>>,
 }
 

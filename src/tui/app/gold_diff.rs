@@ -114,7 +114,7 @@ pub(super) fn open(app: &mut App) {
             });
         }
         None => app.message = Some(
-            "no gold for this invocation: pass --gold FILE or put NAME.gold.json beside the trace"
+            "no gold for this invocation: pass --gold FILE or put NAME.gold.json or gold.json beside the trace"
                 .into(),
         ),
     }

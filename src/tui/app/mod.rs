@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+pub mod export;
 mod find;
 mod gold_diff;
 pub mod listing;
@@ -145,6 +146,7 @@ pub struct App {
     pub gold: GoldContext,
     /// The gold-vs-actual overlay, while open.
     pub diff: Option<DiffOverlay>,
+<<<<<<< HEAD
     /// Facets of the listed runs and the failure queue (`n`/`N`, `]`/`[`).
     pub triage: TriageView,
     pub sort: SortKey,
@@ -155,6 +157,10 @@ pub struct App {
     pub selected_conversation: Option<String>,
     /// Whether the app captures the mouse; off lets the terminal select text natively.
     pub mouse_capture: bool,
+=======
+    /// Text `y` copied, waiting for the event loop to send it to the terminal (OSC 52).
+    pub clipboard: Option<String>,
+>>>>>>> main
     /// The list search prompt: line being edited, history, the filter in force.
     pub list_search: crate::tui::search::ListSearch,
     /// Find in the selected trace.
@@ -190,12 +196,16 @@ impl App {
             version: 0,
             gold: GoldContext::default(),
             diff: None,
+<<<<<<< HEAD
             triage: TriageView::default(),
             sort: SortKey::default(),
             folded_conversations: HashSet::new(),
             folded_version: 0,
             selected_conversation: None,
             mouse_capture: true,
+=======
+            clipboard: None,
+>>>>>>> main
             list_search: Default::default(),
             find: Default::default(),
         };
@@ -374,6 +384,8 @@ pub fn update(app: &mut App, action: Action) {
             app.find.computed_at = None;
         }
         Action::ToggleDiff => gold_diff::open(app),
+        Action::Copy => export::copy(app),
+        Action::Export => export::export(app),
         Action::DiffKey(code) => gold_diff::key(app, code),
         Action::StartSearch => find::start(app),
         Action::SearchInput(c) => find::input(app, c),

@@ -1,0 +1,239 @@
+//! The triage report of a set of listed invocations: Markdown for people (per failing
+//! invocation its verdict, the evaluator's reason, failed spans with their errors, differing
+//! gold rows, ids, source file and line) and, beside it, exactly the `dump --json` document of
+//! the same selection. Shared by the TUI's `x` and the headless `report` command. All trace
+//! text goes through the masking pass ([`redact::shown_line`]); payloads stay redacted unless
+//! `mode` reveals them.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::facets::{Facets, GoldOutcome};
+use crate::gold::check::check_store;
+use crate::gold::report::{CheckOptions, DiffReport};
+use crate::model::Origin;
+use crate::redact::{self, Reveal};
+use crate::store::{Invocation, Store};
+use crate::views::dump::{Selection, selection_json};
+
+/// A written-out report: the Markdown and the matching `dump --json` document.
+#[derive(Debug, Clone)]
+pub struct TriageReport {
+    pub markdown: String,
+    pub json: Value,
+    pub listed: usize,
+    pub failing: usize,
+}
+
+/// Gold reports of every judged invocation, by invocation id (a whole-conversation report is
+/// filed under each of its turns).
+fn gold_reports(store: &Store) -> HashMap<String, DiffReport> {
+    let mut problems = Vec::new();
+    let mut out = HashMap::new();
+    for report in check_store(store, None, CheckOptions::default(), &mut problems) {
+        match &report.conversation {
+            Some(scope) => {
+                for turn in &scope.turns {
+                    out.insert(turn.clone(), report.clone());
+                }
+            }
+            None => {
+                out.insert(report.invocation.clone(), report);
+            }
+        }
+    }
+    out
+}
+
+fn place(inv: &Invocation, span: usize) -> String {
+    let Some(s) = inv.spans.get(span) else {
+        return String::new();
+    };
+    match (&s.origin, s.line) {
+        (Some(Origin::File(path)), Some(line)) => format!("{}:{line}", path.display()),
+        (Some(Origin::File(path)), None) => path.display().to_string(),
+        (Some(Origin::Endpoint(endpoint)), _) => endpoint.clone(),
+        (None, _) => String::new(),
+    }
+}
+
+/// Builds the report of `selection` (the invocations currently listed).
+pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport {
+    let golds = gold_reports(store);
+    let line = |text: &str| redact::shown_line(text, mode);
+    let mut body = String::new();
+    let mut failing = 0;
+    for (inv, _) in &selection.rows {
+        let gold = golds.get(&inv.id);
+        let outcome = gold.map_or(GoldOutcome::Unknown, |r| {
+            GoldOutcome::from_score(Some((r.metrics.score, r.passed())))
+        });
+        let facets = Facets::of(inv, outcome);
+        if !facets.failing() {
+            continue;
+        }
+        failing += 1;
+        let name = inv.summary().name.clone();
+        let _ = writeln!(body, "## {} `{}`\n", line(&name), line(&inv.id));
+        let facet_names: Vec<&str> = facets.list().into_iter().map(|f| f.name()).collect();
+        let _ = writeln!(
+            body,
+            "- verdict: {} {}",
+            facets.glyphs(),
+            facet_names.join(", ")
+        );
+        if let Some(eval) = &facets.eval {
+            let score = eval
+                .score
+                .map(|s| format!(" (score {s:.2})"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                body,
+                "- evaluator: {}{score}{}",
+                line(&eval.label),
+                if eval.failed { " — failed" } else { "" }
+            );
+            if !eval.reason.is_empty() {
+                let _ = writeln!(body, "- reason: {}", line(&eval.reason));
+            }
+        }
+        if let Some(root) = facets.root {
+            let _ = writeln!(body, "- source: {}", line(&place(inv, root)));
+        }
+        if !facets.failed_spans.is_empty() {
+            let _ = writeln!(body, "- failed spans:");
+            for &i in &facets.failed_spans {
+                let span = &inv.spans[i];
+                let error = span
+                    .error
+                    .as_deref()
+                    .and_then(|e| redact::error_message(e, mode))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    body,
+                    "  - `{}` {} — {}: {} ({})",
+                    line(&span.span_id),
+                    line(&span.name),
+                    line(span.error_type().unwrap_or("error")),
+                    redact::sanitize_line(&error),
+                    line(&place(inv, i)),
+                );
+            }
+        }
+        if let Some(report) = gold.filter(|r| !r.passed()) {
+            let _ = writeln!(
+                body,
+                "- gold ({}): toolcap gold: ✗ differs, score {:.2}",
+                line(&report.gold.source),
+                report.metrics.score
+            );
+            for verdict in report.verdict_lines() {
+                let _ = writeln!(body, "  - {}", line(&verdict));
+            }
+            for &r in &report.differing_rows() {
+                let row = &report.rows[r];
+                let _ = writeln!(
+                    body,
+                    "  - row {}: `{}` vs `{}` — {}",
+                    r + 1,
+                    line(&report.gold_cell(row, mode)),
+                    line(&report.actual_cell(row, mode)),
+                    line(&report.verdict_label(row)),
+                );
+            }
+        }
+        body.push('\n');
+    }
+    let mut markdown = String::new();
+    let _ = writeln!(markdown, "# toolcap triage report\n");
+    if let Some(query) = &selection.query {
+        let _ = writeln!(markdown, "- filter: `{}`", line(query));
+    }
+    let _ = writeln!(
+        markdown,
+        "- {failing} failing of {} listed ({} loaded)\n- payloads: {}\n",
+        selection.rows.len(),
+        store.len(),
+        match mode {
+            Reveal::Redacted => "redacted",
+            Reveal::Revealed => "revealed (secrets masked)",
+        }
+    );
+    markdown.push_str(&body);
+    TriageReport {
+        markdown,
+        json: selection_json(store, selection, mode),
+        listed: selection.rows.len(),
+        failing,
+    }
+}
+
+/// The JSON file written beside a Markdown report: `NAME.md` → `NAME.json`.
+pub fn json_path(markdown: &Path) -> PathBuf {
+    markdown.with_extension("json")
+}
+
+/// Writes both files; returns the Markdown path and the total bytes written.
+pub fn write(report: &TriageReport, markdown: &Path) -> std::io::Result<u64> {
+    let json = serde_json::to_string_pretty(&report.json).unwrap_or_default() + "\n";
+    std::fs::write(markdown, &report.markdown)?;
+    std::fs::write(json_path(markdown), &json)?;
+    Ok((report.markdown.len() + json.len()) as u64)
+}
+
+/// `toolcap-tui report`: exit 0 when written, 2 on error.
+pub fn run(args: &crate::cli::ReportArgs) -> i32 {
+    let mode = Reveal::from_flag(args.reveal);
+    let query = match args
+        .filter
+        .as_deref()
+        .map(crate::query::Query::parse)
+        .transpose()
+    {
+        Ok(query) => query,
+        Err(error) => {
+            eprint!(
+                "{}",
+                crate::views::dump::query_error_text(args.filter.as_deref().unwrap_or(""), &error)
+            );
+            return 2;
+        }
+    };
+    let (store, _) = crate::views::dump::load_store(&args.sources);
+    if store.is_empty() {
+        eprintln!("toolcap-tui report: nothing could be loaded");
+        return 2;
+    }
+    let selection = match &query {
+        Some(query) => Selection::filtered(&store, query, mode),
+        None => Selection::all(&store),
+    };
+    let report = build(&store, &selection, mode);
+    match &args.out {
+        Some(path) => match write(&report, path) {
+            Ok(bytes) => {
+                eprintln!(
+                    "toolcap-tui report: {} failing of {} listed → {} and {} ({bytes} bytes)",
+                    report.failing,
+                    report.listed,
+                    path.display(),
+                    json_path(path).display()
+                );
+                0
+            }
+            Err(why) => {
+                eprintln!("toolcap-tui report: {}: {why}", path.display());
+                2
+            }
+        },
+        None => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(report.markdown.as_bytes());
+            0
+        }
+    }
+}
