@@ -94,11 +94,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-<<<<<<< HEAD
-    pub const BINDABLE: [Action; 29] = [
-=======
-    pub const BINDABLE: [Action; 27] = [
->>>>>>> main
+    pub const BINDABLE: [Action; 31] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,

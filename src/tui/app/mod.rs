@@ -146,7 +146,6 @@ pub struct App {
     pub gold: GoldContext,
     /// The gold-vs-actual overlay, while open.
     pub diff: Option<DiffOverlay>,
-<<<<<<< HEAD
     /// Facets of the listed runs and the failure queue (`n`/`N`, `]`/`[`).
     pub triage: TriageView,
     pub sort: SortKey,
@@ -157,10 +156,8 @@ pub struct App {
     pub selected_conversation: Option<String>,
     /// Whether the app captures the mouse; off lets the terminal select text natively.
     pub mouse_capture: bool,
-=======
     /// Text `y` copied, waiting for the event loop to send it to the terminal (OSC 52).
     pub clipboard: Option<String>,
->>>>>>> main
     /// The list search prompt: line being edited, history, the filter in force.
     pub list_search: crate::tui::search::ListSearch,
     /// Find in the selected trace.
@@ -196,16 +193,13 @@ impl App {
             version: 0,
             gold: GoldContext::default(),
             diff: None,
-<<<<<<< HEAD
             triage: TriageView::default(),
             sort: SortKey::default(),
             folded_conversations: HashSet::new(),
             folded_version: 0,
             selected_conversation: None,
             mouse_capture: true,
-=======
             clipboard: None,
->>>>>>> main
             list_search: Default::default(),
             find: Default::default(),
         };
