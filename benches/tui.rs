@@ -299,7 +299,7 @@ fn received(spans: Vec<OtlpSpan>) -> Batch {
         }],
     };
     let origin = Origin::Endpoint("otlp://127.0.0.1:4318".into());
-    batch_from_request(&request, &origin, "otlp-protobuf", None, None)
+    batch_from_request(&request, &origin, "otlp-protobuf", None)
 }
 
 /// `runs` finished runs of `spans_per_run` spans (root last, as SDKs export on end).

@@ -187,12 +187,39 @@ pub enum PayloadBody {
     Absent,
     /// Small values, and everything that arrived over the network, are kept in memory.
     Inline(Arc<str>),
-    /// Big values stay on disk: the record plus a format-specific locator (for OTLP, the span
-    /// id and the attribute key) is enough to find the value again.
+    /// Big values stay on disk: the record plus a format-specific locator is enough to find the
+    /// value again (formats whose parser does not yet know byte positions).
     InRecord {
         record: Arc<RecordRef>,
         locator: Arc<str>,
     },
+    /// Big values stay on disk as the exact bytes of the raw value: reading them needs no
+    /// parse of the record around them.
+    Range(PayloadRange),
+}
+
+/// How the raw bytes of a [`PayloadRange`] become the payload's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawEncoding {
+    /// A JSON string token, quotes and escapes included.
+    JsonString,
+    /// Any JSON value, shown as its text.
+    RawJson,
+    /// The UTF-8 bytes of a protobuf `string` field.
+    Utf8,
+}
+
+/// The position of a payload's raw value in a source file (in the decompressed stream when the
+/// file is gzipped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadRange {
+    /// Shared by every payload of the file.
+    pub path: Arc<PathBuf>,
+    pub offset: u64,
+    pub len: u32,
+    pub encoding: RawEncoding,
+    /// The offset counts bytes of the gunzipped file.
+    pub gzip: bool,
 }
 
 /// A payload as the skeleton holds it.

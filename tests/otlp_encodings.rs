@@ -170,7 +170,7 @@ fn payload_states_are_distinct_and_load_back_from_disk() {
         let on = spans_of(&[corpus(rel)]);
         let weather = tool_span(&on, "get_weather");
         assert_eq!(weather.input.state, PayloadState::Present, "{rel}");
-        assert!(matches!(weather.input.body, PayloadBody::InRecord { .. }));
+        assert!(matches!(weather.input.body, PayloadBody::Range(_)), "{rel}");
         assert_eq!(
             formats::load_payload(&weather.input).unwrap().as_deref(),
             Some(r#"{"city":"Paris","unit":"celsius"}"#),
@@ -309,7 +309,7 @@ fn large_attribute_values_become_payloads_by_reference_or_inline() {
     let AttrValue::Payload(payload) = spans[0].attr("gen_ai.tool.call.arguments").unwrap() else {
         panic!("a {} byte value stays a payload", value.len());
     };
-    assert!(matches!(payload.body, PayloadBody::InRecord { .. }));
+    assert!(matches!(payload.body, PayloadBody::Range(_)));
     assert_eq!(payload.bytes, value.len() as u64);
     assert_eq!(
         formats::load_payload(&spans[0].input).unwrap().as_deref(),
@@ -323,7 +323,6 @@ fn large_attribute_values_become_payloads_by_reference_or_inline() {
         &decoded,
         &Origin::Endpoint("127.0.0.1:4318".into()),
         "otlp-json",
-        None,
         None,
     );
     assert_eq!(batch.spans[0].input.inline_text(), Some(value.as_str()));
@@ -340,7 +339,7 @@ fn receiver_api_counts_and_rejects_invalid_spans() {
     assert_eq!((valid, rejected), (2, 4));
     assert!(reason.unwrap().contains("trace id is missing"));
     let origin = Origin::Endpoint("test".into());
-    let batch = otlp::batch_from_request(&request, &origin, "otlp-json", None, None);
+    let batch = otlp::batch_from_request(&request, &origin, "otlp-json", None);
     assert_eq!(batch.spans.len(), 2);
     assert_eq!(batch.problems.len(), 4);
     let names: Vec<&str> = batch.spans.iter().map(|s| s.name.as_str()).collect();
@@ -414,11 +413,13 @@ fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
         let line = span.line.unwrap();
         assert!(line >= previous, "spans keep file order");
         previous = line;
-        if let PayloadBody::InRecord { record, .. } = &span.output.body {
-            assert_eq!(
-                record.offset,
-                line_offsets[line as usize - 1],
-                "line {line}"
+        if let PayloadBody::Range(range) = &span.output.body {
+            let line_start = line_offsets[line as usize - 1];
+            let line_end = line_offsets.get(line as usize).copied().unwrap_or(u64::MAX);
+            assert!(
+                range.offset > line_start && range.offset + u64::from(range.len) < line_end,
+                "line {line}: payload at {} is inside its line",
+                range.offset
             );
         }
     }

@@ -30,6 +30,7 @@ pub mod openarmature_calls;
 pub mod openarmature_events;
 pub mod otel_spans;
 pub mod otlp;
+pub mod payload_range;
 pub mod toolscore_custom;
 
 /// The largest input a single source may decompress to. Bigger inputs are refused with a
@@ -350,6 +351,16 @@ pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
     match &payload.body {
         PayloadBody::Absent => Ok(None),
         PayloadBody::Inline(text) => Ok(Some(text.to_string())),
+        PayloadBody::Range(range) => {
+            let text = payload_range::read(range)?;
+            if text.len() as u64 != payload.bytes {
+                return Err(format!(
+                    "{} changed on disk: the payload is no longer where it was",
+                    range.path.display()
+                ));
+            }
+            Ok(Some(text))
+        }
         PayloadBody::InRecord { record, locator } => {
             let format = by_name(record.format)
                 .ok_or_else(|| format!("unknown format {}", record.format))?;

@@ -7,16 +7,15 @@
 
 mod build;
 mod proto;
+mod protobuf;
 mod wire;
-
-use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 use prost::Message as _;
 
 use super::{Format, Input};
-use crate::model::{Batch, Origin, Problem, RecordRef};
+use crate::model::{Batch, Origin, Problem};
 
 pub use build::INLINE_ATTR_MAX;
 
@@ -33,7 +32,7 @@ pub(crate) fn build_json_in_memory(
     let ctx = build::Context {
         origin: input.origin,
         format,
-        record: None,
+        file: None,
         line: None,
     };
     let mut leniencies = Vec::new();
@@ -94,7 +93,7 @@ impl Format for OtlpJson {
             let mut leniencies = Vec::new();
             match serde_json::from_slice::<wire::Request>(input.bytes) {
                 Ok(request) => {
-                    let ctx = context(input, JSON_NAME, input.base_offset, input.bytes.len(), None);
+                    let ctx = context(input, JSON_NAME, input.bytes, input.base_offset, None);
                     build::build_request(&request, &ctx, &mut leniencies, &mut batch);
                     warn_leniencies(&leniencies, input.origin, None, &mut batch);
                     return batch;
@@ -114,25 +113,6 @@ impl Format for OtlpJson {
         }
         parse_lines_in_parallel(input, &mut batch);
         batch
-    }
-
-    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        let span_hex = locator.split('/').next()?;
-        // A gzipped JSONL file is one record: parse only lines that mention the span (its
-        // children's lines mention it too, as their parent).
-        let finder = memchr::memmem::Finder::new(span_hex.as_bytes());
-        let mut lines = record
-            .split(|b| *b == b'\n')
-            .filter(|l| finder.find(l).is_some());
-        let found = lines.find_map(|line| {
-            let request = serde_json::from_slice::<wire::Request>(line).ok()?;
-            build::locate(&request, locator)
-        });
-        if found.is_some() {
-            return found;
-        }
-        let request = serde_json::from_slice::<wire::Request>(record).ok()?;
-        build::locate(&request, locator)
     }
 }
 
@@ -236,11 +216,6 @@ fn lost_part(origin: &Origin) -> Batch {
 }
 
 fn parse_lines(input: &Input, batch: &mut Batch) {
-    // A gzipped file cannot be read by byte range: its one record is the whole file.
-    let whole_file = input
-        .was_gzip
-        .then(|| record_for(input, JSON_NAME, 0, u64::MAX, true))
-        .flatten();
     let mut start = 0usize;
     let mut line_number = input.base_line;
     // Each leniency is reported once per input, at the first line that needed it.
@@ -258,22 +233,13 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
         let already_warned = leniencies.len();
         match serde_json::from_slice::<wire::Request>(line) {
             Ok(request) => {
-                let record = match &whole_file {
-                    Some(record) => Some(record.clone()),
-                    None => record_for(
-                        input,
-                        JSON_NAME,
-                        input.base_offset + line_start as u64,
-                        line.len() as u64,
-                        false,
-                    ),
-                };
-                let ctx = build::Context {
-                    origin: input.origin,
-                    format: JSON_NAME,
-                    record,
-                    line: Some(line_number),
-                };
+                let ctx = context(
+                    input,
+                    JSON_NAME,
+                    line,
+                    input.base_offset + line_start as u64,
+                    Some(line_number),
+                );
                 build::build_request(&request, &ctx, &mut leniencies, batch);
                 warn_leniencies(
                     &leniencies[already_warned..],
@@ -291,42 +257,28 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
     }
 }
 
-fn record_for(
-    input: &Input,
-    format: &'static str,
-    offset: u64,
-    len: u64,
-    gzip: bool,
-) -> Option<Arc<RecordRef>> {
-    let Origin::File(path) = input.origin else {
-        return None;
-    };
-    Some(Arc::new(RecordRef {
-        path: path.clone(),
-        offset,
-        len,
-        gzip,
-        format,
-    }))
-}
-
-/// The context for a whole-input record (a `.json` document or a protobuf file).
+/// The context for a request parsed from `bytes`, which start `offset` bytes into the
+/// (decompressed) source.
 fn context<'c>(
     input: &'c Input,
     format: &'static str,
+    bytes: &'c [u8],
     offset: u64,
-    len: usize,
     line: Option<u64>,
 ) -> build::Context<'c> {
-    let record = if input.was_gzip {
-        record_for(input, format, 0, u64::MAX, true)
-    } else {
-        record_for(input, format, offset, len as u64, false)
+    let file = match input.origin {
+        Origin::File(path) => Some(build::FileBuffer {
+            path: path.clone(),
+            bytes,
+            base_offset: offset,
+            gzip: input.was_gzip,
+        }),
+        Origin::Endpoint(_) => None,
     };
     build::Context {
         origin: input.origin,
         format,
-        record,
+        file,
         line,
     }
 }
@@ -364,32 +316,29 @@ impl Format for OtlpProtobuf {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        let ctx = context(
-            input,
-            PROTOBUF_NAME,
-            input.base_offset,
-            input.bytes.len(),
-            None,
-        );
-        let build = |request: &ExportTraceServiceRequest, batch: &mut Batch| {
+        let ctx = context(input, PROTOBUF_NAME, input.bytes, input.base_offset, None);
+        let build = |request: &wire::Request, batch: &mut Batch| {
             let mut leniencies = Vec::new();
-            build::build_request(
-                &proto::request_to_wire(request),
-                &ctx,
-                &mut leniencies,
-                batch,
-            );
+            build::build_request(request, &ctx, &mut leniencies, batch);
         };
-        // Decoding one resource at a time keeps only one resource's strings alive at once:
-        // a 200 MB request would otherwise be fully materialized next to its spans.
+        // Decoding one resource at a time keeps only one resource's skeleton alive at once.
         match top_level_resource_spans(input.bytes) {
             Some(bodies) => {
                 let parse_group = |group: &[&[u8]]| {
                     let mut part = Batch::default();
                     for body in group {
-                        match decode_resource_spans(body) {
-                            Ok(request) => build(&request, &mut part),
-                            Err(e) => part.problems.push(Problem::error(input.origin, None, e)),
+                        match protobuf::resource_spans(body) {
+                            Ok(resource_spans) => build(
+                                &wire::Request {
+                                    resource_spans: vec![resource_spans],
+                                },
+                                &mut part,
+                            ),
+                            Err(e) => part.problems.push(Problem::error(
+                                input.origin,
+                                None,
+                                format!("not a protobuf ExportTraceServiceRequest: {e}"),
+                            )),
                         }
                     }
                     part
@@ -414,20 +363,18 @@ impl Format for OtlpProtobuf {
                     }
                 }
             }
-            None => match decode_request_protobuf(input.bytes) {
+            None => match protobuf::request(input.bytes) {
                 Ok(request) => build(&request, &mut batch),
-                Err(e) => batch.problems.push(Problem::error(input.origin, None, e)),
+                Err(e) => batch.problems.push(Problem::error(
+                    input.origin,
+                    None,
+                    format!("not a protobuf ExportTraceServiceRequest: {e}"),
+                )),
             },
         }
         batch
     }
-
-    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        let request = decode_request_protobuf(record).ok()?;
-        build::locate(&proto::request_to_wire(&request), locator)
-    }
 }
-
 /// The bodies of the top-level `resource_spans` fields (field 1, length-delimited), when
 /// they are all the input holds and exactly fill it.
 fn top_level_resource_spans(bytes: &[u8]) -> Option<Vec<&[u8]>> {
@@ -487,19 +434,18 @@ pub fn decode_request_protobuf(bytes: &[u8]) -> Result<ExportTraceServiceRequest
 }
 
 /// Normalizes a decoded request. Spans with invalid ids become problems, so
-/// `batch.spans.len()` + rejected = total. Payloads are inline unless `record` is given.
+/// `batch.spans.len()` + rejected = total. Payloads are inline (a request has no file).
 pub fn batch_from_request(
     request: &ExportTraceServiceRequest,
     origin: &Origin,
     format: &'static str,
-    record: Option<Arc<RecordRef>>,
     line: Option<u64>,
 ) -> Batch {
     let mut batch = Batch::default();
     let ctx = build::Context {
         origin,
         format,
-        record,
+        file: None,
         line,
     };
     let wire = proto::request_to_wire(request);

@@ -77,7 +77,7 @@ pub async fn spawn_listen(
                 Transport::HttpJson => "otlp-json",
                 Transport::HttpProtobuf | Transport::Grpc => "otlp-protobuf",
             };
-            let batch = batch_from_request(&received.request, &origin, format, None, None);
+            let batch = batch_from_request(&received.request, &origin, format, None);
             if tx.send(IngestEvent::Batch(batch)).await.is_err()
                 || tx.send(status(accepted)).await.is_err()
             {

@@ -3,13 +3,14 @@
 //! held by reference), then classifies each span.
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::wire::{self, Leniency, Scalar, Text};
 use crate::formats::classify::{self, AttrSource};
 use crate::model::{
-    AttrValue, Batch, Origin, Payload, PayloadBody, PayloadState, Problem, RecordRef, Span,
-    SpanEvent, SpanStatus, truncation_marker_total,
+    AttrValue, Batch, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
+    RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
 };
 
 /// String attribute values longer than this are held as payloads, not in the skeleton.
@@ -23,8 +24,36 @@ pub struct Context<'c> {
     pub origin: &'c Origin,
     pub format: &'static str,
     /// `None`: payloads are kept inline (network requests).
-    pub record: Option<Arc<RecordRef>>,
+    pub file: Option<FileBuffer<'c>>,
     pub line: Option<u64>,
+}
+
+/// The bytes a request was parsed from and where they sit in their file: a borrowed value's
+/// position in `bytes` is then its position in the file, which is all a payload keeps.
+#[derive(Clone)]
+pub struct FileBuffer<'c> {
+    pub path: Arc<PathBuf>,
+    pub bytes: &'c [u8],
+    /// Where `bytes` start in the (decompressed) file.
+    pub base_offset: u64,
+    pub gzip: bool,
+}
+
+impl FileBuffer<'_> {
+    /// The range of `raw` in the file, when `raw` borrows from this buffer.
+    fn range_of(&self, raw: &[u8], encoding: RawEncoding) -> Option<PayloadRange> {
+        let start = (raw.as_ptr() as usize).checked_sub(self.bytes.as_ptr() as usize)?;
+        if start + raw.len() > self.bytes.len() {
+            return None;
+        }
+        Some(PayloadRange {
+            path: self.path.clone(),
+            offset: self.base_offset + start as u64,
+            len: u32::try_from(raw.len()).ok()?,
+            encoding,
+            gzip: self.gzip,
+        })
+    }
 }
 
 /// What happened to the spans of one request.
@@ -138,18 +167,14 @@ fn build_span(
     let parent_span_id =
         (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| hex::encode(&parent));
 
-    let payloads = Payloads {
-        ctx,
-        span_hex: &span_hex,
-    };
+    let payloads = Payloads { ctx };
     let attributes: Vec<(Arc<str>, AttrValue)> = ws
         .attributes
         .iter()
         .map(|kv| {
-            let locator = || format!("{span_hex}/a/{}", kv.key);
             (
                 intern_field(&kv.key),
-                payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
+                payloads.attr_value(&kv.key, kv.value.as_ref()),
             )
         })
         .collect();
@@ -166,18 +191,16 @@ fn build_span(
     let events = ws
         .events
         .iter()
-        .enumerate()
-        .map(|(index, event)| SpanEvent {
+        .map(|event| SpanEvent {
             time_unix_nano: time(&event.time_unix_nano),
             name: event.name.to_string(),
             attributes: event
                 .attributes
                 .iter()
                 .map(|kv| {
-                    let locator = || format!("{span_hex}/e{index}/{}", kv.key);
                     (
                         kv.key.to_string(),
-                        payloads.attr_value(&kv.key, kv.value.as_ref(), &locator),
+                        payloads.attr_value(&kv.key, kv.value.as_ref()),
                     )
                 })
                 .collect(),
@@ -190,7 +213,7 @@ fn build_span(
     wire::enum_value(ws.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
     let mut span = Span {
         trace_id: hex::encode(trace_id),
-        span_id: span_hex.clone(),
+        span_id: span_hex,
         parent_span_id,
         name: ws.name.to_string(),
         status: match status_code {
@@ -237,34 +260,38 @@ fn truncate(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// Makes payloads: by reference into the source record for files, inline for the network.
+/// Makes payloads: by byte range into the source file for files, inline for the network.
 #[derive(Clone, Copy)]
 struct Payloads<'c> {
     ctx: &'c Context<'c>,
-    span_hex: &'c str,
 }
 
 impl Payloads<'_> {
-    fn attr_value(
-        &self,
-        key: &str,
-        value: Option<&wire::AnyValue>,
-        locator: &dyn Fn() -> String,
-    ) -> AttrValue {
+    fn attr_value(&self, key: &str, value: Option<&wire::AnyValue>) -> AttrValue {
         let Some(value) = value else {
             return AttrValue::Null;
         };
         if let Some(text) = &value.string_value {
             if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
-                return AttrValue::Payload(Box::new(self.payload(key, text, locator)));
+                return AttrValue::Payload(Box::new(self.payload(key, text)));
             }
             return AttrValue::Str(text.decoded().into_owned());
         }
         plain_value(value)
     }
 
-    fn payload(&self, field: &str, text: &Text, locator: &dyn Fn() -> String) -> Payload {
-        let Some(record) = &self.ctx.record else {
+    fn payload(&self, field: &str, text: &Text) -> Payload {
+        let (raw, encoding) = match text {
+            Text::Json(token) => (token.as_bytes(), RawEncoding::JsonString),
+            Text::Plain(Cow::Borrowed(plain)) => (plain.as_bytes(), RawEncoding::Utf8),
+            Text::Plain(Cow::Owned(_)) => (&[][..], RawEncoding::Utf8),
+        };
+        let range = self
+            .ctx
+            .file
+            .as_ref()
+            .and_then(|file| file.range_of(raw, encoding));
+        let Some(range) = range else {
             return Payload::inline(field, text.decoded().as_ref());
         };
         let len = text.decoded_len();
@@ -280,10 +307,7 @@ impl Payloads<'_> {
             state,
             bytes: len as u64,
             field: Some(intern_field(field)),
-            body: PayloadBody::InRecord {
-                record: record.clone(),
-                locator: locator().into(),
-            },
+            body: PayloadBody::Range(range),
         }
     }
 }
@@ -368,9 +392,8 @@ impl AttrSource for WireSource<'_, '_, '_> {
             return Some(payload.clone());
         }
         let value = self.find(key)?;
-        let locator = || format!("{}/a/{key}", self.payloads.span_hex);
         match &value.string_value {
-            Some(text) => Some(self.payloads.payload(key, text, &locator)),
+            Some(text) => Some(self.payloads.payload(key, text)),
             None => {
                 let rendered = render_json(&plain_value(value));
                 Some(Payload::inline(key, rendered.to_string()))
@@ -399,34 +422,5 @@ pub fn render_json(value: &AttrValue) -> serde_json::Value {
                 .collect(),
         ),
         AttrValue::Payload(_) | AttrValue::Null => Value::Null,
-    }
-}
-
-/// Finds a payload again in a parsed record: `span/a/key` or `span/eN/key`.
-pub fn locate(request: &wire::Request, locator: &str) -> Option<String> {
-    let (span_hex, rest) = locator.split_once('/')?;
-    let (selector, key) = rest.split_once('/')?;
-    let mut ignored = Vec::new();
-    let span = request
-        .resource_spans
-        .iter()
-        .flat_map(|rs| &rs.scope_spans)
-        .flat_map(|ss| &ss.spans)
-        .find(|s| {
-            s.span_id
-                .as_deref()
-                .and_then(|id| wire::id_bytes(id, &mut ignored))
-                .is_some_and(|b| hex::encode(b) == span_hex)
-        })?;
-    let attributes = if selector == "a" {
-        &span.attributes
-    } else {
-        let index: usize = selector.strip_prefix('e')?.parse().ok()?;
-        &span.events.get(index)?.attributes
-    };
-    let value = attributes.iter().find(|kv| kv.key == key)?.value.as_ref()?;
-    match &value.string_value {
-        Some(text) => Some(text.decoded().into_owned()),
-        None => Some(render_json(&plain_value(value)).to_string()),
     }
 }

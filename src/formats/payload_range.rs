@@ -1,0 +1,124 @@
+//! Reads a payload from its byte range: the exact bytes of the raw value, decoded by how it
+//! was written (JSON string token, raw JSON, protobuf UTF-8). No record around it is parsed.
+//!
+//! Gzipped files cannot be read at an offset without inflating what comes before it. A seek
+//! index (zran-style checkpoints with a 32 KiB window each) would bound one read to the span
+//! between two checkpoints, but needs a full inflate pass at load and window memory per
+//! checkpoint; payloads of one file are read in bursts (a tree view, `dump --reveal`), so a
+//! small bounded cache of inflated files answers every read of a burst after the first with no
+//! inflate at all. Figures for both are in `benches/ingest.rs`'s gzip read measurement.
+
+use std::collections::VecDeque;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::model::{PayloadRange, RawEncoding};
+
+/// Inflated gzip files kept for later payload reads, largest total first evicted.
+const GZIP_CACHE_BYTES: usize = 256 << 20;
+
+/// Reads and decodes one payload range.
+pub fn read(range: &PayloadRange) -> Result<String, String> {
+    let raw = if range.gzip {
+        let inflated = inflated_file(&range.path)?;
+        let start = usize::try_from(range.offset).map_err(|_| changed(&range.path))?;
+        let end = start + range.len as usize;
+        inflated
+            .get(start..end)
+            .ok_or_else(|| changed(&range.path))?
+            .to_vec()
+    } else {
+        read_exact_range(&range.path, range.offset, range.len)
+            .map_err(|e| format!("{}: {e}", range.path.display()))?
+    };
+    decode(&raw, range.encoding).ok_or_else(|| changed(&range.path))
+}
+
+/// Decodes the raw bytes of a value. `None` when they are not what the range promised (the
+/// file changed on disk).
+pub fn decode(raw: &[u8], encoding: RawEncoding) -> Option<String> {
+    match encoding {
+        RawEncoding::JsonString => serde_json::from_slice::<String>(raw).ok(),
+        RawEncoding::RawJson => {
+            serde_json::from_slice::<serde::de::IgnoredAny>(raw).ok()?;
+            String::from_utf8(raw.to_vec()).ok()
+        }
+        RawEncoding::Utf8 => String::from_utf8(raw.to_vec()).ok(),
+    }
+}
+
+fn changed(path: &Path) -> String {
+    format!(
+        "{} changed on disk: the payload is no longer where it was",
+        path.display()
+    )
+}
+
+fn read_exact_range(path: &Path, offset: u64, len: u32) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    let mut out = vec![0; len as usize];
+    file.read_exact(&mut out)?;
+    Ok(out)
+}
+
+type Cache = VecDeque<(Arc<PathBuf>, Arc<Vec<u8>>)>;
+
+fn inflated_file(path: &Arc<PathBuf>) -> Result<Arc<Vec<u8>>, String> {
+    static CACHE: Mutex<Cache> = Mutex::new(VecDeque::new());
+    let cached = {
+        let cache = CACHE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        cache
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, bytes)| bytes.clone())
+    };
+    if let Some(bytes) = cached {
+        return Ok(bytes);
+    }
+    let raw = std::fs::read(path.as_path()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let inflated = Arc::new(
+        super::maybe_gunzip(&raw)?
+            .ok_or_else(|| format!("{} is no longer gzip", path.display()))?,
+    );
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache.retain(|(p, _)| p != path);
+    cache.push_back((path.clone(), inflated.clone()));
+    let mut total: usize = cache.iter().map(|(_, b)| b.len()).sum();
+    // Keep at least the file just inflated, even when it alone is over the bound.
+    while total > GZIP_CACHE_BYTES && cache.len() > 1 {
+        if let Some((_, evicted)) = cache.pop_front() {
+            total -= evicted.len();
+        }
+    }
+    Ok(inflated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_encoding_and_refuses_what_does_not_match() {
+        assert_eq!(
+            decode(br#""a\"b\u00e9""#, RawEncoding::JsonString).as_deref(),
+            Some("a\"bé")
+        );
+        assert_eq!(decode(b"\"cut", RawEncoding::JsonString), None);
+        assert_eq!(
+            decode(br#"{"k": [1]}"#, RawEncoding::RawJson).as_deref(),
+            Some(r#"{"k": [1]}"#)
+        );
+        assert_eq!(decode(b"{\"k\"", RawEncoding::RawJson), None);
+        assert_eq!(
+            decode("é".as_bytes(), RawEncoding::Utf8).as_deref(),
+            Some("é")
+        );
+        assert_eq!(decode(&[0xff], RawEncoding::Utf8), None);
+    }
+}
