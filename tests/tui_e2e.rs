@@ -259,7 +259,9 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     // Find the LLM spans of the trace and cycle them with n; Esc hands n back to the queue.
     tmux.send(&["-l", "/kind:llm"]);
     tmux.send(&["Enter"]);
-    tmux.wait_for("the first find match", |s| s.contains("find: kind:llm · 1 of "));
+    tmux.wait_for("the first find match", |s| {
+        s.contains("find: kind:llm · 1 of ")
+    });
     tmux.send(&["n"]);
     let second = tmux.wait_for("the second find match", |s| {
         s.contains("find: kind:llm · 2 of ")

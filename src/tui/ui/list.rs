@@ -32,9 +32,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             redact::sanitize_line(&app.search)
         )
     };
-    let block = Block::bordered()
+    let mut block = Block::bordered()
         .title(Span::styled(title, theme.style(Role::Title)))
         .border_style(theme.border(app.focus == Pane::List));
+    // Which gold the selected run is scored against (rows only have room for the ◇ score).
+    if let Some(source) = app
+        .selected_invocation
+        .as_deref()
+        .and_then(|id| app.gold.source(id))
+    {
+        block = block.title_bottom(Span::styled(
+            format!(" ◇ gold: {} ", gold_label(source)),
+            theme.style(Role::Title),
+        ));
+    }
     if app.list.ids.is_empty() {
         let note = if total == 0 {
             "no invocations yet — loading, or nothing recognised in the sources"
@@ -107,6 +118,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .style(theme.style(Role::Text))
         .block(block);
     frame.render_widget(table, area);
+}
+
+/// A gold source shortened for a border title: the file name (and a scenario's `[id]`), never
+/// the directories, masked like any other text from the inputs.
+fn gold_label(source: &str) -> String {
+    let short = source.rsplit(['/', '\\']).next().unwrap_or(source);
+    crate::redact::sanitize_line(short)
 }
 
 /// The facets column: the failing facets' glyphs (`✗`, `◐`, `⚑`, `≠`), or `✓`.
