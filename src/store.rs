@@ -133,6 +133,10 @@ pub struct Summary {
     pub failed_tool_calls: usize,
     /// Formats its spans came from, in first-seen order.
     pub formats: Vec<&'static str>,
+    /// The conversation or session this run is a turn of (see [`conversation_of`]).
+    pub conversation: Option<String>,
+    /// The turn's number within its conversation, when the format records one.
+    pub turn: Option<u64>,
 }
 
 impl Summary {
@@ -195,6 +199,12 @@ impl Invocation {
     }
     pub fn health_of(&self, span: usize) -> Health {
         self.tree.health.get(span).copied().unwrap_or_default()
+    }
+    /// The conversation or session this run belongs to: arksim `conversation_id`,
+    /// `gen_ai.conversation.id`, OpenInference `session.id`, Langfuse session, openai-agents
+    /// `group_id`.
+    pub fn conversation_id(&self) -> Option<&str> {
+        self.summary.conversation.as_deref()
     }
 
     /// Adds a span. A second span with an id already here is a duplicate; when its content
@@ -724,6 +734,7 @@ fn summarize(inv: &Invocation) -> Summary {
         .clone()
         .or_else(|| root.map(|r| spans[r].name.clone()))
         .unwrap_or_else(|| inv.id.clone());
+    let (conversation, turn) = conversation_of(spans);
     Summary {
         name,
         health,
@@ -735,7 +746,44 @@ fn summarize(inv: &Invocation) -> Summary {
         tool_calls,
         failed_tool_calls,
         formats,
+        conversation,
+        turn,
     }
+}
+
+/// Attributes naming the conversation (or session) a run is a turn of, most specific first.
+const CONVERSATION_KEYS: &[&str] = &[
+    "arksim.conversation_id",
+    "gen_ai.conversation.id",
+    "session.id",
+    "langfuse.session.id",
+];
+
+/// The conversation a run belongs to and its turn number: the first span attribute of
+/// [`CONVERSATION_KEYS`] found, else an openai-agents trace's `group_id`.
+fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
+    let attr = |key: &str| {
+        spans.iter().find_map(|s| {
+            s.attr(key)
+                .and_then(|v| match v {
+                    crate::model::AttrValue::Int(i) => Some(i.to_string()),
+                    other => other.as_str().map(str::to_owned),
+                })
+                .filter(|v| !v.trim().is_empty())
+        })
+    };
+    let conversation = CONVERSATION_KEYS.iter().find_map(|k| attr(k)).or_else(|| {
+        spans
+            .iter()
+            .filter(|s| s.format == "openai-agents")
+            .find_map(|s| s.identity.correlation_id.clone())
+            .filter(|v| !v.trim().is_empty())
+    });
+    let turn = ["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"]
+        .iter()
+        .find_map(|k| attr(k))
+        .and_then(|t| t.trim().parse().ok());
+    (conversation, turn)
 }
 
 /// All invocations, problems and running totals.

@@ -176,7 +176,8 @@ fn corpus(rel: &str) -> PathBuf {
 
 fn load(paths: &[PathBuf]) -> Store {
     let (store, reports) = load_store(paths);
-    for report in &reports {
+    // A record of notes only is the walk listing files it skipped (SOURCES.md, …).
+    for report in reports.iter().filter(|r| r.reason != "skipped entries") {
         assert!(report.format.is_some(), "{} not recognised", report.source);
     }
     store

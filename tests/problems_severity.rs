@@ -86,10 +86,17 @@ fn a_run_directory_with_logs_configs_and_readmes_has_no_errors() {
         notes.iter().any(|n| n.contains("settings.json")),
         "JSON with no trace shape is skipped too: {notes:?}"
     );
+    // Skipped by its extension alone (never read), yet listed like the others.
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("config.yaml") && n.contains("skipped: not a trace (.yaml file)")),
+        "{notes:?}"
+    );
     // The text output counts no problems and lists the notes apart.
     let text = String::from_utf8_lossy(&dump(&[], dir.path()).stdout).into_owned();
     assert!(!text.contains("problems ("), "{text}");
-    assert!(text.contains("notes (3):"), "{text}");
+    assert!(text.contains("notes (4):"), "{text}");
 }
 
 #[test]
@@ -131,6 +138,10 @@ fn dump_explain_shows_every_severity() {
     );
     assert!(
         text.contains("    note: skipped: not a trace (text, not JSON)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    note: skipped: not a trace (.yaml file)"),
         "{text}"
     );
 }

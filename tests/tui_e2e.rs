@@ -97,6 +97,96 @@ fn shell_quote(s: &str) -> String {
 /// be on screen while redacted, and must be after `r`.
 const HIDDEN_ARGUMENT: &str = "Atlantis";
 
+/// Starts the binary on `source` with no user config; returns the session and where its exit
+/// status will be written.
+fn start_app(source: &str, dir: &std::path::Path) -> (Tmux, std::path::PathBuf) {
+    let binary = env!("CARGO_BIN_EXE_toolcap-tui");
+    let exit_path = dir.join("exit-status.txt");
+    let command = format!(
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {} 2>{}; echo $? >{}",
+        shell_quote(binary),
+        shell_quote(source),
+        shell_quote(&dir.join("stderr.txt").display().to_string()),
+        shell_quote(&exit_path.display().to_string())
+    );
+    (Tmux::start(&command), exit_path)
+}
+
+/// The status bar's `failure k of T`, if shown.
+fn failure_position(screen: &str) -> Option<(usize, usize)> {
+    let at = screen.find("failure ")?;
+    let rest = &screen[at + "failure ".len()..];
+    let mut words = rest.split_whitespace();
+    let k = words.next()?.parse().ok()?;
+    (words.next()? == "of").then_some(())?;
+    let total = words.next()?.trim_end_matches('·').parse().ok()?;
+    Some((k, total))
+}
+
+#[test]
+fn the_failure_queue_walks_every_failure_of_the_arksim_run_in_one_key_each() {
+    let samples = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/triage/arksim-run"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (tmux, _) = start_app(samples, dir.path());
+    // The list says what the evaluator said, and the eval-only failure is not a green tick.
+    // ("watching" replaces "loading" once every file of the directory is read.)
+    let first = tmux.wait_for("the run loaded and cancel_order judged", |s| {
+        s.contains("failing of 7")
+            && s.contains("watching")
+            && s.lines().any(|l| {
+                l.contains("cancel_order · turn 0")
+                    && l.contains("disobey user request")
+                    && l.contains('⚑')
+            })
+    });
+    let cancel = first
+        .lines()
+        .find(|l| l.contains("cancel_order · turn 0"))
+        .unwrap();
+    assert!(!cancel.contains('✓'), "{cancel}");
+
+    // Top of the list, then one `n` per failure until the queue wraps.
+    tmux.send(&["g"]);
+    let mut seen = Vec::new();
+    let mut total = None;
+    loop {
+        tmux.send(&["n"]);
+        let k = seen.len() + 1;
+        let screen = tmux.wait_for(&format!("failure {k}"), |s| {
+            failure_position(s).is_some_and(|(at, _)| at == k || (at == 1 && s.contains("wrapped")))
+        });
+        let (at, of) = failure_position(&screen).unwrap();
+        if at == 1 && k > 1 {
+            assert!(screen.contains("wrapped"), "{screen}");
+            break;
+        }
+        total.get_or_insert(of);
+        seen.push(screen);
+        assert!(k <= 20, "the queue never wrapped");
+    }
+    let total = total.unwrap();
+    assert_eq!(seen.len(), total, "every failure visited once");
+    assert!(total >= 7, "{total}");
+    // The eval-only failure's verdict block quotes the evaluator's reason.
+    assert!(
+        seen.iter()
+            .any(|s| s.contains("── verdict")
+                && s.contains("[Trajectory] Unexpected extra tool calls")),
+        "cancel_order's reason was never on screen"
+    );
+    // Failed tool calls are stops of their own.
+    assert!(
+        seen.iter().any(|s| s
+            .lines()
+            .any(|l| l.contains('›') && l.contains("lookup_order") && l.contains('✗'))),
+        "no failed lookup_order span was selected"
+    );
+    tmux.send(&["q"]);
+}
+
 #[test]
 fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     let binary = env!("CARGO_BIN_EXE_toolcap-tui");
@@ -140,23 +230,12 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     });
     redacted(&filtered);
 
-    // Into the tree; find the LLM spans of the trace and cycle them with n.
-    tmux.send(&["Tab"]);
-    tmux.send(&["-l", "/kind:llm"]);
-    tmux.send(&["Enter"]);
-    tmux.wait_for("the first find match", |s| {
-        s.contains("find: kind:llm · 1 of ")
+    // Into the tree; `n` lands on the failing turn's verdict, the next `n` on its failed call.
+    tmux.send(&["Tab", "n"]);
+    tmux.wait_for("the verdict of the failing turn", |s| {
+        s.contains("── verdict") && s.contains("[Trajectory] Agent called tools")
     });
     tmux.send(&["n"]);
-    let second = tmux.wait_for("the second find match", |s| {
-        s.contains("find: kind:llm · 2 of ")
-    });
-    redacted(&second);
-    // Esc ends the find: n walks the failure queue again, to the failed tool call.
-    tmux.send(&["Escape"]);
-    tmux.wait_for("the find to end", |s| !s.contains("find: kind:llm"));
-    // From the top, the queue stops at the failed evaluator span first, then the tool.
-    tmux.send(&["g", "n", "n"]);
     let failing = tmux.wait_for("the failing tool selected", |s| {
         s.lines()
             .any(|l| l.contains('›') && l.contains("get_weather") && l.contains('✗'))
@@ -176,6 +255,20 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     assert!(revealed.contains(HIDDEN_ARGUMENT), "{revealed}");
     tmux.send(&["r"]);
     redacted(&tmux.wait_for("redacted mode again", |s| s.contains("REDACTED")));
+
+    // Find the LLM spans of the trace and cycle them with n; Esc hands n back to the queue.
+    tmux.send(&["-l", "/kind:llm"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("the first find match", |s| {
+        s.contains("find: kind:llm · 1 of ")
+    });
+    tmux.send(&["n"]);
+    let second = tmux.wait_for("the second find match", |s| {
+        s.contains("find: kind:llm · 2 of ")
+    });
+    redacted(&second);
+    tmux.send(&["Escape"]);
+    tmux.wait_for("the find to end", |s| !s.contains("find: kind:llm"));
 
     tmux.send(&["?"]);
     tmux.wait_for("the help overlay", |s| {

@@ -20,6 +20,10 @@ fn call(tool: &str, args: serde_json::Value) -> GoldCall {
 /// The sample run "trip" calls search_flights (ok) then get_weather (fails); this gold also
 /// expects a book_hotel call that never happened.
 fn app_with_gold() -> app::App {
+    app_with_gold_from("test gold")
+}
+
+fn app_with_gold_from(source: &str) -> app::App {
     let mut app = sample_app(120, 40);
     let gold = GoldSpec {
         calls: vec![
@@ -30,7 +34,7 @@ fn app_with_gold() -> app::App {
             call("get_weather", json!({"city": SECRET_CITY})),
             call("book_hotel", json!({"city": "Lima"})),
         ],
-        source: "test gold".into(),
+        source: source.into(),
         ..Default::default()
     };
     app::ingest(
@@ -98,6 +102,21 @@ fn argument_values_stay_redacted_in_the_diff_until_r() {
         !revealed.contains("sk-abcdefghijklmnop"),
         "secrets stay masked"
     );
+}
+
+#[test]
+fn the_list_names_the_gold_the_selected_run_is_scored_against() {
+    let mut app = app_with_gold_from("/runs/42/trip.gold.json");
+    assert_eq!(app.gold.source("trip"), Some("/runs/42/trip.gold.json"));
+    assert_eq!(app.gold.source("summ"), None, "no gold, no source");
+    let screen = screen_text(&app);
+    // The file name only: the directories would not fit an 80-column list border.
+    assert!(screen.contains("◇ gold: trip.gold.json"), "{screen}");
+    assert!(!screen.contains("/runs/42"), "{screen}");
+    // A run without a gold shows no gold line.
+    press(&mut app, "j");
+    assert_ne!(app.selected_invocation.as_deref(), Some("trip"));
+    assert!(!screen_text(&app).contains("◇ gold:"));
 }
 
 #[test]

@@ -225,9 +225,10 @@ fn footer_hints_follow_focus() {
     let mut app = sample_app(200, 30);
     let footer = |app: &App| screen_text(app).lines().last().unwrap().to_owned();
     assert!(footer(&app).contains("expand / open"));
-    assert!(!footer(&app).contains("fold/unfold"));
+    // Space folds conversation rows in the list too; expanding all spans is the tree's.
+    assert!(!footer(&app).contains("expand all"));
     press(&mut app, "<tab>");
-    assert!(footer(&app).contains("fold/unfold"));
+    assert!(footer(&app).contains("expand all"));
     assert!(footer(&app).contains("go to requesting LLM span"));
 }
 

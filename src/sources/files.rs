@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::formats::{self, Loaded};
 use crate::model::{Batch, Origin, Problem};
 
-/// Extensions that are never traces: skipped silently inside directories (a file named
+/// Extensions that are never traces: skipped inside directories with a note (a file named
 /// explicitly on the command line is always tried).
 const NOT_TRACES: &[&str] = &[
     "md", "txt", "yaml", "yml", "toml", "py", "rs", "lock", "sh", "html", "css", "js", "png",
@@ -95,7 +95,12 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
                     ));
                 }
             } else if kind.is_file() {
-                if !is_candidate(&child) {
+                if let Some(reason) = skip_reason(&child) {
+                    walk.notes.push(Problem::note(
+                        child.display(),
+                        None,
+                        format!("skipped: {reason}"),
+                    ));
                     continue;
                 }
                 let real = std::fs::canonicalize(&child).unwrap_or_else(|_| child.clone());
@@ -136,6 +141,12 @@ fn special_kind(kind: &std::fs::FileType) -> &'static str {
 
 /// Whether a file inside a directory should be tried as a trace.
 pub fn is_candidate(path: &Path) -> bool {
+    skip_reason(path).is_none()
+}
+
+/// Why a file inside a directory is not tried as a trace, judged by its name alone; `None`
+/// when it should be tried.
+fn skip_reason(path: &Path) -> Option<String> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
@@ -149,11 +160,18 @@ pub fn is_candidate(path: &Path) -> bool {
     // toolscore-record.json) sit next to the traces it scored: neither is a trace.
     if crate::formats::message_log::is_gold_name(&Origin::File(std::sync::Arc::new(
         path.to_path_buf(),
-    ))) || (name.starts_with("toolscore-") && ext == "json")
-    {
-        return false;
+    ))) {
+        return Some("a gold trajectory, not a trace".into());
     }
-    !NOT_TRACES.contains(&ext.as_str()) && !name.ends_with(".meta.json")
+    if name.starts_with("toolscore-") && ext == "json" {
+        return Some("a toolscore report, not a trace".into());
+    }
+    if name.ends_with(".meta.json") {
+        return Some("not a trace (metadata sidecar)".into());
+    }
+    NOT_TRACES
+        .contains(&ext.as_str())
+        .then(|| format!("not a trace (.{ext} file)"))
 }
 
 /// Reads and parses one file. `-` is standard input; it, FIFOs and devices cannot be read a

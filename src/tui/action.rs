@@ -36,7 +36,14 @@ pub enum Action {
     CollapseAll,
     NextFailure,
     PrevFailure,
+    /// `]` / `[`: failing invocation to failing invocation.
+    NextFailingInvocation,
+    PrevFailingInvocation,
     JumpToRequester,
+    // List
+    CycleSort,
+    /// Releases the mouse so the terminal can select text natively (and takes it back).
+    ToggleMouseCapture,
     /// While a find is active: show only matching spans and their ancestors.
     ToggleFindOnly,
     // Payload
@@ -87,7 +94,7 @@ pub enum Action {
 
 impl Action {
     /// Every action a key can be bound to (the keymap test checks each has a default binding).
-    pub const BINDABLE: [Action; 27] = [
+    pub const BINDABLE: [Action; 31] = [
         Action::Quit,
         Action::ToggleHelp,
         Action::ToggleProblems,
@@ -110,7 +117,11 @@ impl Action {
         Action::CollapseAll,
         Action::NextFailure,
         Action::PrevFailure,
+        Action::NextFailingInvocation,
+        Action::PrevFailingInvocation,
         Action::JumpToRequester,
+        Action::CycleSort,
+        Action::ToggleMouseCapture,
         Action::ToggleFindOnly,
         Action::TogglePayloadFullscreen,
         Action::Copy,
@@ -143,6 +154,10 @@ impl Action {
             Action::CollapseAll => "collapse all",
             Action::NextFailure => "next failure",
             Action::PrevFailure => "previous failure",
+            Action::NextFailingInvocation => "next failing run",
+            Action::PrevFailingInvocation => "previous failing run",
+            Action::CycleSort => "cycle sort",
+            Action::ToggleMouseCapture => "mouse capture (off: select text)",
             Action::JumpToRequester => "go to requesting LLM span",
             Action::ToggleFindOnly => "only spans the find matched",
             Action::TogglePayloadFullscreen => "full-screen payload",

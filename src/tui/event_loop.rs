@@ -127,6 +127,18 @@ fn search_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
     }
 }
 
+/// Takes or releases the mouse; released, the terminal selects text natively.
+fn set_mouse_capture(on: bool) {
+    use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+    let result = if on {
+        crossterm::execute!(io::stdout(), EnableMouseCapture)
+    } else {
+        crossterm::execute!(io::stdout(), DisableMouseCapture)
+    };
+    // A terminal without mouse support simply keeps its own behaviour.
+    let _ = result;
+}
+
 /// Runs until the user quits (or the terminal's input ends).
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -142,6 +154,8 @@ where
     let mut ingest_open = true;
     let mut pending = Vec::with_capacity(INGEST_BATCH);
     let mut drawn: Option<(u64, u64)> = None;
+    // The caller captured the mouse before the loop; `M` releases and retakes it.
+    let mut mouse_captured = app.mouse_capture;
     if let Ok(size) = terminal.size() {
         app::update(
             app,
@@ -168,6 +182,10 @@ where
         }
         if app.should_quit {
             return Ok(());
+        }
+        if mouse_captured != app.mouse_capture {
+            mouse_captured = app.mouse_capture;
+            set_mouse_capture(mouse_captured);
         }
         tokio::select! {
             event = input.next() => match event {

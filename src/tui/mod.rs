@@ -34,6 +34,7 @@ pub mod search;
 pub mod theme;
 pub mod tree_nav;
 pub mod ui;
+pub mod verdict;
 pub mod wrap;
 
 use std::path::PathBuf;

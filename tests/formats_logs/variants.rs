@@ -261,9 +261,13 @@ fn dump_explain_names_formats_and_warnings() {
     ] {
         assert!(text.contains(warning), "{warning} missing:\n{text}");
     }
+    // Gold files are skipped by the walk, with a note saying so.
+    assert!(text.contains("expected_gold.json"), "{text}");
     assert!(
-        !text.contains("expected_gold.json"),
-        "gold files are skipped by the walk"
+        text.lines()
+            .filter(|l| l.contains("expected_gold.json"))
+            .all(|l| l.contains("skipped: a gold trajectory, not a trace")),
+        "gold files are skipped by the walk:\n{text}"
     );
     assert_eq!(output.status.code(), Some(0));
 

@@ -30,7 +30,18 @@ pub struct GoldContext {
     /// Turns of each conversation (whole-conversation golds), rebuilt when the store changes.
     conversations: Conversations,
     /// Invocation id → (its content version, its score and pass/fail if it has a gold).
-    scores: std::collections::HashMap<String, (ContentVersion, Option<(f64, bool)>)>,
+    scores: std::collections::HashMap<String, (ContentVersion, Option<Scored>)>,
+    /// Bumped whenever a score changes, so views built from scores know to rebuild.
+    version: u64,
+}
+
+/// A list row's gold outcome and which gold produced it.
+#[derive(Debug, Clone, PartialEq)]
+struct Scored {
+    score: f64,
+    passed: bool,
+    /// Where the gold came from (`--gold`, a sidecar, a scenario), as the report names it.
+    source: String,
 }
 
 impl GoldContext {
@@ -43,11 +54,26 @@ impl GoldContext {
 
     /// Score and pass/fail of an invocation's last computed report, if it has a gold.
     pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
-        self.scores.get(invocation).and_then(|&(_, scored)| scored)
+        self.scores
+            .get(invocation)
+            .and_then(|(_, scored)| scored.as_ref())
+            .map(|s| (s.score, s.passed))
+    }
+
+    /// Where the gold of an invocation's last computed report came from, if it has one.
+    pub fn source(&self, invocation: &str) -> Option<&str> {
+        self.scores
+            .get(invocation)
+            .and_then(|(_, scored)| scored.as_ref())
+            .map(|s| s.source.as_str())
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
     }
 }
 
-fn report(app: &mut App, id: &str) -> Option<DiffReport> {
+pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {
     app.gold.conversations.refresh(&app.store);
     let inv = app.store.get(id)?;
     let mut problems = Vec::new();
@@ -184,7 +210,21 @@ pub(super) fn refresh_scores(app: &mut App) {
         let Some(version) = content_version(app, &id) else {
             continue;
         };
-        let scored = report(app, &id).map(|r| outcome(&r, &id));
-        app.gold.scores.insert(id, (version, scored));
+        let scored = report(app, &id).map(|r| {
+            let (score, passed) = outcome(&r, &id);
+            Scored {
+                score,
+                passed,
+                source: r.gold.source.clone(),
+            }
+        });
+        let changed = |old: &Option<Scored>| {
+            old.as_ref().map(|s| (s.score, s.passed))
+                != scored.as_ref().map(|s| (s.score, s.passed))
+        };
+        let previous = app.gold.scores.insert(id, (version, scored.clone()));
+        if previous.is_none_or(|(_, old)| changed(&old)) {
+            app.gold.version += 1;
+        }
     }
 }

@@ -12,15 +12,19 @@ use ratatui::text::Line;
 pub mod export;
 mod find;
 mod gold_diff;
+pub mod listing;
 mod nav;
 mod refresh;
+pub mod triage;
 
 pub use gold_diff::{DiffOverlay, GoldContext};
+pub use listing::{ListRow, SortKey};
 pub use refresh::refresh;
+pub use triage::TriageView;
 
 use nav::{
-    click, collapse_all, collapse_or_parent, jump_to_failure, jump_to_requester, move_by, page,
-    scroll_at, set_fold, toggle_fold,
+    click, collapse_all, collapse_or_parent, jump_to_requester, move_by, page, scroll_at, set_fold,
+    toggle_fold,
 };
 
 use super::action::Action;
@@ -65,12 +69,17 @@ impl Pane {
     }
 }
 
-/// The invocation list as shown: ids newest first, filtered by the search.
+/// The invocation list as shown: filtered by the search, sorted, conversations grouped.
 #[derive(Debug, Default, Clone)]
 pub struct ListView {
+    /// Every listed invocation in reading order (turns of folded conversations included).
     pub ids: Vec<String>,
+    /// The rows drawn: conversation rows and the invocations not folded away.
+    pub rows: Vec<ListRow>,
+    /// Invocation id → its conversation row, for runs grouped under one.
+    pub conversation_of: HashMap<String, String>,
     pub offset: usize,
-    key: Option<(u64, String)>,
+    key: Option<(u64, String, SortKey, u64)>,
 }
 
 /// The selected invocation's visible tree rows.
@@ -93,7 +102,15 @@ pub struct DetailView {
     payloads: Option<(String, String, inspect::LoadedPayloads)>,
 }
 
-type DetailKey = (u64, String, String, Reveal, u16);
+/// (store generation, gold scores version, invocation, span, mode, width).
+type DetailKey = (u64, u64, String, String, Reveal, u16);
+
+impl DetailView {
+    /// Makes the next refresh rebuild the lines (and keep the scroll set by the caller).
+    pub fn force_rebuild(&mut self) {
+        self.key = None;
+    }
+}
 
 #[derive(Debug)]
 pub struct App {
@@ -129,6 +146,16 @@ pub struct App {
     pub gold: GoldContext,
     /// The gold-vs-actual overlay, while open.
     pub diff: Option<DiffOverlay>,
+    /// Facets of the listed runs and the failure queue (`n`/`N`, `]`/`[`).
+    pub triage: TriageView,
+    pub sort: SortKey,
+    /// Folded conversation rows, by conversation id.
+    pub folded_conversations: HashSet<String>,
+    folded_version: u64,
+    /// The list cursor sits on this conversation's row (the tree shows its first turn).
+    pub selected_conversation: Option<String>,
+    /// Whether the app captures the mouse; off lets the terminal select text natively.
+    pub mouse_capture: bool,
     /// Text `y` copied, waiting for the event loop to send it to the terminal (OSC 52).
     pub clipboard: Option<String>,
     /// The list search prompt: line being edited, history, the filter in force.
@@ -166,6 +193,12 @@ impl App {
             version: 0,
             gold: GoldContext::default(),
             diff: None,
+            triage: TriageView::default(),
+            sort: SortKey::default(),
+            folded_conversations: HashSet::new(),
+            folded_version: 0,
+            selected_conversation: None,
+            mouse_capture: true,
             clipboard: None,
             list_search: Default::default(),
             find: Default::default(),
@@ -175,7 +208,7 @@ impl App {
     }
 
     pub fn regions(&self) -> Regions {
-        Regions::compute(self.screen, self.payload_fullscreen, self.list.ids.len())
+        Regions::compute(self.screen, self.payload_fullscreen, self.list.rows.len())
     }
 
     /// The scopes keys are looked up in, most specific first.
@@ -214,9 +247,41 @@ impl App {
         self.tree.visible.binary_search(&row).ok()
     }
 
+    /// Position of the list cursor within `list.rows`: the selected conversation's row, the
+    /// selected run's row, or its conversation's row when the run is folded away.
     pub fn selected_list_position(&self) -> Option<usize> {
+        if let Some(conversation) = &self.selected_conversation
+            && let Some(pos) = self.conversation_row(conversation)
+        {
+            return Some(pos);
+        }
+        let id = self.selected_invocation.as_ref()?;
+        self.list
+            .rows
+            .iter()
+            .position(|r| matches!(r, ListRow::Invocation(x) if x == id))
+            .or_else(|| {
+                let conversation = self.list.conversation_of.get(id)?;
+                self.conversation_row(conversation)
+            })
+    }
+
+    /// Position of the selected run in reading order (`list.ids`).
+    pub fn selected_order_position(&self) -> Option<usize> {
         let id = self.selected_invocation.as_ref()?;
         self.list.ids.iter().position(|x| x == id)
+    }
+
+    fn conversation_row(&self, conversation: &str) -> Option<usize> {
+        self.list
+            .rows
+            .iter()
+            .position(|r| matches!(r, ListRow::Conversation { id, .. } if id == conversation))
+    }
+
+    /// Facets of the selected run.
+    pub fn facets(&self) -> Option<&crate::triage::Facets> {
+        self.triage.facets_of(self.selected_invocation.as_deref()?)
     }
 
     pub fn is_collapsed(&self, inv: &str, span_id: &str) -> bool {
@@ -338,13 +403,16 @@ pub fn update(app: &mut App, action: Action) {
         Action::PageDown => move_by(app, page(app)),
         Action::Top => move_by(app, isize::MIN / 2),
         Action::Bottom => move_by(app, isize::MAX / 2),
+        Action::ToggleFold if app.focus == Pane::List => nav::toggle_conversation(app),
         Action::ToggleFold => toggle_fold(app),
         Action::Expand => match app.focus {
+            Pane::List if app.selected_conversation.is_some() => nav::toggle_conversation(app),
             Pane::List => app.focus = Pane::Tree,
             _ => set_fold(app, false),
         },
         Action::Collapse => match app.focus {
             Pane::Detail => app.focus = Pane::Tree,
+            Pane::List => nav::set_conversation_fold(app, true),
             _ => collapse_or_parent(app),
         },
         Action::ExpandAll => {
@@ -357,8 +425,25 @@ pub fn update(app: &mut App, action: Action) {
         // While a find is active, n/N walk its matches; Esc ends it and they walk failures.
         Action::NextFailure if app.find.active => find::cycle(app, true),
         Action::PrevFailure if app.find.active => find::cycle(app, false),
-        Action::NextFailure => jump_to_failure(app, true),
-        Action::PrevFailure => jump_to_failure(app, false),
+        Action::NextFailure => triage::step_failure(app, true),
+        Action::PrevFailure => triage::step_failure(app, false),
+        Action::NextFailingInvocation => triage::step_failing_invocation(app, true),
+        Action::PrevFailingInvocation => triage::step_failing_invocation(app, false),
+        Action::CycleSort => {
+            app.sort = app.sort.next();
+            app.message = Some(format!("sorted {}", app.sort.label()));
+        }
+        Action::ToggleMouseCapture => {
+            app.mouse_capture = !app.mouse_capture;
+            app.message = Some(
+                if app.mouse_capture {
+                    "mouse captured: click and scroll in panes"
+                } else {
+                    "mouse released: select text with the terminal (M captures again)"
+                }
+                .into(),
+            );
+        }
         Action::JumpToRequester => jump_to_requester(app),
         Action::TogglePayloadFullscreen => {
             app.payload_fullscreen = !app.payload_fullscreen;

@@ -1,8 +1,7 @@
 //! Movement, folding, jumps and mouse handling: the pieces of `update` that change the
 //! selection. Selection and folds are stored by id (see the parent module).
 
-use super::{App, Pane};
-use crate::model::Health;
+use super::{App, ListRow, Pane};
 use crate::tui::tree_nav;
 
 pub(super) fn page(app: &App) -> isize {
@@ -33,7 +32,7 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
     }
     match app.focus {
         Pane::List => {
-            if let Some(pos) = step(app.selected_list_position(), delta, app.list.ids.len()) {
+            if let Some(pos) = step(app.selected_list_position(), delta, app.list.rows.len()) {
                 select_invocation(app, pos);
             }
         }
@@ -50,10 +49,70 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
     }
 }
 
+/// Puts the list cursor on row `pos` of `list.rows`. On a conversation row the tree shows the
+/// conversation's first turn.
 pub(super) fn select_invocation(app: &mut App, pos: usize) {
-    if let Some(id) = app.list.ids.get(pos) {
-        app.selected_invocation = Some(id.clone());
-        app.follow_newest = false;
+    match app.list.rows.get(pos) {
+        Some(ListRow::Invocation(id)) => {
+            app.selected_invocation = Some(id.clone());
+            app.selected_conversation = None;
+        }
+        Some(ListRow::Conversation { id, .. }) => {
+            let first = app
+                .list
+                .ids
+                .iter()
+                .find(|inv| app.list.conversation_of.get(*inv) == Some(id))
+                .cloned();
+            app.selected_conversation = Some(id.clone());
+            if first.is_some() {
+                app.selected_invocation = first;
+            }
+        }
+        None => return,
+    }
+    app.follow_newest = false;
+}
+
+/// The conversation row under the cursor, or the one the selected run sits under.
+fn cursor_conversation(app: &App) -> Option<String> {
+    app.selected_conversation.clone().or_else(|| {
+        let id = app.selected_invocation.as_ref()?;
+        app.list.conversation_of.get(id).cloned()
+    })
+}
+
+pub(super) fn set_conversation_fold(app: &mut App, fold: bool) {
+    let Some(conversation) = cursor_conversation(app) else {
+        return;
+    };
+    let changed = if fold {
+        // The cursor moves up to the conversation row, which stays visible.
+        app.selected_conversation = Some(conversation.clone());
+        app.folded_conversations.insert(conversation)
+    } else {
+        app.folded_conversations.remove(&conversation)
+    };
+    if changed {
+        app.folded_version += 1;
+    }
+}
+
+pub(super) fn toggle_conversation(app: &mut App) {
+    let Some(conversation) = cursor_conversation(app) else {
+        return;
+    };
+    let folded = app.folded_conversations.contains(&conversation);
+    set_conversation_fold(app, !folded);
+}
+
+/// Unfolds the conversation a run sits under, so the run's row is visible.
+pub(super) fn expand_conversation_of(app: &mut App, id: &str) {
+    app.selected_conversation = None;
+    if let Some(conversation) = app.list.conversation_of.get(id)
+        && app.folded_conversations.remove(conversation)
+    {
+        app.folded_version += 1;
     }
 }
 
@@ -169,47 +228,6 @@ pub(super) fn reveal_row(app: &mut App, row: usize) {
     }
 }
 
-pub(super) fn jump_to_failure(app: &mut App, forward: bool) {
-    if app.focus == Pane::List && !app.payload_fullscreen {
-        let len = app.list.ids.len();
-        let start = app.selected_list_position();
-        let failing = |i: usize| {
-            app.list
-                .ids
-                .get(i)
-                .and_then(|id| app.store.get(id))
-                .is_some_and(|inv| inv.summary().health != Health::Ok)
-        };
-        let found = (1..=len).find_map(|k| {
-            let base = start.unwrap_or(if forward { len.saturating_sub(1) } else { 0 });
-            let i = if forward {
-                (base + k) % len
-            } else {
-                (base + len - k % len) % len
-            };
-            failing(i).then_some(i)
-        });
-        match found {
-            Some(pos) => select_invocation(app, pos),
-            None => app.message = Some("no failing invocations".into()),
-        }
-        return;
-    }
-    let found = app
-        .invocation()
-        .and_then(|inv| tree_nav::next_failure(inv, current_row(app), forward));
-    match found {
-        Some((row, wrapped)) => {
-            reveal_row(app, row);
-            select_row(app, row);
-            if wrapped {
-                app.message = Some("search wrapped".into());
-            }
-        }
-        None => app.message = Some("no failed spans in this invocation".into()),
-    }
-}
-
 pub(super) fn jump_to_requester(app: &mut App) {
     let target = app
         .invocation()
@@ -240,7 +258,7 @@ pub(super) fn click(app: &mut App, column: u16, row: u16) {
         let body = regions.list_body();
         if row >= body.y && row < body.bottom() {
             let pos = app.list.offset + (row - body.y) as usize;
-            if pos < app.list.ids.len() {
+            if pos < app.list.rows.len() {
                 select_invocation(app, pos);
             }
         }

@@ -6,35 +6,52 @@ use std::collections::HashSet;
 use super::{App, DetailView, TreeView};
 use crate::tui::inspect;
 use crate::tui::tree_nav::{self, scroll_to_show};
+use crate::tui::verdict::{GoldRow, verdict_lines};
+use crate::tui::wrap::wrap_all;
 
 /// Recomputes what depends on the store, the selection and the fold state, and keeps every
 /// selection visible. Cheap when nothing it depends on changed.
 pub fn refresh(app: &mut App) {
     refresh_list(app);
+    super::gold_diff::refresh_scores(app);
+    super::triage::refresh_triage(app);
     super::find::refresh_find(app);
     refresh_tree(app);
     refresh_detail(app);
-    super::gold_diff::refresh_scores(app);
 }
 
 pub(super) fn refresh_list(app: &mut App) {
-    let key = (app.store.generation(), app.search.clone());
+    let key = (
+        app.store.generation(),
+        app.search.clone(),
+        app.sort,
+        app.folded_version,
+    );
     if app.list.key.as_ref() != Some(&key) {
         let search_changed = app.list.key.as_ref().is_none_or(|k| k.1 != app.search);
         // An evicted run leaves the cursor where it was; a new search starts at the best match.
         let previous_pos = if search_changed {
             None
         } else {
-            app.selected_list_position()
+            app.selected_order_position()
         };
         let query = app.list_search.query.as_ref();
-        app.list.ids = app
+        let listed = app
             .store
-            .newest_first()
-            .into_iter()
+            .invocations()
             .filter(|inv| super::find::list_matches(app, query, inv))
-            .map(|inv| inv.id.clone())
             .collect();
+        let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
+        app.list.ids = arranged.ids;
+        app.list.rows = arranged.rows;
+        app.list.conversation_of = arranged.conversation_of;
+        if app
+            .selected_conversation
+            .as_ref()
+            .is_some_and(|c| !app.list.conversation_of.values().any(|x| x == c))
+        {
+            app.selected_conversation = None;
+        }
         app.list.key = Some(key);
         let still_there = app
             .selected_invocation
@@ -53,7 +70,7 @@ pub(super) fn refresh_list(app: &mut App) {
     if let Some(pos) = app.selected_list_position() {
         app.list.offset = scroll_to_show(app.list.offset, pos, height);
     }
-    app.list.offset = app.list.offset.min(app.list.ids.len().saturating_sub(1));
+    app.list.offset = app.list.offset.min(app.list.rows.len().saturating_sub(1));
 }
 
 pub(super) fn refresh_tree(app: &mut App) {
@@ -104,6 +121,7 @@ pub(super) fn refresh_detail(app: &mut App) {
     };
     let key = (
         app.store.generation(),
+        app.gold.version(),
         inv_id.clone(),
         span_id.clone(),
         app.reveal,
@@ -112,11 +130,29 @@ pub(super) fn refresh_detail(app: &mut App) {
     if app.detail.key.as_ref() == Some(&key) {
         return;
     }
+    let verdict_facets = app
+        .facets()
+        .filter(|f| f.failing() && f.root.is_some() && f.root == app.selected_span_index())
+        .cloned();
+    // The first differing gold row costs a comparison (payload reads): only for this root.
+    let gold_row = match &verdict_facets {
+        Some(f) if f.gold_mismatch() => super::gold_diff::report(app, &inv_id).and_then(|r| {
+            let position = *r.differing_rows().first()?;
+            let row = r.rows.get(position)?;
+            Some(GoldRow {
+                position,
+                gold: r.gold_cell(row, app.reveal),
+                actual: r.actual_cell(row, app.reveal),
+                verdict: r.verdict_text(row),
+            })
+        }),
+        _ => None,
+    };
     let same_span = app
         .detail
         .key
         .as_ref()
-        .is_some_and(|k| k.1 == inv_id && k.2 == span_id);
+        .is_some_and(|k| k.2 == inv_id && k.3 == span_id);
     // Payloads are read (from memory or disk) once per selected span, not per frame.
     let cached = app
         .detail
@@ -132,8 +168,18 @@ pub(super) fn refresh_detail(app: &mut App) {
         .filter(|p| p.is_current_for(span))
         .unwrap_or_else(|| inspect::LoadedPayloads::load(span));
     let built = inspect::span_lines(inv, index, &payloads, app.reveal, &app.config.theme, width);
-    app.detail.lines = built.lines;
-    app.detail.payload_start = built.payload_start;
+    // A failing run's root opens on its verdict, above the span's own facts.
+    let verdict = verdict_facets
+        .map(|f| {
+            wrap_all(
+                verdict_lines(inv, &f, gold_row.as_ref(), app.reveal, &app.config.theme),
+                width,
+            )
+        })
+        .unwrap_or_default();
+    app.detail.payload_start = built.payload_start + verdict.len();
+    app.detail.lines = verdict;
+    app.detail.lines.extend(built.lines);
     app.detail.payloads = Some((inv_id, span_id, payloads));
     if !same_span {
         app.detail.scroll = 0;

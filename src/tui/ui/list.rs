@@ -5,9 +5,11 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
+use crate::model::{AttrValue, Health};
 use crate::redact;
 use crate::store::Invocation;
-use crate::tui::app::{App, Pane};
+use crate::triage::Facets;
+use crate::tui::app::{App, ListRow, Pane};
 use crate::tui::format::{clock, duration_ms, tokens};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::ui::highlight;
@@ -15,23 +17,35 @@ use crate::tui::ui::highlight;
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let total = app.store.len();
+    let sort = app.sort.label();
     let shown = app.list.ids.len();
     let title = if app.searching {
         format!(
-            " Invocations · /{} · {shown} of {total} ",
+            " Invocations · /{} · {shown} of {total} · {sort} (s) ",
             redact::sanitize_line(app.list_search.editor.text())
         )
     } else if app.search.is_empty() {
-        format!(" Invocations ({total}) ")
+        format!(" Invocations ({total}) · {sort} (s) ")
     } else {
         format!(
-            " Invocations · filter: {} · {shown} of {total} · Esc clears ",
+            " Invocations · filter: {} · {shown} of {total} · Esc clears · {sort} (s) ",
             redact::sanitize_line(&app.search)
         )
     };
-    let block = Block::bordered()
+    let mut block = Block::bordered()
         .title(Span::styled(title, theme.style(Role::Title)))
         .border_style(theme.border(app.focus == Pane::List));
+    // Which gold the selected run is scored against (rows only have room for the ◇ score).
+    if let Some(source) = app
+        .selected_invocation
+        .as_deref()
+        .and_then(|id| app.gold.source(id))
+    {
+        block = block.title_bottom(Span::styled(
+            format!(" ◇ gold: {} ", gold_label(source)),
+            theme.style(Role::Title),
+        ));
+    }
     if app.list.ids.is_empty() {
         let note = if total == 0 {
             "no invocations yet — loading, or nothing recognised in the sources"
@@ -47,41 +61,44 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let wide = area.width >= 100;
     let height = area.height.saturating_sub(3) as usize;
     let selected = app.selected_invocation.as_deref();
+    let cursor = app.selected_list_position();
     let rows: Vec<Row> = app
         .list
-        .ids
+        .rows
         .iter()
+        .enumerate()
         .skip(app.list.offset)
         .take(height)
-        .filter_map(|id| app.store.get(id))
-        .map(|inv| {
-            let is_selected = Some(inv.id.as_str()) == selected;
-            let row = row_for(
-                inv,
-                app.gold.score(&inv.id),
-                app.reveal,
-                theme,
-                wide,
-                is_selected,
-                app.list_search.query.as_ref(),
-            );
-            if is_selected {
+        .filter_map(|(pos, row)| {
+            let is_selected = cursor == Some(pos);
+            let row = match row {
+                ListRow::Invocation(id) => {
+                    let inv = app.store.get(id)?;
+                    let facets = app.triage.facets_of(id);
+                    let nested = app.list.conversation_of.contains_key(id);
+                    row_for(app, inv, facets, wide, is_selected, nested)
+                }
+                ListRow::Conversation { id, turns } => {
+                    conversation_row(app, id, *turns, theme, wide, is_selected)
+                }
+            };
+            Some(if is_selected && selected.is_some() {
                 row.style(theme.style(Role::Selection))
             } else {
                 row
-            }
+            })
         })
         .collect();
     let widths = [
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(3),
         Constraint::Min(10),
         Constraint::Length(if wide { 19 } else { 8 }),
         Constraint::Length(7),
         Constraint::Length(7),
         Constraint::Length(4),
         Constraint::Length(6),
-        Constraint::Length(if wide { 10 } else { 7 }),
+        Constraint::Length(if wide { 30 } else { 12 }),
     ];
     let header = Row::new([
         "",
@@ -103,15 +120,169 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(table, area);
 }
 
-fn row_for<'a>(
-    inv: &Invocation,
-    gold_score: Option<(f64, bool)>,
-    mode: crate::redact::Reveal,
+/// A gold source shortened for a border title: the file name (and a scenario's `[id]`), never
+/// the directories, masked like any other text from the inputs.
+fn gold_label(source: &str) -> String {
+    let short = source.rsplit(['/', '\\']).next().unwrap_or(source);
+    crate::redact::sanitize_line(short)
+}
+
+/// The facets column: the failing facets' glyphs (`✗`, `◐`, `⚑`, `≠`), or `✓`.
+fn facet_cell<'a>(facets: Option<&Facets>, theme: &Theme) -> Cell<'a> {
+    match facets {
+        Some(f) if f.failing() => Cell::from(Span::styled(
+            f.glyphs(),
+            theme.style(
+                if f.health == Health::Error || f.eval_failed() || f.gold_mismatch() {
+                    Role::StatusError
+                } else {
+                    Role::StatusDegraded
+                },
+            ),
+        )),
+        _ => Cell::from(Span::styled("✓", theme.health(Health::Ok))),
+    }
+}
+
+/// A conversation's row: its id, turns, how many fail, and its own verdict when the
+/// evaluator gave one (arksim `evaluation_status`, goal completion).
+fn conversation_row<'a>(
+    app: &App,
+    id: &str,
+    turns: usize,
     theme: &Theme,
     wide: bool,
     selected: bool,
-    query: Option<&crate::query::Query>,
 ) -> Row<'a> {
+    let members: Vec<&Invocation> = app
+        .list
+        .ids
+        .iter()
+        .filter(|inv| app.list.conversation_of.get(*inv).map(String::as_str) == Some(id))
+        .filter_map(|inv| app.store.get(inv))
+        .collect();
+    let failing = members
+        .iter()
+        .filter(|inv| app.triage.facets_of(&inv.id).is_some_and(Facets::failing))
+        .count();
+    let mut glyphs: Vec<char> = Vec::new();
+    for inv in &members {
+        if let Some(f) = app.triage.facets_of(&inv.id) {
+            for facet in f.list() {
+                if !glyphs.contains(&facet.glyph()) {
+                    glyphs.push(facet.glyph());
+                }
+            }
+        }
+    }
+    let facet = if glyphs.is_empty() {
+        Span::styled("✓", theme.health(Health::Ok))
+    } else {
+        Span::styled(
+            glyphs.into_iter().collect::<String>(),
+            theme.style(Role::StatusError),
+        )
+    };
+    let folded = app.folded_conversations.contains(id);
+    let start = members
+        .iter()
+        .map(|i| i.summary().start_unix_nano)
+        .min()
+        .unwrap_or(0);
+    let end = members
+        .iter()
+        .map(|i| i.summary().end_unix_nano)
+        .max()
+        .unwrap_or(0);
+    let tokens_total: u64 = members
+        .iter()
+        .map(|i| i.summary().input_tokens + i.summary().output_tokens)
+        .sum();
+    let tools: usize = members.iter().map(|i| i.summary().tool_calls.len()).sum();
+    let llm: usize = members.iter().map(|i| i.summary().counts.llm).sum();
+    let verdict = conversation_verdict(&members);
+    let verdict_cell = match verdict {
+        Some((passed, text)) => Line::styled(
+            format!("{} {text}", if passed { "✓" } else { "✗" }),
+            theme.style(if passed {
+                Role::StatusOk
+            } else {
+                Role::StatusError
+            }),
+        ),
+        None if failing > 0 => Line::styled(
+            format!("✗ {failing} of {turns} failing"),
+            theme.style(Role::StatusError),
+        ),
+        None => Line::raw(""),
+    };
+    Row::new([
+        Cell::from(Span::styled(
+            if selected { "›" } else { " " },
+            theme.style(Role::BorderFocused),
+        )),
+        Cell::from(facet),
+        Cell::from(Span::styled(
+            format!(
+                "{} {turns} turns · {}",
+                if folded { "▸" } else { "▾" },
+                redact::shown_line(id, app.reveal)
+            ),
+            theme.style(Role::Title),
+        )),
+        Cell::from(if wide {
+            clock(start)
+        } else {
+            clock(start).get(11..).unwrap_or("").to_owned()
+        }),
+        Cell::from(duration_ms(end.saturating_sub(start) as f64 / 1e6)),
+        Cell::from(tools.to_string()),
+        Cell::from(llm.to_string()),
+        Cell::from(tokens(tokens_total)),
+        Cell::from(verdict_cell),
+    ])
+}
+
+/// The conversation's own verdict from its evaluator records: arksim's `evaluation_status`
+/// and goal completion score, carried by the evaluation spans of its turns.
+pub fn conversation_verdict(members: &[&Invocation]) -> Option<(bool, String)> {
+    let attr = |key: &str| {
+        members.iter().find_map(|inv| {
+            inv.spans
+                .iter()
+                .filter(|s| s.is_evaluator())
+                .find_map(|s| s.attr(key).cloned())
+        })
+    };
+    let status = attr("arksim.conversation.evaluation_status")
+        .and_then(|v| v.as_str().map(str::to_owned))?;
+    let goal = attr("arksim.conversation.goal_completion_score").and_then(|v| match v {
+        AttrValue::Float(f) => Some(f),
+        AttrValue::Int(i) => Some(i as f64),
+        _ => None,
+    });
+    let passed = matches!(
+        status.trim().to_ascii_lowercase().as_str(),
+        "done" | "passed" | "pass" | "success" | "completed"
+    );
+    let mut text = status;
+    if let Some(goal) = goal {
+        text.push_str(&format!(" · goal {goal:.2}"));
+    }
+    Some((passed, text))
+}
+
+fn row_for<'a>(
+    app: &App,
+    inv: &Invocation,
+    facets: Option<&Facets>,
+    wide: bool,
+    selected: bool,
+    nested: bool,
+) -> Row<'a> {
+    let gold_score = app.gold.score(&inv.id);
+    let mode = app.reveal;
+    let theme = &app.config.theme;
     let s = inv.summary();
     let start = clock(s.start_unix_nano);
     let start = if wide {
@@ -144,13 +315,23 @@ fn row_for<'a>(
             None => Line::raw(""),
         },
         Some(v) => {
-            let (glyph, role) = if v.passed {
-                ("✓", Role::StatusOk)
-            } else {
+            let failed = facets.is_some_and(Facets::eval_failed) || !v.passed;
+            let (glyph, role) = if failed {
                 ("✗", Role::StatusError)
+            } else {
+                ("✓", Role::StatusOk)
             };
-            let score = v.score.map(|x| format!(" {x:.2}")).unwrap_or_default();
-            Line::styled(format!("{glyph}{score}"), theme.style(role))
+            let score = v.score.map(|x| format!("{x:.2} ")).unwrap_or_default();
+            // A failed verdict names itself; a pass needs only its score.
+            let label = if failed && !v.label.trim().is_empty() {
+                redact::shown_line(&v.label, mode)
+            } else {
+                String::new()
+            };
+            Line::styled(
+                format!("{glyph} {score}{label}").trim_end().to_owned(),
+                theme.style(role),
+            )
         }
     };
     Row::new([
@@ -158,19 +339,26 @@ fn row_for<'a>(
             if selected { "›" } else { " " },
             theme.style(Role::BorderFocused),
         )),
-        Cell::from(Span::styled(
-            s.health.glyph().to_string(),
-            theme.health(s.health),
-        )),
+        facet_cell(facets, theme),
         Cell::from({
             let name = redact::shown_line(&s.name, mode);
-            let marks = query.map(|q| q.highlight(&name)).unwrap_or_default();
-            Line::from(highlight::marked_spans(
+            let marks = app
+                .list_search
+                .query
+                .as_ref()
+                .map(|q| q.highlight(&name))
+                .unwrap_or_default();
+            let mut spans = Vec::new();
+            if nested {
+                spans.push(Span::raw("  "));
+            }
+            spans.extend(highlight::marked_spans(
                 &name,
                 &marks,
                 theme.name(s.health),
                 theme.style(Role::Match),
-            ))
+            ));
+            Line::from(spans)
         }),
         Cell::from(start),
         Cell::from(duration_ms(s.duration_ms())),

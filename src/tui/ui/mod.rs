@@ -17,7 +17,7 @@ use super::app::App;
 /// Draws the whole screen for the current state.
 pub fn render(frame: &mut Frame, app: &App) {
     let regions =
-        layout::Regions::compute(frame.area(), app.payload_fullscreen, app.list.ids.len());
+        layout::Regions::compute(frame.area(), app.payload_fullscreen, app.list.rows.len());
     if !app.payload_fullscreen {
         list::render(frame, regions.list, app);
         tree::render(frame, regions.tree, app);

@@ -10,6 +10,7 @@ use crate::redact::{self, Reveal};
 use crate::sources::SourceStatus;
 use crate::tui::action::Action;
 use crate::tui::app::App;
+use crate::tui::app::triage::current_stop;
 use crate::tui::keymap::Scope;
 use crate::tui::theme::Role;
 
@@ -73,6 +74,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             ));
         }
         spans.push(Span::styled(text, theme.style(Role::Text)));
+        spans.extend(triage_spans(app));
         let tally = ProblemTally::of(app.store.problems());
         if let Some(text) = tally.status_text() {
             let role = if tally.errors > 0 {
@@ -82,20 +84,46 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             };
             spans.push(Span::styled(text, theme.style(role)));
         }
-        for source in &app.sources {
-            spans.push(Span::styled(
-                format!(" · {}", redact::sanitize_line(&source_text(source))),
-                theme.style(Role::Dim),
-            ));
-        }
+        // The message answers the last key: before the (long) source list, so it is not cut.
         if let Some(message) = &app.message {
             spans.push(Span::styled(
                 format!(" · {}", redact::shown_line(message, app.reveal)),
                 theme.style(Role::Message),
             ));
         }
+        for source in &app.sources {
+            spans.push(Span::styled(
+                format!(" · {}", redact::sanitize_line(&source_text(source))),
+                theme.style(Role::Dim),
+            ));
+        }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `N failing of M`, and `failure k of T` while the selection is one of the queue's stops.
+fn triage_spans(app: &App) -> Vec<Span<'static>> {
+    let theme = &app.config.theme;
+    let listed = app.list.ids.len();
+    let failing = app.triage.failing;
+    let mut out = vec![Span::styled(
+        format!(" · {failing} failing of {listed}"),
+        theme.style(if failing > 0 {
+            Role::StatusError
+        } else {
+            Role::StatusOk
+        }),
+    )];
+    if let Some(k) = current_stop(app) {
+        out.push(Span::styled(
+            format!(" · failure {} of {}", k + 1, app.triage.stops.len()),
+            theme.style(Role::Message),
+        ));
+    }
+    if !app.mouse_capture {
+        out.push(Span::styled(" · mouse off (M)", theme.style(Role::Dim)));
+    }
+    out
 }
 
 fn source_text(status: &SourceStatus) -> String {
@@ -133,9 +161,13 @@ fn source_text(status: &SourceStatus) -> String {
     }
 }
 
+/// Global actions shown before the focused pane's own keys.
+const TRIAGE_FIRST: &[Action] = &[Action::NextFailure, Action::NextFailingInvocation];
+
 /// Global actions worth a footer slot next to the focused pane's own keys.
 const FOOTER_GLOBALS: &[Action] = &[
     Action::NextFailure,
+    Action::NextFailingInvocation,
     Action::ToggleReveal,
     Action::FocusNext,
     Action::StartSearch,
@@ -157,18 +189,22 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     } else {
         app.focus.scope()
     };
-    let mut out: Vec<(String, &'static str)> = keymap
-        .hints(scope)
-        .into_iter()
-        .map(|h| {
-            (
-                h.keys.first().cloned().unwrap_or_default(),
-                h.action.description().unwrap_or(""),
-            )
-        })
+    let global = keymap.hints(Scope::Global);
+    let hint_text = |h: &crate::tui::keymap::Hint| {
+        (
+            h.keys.first().cloned().unwrap_or_default(),
+            h.action.description().unwrap_or(""),
+        )
+    };
+    // The triage loop's keys come first: they are what a failing run needs next.
+    let mut out: Vec<(String, &'static str)> = global
+        .iter()
+        .filter(|h| TRIAGE_FIRST.contains(&h.action))
+        .map(hint_text)
         .collect();
-    for hint in keymap.hints(Scope::Global) {
-        if FOOTER_GLOBALS.contains(&hint.action) {
+    out.extend(keymap.hints(scope).iter().map(hint_text));
+    for hint in global {
+        if FOOTER_GLOBALS.contains(&hint.action) && !TRIAGE_FIRST.contains(&hint.action) {
             out.push((
                 hint.keys.first().cloned().unwrap_or_default(),
                 hint.action.description().unwrap_or(""),

@@ -1,0 +1,198 @@
+//! The failure queue: every listed invocation's facets, and the stops `n`/`N` walk in reading
+//! order (list order, then tree order within a run). `]`/`[` walk failing runs instead.
+
+use std::collections::HashMap;
+
+use super::{App, nav};
+use crate::triage::{Facets, GoldOutcome};
+
+/// Facets of the listed invocations and the queue built from them; rebuilt when the store, the
+/// list or a gold score changed.
+#[derive(Debug, Default, Clone)]
+pub struct TriageView {
+    key: Option<(u64, u64, Vec<String>)>,
+    pub facets: HashMap<String, Facets>,
+    /// Failing invocations among the listed ones.
+    pub failing: usize,
+    /// Where `n` stops: (invocation id, span index), in reading order.
+    pub stops: Vec<(String, usize)>,
+}
+
+impl TriageView {
+    pub fn facets_of(&self, id: &str) -> Option<&Facets> {
+        self.facets.get(id)
+    }
+}
+
+pub(super) fn refresh_triage(app: &mut App) {
+    let key = (
+        app.store.generation(),
+        app.gold.version(),
+        app.list.ids.clone(),
+    );
+    if app.triage.key.as_ref() == Some(&key) {
+        return;
+    }
+    let mut facets = HashMap::with_capacity(app.list.ids.len());
+    let mut stops = Vec::new();
+    let mut failing = 0;
+    for id in &app.list.ids {
+        let Some(inv) = app.store.get(id) else {
+            continue;
+        };
+        let f = Facets::of(inv, GoldOutcome::from_score(app.gold.score(id)));
+        if f.failing() {
+            failing += 1;
+            stops.extend(f.stops().into_iter().map(|span| (id.clone(), span)));
+        }
+        facets.insert(id.clone(), f);
+    }
+    app.triage = TriageView {
+        key: Some(key),
+        facets,
+        failing,
+        stops,
+    };
+}
+
+/// The selection as a position in reading order: (list position, tree row). A cursor on a
+/// conversation row sits before its first turn's root (row `None`).
+fn here(app: &App) -> Option<(usize, Option<usize>)> {
+    let pos = app.selected_order_position()?;
+    if app.selected_conversation.is_some() {
+        return Some((pos, None));
+    }
+    Some((pos, Some(nav::current_row(app).unwrap_or(0))))
+}
+
+/// A stop's position in reading order.
+fn place(app: &App, stop: &(String, usize)) -> Option<(usize, Option<usize>)> {
+    let pos = app.list.ids.iter().position(|id| *id == stop.0)?;
+    let row = *app.store.get(&stop.0)?.tree().row_of_span.get(stop.1)?;
+    Some((pos, Some(row)))
+}
+
+/// Index into `triage.stops` of the current selection, when it is a stop.
+pub fn current_stop(app: &App) -> Option<usize> {
+    let id = app.selected_invocation.as_deref()?;
+    let span = app.selected_span_index()?;
+    app.triage
+        .stops
+        .iter()
+        .position(|(i, s)| i == id && *s == span)
+}
+
+/// `n` / `N`: the next failure after the selection (a failed span of this run, else the first
+/// failure of the next failing run), wrapping around.
+pub(super) fn step_failure(app: &mut App, forward: bool) {
+    let here = here(app);
+    let placed: Vec<(usize, Option<usize>)> = app
+        .triage
+        .stops
+        .iter()
+        .map(|s| place(app, s).unwrap_or((usize::MAX, None)))
+        .collect();
+    let found = pick(&placed, here, forward);
+    land(app, found, "no failures in the listed invocations");
+}
+
+/// `]` / `[`: the first failure of the next failing run.
+pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
+    let here_pos = app.selected_order_position();
+    // One entry per failing run: its first stop.
+    let mut firsts: Vec<(usize, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (k, stop) in app.triage.stops.iter().enumerate() {
+        if seen.insert(stop.0.as_str())
+            && let Some(pos) = app.list.ids.iter().position(|id| *id == stop.0)
+        {
+            firsts.push((pos, k));
+        }
+    }
+    let found = match here_pos {
+        None => firsts.first().map(|&(_, k)| (k, false)),
+        Some(here) => {
+            let next = if forward {
+                firsts.iter().find(|(pos, _)| *pos > here)
+            } else {
+                firsts.iter().rev().find(|(pos, _)| *pos < here)
+            };
+            match next {
+                Some(&(_, k)) => Some((k, false)),
+                None => {
+                    let wrapped = if forward {
+                        firsts.first()
+                    } else {
+                        firsts.last()
+                    };
+                    wrapped.map(|&(_, k)| (k, true))
+                }
+            }
+        }
+    };
+    land(app, found, "no failing invocations listed");
+}
+
+/// The index of the stop after (or before) `here` in `placed` order, and whether it wrapped.
+fn pick<T: Copy + Ord>(placed: &[T], here: Option<T>, forward: bool) -> Option<(usize, bool)> {
+    if placed.is_empty() {
+        return None;
+    }
+    let Some(here) = here else {
+        return Some((0, false));
+    };
+    let next = if forward {
+        placed.iter().position(|&p| p > here)
+    } else {
+        placed.iter().rposition(|&p| p < here)
+    };
+    match next {
+        Some(k) => Some((k, false)),
+        None if forward => Some((0, true)),
+        None => Some((placed.len() - 1, true)),
+    }
+}
+
+fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
+    let Some((k, wrapped)) = found else {
+        app.message = Some(none.into());
+        return;
+    };
+    let Some((id, span)) = app.triage.stops.get(k).cloned() else {
+        return;
+    };
+    app.selected_invocation = Some(id.clone());
+    app.follow_newest = false;
+    nav::expand_conversation_of(app, &id);
+    let row = app
+        .store
+        .get(&id)
+        .and_then(|inv| inv.tree().row_of_span.get(span).copied());
+    if let Some(row) = row {
+        nav::reveal_row(app, row);
+        nav::select_row(app, row);
+    }
+    // The landing span's detail opens at its top: the verdict block or the error facts.
+    app.detail.scroll = 0;
+    app.detail.force_rebuild();
+    if wrapped {
+        app.message = Some("failure queue wrapped".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick;
+
+    #[test]
+    fn pick_moves_strictly_past_the_selection_and_wraps() {
+        let placed = [(0, 3), (1, 0), (1, 4)];
+        assert_eq!(pick(&placed, Some((0, 0)), true), Some((0, false)));
+        assert_eq!(pick(&placed, Some((0, 3)), true), Some((1, false)));
+        assert_eq!(pick(&placed, Some((1, 4)), true), Some((0, true)));
+        assert_eq!(pick(&placed, Some((1, 0)), false), Some((0, false)));
+        assert_eq!(pick(&placed, Some((0, 3)), false), Some((2, true)));
+        assert_eq!(pick(&placed, None, true), Some((0, false)));
+        assert_eq!(pick::<(usize, usize)>(&[], None, true), None);
+    }
+}
