@@ -143,7 +143,7 @@ pub(super) fn refresh_detail(app: &mut App) {
                 position,
                 gold: r.gold_cell(row, app.reveal),
                 actual: r.actual_cell(row, app.reveal),
-                verdict: r.verdict_text(row),
+                verdict: r.verdict_text(row, app.reveal),
             })
         }),
         _ => None,
