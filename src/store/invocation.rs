@@ -1,0 +1,269 @@
+//! One invocation: adding spans (duplicates, stand-ins), its tree and summary kept current, its size.
+
+use super::*;
+
+impl Invocation {
+    pub(super) fn new(id: String, arrival: u64) -> Self {
+        Invocation {
+            id,
+            arrival,
+            ..Default::default()
+        }
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+    pub fn span_by_id(&self, span_id: &str) -> Option<usize> {
+        self.span_index.get(span_id).copied()
+    }
+    pub fn health_of(&self, span: usize) -> Health {
+        self.tree.health.get(span).copied().unwrap_or_default()
+    }
+    /// The conversation or session this run belongs to: arksim `conversation_id`,
+    /// `gen_ai.conversation.id`, OpenInference `session.id`, Langfuse session, openai-agents
+    /// `group_id`.
+    pub fn conversation_id(&self) -> Option<&str> {
+        self.summary.conversation.as_deref()
+    }
+
+    /// Adds a span. A second span with an id already here is a duplicate; when its content
+    /// differs, the copy that carries a failure is kept (a failure is never hidden) and the
+    /// conflict is reported.
+    pub(super) fn push(&mut self, span: Span) -> Pushed {
+        if let Some(&existing) = self.span_index.get(&span.span_id) {
+            let Some(slot) = self.spans.get_mut(existing) else {
+                return Pushed::Duplicate;
+            };
+            // A provisional stand-in gives way to the real span with the same id.
+            let stand_in_replaced = slot.is_provisional() && !span.is_provisional();
+            if !stand_in_replaced && same_content(slot, &span) {
+                return Pushed::Duplicate;
+            }
+            let replace = stand_in_replaced || (span.status.is_error() && !slot.status.is_error());
+            let conflict = (!stand_in_replaced).then(|| {
+                let (kept, dropped) = if replace {
+                    (&span, &*slot)
+                } else {
+                    (&*slot, &span)
+                };
+                Problem::warning(
+                    place_of(kept),
+                    kept.line,
+                    format!(
+                        "span {} of run {} appears twice with different content: kept the copy from {}{}, dropped the one from {}",
+                        span.span_id,
+                        self.id,
+                        place_of(kept),
+                        if replace { " (it carries the failure)" } else { "" },
+                        place_of(dropped),
+                    ),
+                )
+            });
+            if replace {
+                self.approx_bytes = self.approx_bytes.saturating_sub(approx_span_bytes(slot))
+                    + approx_span_bytes(&span);
+                *slot = span;
+                self.needs_rebuild = true;
+            }
+            return match conflict {
+                Some(problem) => Pushed::Conflict { problem, replace },
+                None => Pushed::Added,
+            };
+        }
+        self.approx_bytes += approx_span_bytes(&span);
+        self.has_stand_ins |= span.kind == SpanKind::Tool && span.is_provisional();
+        self.span_index
+            .insert(span.span_id.clone(), self.spans.len());
+        self.spans.push(span);
+        Pushed::Added
+    }
+
+    pub(super) fn retain_spans(&mut self, keep: impl Fn(&Span) -> bool) -> usize {
+        let before = self.spans.len();
+        self.spans.retain(keep);
+        self.span_index = self
+            .spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.span_id.clone(), i))
+            .collect();
+        self.approx_bytes = self.spans.iter().map(approx_span_bytes).sum();
+        self.needs_rebuild = true;
+        before - self.spans.len()
+    }
+
+    /// Brings tree and summary up to date: new spans join incrementally when they can,
+    /// otherwise everything is rebuilt.
+    pub(super) fn refresh(&mut self) {
+        if !(self.can_grow() && self.grow()) {
+            self.rebuild();
+        }
+    }
+
+    /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
+    pub(super) fn rebuild(&mut self) {
+        let covered = covered_stand_ins(&self.spans);
+        if !covered.is_empty() {
+            self.spans = std::mem::take(&mut self.spans)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !covered.contains(i))
+                .map(|(_, span)| span)
+                .collect();
+            // Re-indexes and re-sizes what is left.
+            self.retain_spans(|_| true);
+        }
+        link_tool_calls(&mut self.spans);
+        self.tree = build_tree(&self.spans, &self.span_index);
+        self.summary = summarize(self);
+        self.work += self.spans.len() as u64;
+        self.built = self.spans.len();
+        self.has_stand_ins = self
+            .spans
+            .iter()
+            .any(|s| s.kind == SpanKind::Tool && s.is_provisional());
+        self.needs_rebuild = false;
+        self.latest_end = self
+            .spans
+            .iter()
+            .map(|s| s.end_unix_nano)
+            .max()
+            .unwrap_or(0);
+        // What the incremental path needs to pick up from here.
+        self.waiting.clear();
+        for &r in &self.tree.roots {
+            if let Some(missing) = named_parent(&self.spans[r])
+                && !self.span_index.contains_key(missing)
+            {
+                self.waiting.entry(missing.to_owned()).or_default().push(r);
+            }
+        }
+        self.requester.clear();
+        self.tools_by_call.clear();
+        for (i, span) in self.spans.iter().enumerate() {
+            if let Some(llm) = &span.llm {
+                for call in &llm.requested_tool_calls {
+                    if let Some(id) = &call.id {
+                        self.requester
+                            .entry(id.clone())
+                            .or_insert_with(|| span.span_id.clone());
+                    }
+                }
+            }
+            if let Some(id) = span.tool_call_id() {
+                self.tools_by_call.entry(id.to_owned()).or_default().push(i);
+            }
+        }
+    }
+
+    /// Parent cycles not reported before, as problems.
+    pub(super) fn new_cycle_problems(&mut self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        for cycle in &self.tree.cycles {
+            let mut ids: Vec<&str> = cycle
+                .iter()
+                .map(|&i| self.spans[i].span_id.as_str())
+                .collect();
+            let chain = ids.join(" → ");
+            ids.sort_unstable();
+            if !self.reported_cycles.insert(ids.join(",")) {
+                continue;
+            }
+            let first = &self.spans[cycle[0]];
+            out.push(Problem::warning(
+                place_of(first),
+                first.line,
+                format!(
+                    "parent cycle in run {}: {chain} → {} (each → names the parent; shown under a cycle marker)",
+                    self.id, first.span_id
+                ),
+            ));
+        }
+        out
+    }
+}
+
+/// What [`Invocation::push`] did with a span.
+pub(super) enum Pushed {
+    Added,
+    Duplicate,
+    /// Same id, different content: `replace` says the new copy was kept.
+    Conflict {
+        problem: Problem,
+        replace: bool,
+    },
+}
+
+/// Where a span was read, for problems that name both copies of a duplicate.
+pub(super) fn place_of(span: &Span) -> String {
+    match (&span.origin, span.line) {
+        (Some(origin), Some(line)) => format!("{origin}:{line}"),
+        (Some(origin), None) => origin.to_string(),
+        (None, _) => "an unknown source".to_owned(),
+    }
+}
+
+/// Two copies of a span say the same thing (where each was read from does not count;
+/// payloads compare by state and size, since the same value sits at different places).
+pub(super) fn same_content(a: &Span, b: &Span) -> bool {
+    let payload = |x: &crate::model::Payload, y: &crate::model::Payload| {
+        x.state == y.state && x.bytes == y.bytes && x.field == y.field
+    };
+    a.trace_id == b.trace_id
+        && a.parent_span_id == b.parent_span_id
+        && a.name == b.name
+        && a.kind == b.kind
+        && a.status == b.status
+        && a.error == b.error
+        && a.start_unix_nano == b.start_unix_nano
+        && a.end_unix_nano == b.end_unix_nano
+        && a.llm == b.llm
+        && a.tool.as_ref().map(|t| (&t.name, &t.call_id))
+            == b.tool.as_ref().map(|t| (&t.name, &t.call_id))
+        && payload(&a.input, &b.input)
+        && payload(&a.output, &b.output)
+        && a.events.len() == b.events.len()
+        && a.attributes.len() == b.attributes.len()
+        && a.attributes
+            .iter()
+            .zip(&b.attributes)
+            .all(|((ka, va), (kb, vb))| {
+                ka == kb
+                    && match (va, vb) {
+                        (
+                            crate::model::AttrValue::Payload(x),
+                            crate::model::AttrValue::Payload(y),
+                        ) => payload(x, y),
+                        _ => va == vb,
+                    }
+            })
+}
+
+pub(super) fn approx_span_bytes(span: &Span) -> u64 {
+    let inline = |body: &PayloadBody| match body {
+        PayloadBody::Inline(t) => t.len() as u64,
+        _ => 0,
+    };
+    let attrs: u64 = span
+        .attributes
+        .iter()
+        .map(|(k, v)| {
+            k.len() as u64
+                + match v {
+                    crate::model::AttrValue::Str(s) => s.len() as u64,
+                    crate::model::AttrValue::Payload(p) => inline(&p.body),
+                    _ => 16,
+                }
+        })
+        .sum();
+    std::mem::size_of::<Span>() as u64
+        + span.name.len() as u64
+        + inline(&span.input.body)
+        + inline(&span.output.body)
+        + attrs
+        + span.events.len() as u64 * 64
+}

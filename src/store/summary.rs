@@ -1,0 +1,136 @@
+//! What the list shows of an invocation: counts, tokens, tool calls, and the conversation it is a turn of.
+
+use super::*;
+
+pub(super) fn summarize(inv: &Invocation) -> Summary {
+    let spans = &inv.spans;
+    let tree = &inv.tree;
+    let mut counts = KindCounts::default();
+    let mut input_tokens = 0;
+    let mut output_tokens = 0;
+    let mut formats: Vec<&'static str> = Vec::new();
+    let mut start = u64::MAX;
+    let mut end = 0;
+    for span in spans {
+        counts.spans += 1;
+        counts.bump(span.kind);
+        if span.status.is_error() && !span.is_evaluator() {
+            counts.errors += 1;
+        }
+        if let Some(llm) = &span.llm {
+            input_tokens += llm.input_tokens.unwrap_or(0);
+            output_tokens += llm.output_tokens.unwrap_or(0);
+        }
+        if !formats.contains(&span.format) {
+            formats.push(span.format);
+        }
+        if span.start_unix_nano > 0 {
+            start = start.min(span.start_unix_nano);
+        }
+        end = end.max(span.end_unix_nano);
+    }
+    if start == u64::MAX {
+        start = 0;
+    }
+    let mut tool_spans: Vec<usize> = (0..spans.len())
+        .filter(|&i| spans[i].kind == SpanKind::Tool)
+        .collect();
+    tool_spans.sort_by(|&a, &b| {
+        spans[a]
+            .start_unix_nano
+            .cmp(&spans[b].start_unix_nano)
+            .then_with(|| tree.row_of_span[a].cmp(&tree.row_of_span[b]))
+    });
+    let tool_calls: Vec<ToolCallRef> = tool_spans
+        .into_iter()
+        .map(|i| ToolCallRef {
+            name: spans[i]
+                .tool_name()
+                .map(str::to_owned)
+                .unwrap_or_else(|| spans[i].name.clone()),
+            call_id: spans[i].tool_call_id().map(str::to_owned),
+            failed: spans[i].status.is_error(),
+            span_id: spans[i].span_id.clone(),
+            span: i,
+        })
+        .collect();
+    let failed_tool_calls = tool_calls.iter().filter(|c| c.failed).count();
+
+    // The run's root: the earliest span without a parent, else the first row of the tree.
+    let true_roots: Vec<usize> = tree
+        .rows
+        .iter()
+        .filter(|r| r.depth == 0 && spans[r.span].parent_span_id.is_none())
+        .map(|r| r.span)
+        .collect();
+    let root = true_roots
+        .first()
+        .copied()
+        .or_else(|| tree.rows.first().map(|r| r.span));
+    let health = if true_roots
+        .iter()
+        .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
+        || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
+    {
+        Health::Error
+    } else if counts.errors > 0 {
+        Health::Degraded
+    } else {
+        Health::Ok
+    };
+    let name = inv
+        .display_name
+        .clone()
+        .or_else(|| root.map(|r| spans[r].name.clone()))
+        .unwrap_or_else(|| inv.id.clone());
+    let (conversation, turn) = conversation_of(spans);
+    Summary {
+        name,
+        health,
+        start_unix_nano: start,
+        end_unix_nano: end.max(start),
+        counts,
+        input_tokens,
+        output_tokens,
+        tool_calls,
+        failed_tool_calls,
+        formats,
+        conversation,
+        turn,
+    }
+}
+
+/// Attributes naming the conversation (or session) a run is a turn of, most specific first.
+pub(super) const CONVERSATION_KEYS: &[&str] = &[
+    "arksim.conversation_id",
+    "gen_ai.conversation.id",
+    "session.id",
+    "langfuse.session.id",
+];
+
+/// The conversation a run belongs to and its turn number: the first span attribute of
+/// [`CONVERSATION_KEYS`] found, else an openai-agents trace's `group_id`.
+pub(super) fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
+    let attr = |key: &str| {
+        spans.iter().find_map(|s| {
+            s.attr(key)
+                .and_then(|v| match v {
+                    crate::model::AttrValue::Int(i) => Some(i.to_string()),
+                    other => other.as_str().map(str::to_owned),
+                })
+                .filter(|v| !v.trim().is_empty())
+        })
+    };
+    let conversation = CONVERSATION_KEYS.iter().find_map(|k| attr(k)).or_else(|| {
+        spans
+            .iter()
+            .filter(|s| s.format == "openai-agents")
+            .find_map(|s| s.identity.correlation_id.clone())
+            .filter(|v| !v.trim().is_empty())
+    });
+    let turn = ["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"]
+        .iter()
+        .find_map(|k| attr(k))
+        .and_then(|t| t.trim().parse().ok());
+    (conversation, turn)
+}

@@ -1,0 +1,304 @@
+use super::*;
+use crate::model::Origin;
+use crate::model::{SpanStatus, ToolFacts};
+
+fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
+    Span {
+        trace_id: trace.into(),
+        span_id: id.into(),
+        parent_span_id: parent.map(Into::into),
+        name: format!("span {id}"),
+        start_unix_nano: start,
+        end_unix_nano: start + 10,
+        format: "test",
+        ..Default::default()
+    }
+}
+
+fn ingest(store: &mut Store, spans: Vec<Span>) {
+    store.ingest(Batch {
+        spans,
+        ..Default::default()
+    });
+}
+
+#[test]
+fn orphans_reattach_when_their_parent_arrives() {
+    let mut store = Store::new();
+    ingest(&mut store, vec![span("t", "child", Some("root"), 5)]);
+    let inv = store.get("t").unwrap();
+    assert!(inv.tree().rows[0].orphan);
+    ingest(&mut store, vec![span("t", "root", None, 1)]);
+    let inv = store.get("t").unwrap();
+    let rows = &inv.tree().rows;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(inv.spans[rows[0].span].span_id, "root");
+    assert_eq!((rows[1].depth, rows[1].orphan), (1, false));
+}
+
+#[test]
+fn cycles_and_self_parents_terminate_and_count_once() {
+    let mut store = Store::new();
+    ingest(
+        &mut store,
+        vec![
+            span("t", "a", Some("b"), 1),
+            span("t", "b", Some("a"), 2),
+            span("t", "self", Some("self"), 3),
+        ],
+    );
+    let inv = store.get("t").unwrap();
+    assert_eq!(inv.tree().rows.len(), 3);
+    assert_eq!(inv.summary().counts.spans, 3);
+    // Cycles are cycles, not missing parents.
+    assert!(inv.tree().rows.iter().all(|r| r.cycle && !r.orphan));
+    assert_eq!(inv.tree().cycles.len(), 2);
+    let problems: Vec<&str> = store
+        .problems()
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.contains("a → b → a")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.contains("self → self")),
+        "{problems:?}"
+    );
+    // Settling again does not report them again.
+    ingest(&mut store, vec![span("t", "late", Some("a"), 9)]);
+    assert_eq!(store.problems().len(), 2);
+    let inv = store.get("t").unwrap();
+    let late = inv.span_by_id("late").unwrap();
+    let row = inv.tree().rows[inv.tree().row_of_span[late]];
+    assert!(
+        !row.cycle && row.depth > 0,
+        "hangs under the cycle: {row:?}"
+    );
+}
+
+#[test]
+fn a_cycle_closed_by_a_late_span_is_found() {
+    let mut store = Store::new();
+    ingest(
+        &mut store,
+        vec![span("t", "b", Some("a"), 2), span("t", "c", Some("b"), 3)],
+    );
+    ingest(&mut store, vec![span("t", "a", Some("c"), 1)]);
+    let inv = store.get("t").unwrap();
+    assert!(inv.tree().rows.iter().all(|r| r.cycle));
+    assert_eq!(inv.spans[inv.tree().rows[0].span].span_id, "a");
+    assert_eq!(store.problems().len(), 1);
+    assert!(
+        store.problems()[0].message.contains("a → c → b → a"),
+        "{:?}",
+        store.problems()
+    );
+}
+
+#[test]
+fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
+    let origin = |name: &str| Some(Origin::File(std::sync::Arc::new(name.into())));
+    for failing_first in [false, true] {
+        let mut store = Store::new();
+        let mut ok = span("t", "a", None, 1);
+        ok.origin = origin("first.jsonl");
+        ok.line = Some(3);
+        let mut failed = ok.clone();
+        failed.status = SpanStatus::Error;
+        failed.origin = origin("second.jsonl");
+        failed.line = Some(7);
+        let (one, two) = if failing_first {
+            (failed, ok)
+        } else {
+            (ok, failed)
+        };
+        ingest(&mut store, vec![one]);
+        ingest(&mut store, vec![two]);
+        let inv = store.get("t").unwrap();
+        assert_eq!(inv.spans.len(), 1);
+        assert!(inv.spans[0].status.is_error(), "the failure is kept");
+        assert_eq!(inv.summary().health, Health::Error);
+        let problems = store.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].severity, crate::model::Severity::Warning);
+        let message = &problems[0].message;
+        assert!(
+            message.contains("first.jsonl:3") && message.contains("second.jsonl:7"),
+            "{message}"
+        );
+        assert!(
+            message.contains("kept the copy from second.jsonl:7"),
+            "{message}"
+        );
+    }
+    // An identical copy is just a duplicate: counted, not reported.
+    let mut store = Store::new();
+    ingest(&mut store, vec![span("t", "a", None, 1)]);
+    ingest(&mut store, vec![span("t", "a", None, 1)]);
+    assert!(store.problems().is_empty());
+    assert_eq!(store.stats().duplicate_spans, 1);
+}
+
+/// Spans of one run delivered one per batch, settled after each (a live source or a
+/// trace split over many files): each settle places only the new span.
+#[test]
+fn tree_work_is_linear_however_a_run_is_split() {
+    let spans: Vec<Span> = (0..2_000)
+        .map(|i| {
+            let parent = (i > 0).then(|| format!("s{}", (i - 1) / 3));
+            span("t", &format!("s{i}"), parent.as_deref(), 10 + i as u64)
+        })
+        .collect();
+    let mut one_by_one = Store::new();
+    for s in spans.iter().cloned() {
+        ingest(&mut one_by_one, vec![s]);
+    }
+    let mut at_once = Store::new();
+    ingest(&mut at_once, spans.clone());
+    assert_eq!(at_once.stats().tree_work, 2_000);
+    assert_eq!(one_by_one.stats().tree_work, 2_000);
+    let (a, b) = (one_by_one.get("t").unwrap(), at_once.get("t").unwrap());
+    assert_eq!(a.tree().rows, b.tree().rows);
+    // Children before parents cost the same.
+    let mut reversed = Store::new();
+    for s in spans.iter().rev().cloned() {
+        ingest(&mut reversed, vec![s]);
+    }
+    assert_eq!(reversed.stats().tree_work, 2_000);
+    let c = reversed.get("t").unwrap();
+    let ids = |inv: &Invocation| -> Vec<String> {
+        inv.tree()
+            .rows
+            .iter()
+            .map(|r| inv.spans[r.span].span_id.clone())
+            .collect()
+    };
+    assert_eq!(ids(c), ids(b));
+}
+
+#[test]
+fn duplicate_span_ids_are_counted_not_stored() {
+    let mut store = Store::new();
+    ingest(
+        &mut store,
+        vec![span("t", "a", None, 1), span("t", "a", None, 1)],
+    );
+    assert_eq!(store.get("t").unwrap().spans.len(), 1);
+    assert_eq!(store.stats().duplicate_spans, 1);
+}
+
+#[test]
+fn failed_child_degrades_parent_and_invocation() {
+    let mut store = Store::new();
+    let mut tool = span("t", "tool", Some("node"), 3);
+    tool.kind = SpanKind::Tool;
+    tool.status = SpanStatus::Error;
+    tool.tool = Some(Box::new(ToolFacts {
+        name: Some("search".into()),
+        ..Default::default()
+    }));
+    ingest(
+        &mut store,
+        vec![
+            span("t", "root", None, 1),
+            span("t", "node", Some("root"), 2),
+            tool,
+        ],
+    );
+    let inv = store.get("t").unwrap();
+    let health = |id: &str| inv.health_of(inv.span_by_id(id).unwrap());
+    assert_eq!(health("tool"), Health::Error);
+    assert_eq!(health("node"), Health::Degraded);
+    assert_eq!(health("root"), Health::Degraded);
+    assert_eq!(inv.summary().health, Health::Degraded);
+    assert_eq!(inv.summary().failed_tool_calls, 1);
+    assert_eq!(inv.summary().tool_calls[0].name, "search");
+}
+
+#[test]
+fn failed_root_makes_the_invocation_an_error() {
+    let mut store = Store::new();
+    let mut root = span("t", "root", None, 1);
+    root.status = SpanStatus::Error;
+    ingest(&mut store, vec![root]);
+    assert_eq!(store.get("t").unwrap().summary().health, Health::Error);
+}
+
+#[test]
+fn deep_chains_do_not_overflow() {
+    let mut store = Store::new();
+    let mut spans = vec![span("t", "0", None, 0)];
+    for i in 1..50_000u64 {
+        spans.push(span("t", &i.to_string(), Some(&(i - 1).to_string()), i));
+    }
+    ingest(&mut store, spans);
+    let inv = store.get("t").unwrap();
+    assert_eq!(inv.tree().rows.last().unwrap().depth, 49_999);
+}
+
+#[test]
+fn applied_batches_settle_into_the_same_tree_as_ingested_ones() {
+    let parts = || {
+        vec![
+            vec![span("t", "child", Some("root"), 5)],
+            vec![span("t", "root", None, 1), span("u", "other", None, 2)],
+        ]
+    };
+    let mut ingested = Store::new();
+    for spans in parts() {
+        ingest(&mut ingested, spans);
+    }
+    let mut applied = Store::new();
+    for spans in parts() {
+        applied.apply(Batch {
+            spans,
+            ..Default::default()
+        });
+    }
+    let mut changed = applied.settle();
+    changed.sort();
+    assert_eq!(changed, ["t", "u"]);
+    let rows = |store: &Store| {
+        let inv = store.get("t").unwrap();
+        inv.tree()
+            .rows
+            .iter()
+            .map(|r| (inv.spans[r.span].span_id.clone(), r.depth, r.orphan))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&applied), rows(&ingested));
+    assert_eq!(rows(&applied)[1], ("child".to_string(), 1, false));
+    assert!(applied.settle().is_empty(), "nothing left to settle");
+}
+
+#[test]
+fn budget_evicts_oldest_first_and_says_so() {
+    let mut store = Store::with_budget(Budget {
+        max_invocations: Some(2),
+        max_bytes: None,
+    });
+    for t in ["a", "b", "c"] {
+        ingest(&mut store, vec![span(t, "root", None, 1)]);
+    }
+    assert!(store.get("a").is_none());
+    assert!(store.get("c").is_some());
+    assert_eq!(store.stats().invocations_evicted, 1);
+    assert_eq!(store.stats().invocations_seen, 3);
+}
+
+#[test]
+fn aliases_join_spans_into_another_invocation() {
+    let mut store = Store::new();
+    ingest(&mut store, vec![span("agents-trace", "x", None, 1)]);
+    store.ingest(Batch {
+        aliases: vec![("agents-trace".into(), "turn-1".into())],
+        ..Default::default()
+    });
+    assert!(store.get("agents-trace").is_none());
+    assert_eq!(store.get("turn-1").unwrap().spans.len(), 1);
+    ingest(&mut store, vec![span("agents-trace", "y", Some("x"), 2)]);
+    assert_eq!(store.get("turn-1").unwrap().spans.len(), 2);
+}

@@ -1,0 +1,211 @@
+//! Building an invocation's tree from scratch: stand-ins covered by real tool spans, tool calls linked to the LLM span that asked for them, rows in pre-order with health, orphans and cycles.
+
+use super::*;
+
+/// Provisional tool spans (stand-ins from flattened records such as arksim's tool-call lists)
+/// that a real tool span of the same invocation already covers: same tool name and either the
+/// same call id or equal JSON arguments. Each real span covers at most one stand-in, so a call
+/// is never counted twice and repeated identical calls stay distinct.
+pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
+    let mut covered = HashSet::new();
+    let is_tool = |s: &Span| s.kind == SpanKind::Tool;
+    if !spans.iter().any(|s| is_tool(s) && s.is_provisional()) {
+        return covered;
+    }
+    let arguments = |s: &Span| {
+        s.input
+            .inline_text()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+    };
+    let mut used: HashSet<usize> = HashSet::new();
+    for (i, stand_in) in spans.iter().enumerate() {
+        if !is_tool(stand_in) || !stand_in.is_provisional() {
+            continue;
+        }
+        let stand_in_args = arguments(stand_in);
+        let cover = spans.iter().enumerate().find(|(r, real)| {
+            is_tool(real)
+                && !real.is_provisional()
+                && !used.contains(r)
+                && real.tool_name() == stand_in.tool_name()
+                && match (real.tool_call_id(), stand_in.tool_call_id()) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => stand_in_args.is_some() && arguments(real) == stand_in_args,
+                }
+        });
+        if let Some((r, _)) = cover {
+            used.insert(r);
+            covered.insert(i);
+        }
+    }
+    covered
+}
+
+/// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.
+pub(super) fn link_tool_calls(spans: &mut [Span]) {
+    let mut requester: HashMap<String, String> = HashMap::new();
+    for span in spans.iter() {
+        if let Some(llm) = &span.llm {
+            for call in &llm.requested_tool_calls {
+                if let Some(id) = &call.id {
+                    requester
+                        .entry(id.clone())
+                        .or_insert_with(|| span.span_id.clone());
+                }
+            }
+        }
+    }
+    if requester.is_empty() {
+        return;
+    }
+    for span in spans.iter_mut() {
+        if let Some(tool) = &mut span.tool
+            && let Some(id) = &tool.call_id
+        {
+            tool.requested_by = requester.get(id).cloned();
+        }
+    }
+}
+
+pub(super) fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
+    let n = spans.len();
+    let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(p).copied());
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut roots: Vec<usize> = Vec::new();
+    for (i, span) in spans.iter().enumerate() {
+        match named_parent(span) {
+            None => roots.push(i),
+            // A span naming itself as parent is a cycle of one: it never counts as a root.
+            Some(_) => match parent_index(i) {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            },
+        }
+    }
+    for list in &mut children {
+        list.sort_by(|&a, &b| by_start(spans, a, b));
+    }
+    roots.sort_by(|&a, &b| root_order(spans, a, b));
+
+    let mut rows = Vec::with_capacity(n);
+    let mut visited = vec![false; n];
+    let mut in_cycle = vec![false; n];
+    let walk = |start: usize,
+                orphan: bool,
+                rows: &mut Vec<TreeRow>,
+                visited: &mut [bool],
+                in_cycle: &[bool]| {
+        // Iterative pre-order: deep chains must not overflow the stack.
+        let mut stack = vec![(start, 0usize)];
+        while let Some((i, depth)) = stack.pop() {
+            if visited[i] {
+                continue;
+            }
+            visited[i] = true;
+            rows.push(TreeRow {
+                span: i,
+                depth,
+                orphan: orphan && i == start,
+                cycle: in_cycle[i],
+                child_count: children[i].len(),
+            });
+            for &c in children[i].iter().rev() {
+                if !visited[c] {
+                    stack.push((c, depth + 1));
+                }
+            }
+        }
+    };
+    for &root in &roots {
+        walk(
+            root,
+            grow::is_orphan_root(spans, root),
+            &mut rows,
+            &mut visited,
+            &in_cycle,
+        );
+    }
+    // Whatever no root reaches hangs off a parent cycle: find each cycle by following parent
+    // links (every such span has a parent here, so the chain must loop), then show each
+    // cycle from its earliest span, marked, with what hangs off it below.
+    let mut cycles: Vec<Vec<usize>> = Vec::new();
+    let mut state = vec![0u8; n]; // 0 new, 1 on the current chain, 2 done
+    let mut leftovers: Vec<usize> = (0..n).filter(|&i| !visited[i]).collect();
+    leftovers.sort_by(|&a, &b| by_start(spans, a, b));
+    for &i in &leftovers {
+        let mut chain = Vec::new();
+        let mut at = Some(i);
+        while let Some(j) = at {
+            if state[j] != 0 {
+                if state[j] == 1 {
+                    let from = chain.iter().position(|&x| x == j).unwrap_or(0);
+                    cycles.push(chain[from..].to_vec());
+                }
+                break;
+            }
+            state[j] = 1;
+            chain.push(j);
+            at = parent_index(j);
+        }
+        for j in chain {
+            state[j] = 2;
+        }
+    }
+    for cycle in &mut cycles {
+        for &i in cycle.iter() {
+            in_cycle[i] = true;
+        }
+        // Chain order starting from the earliest span.
+        let first = (0..cycle.len())
+            .min_by(|&a, &b| by_start(spans, cycle[a], cycle[b]))
+            .unwrap_or(0);
+        cycle.rotate_left(first);
+    }
+    cycles.sort_by(|a, b| by_start(spans, a[0], b[0]));
+    for cycle in &cycles {
+        roots.push(cycle[0]);
+        walk(cycle[0], false, &mut rows, &mut visited, &in_cycle);
+    }
+
+    let mut row_of_span = vec![0; n];
+    for (r, row) in rows.iter().enumerate() {
+        row_of_span[row.span] = r;
+    }
+    // Health bottom-up: reverse pre-order visits children before parents. Only tree edges
+    // (children of a row that were walked under it) count, so cycles cannot loop.
+    let mut health = vec![Health::Ok; n];
+    let mut tree_parent: Vec<Option<usize>> = vec![None; n];
+    {
+        let mut last_at_depth: Vec<usize> = Vec::new();
+        for row in &rows {
+            last_at_depth.truncate(row.depth);
+            if row.depth > 0 {
+                tree_parent[row.span] = last_at_depth.last().copied();
+            }
+            last_at_depth.push(row.span);
+        }
+    }
+    for row in rows.iter().rev() {
+        let i = row.span;
+        if spans[i].status.is_error() {
+            health[i] = Health::Error;
+        }
+        // An evaluator's verdict span is not part of the agent's run (see EVALUATOR_ATTR).
+        if health[i] != Health::Ok
+            && !spans[i].is_evaluator()
+            && let Some(p) = tree_parent[i]
+            && health[p] == Health::Ok
+        {
+            health[p] = Health::Degraded;
+        }
+    }
+    Tree {
+        rows,
+        health,
+        children,
+        row_of_span,
+        parent: tree_parent,
+        roots,
+        cycles,
+    }
+}
