@@ -496,8 +496,8 @@ pub fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key)?.as_str()
 }
 
-/// A result or error value is "truthy" the way a log writer means it: not null, not false,
-/// not an empty string, array or object.
+/// A result or error value is "truthy" the way a log writer (and toolscore, in Python) means it:
+/// not null, not false, not zero, not an empty string, array or object.
 pub fn truthy(value: &Value) -> bool {
     match value {
         Value::Null => false,
@@ -505,7 +505,7 @@ pub fn truthy(value: &Value) -> bool {
         Value::String(s) => !s.is_empty(),
         Value::Array(a) => !a.is_empty(),
         Value::Object(o) => !o.is_empty(),
-        Value::Number(_) => true,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
     }
 }
 
@@ -530,6 +530,28 @@ pub fn u64_field(value: &Value, keys: &[&str]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truthiness_is_pythons_so_a_zero_error_flag_is_no_error() {
+        for falsy in [
+            Value::Null,
+            Value::Bool(false),
+            serde_json::json!(0),
+            serde_json::json!(0.0),
+            serde_json::json!(""),
+            serde_json::json!([]),
+            serde_json::json!({}),
+        ] {
+            assert!(!truthy(&falsy), "{falsy} should be falsy");
+        }
+        for truthy_value in [
+            serde_json::json!(1),
+            serde_json::json!(-0.5),
+            serde_json::json!("x"),
+        ] {
+            assert!(truthy(&truthy_value), "{truthy_value} should be truthy");
+        }
+    }
 
     #[test]
     fn clock_is_monotonic_and_prefers_real_time() {

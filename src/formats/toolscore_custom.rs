@@ -107,10 +107,9 @@ fn call_name(item: &Value) -> Option<&str> {
 /// is used as it is, anything else (a string too, JSON or not) becomes `{"value": …}`, and a
 /// missing or falsy one (`[]`, `""`, `0`) is `{}`.
 fn custom_args(item: &Value) -> Value {
-    let found = ["args", "arguments", "input"].iter().find_map(|k| {
-        item.get(*k)
-            .filter(|v| truthy(v) && v.as_f64() != Some(0.0))
-    });
+    let found = ["args", "arguments", "input"]
+        .iter()
+        .find_map(|k| item.get(*k).filter(|v| truthy(v)));
     match found {
         None => Value::Object(Default::default()),
         Some(Value::Object(map)) => Value::Object(map.clone()),

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::{ActualCall, Args};
+use crate::formats::message_log::truthy;
 
 mod otel;
 pub use otel::*;
@@ -148,18 +149,6 @@ pub fn detect(doc: &Value) -> (&'static str, String) {
         }
     }
     ("custom", "nothing else matched".into())
-}
-
-/// Python truthiness of a JSON value.
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
 }
 
 /// The first of `keys` whose value is truthy (Python's `a or b or c`).
