@@ -41,9 +41,13 @@ pub struct UiArgs {
     /// gRPC address of the embedded receiver (with --listen).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
     pub grpc: String,
-    /// Bearer token the embedded receiver requires (or TOOLCAP_TOKEN).
+    /// Bearer token the embedded receiver requires and that is sent to a `serve` feed
+    /// (or TOOLCAP_TOKEN).
     #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Read the token from FILE (e.g. the `serve.token` a `serve` wrote in its spool directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
@@ -199,9 +203,13 @@ pub struct ServeArgs {
     /// Spool directory: every accepted request is appended here before it is acknowledged.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Bearer token clients must send (or TOOLCAP_TOKEN); without it, no token is required.
+    /// Bearer token every request must carry (or TOOLCAP_TOKEN). Without it (or --token-file),
+    /// ingest is open and the feed requires a random token written to DIR/serve.token.
     #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Read the token every request must carry from FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Largest request body accepted, in MiB, counted after decompression.
     #[arg(long, value_name = "MIB", default_value_t = 20)]
     pub max_body_mb: u64,
@@ -211,6 +219,46 @@ pub struct ServeArgs {
     /// Bind an address other machines can reach without a token (warned).
     #[arg(long)]
     pub insecure: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Receiver limits against slow, idle and stalled clients (defaults in README, "serve").
+#[derive(Debug, Args, Clone)]
+pub struct LimitArgs {
+    /// Seconds from the first byte of a request to the end of its headers.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub header_timeout: u64,
+    /// Seconds a connection may send nothing before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub idle_timeout: u64,
+    /// Seconds of grace for a request body before --min-body-rate applies.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub body_timeout: u64,
+    /// Bytes per second a request body must average after the grace (else 503 + Retry-After).
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    pub min_body_rate: u64,
+    /// Connections per listener; beyond it the connection idle the longest is closed.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Seconds a feed reader may take nothing before it is disconnected.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub feed_stall_timeout: u64,
+}
+
+impl LimitArgs {
+    pub fn to_limits(&self) -> crate::receiver::Limits {
+        use std::time::Duration;
+        crate::receiver::Limits {
+            header_timeout: Duration::from_secs(self.header_timeout.max(1)),
+            idle_timeout: Duration::from_secs(self.idle_timeout.max(1)),
+            body_timeout: Duration::from_secs(self.body_timeout.max(1)),
+            min_body_bytes_per_sec: self.min_body_rate.max(1),
+            max_connections: self.max_connections.max(1),
+            feed_stall_timeout: Duration::from_secs(self.feed_stall_timeout.max(1)),
+            ..crate::receiver::Limits::default()
+        }
+    }
 }
 
 /// Runs the parsed command line; returns the process exit code.

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod formats;
+pub mod fuzzing;
 pub mod gold;
 pub mod model;
 pub mod query;

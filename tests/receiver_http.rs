@@ -60,6 +60,7 @@ fn start(sink: Arc<dyn RequestSink>, token: Option<&str>, max_body_bytes: usize)
         grpc: Some("127.0.0.1:0".into()),
         token: token.map(str::to_string),
         max_body_bytes,
+        limits: Default::default(),
     };
     let handle = runtime
         .block_on(receiver::start(config, sink, None))
@@ -521,4 +522,68 @@ fn protobuf_canonical_json_is_accepted_with_a_warning() {
         ids
     };
     assert_eq!(ids(&received[0].request), ids(&expected));
+}
+
+/// One HTTP/2 POST to the gRPC Export path with `content_type`, a gRPC-framed valid message
+/// as the body; returns the HTTP status and the `grpc-status` (header or trailer).
+fn grpc_post_with_content_type(server: &Running, content_type: &str) -> (u16, Option<String>) {
+    let addr = server.grpc.clone();
+    let content_type = content_type.to_string();
+    server.runtime.block_on(async move {
+        use http_body_util::BodyExt;
+        let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let (mut sender, connection) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(stream),
+        )
+        .await
+        .unwrap();
+        tokio::spawn(connection);
+        let message: ExportTraceServiceRequest =
+            serde_json::from_value(json_request(11, 2)).unwrap();
+        let message = message.encode_to_vec();
+        let mut framed = vec![0u8];
+        framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&message);
+        let request = hyper::Request::post(format!(
+            "http://{addr}/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+        ))
+        .header("content-type", content_type)
+        .header("te", "trailers")
+        .body(http_body_util::Full::new(bytes::Bytes::from(framed)))
+        .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let in_headers = response
+            .headers()
+            .get("grpc-status")
+            .map(|v| v.to_str().unwrap().to_string());
+        let collected = response.into_body().collect().await.unwrap();
+        let in_trailers = collected
+            .trailers()
+            .and_then(|t| t.get("grpc-status"))
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, in_headers.or(in_trailers))
+    })
+}
+
+#[test]
+fn grpc_refuses_a_wrong_content_type_with_415() {
+    let sink = Arc::new(CollectingSink::default());
+    let server = start(sink.clone(), None, 1 << 20);
+    for wrong in ["application/json", "text/plain", "application/grpc-web"] {
+        let (status, _) = grpc_post_with_content_type(&server, wrong);
+        assert_eq!(status, 415, "{wrong}");
+    }
+    assert!(sink.received.lock().unwrap().is_empty());
+    // The same bytes with the right type are accepted: only the type was wrong.
+    for right in ["application/grpc", "application/grpc+proto"] {
+        let (status, grpc_status) = grpc_post_with_content_type(&server, right);
+        assert_eq!(
+            (status, grpc_status.as_deref()),
+            (200, Some("0")),
+            "{right}"
+        );
+    }
+    assert_eq!(sink.received.lock().unwrap().len(), 2);
 }

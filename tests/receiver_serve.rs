@@ -9,9 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use receiver_support::{
-    Serve, StreamReader, json_request, raw_http, read_stream, span_ids, spool_lines, spool_segments,
-};
+use receiver_support::{Serve, json_request, raw_http, span_ids, spool_lines, spool_segments};
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
@@ -63,7 +61,7 @@ fn spool_stream_health_restart() {
     assert_eq!(health["segments"], segments.len());
     assert_eq!(health["spool"], dir.display().to_string());
 
-    let (head, records) = read_stream(&serve.http, "/api/v1/stream", "*/*", lines.len());
+    let (head, records) = serve.read_stream("/api/v1/stream", "*/*", lines.len());
     assert!(
         head.to_ascii_lowercase().contains("application/x-ndjson"),
         "{head}"
@@ -71,7 +69,7 @@ fn spool_stream_health_restart() {
     assert_eq!(records, lines, "the stream replays the spool line for line");
 
     // SSE, resumed after 100 records, then following live.
-    let mut stream = StreamReader::open(&serve.http, "/api/v1/stream?format=sse&skip=100", "*/*");
+    let mut stream = serve.stream("/api/v1/stream?format=sse&skip=100", "*/*");
     assert!(
         stream
             .head
@@ -83,12 +81,7 @@ fn spool_stream_health_restart() {
     assert_eq!(post_json(&serve.http, &json_request(1000, 3)), 200);
     let live = stream.next_record();
     assert_eq!(span_ids(&[live]), expected_ids([1000], 3));
-    let (_, by_accept) = read_stream(
-        &serve.http,
-        "/api/v1/stream?skip=120",
-        "text/event-stream",
-        1,
-    );
+    let (_, by_accept) = serve.read_stream("/api/v1/stream?skip=120", "text/event-stream", 1);
     assert_eq!(span_ids(&by_accept), expected_ids([1000], 3));
 
     // A follower that is still connected does not hold up shutdown; its response just ends.
@@ -221,4 +214,196 @@ fn a_gzip_bomb_is_413_without_inflating_it() {
         "serve peaked at {peak_mib} MiB for a {inflated_mib} MiB bomb"
     );
     assert_eq!(serve.health()["requests"], 0);
+}
+
+#[cfg(unix)]
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+#[cfg(unix)]
+fn the_feed_needs_the_token_serve_made_up_and_the_spool_is_owner_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("spool");
+    let serve = Serve::start(&dir, &["--segment-mb", "1"]);
+    let token_file = serve
+        .token_file
+        .clone()
+        .expect("serve printed its token file");
+    assert_eq!(token_file, dir.join("serve.token"));
+    assert_eq!(mode(&token_file), 0o600);
+    assert_eq!(mode(&dir), 0o700);
+
+    // Ingest is open on loopback: SDKs send no token by default.
+    for trace in 1..=30 {
+        assert_eq!(post_json(&serve.http, &json_request(trace, 200)), 200);
+    }
+    let segments = spool_segments(&dir);
+    assert!(segments.len() >= 2, "{segments:?}");
+    for segment in &segments {
+        assert_eq!(mode(segment), 0o600, "{}", segment.display());
+        let len = std::fs::metadata(segment).unwrap().len();
+        assert!(
+            len <= 1024 * 1024,
+            "{} holds {len} bytes",
+            segment.display()
+        );
+    }
+
+    let stream = |headers: &[(&str, &str)]| {
+        // HTTP/1.0 so a 200 stream would not be waited for: only the status line matters.
+        let mut request = format!("GET /api/v1/stream HTTP/1.0\r\nHost: {}\r\n", serve.http);
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        let mut socket = std::net::TcpStream::connect(&serve.http).unwrap();
+        socket.write_all(request.as_bytes()).unwrap();
+        let mut status = [0u8; 12];
+        std::io::Read::read_exact(&mut socket, &mut status).unwrap();
+        String::from_utf8_lossy(&status[9..12]).into_owned()
+    };
+    assert_eq!(stream(&[]), "401");
+    assert_eq!(stream(&[("Authorization", "Bearer not-the-token")]), "401");
+    assert_eq!(
+        stream(&[("Authorization", serve.feed_authorization.as_str())]),
+        "200"
+    );
+    let (_, records) = serve.read_stream("/api/v1/stream", "*/*", 30);
+    assert_eq!(records.len(), 30);
+}
+
+#[test]
+fn a_given_token_file_guards_ingest_and_feed_and_nothing_is_written_for_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("spool");
+    let token_path = tmp.path().join("my.token");
+    std::fs::write(&token_path, "s3cret-from-file\n").unwrap();
+    let serve = Serve::start(&dir, &["--token-file", token_path.to_str().unwrap()]);
+    assert_eq!(serve.token_file.as_deref(), Some(token_path.as_path()));
+    assert_eq!(serve.feed_authorization, "Bearer s3cret-from-file");
+    assert!(!dir.join("serve.token").exists());
+    assert_eq!(post_json(&serve.http, &json_request(1, 2)), 401);
+    let accepted = raw_http(
+        &serve.http,
+        "POST",
+        "/v1/traces",
+        &[JSON, ("Authorization", "Bearer s3cret-from-file")],
+        json_request(1, 2).to_string().as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(accepted.status, 200);
+    let (_, records) = serve.read_stream("/api/v1/stream", "*/*", 1);
+    assert_eq!(span_ids(&records), expected_ids([1], 2));
+}
+
+#[test]
+fn a_second_serve_on_the_same_out_refuses_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("spool");
+    let first = Serve::start(&dir, &[]);
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--grpc",
+            "127.0.0.1:0",
+            "--out",
+        ])
+        .arg(&dir)
+        .env_remove("TOOLCAP_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("in use by another toolcap-tui serve"),
+        "{stderr}"
+    );
+    assert!(second.stdout.is_empty(), "it bound nothing");
+    // The first one is unaffected, token included.
+    assert_eq!(post_json(&first.http, &json_request(5, 1)), 200);
+    let (_, records) = first.read_stream("/api/v1/stream", "*/*", 1);
+    assert_eq!(span_ids(&records), expected_ids([5], 1));
+    let status = first.terminate();
+    assert_eq!(status.code(), Some(0));
+    // Released on exit.
+    let third = Serve::start(&dir, &[]);
+    assert_eq!(third.health()["requests"], 1);
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn health_is_degraded_with_the_reason_while_writes_fail() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("spool");
+    // Files may not grow past 200 bytes (the token file fits, a request does not); the
+    // signal that would kill the process on the failed write is ignored, as on a full disk.
+    let serve = Serve::start_with(&dir, &[], |command| {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 200,
+                    rlim_max: libc::RLIM_INFINITY,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    });
+    assert_eq!(serve.health()["status"], "ok");
+    let refused = raw_http(
+        &serve.http,
+        "POST",
+        "/v1/traces",
+        &[JSON],
+        json_request(1, 5).to_string().as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(
+        refused.status,
+        503,
+        "a failed write is retryable: {}",
+        String::from_utf8_lossy(&refused.body)
+    );
+    eprintln!("refused: {}", String::from_utf8_lossy(&refused.body));
+    assert!(refused.header("Retry-After").is_some());
+    let health = serve.health();
+    assert_eq!(health["status"], "degraded", "{health}");
+    let reason = health["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("spool writes are failing"), "{reason}");
+    assert_eq!(health["requests"], 0);
+    assert!(
+        spool_lines(&dir).is_empty(),
+        "no half-written line is left behind"
+    );
+
+    // The disk recovers: the next write succeeds and health says so.
+    let unlimited = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: prlimit on our own child with a struct we own.
+    let raised = unsafe {
+        libc::prlimit(
+            serve.child.id() as libc::pid_t,
+            libc::RLIMIT_FSIZE,
+            &unlimited,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(raised, 0);
+    assert_eq!(post_json(&serve.http, &json_request(2, 5)), 200);
+    let health = serve.health();
+    assert_eq!(health["status"], "ok", "{health}");
+    assert!(health.get("reason").is_none());
+    assert_eq!(health["requests"], 1);
 }

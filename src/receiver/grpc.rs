@@ -12,9 +12,9 @@ use tokio::sync::watch;
 use tonic::codec::CompressionEncoding;
 use tonic::codegen::{BoxFuture, Context, Poll, Service, http};
 use tonic::server::NamedService;
-use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
+use super::connections::{Registry, TrackedIo};
 use super::{ReceivedRequest, Shared, SinkError, Transport};
 
 struct Export {
@@ -72,37 +72,84 @@ impl TraceService for Export {
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
     shared: Arc<Shared>,
+    registry: Arc<Registry>,
     stopped: watch::Receiver<bool>,
 ) {
     let limit = shared.max_body_bytes;
+    let request_timeout = shared.limits.grpc_request_timeout;
     // tonic's default 4 MiB decode limit is below the spec's 20 MiB; the limit applies to
     // the decompressed message.
     let service = TraceServiceServer::new(Export { shared })
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip)
         .max_decoding_message_size(limit);
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    tokio::spawn(registry.clone().reap_until(stopped.clone()));
+    let incoming = admitted(listener, registry.clone());
     let server = tonic::transport::Server::builder()
         .concurrency_limit_per_connection(super::MAX_REQUESTS_IN_FLIGHT)
-        .add_service(BadDataIsInvalidArgument(service))
+        .timeout(request_timeout)
+        .add_service(GrpcOnly(service))
         .serve_with_incoming_shutdown(incoming, super::wait_for_stop(stopped));
     if let Err(err) = server.await {
         eprintln!("toolcap-tui: OTLP/gRPC server stopped: {err}");
     }
 }
 
-/// tonic answers an undecodable message with INTERNAL (its codec's choice); OTLP wants
-/// INVALID_ARGUMENT for bad data, which also tells clients not to retry it.
-#[derive(Clone)]
-struct BadDataIsInvalidArgument<S>(S);
+/// Accepted connections, through the registry (cap, fair eviction, idle timeout). Accept
+/// errors (out of file descriptors) are not passed on: tonic would stop serving.
+fn admitted(
+    listener: tokio::net::TcpListener,
+    registry: Arc<Registry>,
+) -> impl futures::Stream<Item = Result<TrackedIo, std::io::Error>> {
+    futures::stream::unfold(
+        (listener, registry, 0u32),
+        |(listener, registry, mut failures)| async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, peer)) => {
+                        failures = 0;
+                        let _ = stream.set_nodelay(true);
+                        // Refused (every connection busy): closing it makes the client retry.
+                        if let Ok(io) = registry.admit(stream, peer) {
+                            return Some((Ok(io), (listener, registry, failures)));
+                        }
+                    }
+                    Err(err) => {
+                        if failures == 0 {
+                            eprintln!("toolcap-tui: OTLP/gRPC cannot accept a connection: {err}");
+                        }
+                        failures = failures.saturating_add(1);
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        },
+    )
+}
 
-impl<S: NamedService> NamedService for BadDataIsInvalidArgument<S> {
+/// The gRPC spec: a request whose Content-Type is not `application/grpc[+proto|;...]` gets
+/// HTTP 415. And tonic answers an undecodable message with INTERNAL (its codec's choice);
+/// OTLP wants INVALID_ARGUMENT for bad data, which also tells clients not to retry it.
+#[derive(Clone)]
+struct GrpcOnly<S>(S);
+
+impl<S: NamedService> NamedService for GrpcOnly<S> {
     const NAME: &'static str = S::NAME;
 }
 
-impl<S, B, R> Service<http::Request<B>> for BadDataIsInvalidArgument<S>
+/// Whether a Content-Type names gRPC with the protobuf codec (the only one OTLP uses).
+pub(crate) fn is_grpc_content_type(value: Option<&[u8]>) -> bool {
+    let Some(value) = value else {
+        return false;
+    };
+    let value = String::from_utf8_lossy(value).to_ascii_lowercase();
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    matches!(essence, "application/grpc" | "application/grpc+proto")
+}
+
+impl<S, B> Service<http::Request<B>> for GrpcOnly<S>
 where
-    S: Service<http::Request<B>, Response = http::Response<R>>,
+    S: Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
     S::Future: Send + 'static,
 {
     type Response = S::Response;
@@ -114,6 +161,19 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let content_type = request
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map(|value| value.as_bytes());
+        if !is_grpc_content_type(content_type) {
+            let mut response = http::Response::new(tonic::body::Body::empty());
+            *response.status_mut() = http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
+            response.headers_mut().insert(
+                http::header::ACCEPT,
+                http::HeaderValue::from_static("application/grpc"),
+            );
+            return Box::pin(async move { Ok(response) });
+        }
         let response = self.0.call(request);
         Box::pin(async move {
             let mut response = response.await?;

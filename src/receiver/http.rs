@@ -9,13 +9,21 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
 use prost::Message;
 use tokio::sync::watch;
+use tower::ServiceExt;
 
+use super::connections::{BusyGuard, ConnectionHandle, Registry, TrackedIo};
 use super::decode::{self, BodyType, Compression, DecodeError, RpcStatus, rpc_code};
 use super::{RETRY_AFTER_SECS, ReceivedRequest, Shared, SinkError, Transport};
 
@@ -29,15 +37,143 @@ pub(crate) fn router(shared: Arc<Shared>, extra_routes: Option<Router>) -> Route
     router.layer(middleware::from_fn_with_state(shared, require_token))
 }
 
+/// Largest buffer hyper keeps per connection, for reading a request head and for queueing a
+/// response. Bounds what a reader that stopped reading costs (OTLP heads are small).
+const CONNECTION_BUFFER_BYTES: usize = 16 * 1024;
+
+/// Answer to a connection turned away because every connection slot is busy with a request.
+fn refusal() -> Vec<u8> {
+    let body = format!(
+        "{{\"code\":{},\"message\":\"receiver is full (every connection is busy), retry later\"}}",
+        rpc_code::UNAVAILABLE
+    );
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: {RETRY_AFTER_SECS}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Accepts connections under the [`Registry`]'s cap and deadlines and serves `router` on each
+/// with HTTP/1.1, until `stopped`; then finishes open requests for a bounded time.
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    registry: Arc<Registry>,
     stopped: watch::Receiver<bool>,
 ) {
-    let server =
-        axum::serve(listener, router).with_graceful_shutdown(super::wait_for_stop(stopped));
-    if let Err(err) = server.await {
-        eprintln!("toolcap-tui: OTLP/HTTP server stopped: {err}");
+    tokio::spawn(registry.clone().reap_until(stopped.clone()));
+    let mut connections = tokio::task::JoinSet::new();
+    let stop = super::wait_for_stop(stopped.clone());
+    tokio::pin!(stop);
+    let mut accept_failures = 0u32;
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => {
+                accept_failures = 0;
+                accepted
+            }
+            Err(err) => {
+                // Out of file descriptors, typically: tell once, then give closing connections
+                // a moment instead of spinning on the error.
+                if accept_failures == 0 {
+                    eprintln!("toolcap-tui: OTLP/HTTP cannot accept a connection: {err}");
+                }
+                accept_failures = accept_failures.saturating_add(1);
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        match registry.admit(stream, peer) {
+            Ok(io) => {
+                connections.spawn(serve_connection(io, router.clone(), stopped.clone()));
+            }
+            Err(mut stream) => {
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let refuse = async {
+                        stream.write_all(&refusal()).await?;
+                        stream.shutdown().await
+                    };
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), refuse).await;
+                });
+            }
+        }
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(super::SHUTDOWN_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        registry.kill_all("the receiver is shutting down");
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+async fn serve_connection(io: TrackedIo, router: Router, stopped: watch::Receiver<bool>) {
+    let conn = io.conn.clone();
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        let busy = conn.begin_request();
+        request
+            .extensions_mut()
+            .insert(ConnectionHandle(conn.clone()));
+        let router = router.clone();
+        async move {
+            let response = router
+                .oneshot(request.map(Body::new))
+                .await
+                .unwrap_or_else(|never| match never {});
+            Ok::<_, std::convert::Infallible>(
+                response.map(|body| Body::new(UntilSent { body, _busy: busy })),
+            )
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // The registry's reaper enforces the header deadline (from the first byte, not from the
+    // end of the previous request).
+    builder
+        .max_buf_size(CONNECTION_BUFFER_BYTES)
+        .header_read_timeout(None);
+    let connection = builder.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        () = super::wait_for_stop(stopped) => connection.as_mut().graceful_shutdown(),
+    }
+    let _ = connection.await;
+}
+
+/// A response body that keeps its connection marked busy until it is sent or dropped.
+struct UntilSent {
+    body: Body,
+    _busy: BusyGuard,
+}
+
+impl hyper::body::Body for UntilSent {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -105,17 +241,32 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         );
     };
 
-    let _slot = match shared.request_slot().await {
-        Ok(slot) => slot,
-        Err(err) => return sink_failure(body_type, &err),
-    };
     let limit = shared.max_body_bytes;
-    let raw = match Limited::new(request.into_body(), limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => {
+    // The body is read before a decoding slot is taken: a slow sender holds only the bytes it
+    // has sent, never a slot that fast clients need.
+    let (raw, _body_bytes) = match read_body(&shared, request.into_body()).await {
+        Ok(read) => read,
+        Err(BodyFailure::TooLarge) => {
             return decode_failure(body_type, DecodeError::TooLarge { limit });
         }
-        Err(err) => {
+        Err(BodyFailure::TooSlow { received }) => {
+            let limits = &shared.limits;
+            let mut response = sink_failure(
+                body_type,
+                &SinkError::Unavailable(format!(
+                    "request body arrived too slowly ({received} bytes; after {} s it must \
+                     keep up {} bytes/s)",
+                    limits.body_timeout.as_secs(),
+                    limits.min_body_bytes_per_sec
+                )),
+            );
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
+        Err(BodyFailure::Full) => return sink_failure(body_type, &SinkError::Full),
+        Err(BodyFailure::Read(err)) => {
             return failure(
                 StatusCode::BAD_REQUEST,
                 body_type,
@@ -123,6 +274,10 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 format!("cannot read the request body: {err}"),
             );
         }
+    };
+    let _slot = match shared.request_slot().await {
+        Ok(slot) => slot,
+        Err(err) => return sink_failure(body_type, &err),
     };
     // Inflating and decoding up to 20 MiB is CPU work; keep it off the async workers.
     let decoded = tokio::task::spawn_blocking(move || {
@@ -167,6 +322,70 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         }
     }
     success(body_type, validation.rejected, validation.message)
+}
+
+enum BodyFailure {
+    TooLarge,
+    TooSlow { received: u64 },
+    Full,
+    Read(axum::Error),
+}
+
+/// Reads a request body under the size limit, the minimum-rate rule and the shared body budget.
+/// The deadline grows with what has arrived: `body_timeout` plus one second per
+/// `min_body_bytes_per_sec` bytes received.
+async fn read_body(
+    shared: &Shared,
+    mut body: Body,
+) -> Result<(Bytes, Option<tokio::sync::OwnedSemaphorePermit>), BodyFailure> {
+    let limits = &shared.limits;
+    let started = tokio::time::Instant::now();
+    let rate = limits.min_body_bytes_per_sec.max(1) as f64;
+    let mut received: u64 = 0;
+    let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+    let mut chunks: Vec<Bytes> = Vec::new();
+    loop {
+        let allowed =
+            limits.body_timeout + std::time::Duration::from_secs_f64(received as f64 / rate);
+        let frame = match tokio::time::timeout_at(started + allowed, body.frame()).await {
+            Err(_) => return Err(BodyFailure::TooSlow { received }),
+            Ok(None) => break,
+            Ok(Some(Err(err))) => return Err(BodyFailure::Read(err)),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        received += data.len() as u64;
+        if received > shared.max_body_bytes as u64 {
+            return Err(BodyFailure::TooLarge);
+        }
+        let wanted = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        let permit = tokio::time::timeout(
+            super::IN_FLIGHT_WAIT,
+            shared.body_budget.clone().acquire_many_owned(wanted),
+        )
+        .await
+        .map_err(|_| BodyFailure::Full)?
+        .map_err(|_| BodyFailure::Full)?;
+        match held.as_mut() {
+            Some(held) => held.merge(permit),
+            None => held = Some(permit),
+        }
+        chunks.push(data);
+    }
+    let raw = match chunks.len() {
+        0 => Bytes::new(),
+        1 => chunks.pop().unwrap_or_default(),
+        _ => {
+            let mut joined = Vec::with_capacity(usize::try_from(received).unwrap_or(0));
+            for chunk in &chunks {
+                joined.extend_from_slice(chunk);
+            }
+            Bytes::from(joined)
+        }
+    };
+    Ok((raw, held))
 }
 
 fn success(body_type: BodyType, rejected: usize, message: String) -> Response {

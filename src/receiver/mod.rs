@@ -7,6 +7,7 @@
 //! [`ChannelSink`]. A sink that cannot take more answers [`SinkError::Full`], which becomes
 //! 503 + `Retry-After` (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
 
+pub mod connections;
 pub mod decode;
 pub mod exposure;
 pub mod feed;
@@ -14,9 +15,11 @@ mod grpc;
 mod http;
 pub mod serve;
 pub mod spool;
+pub mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -36,6 +39,48 @@ pub const MAX_REQUESTS_IN_FLIGHT: usize = 8;
 /// How long a request waits for one of those slots before it is told to retry (503).
 pub const IN_FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Request bodies being received, in bytes, across all clients. A client holds only the bytes
+/// it has actually sent, so slow senders cannot keep fast ones out.
+pub const BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
+
+/// How long shutdown waits for open connections to finish before closing them.
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Limits that keep slow, idle or stalled clients from starving the others. Every one answers
+/// the client in a way the OTLP spec lets it retry (503 + Retry-After, UNAVAILABLE, or a
+/// closed idle connection it simply reopens).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Time from the first byte of a request to the end of its headers.
+    pub header_timeout: Duration,
+    /// A kept-alive (or new) connection that sends nothing for this long is closed.
+    pub idle_timeout: Duration,
+    /// Grace for a request body before the minimum rate applies.
+    pub body_timeout: Duration,
+    /// After the grace, a body must keep arriving at this many bytes per second on average.
+    pub min_body_bytes_per_sec: u64,
+    /// Connections per listener; beyond it, the connection idle the longest is closed.
+    pub max_connections: usize,
+    /// A feed reader that takes nothing for this long is disconnected.
+    pub feed_stall_timeout: Duration,
+    /// Whole gRPC calls, body included (tonic enforces it; CANCELLED is retryable).
+    pub grpc_request_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(10),
+            min_body_bytes_per_sec: 4 * 1024,
+            max_connections: 1024,
+            feed_stall_timeout: Duration::from_secs(30),
+            grpc_request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
 /// Where and how the receiver listens.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
@@ -47,6 +92,7 @@ pub struct ReceiverConfig {
     pub token: Option<String>,
     /// Largest request body in bytes, after decompression.
     pub max_body_bytes: usize,
+    pub limits: Limits,
 }
 
 impl Default for ReceiverConfig {
@@ -56,6 +102,7 @@ impl Default for ReceiverConfig {
             grpc: Some("127.0.0.1:4317".into()),
             token: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            limits: Limits::default(),
         }
     }
 }
@@ -131,6 +178,8 @@ pub enum ReceiverError {
 pub struct ReceiverHandle {
     pub http_addr: Option<SocketAddr>,
     pub grpc_addr: Option<SocketAddr>,
+    pub http_stats: Arc<connections::ConnectionStats>,
+    pub grpc_stats: Arc<connections::ConnectionStats>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -150,7 +199,10 @@ pub(crate) struct Shared {
     pub sink: Arc<dyn RequestSink>,
     pub token: Option<String>,
     pub max_body_bytes: usize,
+    pub limits: Limits,
     in_flight: tokio::sync::Semaphore,
+    /// Bytes of request bodies being received (see [`BODY_BUDGET_BYTES`]).
+    pub body_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
@@ -170,14 +222,22 @@ pub async fn start(
     sink: Arc<dyn RequestSink>,
     extra_routes: Option<axum::Router>,
 ) -> Result<ReceiverHandle, ReceiverError> {
+    let token = config.token.clone().filter(|token| !token.is_empty());
+    let body_budget = BODY_BUDGET_BYTES
+        .max(config.max_body_bytes)
+        .min(tokio::sync::Semaphore::MAX_PERMITS);
     let shared = Arc::new(Shared {
         sink,
-        token: config.token.clone().filter(|token| !token.is_empty()),
+        token: token.clone(),
         max_body_bytes: config.max_body_bytes,
+        limits: config.limits.clone(),
         in_flight: tokio::sync::Semaphore::new(MAX_REQUESTS_IN_FLIGHT),
+        body_budget: Arc::new(tokio::sync::Semaphore::new(body_budget)),
     });
     let (stop, stopped) = watch::channel(false);
     let mut tasks = Vec::new();
+    let http_stats = Arc::new(connections::ConnectionStats::default());
+    let grpc_stats = Arc::new(connections::ConnectionStats::default());
 
     let http_addr = match &config.http {
         Some(addr) => {
@@ -190,7 +250,17 @@ pub async fn start(
                     source,
                 })?;
             let router = http::router(shared.clone(), extra_routes);
-            tasks.push(tokio::spawn(http::serve(listener, router, stopped.clone())));
+            let registry = connections::Registry::new(
+                connections::Protocol::Http1,
+                config.limits.clone(),
+                http_stats.clone(),
+            );
+            tasks.push(tokio::spawn(http::serve(
+                listener,
+                router,
+                registry,
+                stopped.clone(),
+            )));
             Some(local)
         }
         None => None,
@@ -205,9 +275,15 @@ pub async fn start(
                     addr: addr.clone(),
                     source,
                 })?;
+            let registry = connections::Registry::new(
+                connections::Protocol::Http2,
+                config.limits.clone(),
+                grpc_stats.clone(),
+            );
             tasks.push(tokio::spawn(grpc::serve(
                 listener,
                 shared.clone(),
+                registry,
                 stopped.clone(),
             )));
             Some(local)
@@ -217,6 +293,8 @@ pub async fn start(
     Ok(ReceiverHandle {
         http_addr,
         grpc_addr,
+        http_stats,
+        grpc_stats,
         stop,
         tasks,
     })

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use crate::cli::ServeArgs;
 
 use super::spool::{Spool, SpoolConfig};
-use super::{ReceiverConfig, RequestSink};
+use super::{ReceiverConfig, RequestSink, token};
 
 /// Serialized requests allowed to wait for the spool writer before clients get 503.
 const QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
 pub fn run(args: &ServeArgs) -> i32 {
-    let has_token = args.token.is_some();
+    let has_token = args.token.is_some() || args.token_file.is_some();
     for (flag, addr) in [("--http", &args.http), ("--grpc", &args.grpc)] {
         match super::exposure::check_bind(flag, addr, has_token, args.insecure) {
             Ok(None) => {}
@@ -50,18 +50,58 @@ pub fn run(args: &ServeArgs) -> i32 {
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mib = 1024 * 1024;
+    // The spool (and its lock) first: a second serve on the same DIR must stop here, before
+    // it binds anything or touches the token file.
     let spool = Arc::new(Spool::open(SpoolConfig {
         dir: args.out.clone(),
         segment_bytes: args.segment_mb.saturating_mul(mib),
         queue_bytes: QUEUE_BYTES,
     })?);
+    let given_token = match (&args.token, &args.token_file) {
+        (Some(token), _) => Some(token.clone()).filter(|token| !token.is_empty()),
+        (None, Some(path)) => Some(token::read(path)?),
+        (None, None) => None,
+    };
+    // Ingest stays open without a given token (SDKs send none by default); the feed serves
+    // raw payloads, so it always needs one.
+    let (feed_token, token_file) = match &given_token {
+        Some(token) => {
+            let stale = args.out.join(token::TOKEN_FILE_NAME);
+            if stale.exists() {
+                std::fs::remove_file(&stale)?;
+            }
+            (token.clone(), args.token_file.clone())
+        }
+        None => {
+            let token = token::generate()?;
+            let path = token::write_in(&args.out, &token)?;
+            (token, Some(path))
+        }
+    };
+    let limits = args.limits.to_limits();
+    if let Some(soft) = super::connections::raise_fd_limit() {
+        // Each connection is a descriptor; leave room for the spool and the runtime.
+        let room = usize::try_from(soft.saturating_sub(64) / 2).unwrap_or(usize::MAX);
+        if limits.max_connections > room {
+            eprintln!(
+                "toolcap-tui serve: warning: --max-connections {} per listener exceeds what the \
+                 open-file limit ({soft}) allows for two listeners; accepting may fail before the cap",
+                limits.max_connections
+            );
+        }
+    }
     let config = ReceiverConfig {
         http: Some(args.http.clone()),
         grpc: Some(args.grpc.clone()),
-        token: args.token.clone(),
+        token: given_token.clone(),
         max_body_bytes: usize::try_from(args.max_body_mb.saturating_mul(mib)).unwrap_or(usize::MAX),
+        limits: limits.clone(),
     };
-    let feed = super::feed::router(spool.state());
+    let feed = super::feed::router(super::feed::FeedConfig {
+        spool: spool.state(),
+        token: feed_token,
+        stall_timeout: limits.feed_stall_timeout,
+    });
     let sink: Arc<dyn RequestSink> = spool.clone();
     let handle = super::start(config, sink, Some(feed)).await?;
 
@@ -73,6 +113,24 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         writeln!(stdout, "grpc {addr}")?;
     }
     writeln!(stdout, "spool {}", args.out.display())?;
+    if let Some(path) = &token_file {
+        writeln!(stdout, "token {}", path.display())?;
+    }
+    if let Some(addr) = handle.http_addr {
+        let host = if addr.ip().is_unspecified() {
+            std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), addr.port())
+        } else {
+            addr
+        };
+        match &token_file {
+            Some(path) => writeln!(
+                stdout,
+                "attach toolcap-tui http://{host} --token-file {}",
+                path.display()
+            )?,
+            None => writeln!(stdout, "attach TOOLCAP_TOKEN=... toolcap-tui http://{host}")?,
+        }
+    }
     stdout.flush()?;
     drop(stdout);
 

@@ -72,9 +72,16 @@ pub struct SpoolState {
     pub dir: PathBuf,
     committed: Mutex<Committed>,
     progress: watch::Sender<Progress>,
+    /// Why the last commit failed, until one succeeds again (health reports it).
+    write_failure: Mutex<Option<String>>,
 }
 
 impl SpoolState {
+    /// The error of the last commit if it failed and none has succeeded since.
+    pub fn write_failure(&self) -> Option<String> {
+        lock(&self.write_failure).clone()
+    }
+
     pub fn committed(&self) -> Committed {
         lock(&self.committed).clone()
     }
@@ -114,6 +121,8 @@ struct Job {
 
 pub struct Spool {
     state: Arc<SpoolState>,
+    /// Held open for the spool's life: its exclusive lock keeps a second writer out of `dir`.
+    _lock: File,
     jobs: Mutex<Option<mpsc::UnboundedSender<Job>>>,
     queue_space: Arc<Semaphore>,
     queue_bytes: usize,
@@ -125,12 +134,18 @@ impl Spool {
     /// cutting off a torn last line left by a crash (it was never acknowledged).
     pub fn open(config: SpoolConfig) -> std::io::Result<Self> {
         if !config.dir.is_dir() {
-            fs::create_dir_all(&config.dir)?;
+            let mut builder = fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(&config.dir)?;
             // The new directory's own entry must survive a crash too.
             if let Some(parent) = config.dir.parent().filter(|p| !p.as_os_str().is_empty()) {
                 File::open(parent)?.sync_all()?;
             }
         }
+        owner_only(&config.dir, 0o700)?;
+        let lock_file = lock_dir(&config.dir)?;
         let committed = recover(&config.dir)?;
         let (progress, _) = watch::channel(Progress {
             requests: committed.requests,
@@ -140,6 +155,7 @@ impl Spool {
             dir: config.dir.clone(),
             committed: Mutex::new(committed),
             progress,
+            write_failure: Mutex::new(None),
         });
         let (jobs, receiver) = mpsc::unbounded_channel();
         let writer_state = state.clone();
@@ -150,6 +166,7 @@ impl Spool {
         let queue_bytes = config.queue_bytes.clamp(1, Semaphore::MAX_PERMITS);
         Ok(Self {
             state,
+            _lock: lock_file,
             jobs: Mutex::new(Some(jobs)),
             queue_space: Arc::new(Semaphore::new(queue_bytes)),
             queue_bytes,
@@ -244,10 +261,16 @@ fn write_loop(mut receiver: mpsc::UnboundedReceiver<Job>, state: &SpoolState, se
             }
         }
         let result = commit_batch(&mut current, &batch, state, segment_bytes);
-        if let Err(err) = &result {
-            eprintln!("toolcap-tui serve: spool write failed: {err}");
-            // Reopen on the next batch so a transient error does not poison the handle.
-            current = None;
+        match &result {
+            Err(err) => {
+                eprintln!("toolcap-tui serve: spool write failed: {err}");
+                *lock(&state.write_failure) = Some(err.to_string());
+                // Reopen on the next batch so a transient error does not poison the handle.
+                current = None;
+            }
+            Ok(()) => {
+                lock(&state.write_failure).take();
+            }
         }
         for job in batch {
             let _ = job
@@ -268,12 +291,13 @@ fn commit_batch(
     state: &SpoolState,
     segment_bytes: u64,
 ) -> std::io::Result<()> {
+    let batch_bytes: u64 = batch.iter().map(|job| job.line.len() as u64).sum();
     let needs_new = match current {
-        Some(segment) => segment.len >= segment_bytes,
+        Some(segment) => !fits(segment.len, batch_bytes, segment_bytes),
         None => true,
     };
     if needs_new {
-        *current = Some(open_segment(state, segment_bytes)?);
+        *current = Some(open_segment(state, segment_bytes, batch_bytes)?);
     }
     let Some(segment) = current.as_mut() else {
         return Err(std::io::Error::other("no open segment"));
@@ -313,20 +337,78 @@ fn commit_batch(
 
 /// Continues the last segment while it has room, otherwise creates the next one (and syncs
 /// the directory so the new file's name survives a crash too).
-fn open_segment(state: &SpoolState, segment_bytes: u64) -> std::io::Result<OpenSegment> {
+fn open_segment(
+    state: &SpoolState,
+    segment_bytes: u64,
+    batch_bytes: u64,
+) -> std::io::Result<OpenSegment> {
     let last = lock(&state.committed).segments.last().copied();
     let number = match last {
-        Some(last) if last.committed_len < segment_bytes => last.number,
+        Some(last) if fits(last.committed_len, batch_bytes, segment_bytes) => last.number,
         Some(last) => last.number.saturating_add(1),
         None => 1,
     };
     let path = state.dir.join(segment_name(number));
-    let file = OpenOptions::new().create(true).append(true).open(&path)?;
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path)?;
     let len = file.metadata()?.len();
     if last.map(|l| l.number) != Some(number) {
         File::open(&state.dir)?.sync_all()?;
     }
     Ok(OpenSegment { number, file, len })
+}
+
+/// Whether `batch` more bytes keep a segment of `len` within `limit`. An empty segment takes
+/// any batch: a single request larger than the limit still has to go somewhere.
+fn fits(len: u64, batch: u64, limit: u64) -> bool {
+    len == 0 || len.saturating_add(batch) <= limit
+}
+
+/// Name of the lock file in the spool directory.
+pub const LOCK_FILE_NAME: &str = "serve.lock";
+
+/// Takes the spool directory's exclusive lock, or says who holds it.
+fn lock_dir(dir: &Path) -> std::io::Result<File> {
+    let path = dir.join(LOCK_FILE_NAME);
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            format!(
+                "the spool directory {} is in use by another toolcap-tui serve (it holds {}); \
+                 stop that one or give this one another --out",
+                dir.display(),
+                path.display()
+            ),
+        )),
+        Err(fs::TryLockError::Error(err)) => Err(std::io::Error::new(
+            err.kind(),
+            format!("cannot lock {}: {err}", path.display()),
+        )),
+    }
+}
+
+/// Makes `path` accessible to its owner only (spooled traces hold raw payloads).
+fn owner_only(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let current = fs::metadata(path)?.permissions().mode() & 0o777;
+        if current != mode {
+            fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
 }
 
 #[derive(Deserialize)]

@@ -209,6 +209,16 @@ impl Feed {
             }
             Err(_) => return Ended::Dropped { problem: None },
         };
+        if response.status() == StatusCode::UNAUTHORIZED {
+            let hint = if self.options.remote.token.is_some() {
+                "the token was refused"
+            } else {
+                "it needs a token: pass --token-file DIR/serve.token (or set TOOLCAP_TOKEN)"
+            };
+            return Ended::Dropped {
+                problem: Some(format!("{} refused the feed: {hint}", self.url)),
+            };
+        }
         if response.status() != StatusCode::OK {
             return Ended::Dropped {
                 problem: Some(format!(

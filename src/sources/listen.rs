@@ -48,6 +48,7 @@ pub async fn spawn_listen(
             grpc: config.grpc.clone(),
             token: config.token.clone(),
             max_body_bytes: receiver::DEFAULT_MAX_BODY_BYTES,
+            limits: receiver::Limits::default(),
         },
         Arc::new(sink),
         None,

@@ -52,7 +52,18 @@ const INGEST_CAPACITY: usize = 1024;
 
 /// `toolcap-tui [SOURCE...]`: runs the full-screen app; returns the process exit code.
 pub fn run(args: UiArgs) -> i32 {
-    let remote = match RemoteOptions::from_args(args.token.clone(), &args.headers) {
+    // `--token-file` (e.g. the serve.token a `serve` wrote) stands for `--token`.
+    let token = match (&args.token, &args.token_file) {
+        (None, Some(path)) => match crate::receiver::token::read(path) {
+            Ok(token) => Some(token),
+            Err(why) => {
+                eprintln!("toolcap-tui: --token-file: {why}");
+                return 2;
+            }
+        },
+        (token, _) => token.clone(),
+    };
+    let remote = match RemoteOptions::from_args(token, &args.headers) {
         Ok(remote) => RemoteOptions {
             ca_cert: args.cacert.clone(),
             ..remote
@@ -63,7 +74,7 @@ pub fn run(args: UiArgs) -> i32 {
         }
     };
     if let Some(http) = &args.listen {
-        let has_token = args.token.is_some();
+        let has_token = remote.token.is_some();
         let grpc = Some(&args.grpc).filter(|g| !g.is_empty());
         let addrs = std::iter::once(("--listen", http)).chain(grpc.map(|g| ("--grpc", g)));
         for (flag, addr) in addrs {
@@ -217,7 +228,7 @@ pub async fn spawn_sources(
         let config = listen::ListenConfig {
             http: http.clone(),
             grpc,
-            token: args.token.clone(),
+            token: remote.token.clone(),
         };
         match listen::spawn_listen(config, tx.clone()).await {
             Ok(handle) => running.receiver = Some(handle),

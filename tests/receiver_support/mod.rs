@@ -250,11 +250,25 @@ pub struct Serve {
     pub dir: PathBuf,
     /// `Authorization` header value when serve was started with `--token`.
     pub authorization: Option<String>,
+    /// `Authorization` header value the feed needs (the given token, or the one serve made up).
+    pub feed_authorization: String,
+    /// Where serve said its token file is, if it wrote or was given one.
+    pub token_file: Option<PathBuf>,
 }
 
 impl Serve {
     pub fn start(dir: &Path, extra_args: &[&str]) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        Self::start_with(dir, extra_args, |_| {})
+    }
+
+    /// [`Serve::start`] with a chance to adjust the command (stderr, resource limits).
+    pub fn start_with(
+        dir: &Path,
+        extra_args: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> Serve {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"));
+        command
             .args([
                 "serve",
                 "--http",
@@ -267,13 +281,15 @@ impl Serve {
             .args(extra_args)
             .env_remove("TOOLCAP_TOKEN")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn toolcap-tui serve");
+            .stderr(Stdio::inherit());
+        configure(&mut command);
+        let mut child = command.spawn().expect("spawn toolcap-tui serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut reader = BufReader::new(stdout);
         let (mut http, mut grpc) = (String::new(), String::new());
-        while http.is_empty() || grpc.is_empty() {
+        let mut token_file = None;
+        // `attach ...` is the last line serve prints at start.
+        loop {
             let mut line = String::new();
             let read = reader.read_line(&mut line).expect("read serve stdout");
             assert!(read > 0, "serve exited before printing its addresses");
@@ -281,21 +297,58 @@ impl Serve {
                 http = addr.to_string();
             } else if let Some(addr) = line.trim().strip_prefix("grpc ") {
                 grpc = addr.to_string();
+            } else if let Some(path) = line.trim().strip_prefix("token ") {
+                token_file = Some(PathBuf::from(path));
+            } else if line.starts_with("attach ") {
+                break;
             }
         }
+        assert!(
+            !http.is_empty() && !grpc.is_empty(),
+            "serve printed both addresses"
+        );
         // Keep draining stdout so the child never blocks on a full pipe.
         std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let authorization = extra_args
             .windows(2)
             .find(|pair| pair[0] == "--token")
             .map(|pair| format!("Bearer {}", pair[1]));
+        let feed_authorization = match (&authorization, &token_file) {
+            (Some(given), _) => given.clone(),
+            (None, Some(path)) => {
+                let token = std::fs::read_to_string(path).expect("read serve's token file");
+                format!("Bearer {}", token.trim())
+            }
+            (None, None) => panic!("serve printed no token file and was given no token"),
+        };
         Serve {
             child,
             http,
             grpc,
             dir: dir.to_path_buf(),
             authorization,
+            feed_authorization,
+            token_file,
         }
+    }
+
+    /// Opens the feed at `path` with the token it needs.
+    pub fn stream(&self, path: &str, accept: &str) -> StreamReader {
+        StreamReader::open_with_headers(
+            &self.http,
+            path,
+            &[
+                ("Accept", accept),
+                ("Authorization", &self.feed_authorization),
+            ],
+        )
+    }
+
+    /// Reads `count` records from the feed at `path`.
+    pub fn read_stream(&self, path: &str, accept: &str, count: usize) -> (String, Vec<String>) {
+        let mut reader = self.stream(path, accept);
+        let records = (0..count).map(|_| reader.next_record()).collect();
+        (reader.head, records)
     }
 
     pub fn health(&self) -> serde_json::Value {
@@ -332,13 +385,22 @@ impl Serve {
 
     /// Peak resident set size of the child, in KiB (Linux `VmHWM`).
     pub fn peak_rss_kib(&self) -> u64 {
+        self.proc_status_kib("VmHWM:")
+    }
+
+    /// Current resident set size of the child, in KiB (Linux `VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        self.proc_status_kib("VmRSS:")
+    }
+
+    fn proc_status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .expect("read /proc status");
         status
             .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .find_map(|line| line.strip_prefix(field))
             .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmHWM")
+            .expect(field)
     }
 }
 

@@ -1,0 +1,219 @@
+//! Fuzz targets: every parser and the receiver's decoders, each a function over raw bytes that
+//! must return (never panic, never hang) whatever the bytes are. The mutation runner
+//! (`examples/fuzz.rs`, driven by `scripts/fuzz.sh`) and the regression test
+//! (`tests/fuzz_regressions.rs`) share this list, so an input that once broke a target is
+//! replayed against exactly the code the fuzzer ran.
+
+use std::path::Path;
+
+use crate::formats::{self, Format, Input};
+use crate::model::Origin;
+use crate::receiver::decode::{self, BodyType, Compression};
+use crate::store::Store;
+
+/// Receiver body limit used by the decoder targets: small, so size checks are exercised too.
+const FUZZ_BODY_LIMIT: usize = 1 << 20;
+
+/// The code a target runs on one input.
+type Run = Box<dyn Fn(&[u8]) + Send + Sync>;
+
+/// A named fuzz target.
+pub struct Target {
+    pub name: String,
+    run: Run,
+    /// Seeds are compressed with this before use (the decompressing targets want gzip or zlib).
+    pub seed_encoding: SeedEncoding,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeedEncoding {
+    Plain,
+    /// One byte naming the file's extension (see [`split_extension`]), then the file.
+    WithExtension,
+    Gzip,
+    Zlib,
+}
+
+impl Target {
+    pub fn run(&self, input: &[u8]) {
+        (self.run)(input)
+    }
+}
+
+fn origin() -> Origin {
+    Origin::File(std::sync::Arc::new("fuzz-input".into()))
+}
+
+/// The first byte picks the extension a file would have had, so extension-driven detection
+/// paths are reached too; the rest is the file.
+const EXTENSIONS: [Option<&str>; 5] = [None, Some("json"), Some("jsonl"), Some("pb"), Some("log")];
+
+fn split_extension(data: &[u8]) -> (Option<String>, &[u8]) {
+    match data.split_first() {
+        Some((first, rest)) => (
+            EXTENSIONS[usize::from(*first) % EXTENSIONS.len()].map(str::to_string),
+            rest,
+        ),
+        None => (None, data),
+    }
+}
+
+fn format_target(format: &'static dyn Format) -> Target {
+    Target {
+        name: format!("format-{}", format.name()),
+        seed_encoding: SeedEncoding::WithExtension,
+        run: Box::new(move |data| {
+            let origin = origin();
+            let (extension, bytes) = split_extension(data);
+            let input = Input::new(&origin, bytes, extension);
+            let _ = format.detect(&input);
+            // Parsed whether or not detection agreed: a parser must survive any bytes.
+            let batch = format.parse(&input);
+            let mut store = Store::new();
+            store.ingest(batch);
+        }),
+    }
+}
+
+/// Every target, in a stable order.
+pub fn targets() -> Vec<Target> {
+    let mut targets: Vec<Target> = formats::REGISTRY
+        .iter()
+        .copied()
+        .map(format_target)
+        .collect();
+    targets.push(Target {
+        name: "load-bytes".into(),
+        seed_encoding: SeedEncoding::Plain,
+        run: Box::new(|data| {
+            let loaded = formats::load_bytes(origin(), data);
+            let mut store = Store::new();
+            store.ingest(loaded.batch);
+        }),
+    });
+    targets.push(Target {
+        name: "gzip-file".into(),
+        seed_encoding: SeedEncoding::Gzip,
+        run: Box::new(|data| {
+            if let Ok(Some(inflated)) = formats::maybe_gunzip(data) {
+                let _ = formats::load_bytes(origin(), &inflated);
+            }
+        }),
+    });
+    for (name, body_type) in [
+        ("receiver-protobuf", BodyType::Protobuf),
+        ("receiver-json", BodyType::Json),
+    ] {
+        targets.push(Target {
+            name: name.into(),
+            seed_encoding: SeedEncoding::Plain,
+            run: Box::new(move |data| decode_request(data, Compression::Identity, &[body_type])),
+        });
+    }
+    for (name, compression, seed_encoding) in [
+        ("receiver-gzip", Compression::Gzip, SeedEncoding::Gzip),
+        ("receiver-deflate", Compression::Deflate, SeedEncoding::Zlib),
+    ] {
+        targets.push(Target {
+            name: name.into(),
+            seed_encoding,
+            run: Box::new(move |data| {
+                decode_request(data, compression, &[BodyType::Protobuf, BodyType::Json])
+            }),
+        });
+    }
+    targets
+}
+
+/// What the receiver does with a body, end to end, short of the sink.
+fn decode_request(data: &[u8], compression: Compression, body_types: &[BodyType]) {
+    let Ok(body) = decode::decompress(
+        bytes::Bytes::copy_from_slice(data),
+        compression,
+        FUZZ_BODY_LIMIT,
+    ) else {
+        return;
+    };
+    for body_type in body_types {
+        let Ok((mut request, _warnings)) = decode::decode(&body, *body_type) else {
+            continue;
+        };
+        let _ = decode::retain_valid_spans(&mut request);
+        let origin = Origin::Endpoint("otlp://fuzz".into());
+        let batch =
+            formats::otlp::batch_from_request(&request, &origin, "otlp-protobuf", None, None);
+        let mut store = Store::new();
+        store.ingest(batch);
+    }
+}
+
+pub fn target(name: &str) -> Option<Target> {
+    targets().into_iter().find(|target| target.name == name)
+}
+
+/// Largest fixture file used as a seed.
+const MAX_SEED_BYTES: u64 = 256 * 1024;
+
+/// Every fixture file under `fixtures` (recursively) up to [`MAX_SEED_BYTES`], encoded as the
+/// target wants its seeds.
+pub fn seeds(fixtures: &Path, encoding: SeedEncoding) -> Vec<Vec<u8>> {
+    let mut files = Vec::new();
+    collect_files(fixtures, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|path| {
+            let bytes = std::fs::read(&path).ok()?;
+            let extension = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase);
+            Some(encode_seed(&bytes, extension.as_deref(), encoding))
+        })
+        .collect()
+}
+
+fn collect_files(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            collect_files(&path, files);
+        } else if meta.is_file() && meta.len() <= MAX_SEED_BYTES {
+            files.push(path);
+        }
+    }
+}
+
+pub fn encode_seed(bytes: &[u8], extension: Option<&str>, encoding: SeedEncoding) -> Vec<u8> {
+    use std::io::Write;
+    match encoding {
+        SeedEncoding::Plain => bytes.to_vec(),
+        SeedEncoding::WithExtension => {
+            let selector = EXTENSIONS
+                .iter()
+                .position(|known| *known == extension)
+                .unwrap_or(0);
+            let mut seed = vec![u8::try_from(selector).unwrap_or(0)];
+            seed.extend_from_slice(bytes);
+            seed
+        }
+        SeedEncoding::Gzip => {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            let _ = encoder.write_all(bytes);
+            encoder.finish().unwrap_or_default()
+        }
+        SeedEncoding::Zlib => {
+            let mut encoder =
+                flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            let _ = encoder.write_all(bytes);
+            encoder.finish().unwrap_or_default()
+        }
+    }
+}
