@@ -139,8 +139,11 @@ async fn serve_connection(io: TrackedIo, router: Router, stopped: watch::Receive
     let mut builder = hyper::server::conn::http1::Builder::new();
     // The registry's reaper enforces the header deadline (from the first byte, not from the
     // end of the previous request).
+    // Vectored writes would let hyper queue up to 16 body chunks whatever `max_buf_size` says
+    // (~128 KiB per stalled feed reader); flattening keeps the queue within that size.
     builder
         .max_buf_size(CONNECTION_BUFFER_BYTES)
+        .writev(false)
         .header_read_timeout(None);
     let connection = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
