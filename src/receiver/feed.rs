@@ -28,8 +28,6 @@ const READ_CHUNK: u64 = 8 * 1024;
 /// Frames (each the complete lines of one chunk) waiting for one reader's connection. The next
 /// chunk is read only once there is room for it, so a stalled reader holds no more than this.
 const QUEUED_FRAMES: usize = 1;
-/// A partial line buffer larger than this is given back after use.
-const KEEP_PARTIAL_BYTES: usize = 64 * 1024;
 
 /// What the feed needs: the spool, the token readers must present, and the stall limit.
 pub struct FeedConfig {
@@ -213,8 +211,7 @@ async fn follow(reader: Reader, skip: u64, framing: Framing) {
     let state = reader.feed.config.spool.clone();
     let mut progress = state.subscribe();
     let mut cursor: Option<Cursor> = None;
-    let mut partial: Vec<u8> = Vec::new();
-    let mut seen = 0u64;
+    let mut framer = Framer::new(framing, skip);
     loop {
         let closed = progress.borrow_and_update().closed;
         let mut advanced = false;
@@ -236,30 +233,21 @@ async fn follow(reader: Reader, skip: u64, framing: Framing) {
                         Err(err) => return reader.fail(err).await,
                     };
                     advanced = true;
-                    partial.extend_from_slice(&chunk);
-                    let mut start = 0;
-                    let mut framed = Vec::new();
-                    for end in memchr::memchr_iter(b'\n', &partial) {
-                        let line = &partial[start..end];
-                        start = end + 1;
-                        seen += 1;
-                        if seen <= skip {
-                            continue;
-                        }
-                        frame_into(&mut framed, line, framing);
-                    }
-                    partial.drain(..start);
-                    if partial.capacity() > KEEP_PARTIAL_BYTES && partial.len() < KEEP_PARTIAL_BYTES
-                    {
-                        partial.shrink_to(KEEP_PARTIAL_BYTES);
-                    }
+                    let framed = framer.frame(&chunk);
                     if !framed.is_empty() {
                         room.send(Ok(Bytes::from(framed)));
                     }
                 }
                 Some((_, Some(next))) => {
-                    // Segments end on a line boundary; anything left is not a record.
-                    partial.clear();
+                    // Segments end on a line boundary; a line cut short is ended here so it
+                    // cannot run into the next segment's first line.
+                    let framed = framer.end_line();
+                    if !framed.is_empty() {
+                        let Ok(room) = reader.room().await else {
+                            return;
+                        };
+                        room.send(Ok(Bytes::from(framed)));
+                    }
                     *at = Cursor {
                         segment: next,
                         offset: 0,
@@ -340,16 +328,107 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result
     std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
-fn frame_into(framed: &mut Vec<u8>, line: &[u8], framing: Framing) {
-    match framing {
-        Framing::Ndjson => {
-            framed.extend_from_slice(line);
-            framed.push(b'\n');
+/// Turns spool bytes into the reader's framing as they come, without collecting whole lines:
+/// a stalled reader then holds at most one chunk, however long a spool line is (an SDK batch
+/// of 500 spans is one line of ~0.5 MB).
+struct Framer {
+    framing: Framing,
+    skip: u64,
+    lines_begun: u64,
+    mid_line: bool,
+}
+
+impl Framer {
+    fn new(framing: Framing, skip: u64) -> Self {
+        Framer {
+            framing,
+            skip,
+            lines_begun: 0,
+            mid_line: false,
         }
-        Framing::Sse => {
-            framed.extend_from_slice(b"data: ");
-            framed.extend_from_slice(line);
-            framed.extend_from_slice(b"\n\n");
+    }
+
+    fn skipping(&self) -> bool {
+        self.lines_begun <= self.skip
+    }
+
+    fn line_end(&self) -> &'static [u8] {
+        match self.framing {
+            Framing::Ndjson => b"\n",
+            Framing::Sse => b"\n\n",
         }
+    }
+
+    fn frame(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let mut framed = Vec::with_capacity(chunk.len() + 64);
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if !self.mid_line {
+                self.mid_line = true;
+                self.lines_begun += 1;
+                if !self.skipping() && self.framing == Framing::Sse {
+                    framed.extend_from_slice(b"data: ");
+                }
+            }
+            let (piece, ended) = match memchr::memchr(b'\n', rest) {
+                Some(at) => (&rest[..at], Some(at + 1)),
+                None => (rest, None),
+            };
+            if !self.skipping() {
+                framed.extend_from_slice(piece);
+            }
+            match ended {
+                Some(next) => {
+                    if !self.skipping() {
+                        framed.extend_from_slice(self.line_end());
+                    }
+                    self.mid_line = false;
+                    rest = &rest[next..];
+                }
+                None => rest = &[],
+            }
+        }
+        framed
+    }
+
+    /// Ends a line the spool left unfinished (nothing if the last line was complete).
+    fn end_line(&mut self) -> Vec<u8> {
+        if !std::mem::take(&mut self.mid_line) || self.skipping() {
+            return Vec::new();
+        }
+        self.line_end().to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_anywhere_frame_as_whole_lines() {
+        let spool = b"one\ntwo two\nthree\n";
+        for framing in [Framing::Ndjson, Framing::Sse] {
+            let whole = Framer::new(framing, 1).frame(spool);
+            for cut in 0..spool.len() {
+                let mut framer = Framer::new(framing, 1);
+                let mut framed = framer.frame(&spool[..cut]);
+                framed.extend(framer.frame(&spool[cut..]));
+                assert_eq!(framed, whole, "cut at {cut}");
+            }
+            let expected: &[u8] = match framing {
+                Framing::Ndjson => b"two two\nthree\n",
+                Framing::Sse => b"data: two two\n\ndata: three\n\n",
+            };
+            assert_eq!(whole, expected);
+        }
+    }
+
+    #[test]
+    fn an_unfinished_line_is_ended_before_the_next_segment() {
+        let mut framer = Framer::new(Framing::Ndjson, 0);
+        assert_eq!(framer.frame(b"cut"), b"cut");
+        assert_eq!(framer.end_line(), b"\n");
+        assert_eq!(framer.end_line(), b"");
+        assert_eq!(framer.frame(b"next\n"), b"next\n");
     }
 }

@@ -39,7 +39,7 @@ pub(crate) fn router(shared: Arc<Shared>, extra_routes: Option<Router>) -> Route
 
 /// Largest buffer hyper keeps per connection, for reading a request head and for queueing a
 /// response. Bounds what a reader that stopped reading costs (OTLP heads are small).
-const CONNECTION_BUFFER_BYTES: usize = 16 * 1024;
+const CONNECTION_BUFFER_BYTES: usize = 8 * 1024;
 
 /// Answer to a connection turned away because every connection slot is busy with a request.
 fn refusal() -> Vec<u8> {
