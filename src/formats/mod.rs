@@ -1,7 +1,22 @@
-//! One module per trace format, each registered in [`REGISTRY`] with content-based detection.
+//! Trace formats, grouped by family, each registered in [`REGISTRY`] with content-based
+//! detection. This module is the registry and the entry points ([`load_bytes`],
+//! [`load_chunk_as`], [`load_payload`]); the families hold the formats:
 //!
-//! Adding a format means one new file implementing [`Format`] and one line in [`REGISTRY`].
-//! Parsers produce a [`Batch`] of normalized spans; they never touch the store or the UI.
+//! - [`otlp`]: OTLP/JSON and protobuf, the containers a file may wrap them in (gzip, zstd, the
+//!   Collector's framing), span lists without the envelope, attribute classification, and
+//!   payloads read back from their byte range.
+//! - [`message_logs`]: one agent run per file read into a conversation (OpenAI chat and
+//!   responses, Anthropic, Gemini, LangChain, toolscore's custom calls), with the shared
+//!   document reader and the one dialect decision they detect through.
+//! - [`mcp`]: MCP JSON-RPC sessions, built by the message-log machinery.
+//! - [`arksim`]: simulations, evaluations, scenarios, the receiver dump and A2A tasks carrying
+//!   arksim's tool-call capture.
+//! - [`openai_agents`], [`openarmature`]: those SDKs' own trace exports.
+//! - [`common`]: JSON records, payload references and timestamps shared by the families.
+//!
+//! Adding a format means one new file implementing [`Format`] in its family and one line in
+//! [`REGISTRY`]. Parsers produce a [`Batch`] of normalized spans; they never touch the store
+//! or the UI.
 
 use std::io::Read;
 use std::path::Path;
@@ -9,29 +24,13 @@ use std::sync::OnceLock;
 
 use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
-pub mod a2a;
-pub mod anthropic;
 pub mod arksim;
-pub mod arksim_calls;
-pub mod arksim_eval;
-pub mod classify;
-pub mod container;
-pub mod gemini;
-pub mod jsonrec;
-pub mod langchain;
-pub mod log_detect;
-pub mod log_input;
+pub mod common;
 pub mod mcp;
-pub mod message_log;
+pub mod message_logs;
 pub mod openai_agents;
-pub mod openai_chat;
-pub mod openai_responses;
-pub mod openarmature_calls;
-pub mod openarmature_events;
-pub mod otel_spans;
+pub mod openarmature;
 pub mod otlp;
-pub mod payload_range;
-pub mod toolscore_custom;
 
 /// The largest input a single source may decompress to. Bigger inputs are refused with a
 /// problem rather than exhausting memory.
@@ -44,7 +43,7 @@ pub struct Input<'a> {
     pub bytes: &'a [u8],
     /// The file name's extension, lower-cased, if the source is a file (`json`, `jsonl`, `pb`).
     pub extension: Option<String>,
-    /// True when the bytes were taken out of a container ([`container`]: gzip, zstd, the
+    /// True when the bytes were taken out of a container ([`otlp::container`]: gzip, zstd, the
     /// Collector's framing): byte ranges in them are not ranges of the file.
     pub was_gzip: bool,
     /// Where `bytes` start inside the source file: a tailed JSONL file hands over only its new
@@ -116,21 +115,21 @@ pub trait Format: Sync {
 /// Every known format, most specific first: the first whose `detect` answers wins.
 pub static REGISTRY: &[&dyn Format] = &[
     &openai_agents::OpenAiAgents,
-    &openarmature_events::OpenArmatureEvents,
+    &openarmature::OpenArmatureEvents,
     &arksim::ArksimSimulation,
-    &arksim_eval::ArksimEvaluation,
-    &arksim_eval::ArksimScenarios,
+    &arksim::eval::ArksimEvaluation,
+    &arksim::eval::ArksimScenarios,
     &arksim::ArksimReceiverDump,
-    &a2a::A2aTask,
+    &arksim::a2a::A2aTask,
     &otlp::OtlpProtobuf,
     &otlp::OtlpJson,
-    &otel_spans::OtelSpanList,
+    &otlp::otel_spans::OtelSpanList,
     &mcp::McpSession,
-    &openai_chat::OpenAiChat,
-    &anthropic::AnthropicMessages,
-    &gemini::GeminiContents,
-    &langchain::LangChainLog,
-    &toolscore_custom::ToolscoreCustom,
+    &message_logs::openai_chat::OpenAiChat,
+    &message_logs::anthropic::AnthropicMessages,
+    &message_logs::gemini::GeminiContents,
+    &message_logs::langchain::LangChainLog,
+    &message_logs::toolscore_custom::ToolscoreCustom,
 ];
 
 pub fn by_name(name: &str) -> Option<&'static dyn Format> {
@@ -193,7 +192,7 @@ pub struct Opened<'a> {
 
 /// Opens any container around a source's bytes; `Err` is the problem when it cannot be opened.
 pub fn open<'a>(origin: &Origin, raw: &'a [u8]) -> Result<Opened<'a>, Problem> {
-    match container::unwrap(raw) {
+    match otlp::container::unwrap(raw) {
         Ok(Some(unwrapped)) => Ok(Opened {
             bytes: std::borrow::Cow::Owned(unwrapped.bytes),
             problems: unwrapped
@@ -352,7 +351,7 @@ pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
         PayloadBody::Absent => Ok(None),
         PayloadBody::Inline(text) => Ok(Some(text.to_string())),
         PayloadBody::Range(range) => {
-            let text = payload_range::read(range)?;
+            let text = otlp::payload_range::read(range)?;
             if text.len() as u64 != payload.bytes {
                 return Err(format!(
                     "{} changed on disk: the payload is no longer where it was",
@@ -367,7 +366,7 @@ pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
             let bytes = read_range(&record.path, record.offset, record.len)
                 .map_err(|e| format!("{}: {e}", record.path.display()))?;
             let bytes = if record.gzip {
-                container::unwrap(&bytes)?.map_or(bytes, |unwrapped| unwrapped.bytes)
+                otlp::container::unwrap(&bytes)?.map_or(bytes, |unwrapped| unwrapped.bytes)
             } else {
                 bytes
             };

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::{ActualCall, Args};
-use crate::formats::message_log::truthy;
+use crate::formats::message_logs::truthy;
 
 mod otel;
 pub use otel::*;

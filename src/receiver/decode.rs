@@ -9,7 +9,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
-use crate::formats::container::{self, ZstdError};
+use crate::formats::otlp::container::{self, ZstdError};
 
 /// The two OTLP/HTTP body encodings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

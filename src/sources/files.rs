@@ -158,7 +158,7 @@ fn skip_reason(path: &Path) -> Option<String> {
         .unwrap_or_default();
     // Gold trajectories are `check` inputs, and toolscore's own reports (toolscore-result.json,
     // toolscore-record.json) sit next to the traces it scored: neither is a trace.
-    if crate::formats::message_log::is_gold_name(&Origin::File(std::sync::Arc::new(
+    if crate::formats::message_logs::is_gold_name(&Origin::File(std::sync::Arc::new(
         path.to_path_buf(),
     ))) {
         return Some("a gold trajectory, not a trace".into());

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::wire::{self, Leniency, Scalar, Text};
-use crate::formats::classify::{self, AttrSource};
+use super::classify::{self, AttrSource};
 use crate::model::{
     AttrValue, Batch, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
     RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,

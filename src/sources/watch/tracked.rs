@@ -379,7 +379,7 @@ fn starts_as_json_lines(bytes: &[u8]) -> bool {
 
 /// `Ok` when a document can be parsed now; otherwise why it looks unfinished.
 fn completeness(bytes: &[u8]) -> Result<(), String> {
-    match formats::container::unwrap(bytes) {
+    match formats::otlp::container::unwrap(bytes) {
         Err(message) => return Err(message),
         Ok(Some(unwrapped)) if unwrapped.incomplete_tail => {
             return Err("its last length-prefixed message is incomplete".into());

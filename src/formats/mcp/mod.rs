@@ -20,8 +20,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::log_detect::Dialect;
-use super::message_log::{
+use super::message_logs::dialect::Dialect;
+use super::message_logs::{
     self, Call, CallPos, Clock, Conversation, Item, check_string_args, seconds_nanos, str_field,
     timestamp_nanos,
 };
@@ -35,13 +35,13 @@ impl Format for McpSession {
         "mcp"
     }
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        message_log::reload_payload(self, record, locator)
+        message_logs::reload_payload(self, record, locator)
     }
     fn detect(&self, input: &Input) -> Option<String> {
-        message_log::detect_dialect(input, Dialect::Mcp)
+        message_logs::detect_dialect(input, Dialect::Mcp)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_log::read_or_fail(input) {
+        let (doc, problems) = match message_logs::read_or_fail(input) {
             Ok(read) => read,
             Err(batch) => return *batch,
         };
@@ -83,7 +83,7 @@ impl Format for McpSession {
             session.message(message, line);
         }
         session.finish();
-        message_log::build(input, self.name(), "mcp session", session.conversation)
+        message_logs::build(input, self.name(), "mcp session", session.conversation)
     }
 }
 
@@ -395,7 +395,7 @@ impl Session<'_, '_> {
                         Some(code) => format!("JSON-RPC error {code}"),
                         None => "JSON-RPC error".to_owned(),
                     };
-                    call.fail(&error_type, Some(message_log::error_text(error)));
+                    call.fail(&error_type, Some(message_logs::error_text(error)));
                     if let Some(code) = code {
                         call.attributes
                             .push(("jsonrpc.error.code".into(), AttrValue::Int(code)));
@@ -433,7 +433,7 @@ impl Session<'_, '_> {
                 if let Some(error) = error {
                     attributes.push((
                         "error.message".into(),
-                        AttrValue::Str(message_log::error_text(error)),
+                        AttrValue::Str(message_logs::error_text(error)),
                     ));
                 }
                 self.event(time, format!("response {method}"), attributes);
@@ -507,7 +507,7 @@ impl Session<'_, '_> {
             ..Default::default()
         };
         if let Some(error) = error {
-            call.fail("JSON-RPC error", Some(message_log::error_text(error)));
+            call.fail("JSON-RPC error", Some(message_logs::error_text(error)));
         } else if result.get("isError").and_then(Value::as_bool) == Some(true) {
             call.fail("isError", Some(render_content(result)));
         }

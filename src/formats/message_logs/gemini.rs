@@ -5,12 +5,12 @@
 
 use serde_json::Value;
 
-use super::log_detect::Dialect;
-use super::message_log::{
+use super::dialect::Dialect;
+use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
     truthy, u64_field,
 };
-use super::{Format, Input};
+use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
 
 pub struct GeminiContents;
@@ -20,13 +20,13 @@ impl Format for GeminiContents {
         "gemini"
     }
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        message_log::reload_payload(self, record, locator)
+        message_logs::reload_payload(self, record, locator)
     }
     fn detect(&self, input: &Input) -> Option<String> {
-        message_log::detect_dialect(input, Dialect::Gemini)
+        message_logs::detect_dialect(input, Dialect::Gemini)
     }
     fn parse(&self, input: &Input) -> Batch {
-        message_log::parse_document(input, self.name(), |doc| (read(input, doc), "gemini"))
+        message_logs::parse_document(input, self.name(), |doc| (read(input, doc), "gemini"))
     }
 }
 
@@ -264,7 +264,7 @@ fn attach(
     if let Some(error) = body.get("error").filter(|e| truthy(e)) {
         call.fail(
             "functionResponse.error",
-            Some(message_log::error_text(error)),
+            Some(message_logs::error_text(error)),
         );
     }
     call.result = Some(body);

@@ -6,6 +6,10 @@
 //! The receiver uses the public functions at the bottom.
 
 mod build;
+pub mod classify;
+pub mod container;
+pub mod otel_spans;
+pub mod payload_range;
 mod proto;
 mod protobuf;
 mod wire;

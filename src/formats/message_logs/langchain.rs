@@ -14,12 +14,12 @@
 
 use serde_json::Value;
 
-use super::log_detect::Dialect;
-use super::message_log::{
+use super::dialect::Dialect;
+use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Item, PendingCalls, Turn, check_string_args, str_field,
     truthy, u64_field,
 };
-use super::{Format, Input};
+use crate::formats::{Format, Input};
 use crate::model::{Batch, LlmFacts};
 
 pub struct LangChainLog;
@@ -29,13 +29,13 @@ impl Format for LangChainLog {
         "langchain"
     }
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        message_log::reload_payload(self, record, locator)
+        message_logs::reload_payload(self, record, locator)
     }
     fn detect(&self, input: &Input) -> Option<String> {
-        message_log::detect_dialect(input, Dialect::LangChain)
+        message_logs::detect_dialect(input, Dialect::LangChain)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_log::read_or_fail(input) {
+        let (doc, problems) = match message_logs::read_or_fail(input) {
             Ok(read) => read,
             Err(batch) => return *batch,
         };
@@ -82,7 +82,7 @@ impl Format for LangChainLog {
                 format!("{unpaired} tool call(s) have no tool message in the log"),
             );
         }
-        message_log::build(input, self.name(), "langchain", conversation)
+        message_logs::build(input, self.name(), "langchain", conversation)
     }
 }
 
@@ -233,7 +233,7 @@ impl Reader<'_, '_> {
                     Some(call) => {
                         call.end = Some(time);
                         if str_field(body, "status") == Some("error") {
-                            call.fail("status error", Some(message_log::payload_text(&content)));
+                            call.fail("status error", Some(message_logs::payload_text(&content)));
                         }
                         call.result = Some(content);
                     }
@@ -330,7 +330,7 @@ impl Reader<'_, '_> {
             };
             call.fail(
                 "invalid_tool_call",
-                invalid.get("error").map(message_log::error_text),
+                invalid.get("error").map(message_logs::error_text),
             );
             turn.calls.push(call);
         }

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::Input;
-use super::jsonrec;
+use crate::formats::Input;
+use crate::formats::common::jsonrec;
 use crate::model::{
     AttrValue, Batch, ErrorInfo, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
     ToolFacts,

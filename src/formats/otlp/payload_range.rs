@@ -81,7 +81,7 @@ fn inflated_file(path: &Arc<PathBuf>) -> Result<Arc<Vec<u8>>, String> {
     }
     let raw = std::fs::read(path.as_path()).map_err(|e| format!("{}: {e}", path.display()))?;
     let inflated = Arc::new(
-        super::maybe_gunzip(&raw)?
+        crate::formats::maybe_gunzip(&raw)?
             .ok_or_else(|| format!("{} is no longer gzip", path.display()))?,
     );
     let mut cache = CACHE

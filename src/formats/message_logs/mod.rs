@@ -30,10 +30,18 @@ use crate::model::{
     RequestedToolCall, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
 };
 
+pub mod anthropic;
 mod clock;
+pub mod dialect;
+pub mod gemini;
+pub mod input;
+pub mod langchain;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod toolscore_custom;
 pub use clock::*;
 
-pub use super::log_input::{Doc, detect_dialect, is_gold_name, read_or_fail};
+pub use input::{Doc, detect_dialect, is_gold_name, read_or_fail};
 
 /// One tool call as a log records it.
 #[derive(Debug, Default)]

@@ -9,12 +9,12 @@
 
 use serde_json::Value;
 
-use super::log_detect::Dialect;
-use super::message_log::{
+use super::dialect::Dialect;
+use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, str_field, timestamp_nanos,
     u64_field,
 };
-use super::{Format, Input};
+use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts, Payload, SpanEvent};
 
 pub struct AnthropicMessages;
@@ -24,13 +24,13 @@ impl Format for AnthropicMessages {
         "anthropic"
     }
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        message_log::reload_payload(self, record, locator)
+        message_logs::reload_payload(self, record, locator)
     }
     fn detect(&self, input: &Input) -> Option<String> {
-        message_log::detect_dialect(input, Dialect::Anthropic)
+        message_logs::detect_dialect(input, Dialect::Anthropic)
     }
     fn parse(&self, input: &Input) -> Batch {
-        message_log::parse_document(input, self.name(), |doc| {
+        message_logs::parse_document(input, self.name(), |doc| {
             (read(input, doc), "anthropic messages")
         })
     }
@@ -116,7 +116,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
             "anthropic.system".into(),
             AttrValue::Payload(Box::new(crate::model::Payload::inline(
                 "system",
-                message_log::payload_text(system),
+                message_logs::payload_text(system),
             ))),
         ));
     }
@@ -306,7 +306,7 @@ fn content_text(content: &Value) -> String {
             .filter_map(|p| str_field(p, "text"))
             .collect::<Vec<_>>()
             .join("\n"),
-        other => message_log::payload_text(other),
+        other => message_logs::payload_text(other),
     }
 }
 

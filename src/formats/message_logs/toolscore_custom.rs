@@ -12,11 +12,11 @@
 
 use serde_json::Value;
 
-use super::log_detect::Dialect;
-use super::message_log::{
+use super::dialect::Dialect;
+use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Item, seconds_nanos, str_field, timestamp_nanos, truthy,
 };
-use super::{Format, Input};
+use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch};
 
 pub struct ToolscoreCustom;
@@ -45,13 +45,13 @@ impl Format for ToolscoreCustom {
         "toolscore-custom"
     }
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        message_log::reload_payload(self, record, locator)
+        message_logs::reload_payload(self, record, locator)
     }
     fn detect(&self, input: &Input) -> Option<String> {
-        message_log::detect_dialect(input, Dialect::ToolscoreCustom)
+        message_logs::detect_dialect(input, Dialect::ToolscoreCustom)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_log::read_or_fail(input) {
+        let (doc, problems) = match message_logs::read_or_fail(input) {
             Ok(read) => read,
             Err(batch) => return *batch,
         };
@@ -91,7 +91,7 @@ impl Format for ToolscoreCustom {
                 "timestamps go backwards; calls are kept in file order",
             );
         }
-        message_log::build(input, self.name(), "toolscore trace", conversation)
+        message_logs::build(input, self.name(), "toolscore trace", conversation)
     }
 }
 
@@ -193,7 +193,7 @@ fn read_call(
     }
     let error = item.get("error").filter(|e| truthy(e));
     if item.get("is_error").and_then(Value::as_bool) == Some(true) || error.is_some() {
-        call.fail("error", error.map(message_log::error_text));
+        call.fail("error", error.map(message_logs::error_text));
     }
     if let Some(cost) = item.get("cost").and_then(Value::as_f64) {
         call.attributes

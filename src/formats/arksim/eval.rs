@@ -15,9 +15,9 @@
 
 use serde_json::Value;
 
-use super::arksim::{self, parse_document};
-use super::jsonrec;
-use super::{Format, Input};
+use crate::formats::arksim::{self, parse_document};
+use crate::formats::common::jsonrec;
+use crate::formats::{Format, Input};
 use crate::model::{
     AttrValue, Batch, EVALUATOR_ATTR, ErrorInfo, EvalVerdict, GoldCall, GoldSpec, Problem, Span,
     SpanKind, SpanStatus,

@@ -1,13 +1,13 @@
 //! Provider and tool events of the OpenArmature typed-event stream (LLM attempts and
-//! completions, embedding, rerank, tool calls) as spans; see [`super::openarmature_events`].
+//! completions, embedding, rerank, tool calls) as spans; see [`super`].
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Input;
-use super::jsonrec::{self, Line};
-use super::openarmature_events::Parser;
+use crate::formats::Input;
+use crate::formats::common::jsonrec::{self, Line};
+use super::Parser;
 use crate::model::{LlmFacts, RecordRef, RequestedToolCall, RetrievalFacts, SpanKind, ToolFacts};
 
 impl Parser {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::Input;
+use crate::formats::Input;
 use crate::model::{Batch, Origin, Problem};
 
 /// How many JSONL lines detection looks at.
@@ -149,15 +149,15 @@ pub fn is_gold_name(origin: &Origin) -> bool {
 
 /// Detection for one dialect: `Some(reason)` when the sample is that dialect. Gold-named files
 /// are refused by the formats whose shape a gold file shares.
-pub fn detect_dialect(input: &Input, dialect: super::log_detect::Dialect) -> Option<String> {
-    use super::log_detect::Dialect;
+pub fn detect_dialect(input: &Input, dialect: super::dialect::Dialect) -> Option<String> {
+    use super::dialect::Dialect;
     if matches!(dialect, Dialect::ToolscoreCustom | Dialect::LangChain)
         && is_gold_name(input.origin)
     {
         return None;
     }
     let sample = detection_sample(input)?;
-    let (found, reason) = super::log_detect::detect(&sample)?;
+    let (found, reason) = super::dialect::detect(&sample)?;
     (found == dialect).then_some(reason)
 }
 

@@ -15,7 +15,7 @@ use std::io::Read;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message as _;
 
-use super::{MAX_DECOMPRESSED_BYTES, maybe_gunzip};
+use crate::formats::{MAX_DECOMPRESSED_BYTES, maybe_gunzip};
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const LENGTH_PREFIX_BYTES: usize = 4;

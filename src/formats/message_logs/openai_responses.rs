@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::Input;
-use super::message_log::{
+use crate::formats::Input;
+use crate::formats::message_logs::{
     Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field, truthy,
     u64_field,
 };
@@ -203,7 +203,7 @@ impl Reader<'_, '_> {
             if let Some(error) = item.get("error").filter(|e| truthy(e)) {
                 call.fail(
                     "mcp_call.error",
-                    Some(super::message_log::error_text(error)),
+                    Some(super::error_text(error)),
                 );
             }
         }

@@ -15,11 +15,13 @@
 //! - Nodes or invocations still open at the end of the input are provisional spans.
 
 use std::collections::{HashMap, HashSet};
+mod calls;
+
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::jsonrec::{self, Line};
+use super::common::jsonrec::{self, Line};
 use super::{Format, Input};
 use crate::model::{
     AttrValue, Batch, ErrorInfo, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,

@@ -9,12 +9,13 @@
 
 use serde_json::Value;
 
-use super::log_detect::Dialect;
-use super::message_log::{
+use super::dialect::Dialect;
+use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
     truthy, u64_field,
 };
-use super::{Format, Input, openai_responses};
+use super::openai_responses;
+use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
 
 pub struct OpenAiChat;
@@ -24,13 +25,13 @@ impl Format for OpenAiChat {
         "openai-chat"
     }
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        message_log::reload_payload(self, record, locator)
+        message_logs::reload_payload(self, record, locator)
     }
     fn detect(&self, input: &Input) -> Option<String> {
-        message_log::detect_dialect(input, Dialect::OpenAi)
+        message_logs::detect_dialect(input, Dialect::OpenAi)
     }
     fn parse(&self, input: &Input) -> Batch {
-        message_log::parse_document(input, self.name(), |doc| {
+        message_logs::parse_document(input, self.name(), |doc| {
             if openai_responses::is_responses(&doc.root) {
                 (openai_responses::read(input, doc), "openai responses")
             } else {
@@ -233,8 +234,8 @@ fn attach_result(
         || str_field(message, "status") == Some("error");
     if failed {
         match message.get("error").filter(|e| truthy(e)) {
-            Some(error) => call.fail("tool_error", Some(message_log::error_text(error))),
-            None => call.fail_with_result("tool_error", message_log::payload_text(&content)),
+            Some(error) => call.fail("tool_error", Some(message_logs::error_text(error))),
+            None => call.fail_with_result("tool_error", message_logs::payload_text(&content)),
         }
     }
     call.result = Some(content);

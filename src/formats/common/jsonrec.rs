@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Input;
+use crate::formats::Input;
 use crate::model::{AttrValue, Origin, PROVISIONAL_ATTR, Payload, RecordRef, Span};
 
 /// Payload texts up to this size are kept in memory; bigger ones are re-read from their record.

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::arksim_calls::canonical_json;
-use super::jsonrec::{self, Line};
+use super::arksim::calls::canonical_json;
+use super::common::jsonrec::{self, Line};
 use super::{Format, Input, arksim};
 use crate::model::{
     AttrValue, Batch, ErrorInfo, Identity, LlmFacts, Payload, Problem, RequestedToolCall, Span,

@@ -9,7 +9,7 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::{Map, Value, json};
 
-use super::{Format, Input};
+use crate::formats::{Format, Input};
 use crate::model::{Batch, Problem};
 
 pub struct OtelSpanList;
@@ -97,7 +97,7 @@ impl Format for OtelSpanList {
         }
         let request = json!({"resourceSpans": [{"scopeSpans": [{"spans": converted}]}]});
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
-        if let Err(why) = super::otlp::build_json_in_memory(input, NAME, &bytes, &mut batch) {
+        if let Err(why) = super::build_json_in_memory(input, NAME, &bytes, &mut batch) {
             batch.problems.push(Problem::error(input.origin, None, why));
         }
         batch

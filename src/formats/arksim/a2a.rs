@@ -12,9 +12,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::arksim_calls::{CallPlacement, ToolCallRecord};
-use super::jsonrec;
-use super::{Format, Input};
+use super::calls::{CallPlacement, ToolCallRecord};
+use crate::formats::common::jsonrec;
+use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, ErrorInfo, Identity, Problem, Span, SpanKind, SpanStatus};
 
 pub struct A2aTask;

@@ -1,5 +1,5 @@
 //! arksim runs: `simulation.json` (conversations → turns → tool calls) and the trace receiver's
-//! per-turn tool-call dump. Evaluation and scenario files are in [`super::arksim_eval`].
+//! per-turn tool-call dump. Evaluation and scenario files are in [`eval`].
 //!
 //! Rules (they let the files load in any order and join in the store):
 //! - Each conversation turn with an assistant reply is one invocation, id
@@ -21,10 +21,14 @@
 //! - `scenario_id` is aliased (`arksim-scenario/<id>` → the conversation's last turn with tool
 //!   calls, where arksim reports trajectory failures), so the scenario's gold lands there.
 
+pub mod a2a;
+pub mod calls;
+pub mod eval;
+
 use serde_json::Value;
 
-use super::arksim_calls::{CallPlacement, ToolCallRecord, dedup};
-use super::jsonrec;
+use super::common::jsonrec;
+use calls::{CallPlacement, ToolCallRecord, dedup};
 use super::{Format, Input};
 use crate::model::{AttrValue, Batch, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus};
 

@@ -1,0 +1,3 @@
+//! Helpers shared by several format families: JSON records and their payloads, and timestamps.
+
+pub mod jsonrec;
