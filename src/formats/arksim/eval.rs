@@ -15,7 +15,7 @@
 
 use serde_json::Value;
 
-use crate::formats::arksim::{self, parse_document};
+use crate::formats::arksim::{self, read_json_document};
 use crate::formats::common::jsonrec;
 use crate::formats::{Format, Input};
 use crate::model::{
@@ -51,7 +51,7 @@ impl Format for ArksimEvaluation {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        let Some(doc) = parse_document(input, &mut batch) else {
+        let Some(doc) = read_json_document(input, &mut batch) else {
             return batch;
         };
         let record = jsonrec::whole_record(input, EVALUATION);
@@ -258,7 +258,7 @@ impl Format for ArksimScenarios {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        let Some(doc) = parse_document(input, &mut batch) else {
+        let Some(doc) = read_json_document(input, &mut batch) else {
             return batch;
         };
         let scenarios = doc

@@ -77,7 +77,7 @@ impl Format for ArksimSimulation {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        let Some(doc) = parse_document(input, &mut batch) else {
+        let Some(doc) = read_json_document(input, &mut batch) else {
             return batch;
         };
         let record = jsonrec::whole_record(input, SIMULATION);
@@ -157,7 +157,9 @@ impl Format for ArksimSimulation {
     }
 }
 
-pub(crate) fn parse_document(input: &Input, batch: &mut Batch) -> Option<Value> {
+/// The whole input as one JSON value; when it is not one, the parse error is the batch's
+/// problem and `None` is returned.
+pub(crate) fn read_json_document(input: &Input, batch: &mut Batch) -> Option<Value> {
     match serde_json::from_slice::<Value>(input.bytes) {
         Ok(v) => Some(v),
         Err(e) => {
@@ -357,7 +359,7 @@ impl Format for ArksimReceiverDump {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        let Some(doc) = parse_document(input, &mut batch) else {
+        let Some(doc) = read_json_document(input, &mut batch) else {
             return batch;
         };
         let record = jsonrec::whole_record(input, RECEIVER);

@@ -30,7 +30,7 @@ impl Format for AnthropicMessages {
         message_logs::detect_dialect(input, Dialect::Anthropic)
     }
     fn parse(&self, input: &Input) -> Batch {
-        message_logs::parse_document(input, self.name(), |doc| {
+        message_logs::parse_conversation(input, self.name(), |doc| {
             (read(input, doc), "anthropic messages")
         })
     }

@@ -26,7 +26,7 @@ impl Format for GeminiContents {
         message_logs::detect_dialect(input, Dialect::Gemini)
     }
     fn parse(&self, input: &Input) -> Batch {
-        message_logs::parse_document(input, self.name(), |doc| (read(input, doc), "gemini"))
+        message_logs::parse_conversation(input, self.name(), |doc| (read(input, doc), "gemini"))
     }
 }
 

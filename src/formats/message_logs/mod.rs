@@ -265,18 +265,19 @@ fn root_name(input: &Input, label: &str) -> String {
     }
 }
 
-/// The whole parse of a document-shaped log: read it (an unreadable document is the batch's
-/// only problem), let the dialect's reader turn it into a conversation with a label, build.
-pub fn parse_document(
+/// The whole parse of a message log: read the document (an unreadable one is the batch's only
+/// problem), let the dialect's reader turn it into a conversation with a label, build spans.
+/// The read problems come first, before anything the dialect's reader warns.
+pub fn parse_conversation(
     input: &Input,
     format: &'static str,
-    read: impl FnOnce(&Doc) -> (Conversation, &'static str),
+    read_conversation: impl FnOnce(&Doc) -> (Conversation, &'static str),
 ) -> Batch {
     let (doc, problems) = match read_or_fail(input) {
         Ok(read) => read,
         Err(batch) => return *batch,
     };
-    let (mut conversation, label) = read(&doc);
+    let (mut conversation, label) = read_conversation(&doc);
     conversation.problems.splice(0..0, problems);
     build(input, format, label, conversation)
 }

@@ -31,7 +31,7 @@ impl Format for OpenAiChat {
         message_logs::detect_dialect(input, Dialect::OpenAi)
     }
     fn parse(&self, input: &Input) -> Batch {
-        message_logs::parse_document(input, self.name(), |doc| {
+        message_logs::parse_conversation(input, self.name(), |doc| {
             if openai_responses::is_responses(&doc.root) {
                 (openai_responses::read(input, doc), "openai responses")
             } else {
