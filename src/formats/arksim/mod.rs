@@ -28,9 +28,9 @@ pub mod eval;
 use serde_json::Value;
 
 use super::common::jsonrec;
-use calls::{CallPlacement, ToolCallRecord, dedup};
 use super::{Format, Input};
 use crate::model::{AttrValue, Batch, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus};
+use calls::{CallPlacement, ToolCallRecord, dedup};
 
 pub struct ArksimSimulation;
 pub struct ArksimReceiverDump;

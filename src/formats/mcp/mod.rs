@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use super::message_logs::dialect::Dialect;
 use super::message_logs::{
-    self, Call, CallPos, Clock, Conversation, Item, check_string_args, seconds_nanos, str_field,
-    timestamp_nanos,
+    self, Call, CallPos, Clock, Conversation, Doc, Item, check_string_args, seconds_nanos,
+    str_field, timestamp_nanos,
 };
 use super::{Format, Input};
 use crate::model::{AttrValue, Batch, Payload, SpanEvent};
@@ -41,50 +41,51 @@ impl Format for McpSession {
         message_logs::detect_dialect(input, Dialect::Mcp)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_logs::read_or_fail(input) {
-            Ok(read) => read,
-            Err(batch) => return *batch,
-        };
-        let root = &doc.root;
-        let mut session = Session {
-            input,
-            conversation: Conversation {
-                native_id: ["session_id", "sessionId"]
-                    .iter()
-                    .find_map(|k| str_field(root, k))
-                    .map(str::to_owned),
-                problems,
-                ..Default::default()
-            },
-            clock: Clock::for_input(input),
-            pending: HashMap::new(),
-        };
-        session.recording_facts(root);
-        let mut messages: Vec<(&Value, Option<u64>)> = Vec::new();
-        match root {
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    flatten(item, doc.line_of(i), &mut messages);
-                }
-            }
-            other if other.get("jsonrpc").is_some() => messages.push((other, None)),
-            other => {
-                if let Some(items) = ["messages", "calls", "tools"]
-                    .iter()
-                    .find_map(|k| other.get(*k).and_then(Value::as_array))
-                {
-                    for item in items {
-                        flatten(item, None, &mut messages);
-                    }
-                }
-            }
-        }
-        for (message, line) in messages {
-            session.message(message, line);
-        }
-        session.finish();
-        message_logs::build(input, self.name(), "mcp session", session.conversation)
+        message_logs::parse_conversation(input, self.name(), |doc| {
+            (read(input, doc), "mcp session")
+        })
     }
+}
+
+fn read(input: &Input, doc: &Doc) -> Conversation {
+    let root = &doc.root;
+    let mut session = Session {
+        input,
+        conversation: Conversation {
+            native_id: ["session_id", "sessionId"]
+                .iter()
+                .find_map(|k| str_field(root, k))
+                .map(str::to_owned),
+            ..Default::default()
+        },
+        clock: Clock::for_input(input),
+        pending: HashMap::new(),
+    };
+    session.recording_facts(root);
+    let mut messages: Vec<(&Value, Option<u64>)> = Vec::new();
+    match root {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                flatten(item, doc.line_of(i), &mut messages);
+            }
+        }
+        other if other.get("jsonrpc").is_some() => messages.push((other, None)),
+        other => {
+            if let Some(items) = ["messages", "calls", "tools"]
+                .iter()
+                .find_map(|k| other.get(*k).and_then(Value::as_array))
+            {
+                for item in items {
+                    flatten(item, None, &mut messages);
+                }
+            }
+        }
+    }
+    for (message, line) in messages {
+        session.message(message, line);
+    }
+    session.finish();
+    session.conversation
 }
 
 /// Methods of the MCP protocol itself (lifecycle, discovery, notifications): session context,

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::dialect::Dialect;
 use crate::formats::message_logs::{
-    self, Call, Clock, Conversation, Item, PendingCalls, Turn, check_string_args, str_field,
+    self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
     truthy, u64_field,
 };
 use crate::formats::{Format, Input};
@@ -35,55 +35,54 @@ impl Format for LangChainLog {
         message_logs::detect_dialect(input, Dialect::LangChain)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_logs::read_or_fail(input) {
-            Ok(read) => read,
-            Err(batch) => return *batch,
-        };
-        let root = &doc.root;
-        let items: Vec<(&Value, Option<u64>)> = match root {
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (v, doc.line_of(i)))
-                .collect(),
-            other => ["intermediate_steps", "messages"]
-                .iter()
-                .find_map(|k| other.get(*k).and_then(Value::as_array))
-                .map(|items| items.iter().map(|v| (v, None)).collect())
-                .unwrap_or_default(),
-        };
-        let mut reader = Reader {
-            input,
-            conversation: Conversation {
-                native_id: ["run_id", "thread_id", "id"]
-                    .iter()
-                    .find_map(|k| str_field(root, k))
-                    .map(str::to_owned),
-                problems,
-                ..Default::default()
-            },
-            clock: Clock::for_input(input),
-            pending: PendingCalls::default(),
-            prompt: Vec::new(),
-        };
-        for (item, line) in items {
-            reader.item(item, line);
-        }
-        let mut conversation = reader.conversation;
-        let unpaired = reader.pending.unpaired();
-        let has_messages = conversation
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Turn(t) if t.message.is_object()));
-        if unpaired > 0 && has_messages {
-            conversation.warn(
-                input,
-                None,
-                format!("{unpaired} tool call(s) have no tool message in the log"),
-            );
-        }
-        message_logs::build(input, self.name(), "langchain", conversation)
+        message_logs::parse_conversation(input, self.name(), |doc| (read(input, doc), "langchain"))
     }
+}
+
+fn read(input: &Input, doc: &Doc) -> Conversation {
+    let root = &doc.root;
+    let items: Vec<(&Value, Option<u64>)> = match root {
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v, doc.line_of(i)))
+            .collect(),
+        other => ["intermediate_steps", "messages"]
+            .iter()
+            .find_map(|k| other.get(*k).and_then(Value::as_array))
+            .map(|items| items.iter().map(|v| (v, None)).collect())
+            .unwrap_or_default(),
+    };
+    let mut reader = Reader {
+        input,
+        conversation: Conversation {
+            native_id: ["run_id", "thread_id", "id"]
+                .iter()
+                .find_map(|k| str_field(root, k))
+                .map(str::to_owned),
+            ..Default::default()
+        },
+        clock: Clock::for_input(input),
+        pending: PendingCalls::default(),
+        prompt: Vec::new(),
+    };
+    for (item, line) in items {
+        reader.item(item, line);
+    }
+    let mut conversation = reader.conversation;
+    let unpaired = reader.pending.unpaired();
+    let has_messages = conversation
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Turn(t) if t.message.is_object()));
+    if unpaired > 0 && has_messages {
+        conversation.warn(
+            input,
+            None,
+            format!("{unpaired} tool call(s) have no tool message in the log"),
+        );
+    }
+    conversation
 }
 
 struct Reader<'i, 'a> {

@@ -10,11 +10,11 @@
 use serde_json::Value;
 
 use super::dialect::Dialect;
+use super::openai_responses;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
     truthy, u64_field,
 };
-use super::openai_responses;
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
 

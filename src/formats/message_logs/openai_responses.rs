@@ -201,10 +201,7 @@ impl Reader<'_, '_> {
         if kind == "mcp_call" {
             call.result = item.get("output").filter(|o| !o.is_null()).cloned();
             if let Some(error) = item.get("error").filter(|e| truthy(e)) {
-                call.fail(
-                    "mcp_call.error",
-                    Some(super::error_text(error)),
-                );
+                call.fail("mcp_call.error", Some(super::error_text(error)));
             }
         }
         if str_field(item, "status") == Some("failed") && call.error.is_none() {

@@ -13,11 +13,12 @@
 use serde_json::Value;
 
 use super::dialect::Dialect;
+use crate::formats::common::jsonrec;
 use crate::formats::message_logs::{
-    self, Call, Clock, Conversation, Item, seconds_nanos, str_field, timestamp_nanos, truthy,
+    self, Call, Clock, Conversation, Doc, Item, seconds_nanos, str_field, timestamp_nanos, truthy,
 };
 use crate::formats::{Format, Input};
-use crate::model::{AttrValue, Batch};
+use crate::model::{AttrValue, Batch, Payload};
 
 pub struct ToolscoreCustom;
 
@@ -51,48 +52,49 @@ impl Format for ToolscoreCustom {
         message_logs::detect_dialect(input, Dialect::ToolscoreCustom)
     }
     fn parse(&self, input: &Input) -> Batch {
-        let (doc, problems) = match message_logs::read_or_fail(input) {
-            Ok(read) => read,
-            Err(batch) => return *batch,
-        };
-        let root = &doc.root;
-        let mut conversation = Conversation {
-            native_id: ["trace_id", "run_id", "id"]
-                .iter()
-                .find_map(|k| str_field(root, k).filter(|_| root.get("tool").is_none()))
-                .map(str::to_owned),
-            problems,
-            ..Default::default()
-        };
-        let calls: Vec<(&Value, Option<u64>)> = match root {
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (v, doc.line_of(i)))
-                .collect(),
-            other => match ["calls", "tool_calls"]
-                .iter()
-                .find_map(|k| other.get(*k).and_then(Value::as_array))
-            {
-                Some(items) => items.iter().map(|v| (v, None)).collect(),
-                None => vec![(other, None)],
-            },
-        };
-        let mut clock = Clock::for_input(input);
-        for (index, (item, line)) in calls.into_iter().enumerate() {
-            if let Some(call) = read_call(input, &mut conversation, &mut clock, item, index, line) {
-                conversation.items.push(Item::Call(call));
-            }
-        }
-        if clock.went_backwards {
-            conversation.warn(
-                input,
-                None,
-                "timestamps go backwards; calls are kept in file order",
-            );
-        }
-        message_logs::build(input, self.name(), "toolscore trace", conversation)
+        message_logs::parse_conversation(input, self.name(), |doc| {
+            (read(input, doc), "toolscore trace")
+        })
     }
+}
+
+fn read(input: &Input, doc: &Doc) -> Conversation {
+    let root = &doc.root;
+    let mut conversation = Conversation {
+        native_id: ["trace_id", "run_id", "id"]
+            .iter()
+            .find_map(|k| str_field(root, k).filter(|_| root.get("tool").is_none()))
+            .map(str::to_owned),
+        ..Default::default()
+    };
+    let calls: Vec<(&Value, Option<u64>)> = match root {
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v, doc.line_of(i)))
+            .collect(),
+        other => match ["calls", "tool_calls"]
+            .iter()
+            .find_map(|k| other.get(*k).and_then(Value::as_array))
+        {
+            Some(items) => items.iter().map(|v| (v, None)).collect(),
+            None => vec![(other, None)],
+        },
+    };
+    let mut clock = Clock::for_input(input);
+    for (index, (item, line)) in calls.into_iter().enumerate() {
+        if let Some(call) = read_call(input, &mut conversation, &mut clock, item, index, line) {
+            conversation.items.push(Item::Call(call));
+        }
+    }
+    if clock.went_backwards {
+        conversation.warn(
+            input,
+            None,
+            "timestamps go backwards; calls are kept in file order",
+        );
+    }
+    conversation
 }
 
 fn call_name(item: &Value) -> Option<&str> {
@@ -125,19 +127,14 @@ fn first<'v>(item: &'v Value, keys: &[&str]) -> Option<&'v Value> {
     keys.iter().find_map(|k| item.get(*k))
 }
 
-fn to_attr(value: &Value) -> AttrValue {
+/// An extra key's value as an attribute. Objects and lists are whatever the trace writer put
+/// there, so they stay payloads (shown only when revealed) instead of attribute text.
+fn extra_attr(value: &Value) -> AttrValue {
     match value {
-        Value::Null => AttrValue::Null,
-        Value::Bool(b) => AttrValue::Bool(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map(AttrValue::Int)
-            .unwrap_or_else(|| AttrValue::Float(n.as_f64().unwrap_or(f64::NAN))),
-        Value::String(s) => AttrValue::Str(s.clone()),
-        other => AttrValue::Payload(Box::new(crate::model::Payload::inline(
-            "value",
-            other.to_string(),
-        ))),
+        Value::Object(_) | Value::Array(_) => {
+            AttrValue::Payload(Box::new(Payload::inline("value", value.to_string())))
+        }
+        scalar => jsonrec::attr_of(scalar),
     }
 }
 
@@ -202,7 +199,7 @@ fn read_call(
     if let Some(map) = item.as_object() {
         for (key, value) in map {
             if !KNOWN_KEYS.contains(&key.as_str()) {
-                call.attributes.push((key.clone(), to_attr(value)));
+                call.attributes.push((key.clone(), extra_attr(value)));
             }
         }
     }

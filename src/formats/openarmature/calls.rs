@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::Parser;
 use crate::formats::Input;
 use crate::formats::common::jsonrec::{self, Line};
-use super::Parser;
 use crate::model::{LlmFacts, RecordRef, RequestedToolCall, RetrievalFacts, SpanKind, ToolFacts};
 
 impl Parser {

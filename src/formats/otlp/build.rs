@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::wire::{self, Leniency, Scalar, Text};
 use super::classify::{self, AttrSource};
+use super::wire::{self, Leniency, Scalar, Text};
 use crate::model::{
     AttrValue, Batch, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
     RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
