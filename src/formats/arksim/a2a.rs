@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::calls::{CallPlacement, ToolCallRecord};
-use crate::formats::common::jsonrec;
+use crate::formats::common::{jsonrec, timestamp};
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, ErrorInfo, Identity, Problem, Span, SpanKind, SpanStatus};
 
@@ -128,7 +128,7 @@ impl Format for A2aTask {
                     state.time = body
                         .get("status")
                         .and_then(|s| jsonrec::str_at(s, "timestamp"))
-                        .and_then(jsonrec::rfc3339_nanos)
+                        .and_then(timestamp::rfc3339_nanos)
                         .unwrap_or(0);
                     for (a, artifact) in body
                         .get("artifacts")

@@ -1,6 +1,6 @@
 //! Small helpers shared by the JSON-based agent formats (openai-agents, OpenArmature events,
 //! arksim, A2A): JSONL records with their byte positions, payloads that stay on disk when big,
-//! and RFC 3339 timestamps.
+//! and JSON values as attributes.
 
 use std::sync::Arc;
 
@@ -153,93 +153,5 @@ pub fn id_at(value: &Value, key: &str) -> Option<String> {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
-    }
-}
-
-/// Parses an RFC 3339 / ISO-8601 timestamp (`2026-11-30T12:49:33.818158+00:00`, `…Z`) into
-/// unix nanoseconds. Dates before 1970 or malformed text give `None`.
-pub fn rfc3339_nanos(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (date, rest) = text.split_at_checked(10)?;
-    let mut date_parts = date.split('-');
-    let year: i64 = date_parts.next()?.parse().ok()?;
-    let month: u32 = date_parts.next()?.parse().ok()?;
-    let day: u32 = date_parts.next()?.parse().ok()?;
-    let rest = rest.strip_prefix(['T', 't', ' '])?;
-    let (hms, mut tail) = rest.split_at_checked(8)?;
-    let mut hms_parts = hms.split(':');
-    let hour: i64 = hms_parts.next()?.parse().ok()?;
-    let minute: i64 = hms_parts.next()?.parse().ok()?;
-    let second: i64 = hms_parts.next()?.parse().ok()?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    if second > 60 {
-        return None;
-    }
-    let mut nanos: i64 = 0;
-    if let Some(frac) = tail.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        let (frac_digits, after) = frac.split_at(digits);
-        let mut scaled = String::from(frac_digits);
-        scaled.truncate(9);
-        while scaled.len() < 9 {
-            scaled.push('0');
-        }
-        nanos = scaled.parse().ok()?;
-        tail = after;
-    }
-    let offset_seconds: i64 = match tail {
-        "" | "Z" | "z" => 0,
-        _ => {
-            let sign = match tail.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let body = &tail[1..];
-            let (h, m) = body
-                .split_once(':')
-                .unwrap_or((body.get(..2)?, body.get(2..)?));
-            sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().unwrap_or(0) * 60)
-        }
-    };
-    let days = days_from_civil(year, month, day);
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
-    let total = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
-    u64::try_from(total).ok()
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_parse_with_offsets_and_fractions() {
-        assert_eq!(rfc3339_nanos("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(
-            rfc3339_nanos("1970-01-01T00:00:01.5+00:00"),
-            Some(1_500_000_000)
-        );
-        assert_eq!(rfc3339_nanos("1970-01-01T01:00:00+01:00"), Some(0));
-        // 2026-11-30T12:49:33Z, checked with `date -u -d ... +%s`.
-        assert_eq!(
-            rfc3339_nanos("2026-11-30T12:49:33.818158+00:00"),
-            Some(1_796_042_973_818_158_000)
-        );
-        assert_eq!(rfc3339_nanos("not a date"), None);
-        assert_eq!(rfc3339_nanos("2026-13-01T00:00:00Z"), None);
-        assert_eq!(rfc3339_nanos("1969-12-31T23:59:59Z"), None);
     }
 }

@@ -40,12 +40,7 @@ impl Clock {
 /// `1760000000500` agree).
 pub fn timestamp_nanos(value: &Value) -> Option<u64> {
     if let Some(text) = value.as_str() {
-        let parsed = time::OffsetDateTime::parse(
-            text.trim(),
-            &time::format_description::well_known::Rfc3339,
-        )
-        .ok()?;
-        return u64::try_from(parsed.unix_timestamp_nanos()).ok();
+        return crate::formats::common::timestamp::rfc3339_nanos(text);
     }
     let n = value.as_f64().filter(|n| n.is_finite() && *n > 0.0)?;
     let nanos = if n < 1e11 {

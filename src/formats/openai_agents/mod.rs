@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::arksim::calls::canonical_json;
 use super::common::jsonrec::{self, Line};
+use super::common::timestamp;
 use super::{Format, Input, arksim};
 use crate::model::{
     AttrValue, Batch, ErrorInfo, Identity, LlmFacts, Payload, Problem, RequestedToolCall, Span,
@@ -199,10 +200,10 @@ impl Parser {
         let data = export.get("span_data").filter(|d| d.is_object())?;
         let data_type = jsonrec::str_at(data, "type").unwrap_or("");
         let start = jsonrec::str_at(export, "started_at")
-            .and_then(jsonrec::rfc3339_nanos)
+            .and_then(timestamp::rfc3339_nanos)
             .unwrap_or(0);
         let end = jsonrec::str_at(export, "ended_at")
-            .and_then(jsonrec::rfc3339_nanos)
+            .and_then(timestamp::rfc3339_nanos)
             .unwrap_or(start);
         let pointer = |field: &str| format!("{prefix}/span_data/{field}");
         let mut span = Span {
