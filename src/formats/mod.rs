@@ -52,6 +52,9 @@ pub struct Input<'a> {
     /// Number of lines before `bytes` in the source (problem line = base_line + local line).
     pub base_line: u64,
     head: OnceLock<Option<serde_json::Value>>,
+    /// The message-log dialect and why, decided once for the formats that share that decision
+    /// (see [`message_logs::detect_dialect`]).
+    message_log_dialect: OnceLock<Option<(message_logs::dialect::Dialect, String)>>,
 }
 
 impl<'a> Input<'a> {
@@ -64,6 +67,7 @@ impl<'a> Input<'a> {
             base_offset: 0,
             base_line: 0,
             head: OnceLock::new(),
+            message_log_dialect: OnceLock::new(),
         }
     }
 
@@ -102,7 +106,15 @@ impl<'a> Input<'a> {
 pub trait Format: Sync {
     /// Registry name, used in `dump --json` `format` and in [`crate::model::RecordRef`].
     fn name(&self) -> &'static str;
+    /// `Some(reason)` from the bytes alone (a key prefix, a binary structure), without parsing
+    /// the input as JSON. Every format's `sniff` runs before any [`Format::detect`], so a file
+    /// whose first bytes say what it is is never parsed whole to find out. Claim only what no
+    /// other format's `detect` could read, and answer for it in `detect` too.
+    fn sniff(&self, _input: &Input) -> Option<String> {
+        None
+    }
     /// `Some(reason)` when this format can read the input; the reason is shown by `--explain`.
+    /// May look at the parsed [`Input::head_json`], which is parsed once for all formats.
     fn detect(&self, input: &Input) -> Option<String>;
     /// Parses everything it can; bad records become problems and the good ones around them load.
     fn parse(&self, input: &Input) -> Batch;
@@ -112,7 +124,8 @@ pub trait Format: Sync {
     }
 }
 
-/// Every known format, most specific first: the first whose `detect` answers wins.
+/// Every known format, most specific first: the first whose `sniff` answers wins, else the
+/// first whose `detect` answers (see [`detect`]).
 pub static REGISTRY: &[&dyn Format] = &[
     &openai_agents::OpenAiAgents,
     &openarmature::OpenArmatureEvents,
@@ -134,6 +147,22 @@ pub static REGISTRY: &[&dyn Format] = &[
 
 pub fn by_name(name: &str) -> Option<&'static dyn Format> {
     REGISTRY.iter().copied().find(|f| f.name() == name)
+}
+
+/// The format that reads `input`, and why: the first of `registry` whose cheap
+/// [`Format::sniff`] claims it, else the first whose [`Format::detect`] does. The full
+/// detections (which parse the input's head) run only when no sniff answered.
+pub fn detect(
+    registry: &[&'static dyn Format],
+    input: &Input,
+) -> Option<(&'static dyn Format, String)> {
+    let answer = |check: fn(&dyn Format, &Input) -> Option<String>| {
+        registry
+            .iter()
+            .find_map(|format| Some((*format, check(*format, input)?)))
+    };
+    answer(|format, input| format.sniff(input))
+        .or_else(|| answer(|format, input| format.detect(input)))
 }
 
 /// What detection decided for one source, for `dump --explain`.
@@ -235,23 +264,21 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
     let container_problems = opened.problems;
     let mut input = Input::new(&origin, &bytes, extension_of(&origin));
     input.was_gzip = was_gzip;
-    for format in REGISTRY {
-        if let Some(reason) = format.detect(&input) {
-            let mut batch = format.parse(&input);
-            batch.problems.extend(container_problems);
-            let reason = match &opened.container {
-                Some(container) => format!("{container}; {reason}"),
-                None => reason,
-            };
-            return Loaded {
-                detection: Detection {
-                    format: Some(format.name()),
-                    reason,
-                },
-                batch,
-                origin: origin.clone(),
-            };
-        }
+    if let Some((format, reason)) = detect(REGISTRY, &input) {
+        let mut batch = format.parse(&input);
+        batch.problems.extend(container_problems);
+        let reason = match &opened.container {
+            Some(container) => format!("{container}; {reason}"),
+            None => reason,
+        };
+        return Loaded {
+            detection: Detection {
+                format: Some(format.name()),
+                reason,
+            },
+            batch,
+            origin: origin.clone(),
+        };
     }
     let mut batch = Batch::default();
     batch.problems.extend(container_problems);

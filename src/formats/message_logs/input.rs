@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::dialect::Dialect;
 use crate::formats::Input;
 use crate::model::{Batch, Origin, Problem};
 
@@ -148,17 +149,19 @@ pub fn is_gold_name(origin: &Origin) -> bool {
 }
 
 /// Detection for one dialect: `Some(reason)` when the sample is that dialect. Gold-named files
-/// are refused by the formats whose shape a gold file shares.
-pub fn detect_dialect(input: &Input, dialect: super::dialect::Dialect) -> Option<String> {
-    use super::dialect::Dialect;
+/// are refused by the formats whose shape a gold file shares. The dialect is decided once per
+/// input, however many of the formats ask.
+pub fn detect_dialect(input: &Input, dialect: Dialect) -> Option<String> {
     if matches!(dialect, Dialect::ToolscoreCustom | Dialect::LangChain)
         && is_gold_name(input.origin)
     {
         return None;
     }
-    let sample = detection_sample(input)?;
-    let (found, reason) = super::dialect::detect(&sample)?;
-    (found == dialect).then_some(reason)
+    let (found, reason) = input
+        .message_log_dialect
+        .get_or_init(|| super::dialect::detect(&*detection_sample(input)?))
+        .as_ref()?;
+    (*found == dialect).then(|| reason.clone())
 }
 
 /// Reads the document for `parse`, or returns a batch holding only the read problems.

@@ -61,9 +61,14 @@ impl Format for OtlpJson {
         JSON_NAME
     }
 
+    fn sniff(&self, input: &Input) -> Option<String> {
+        starts_with_resource_spans(input.bytes)
+            .then(|| "a JSON object whose first key is resourceSpans".into())
+    }
+
     fn detect(&self, input: &Input) -> Option<String> {
-        if starts_with_resource_spans(input.bytes) {
-            return Some("a JSON object whose first key is resourceSpans".into());
+        if let Some(reason) = self.sniff(input) {
+            return Some(reason);
         }
         let lines = input
             .bytes
@@ -307,15 +312,19 @@ impl Format for OtlpProtobuf {
         PROTOBUF_NAME
     }
 
+    fn sniff(&self, input: &Input) -> Option<String> {
+        looks_like_request(input.bytes)
+            .then(|| "protobuf ExportTraceServiceRequest with valid span ids".into())
+    }
+
     fn detect(&self, input: &Input) -> Option<String> {
         let by_extension = matches!(
             input.extension.as_deref(),
             Some("pb" | "binpb" | "protobuf")
         );
-        if looks_like_request(input.bytes) {
-            return Some("protobuf ExportTraceServiceRequest with valid span ids".into());
-        }
-        by_extension.then(|| "protobuf by file extension (content did not decode)".into())
+        self.sniff(input).or_else(|| {
+            by_extension.then(|| "protobuf by file extension (content did not decode)".into())
+        })
     }
 
     fn parse(&self, input: &Input) -> Batch {
