@@ -273,6 +273,18 @@ fn the_feed_needs_the_token_serve_made_up_and_the_spool_is_owner_only() {
     );
     let (_, records) = serve.read_stream("/api/v1/stream", "*/*", 30);
     assert_eq!(records.len(), 30);
+
+    // The spool, with the token and the lock beside its segments, opens as a trace directory
+    // that reports nothing: neither bookkeeping file is a skipped trace.
+    let dump = std::process::Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(dump.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&dump.stdout).unwrap();
+    assert_eq!(doc["problems"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["invocations"].as_array().map(Vec::len), Some(30));
 }
 
 #[test]

@@ -263,7 +263,7 @@ fn write_loop(mut receiver: mpsc::UnboundedReceiver<Job>, state: &SpoolState, se
         let result = commit_batch(&mut current, &batch, state, segment_bytes);
         match &result {
             Err(err) => {
-                eprintln!("toolcap-tui serve: spool write failed: {err}");
+                tracing::error!("spool write failed: {err}");
                 *lock(&state.write_failure) = Some(err.to_string());
                 // Reopen on the next batch so a transient error does not poison the handle.
                 current = None;
@@ -367,8 +367,9 @@ fn fits(len: u64, batch: u64, limit: u64) -> bool {
     len == 0 || len.saturating_add(batch) <= limit
 }
 
-/// Name of the lock file in the spool directory.
-pub const LOCK_FILE_NAME: &str = "serve.lock";
+/// Name of the lock file in the spool directory. A dot-file, because loading and watching a
+/// directory pass over dot-files silently: opening a spool must not report its lock as a skipped file.
+pub const LOCK_FILE_NAME: &str = ".serve.lock";
 
 /// Takes the spool directory's exclusive lock, or says who holds it.
 fn lock_dir(dir: &Path) -> std::io::Result<File> {
@@ -470,16 +471,16 @@ fn recover(dir: &Path) -> std::io::Result<Committed> {
             committed.requests += 1;
             match count_spans(&line) {
                 Some(spans) => committed.spans += spans,
-                None => eprintln!(
-                    "toolcap-tui serve: {}: a line is not an OTLP/JSON request; kept as is",
+                None => tracing::warn!(
+                    "{}: a line is not an OTLP/JSON request; kept as is",
                     path.display()
                 ),
             }
         }
         let file_len = reader.seek(SeekFrom::End(0))?;
         if file_len > complete_len && index + 1 == numbers.len() {
-            eprintln!(
-                "toolcap-tui serve: {}: dropping a torn last line ({} bytes, never acknowledged)",
+            tracing::warn!(
+                "{}: dropping a torn last line ({} bytes, never acknowledged)",
                 path.display(),
                 file_len - complete_len
             );

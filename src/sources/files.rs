@@ -59,7 +59,7 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') {
+            if name.starts_with('.') || name == crate::receiver::token::TOKEN_FILE_NAME {
                 continue;
             }
             let child = entry.path();
@@ -162,6 +162,11 @@ fn skip_reason(path: &Path) -> Option<String> {
         path.to_path_buf(),
     ))) {
         return Some("a gold trajectory, not a trace".into());
+    }
+    // A spool is opened as a trace directory; the feed token `serve` keeps beside its segments
+    // is passed over silently by the walk, and never tried when the watcher sees it appear.
+    if name == crate::receiver::token::TOKEN_FILE_NAME {
+        return Some("the receiver's feed token, not a trace".into());
     }
     if name.starts_with("toolscore-") && ext == "json" {
         return Some("a toolscore report, not a trace".into());
