@@ -2,7 +2,8 @@
 //! installed by `.ci/run`): SQLite in a temp dir, telemetry off, 127.0.0.1 on free ports. The
 //! OpenTelemetry Python SDK sends two agent runs and Phoenix's client annotates one as
 //! incorrect (tests/python/phoenix_feed.py); `dump --json` must show exactly the spans sent,
-//! with their OpenInference kinds and errors, and the annotation as the run's failed verdict.
+//! with their OpenInference kinds and errors, and the annotation as the run's failed verdict;
+//! in the TUI (the real binary in tmux), `n` from the list reaches the annotated failure.
 //! Without `.venv/bin/phoenix` this test fails: a skipped test would prove nothing.
 
 use std::collections::BTreeSet;
@@ -13,6 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+mod tmux_support;
+use tmux_support::{Tmux, shell_quote};
 
 fn venv(tool: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -167,4 +171,34 @@ fn a_real_phoenix_project_reads_as_the_spans_and_verdicts_sent() {
             assert_eq!(invocation["status"], "ok");
         }
     }
+
+    // The TUI on the same project: the failure queue holds the annotated run, and `n` from
+    // the list lands on its verdict.
+    let command = format!(
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml XDG_STATE_HOME={} {} {}",
+        shell_quote(&dir.path().display().to_string()),
+        shell_quote(env!("CARGO_BIN_EXE_toolcap-tui")),
+        shell_quote(&format!("phoenix+http://127.0.0.1:{port}/agents")),
+    );
+    let tmux = Tmux::start(&command);
+    tmux.wait_for("both runs listed", |s| s.contains("Invocations (2)"));
+    // The annotated run has two stops in the queue: its verdict and its failed `lookup` call.
+    // `n` walks them (wrapping around); within two presses it shows the verdict.
+    tmux.send(&["n"]);
+    let first = tmux.wait_for("the first failure", |s| s.contains("failure "));
+    let verdict = if first.contains("── verdict") {
+        first
+    } else {
+        tmux.send(&["n"]);
+        tmux.wait_for("the annotated verdict", |s| s.contains("── verdict"))
+    };
+    assert!(
+        verdict.contains("of 2"),
+        "two stops in the queue:\n{verdict}"
+    );
+    assert!(
+        verdict.contains("correctness=incorrect") && verdict.contains("wrong city"),
+        "the verdict names the annotation and its reason:\n{verdict}"
+    );
+    tmux.send(&["q"]);
 }

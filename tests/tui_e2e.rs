@@ -2,96 +2,11 @@
 //! window size) over the bundled sample traces. Keys go in with `send-keys`, the screen comes
 //! back with `capture-pane`; every wait polls a condition against a deadline.
 
-use std::process::{Command, Output};
+mod tmux_support;
+
 use std::time::{Duration, Instant};
 
-const WAIT: Duration = Duration::from_secs(30);
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(command: &str) -> Tmux {
-        let socket = format!(
-            "toolcap-e2e-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        )
-        .replace(['(', ')'], "");
-        let tmux = Tmux { socket };
-        // remain-on-exit keeps the pane after the app quits, so the restored screen can be read.
-        let out = tmux.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "-s",
-            "e2e",
-            command,
-            ";",
-            "set-option",
-            "-w",
-            "remain-on-exit",
-            "on",
-        ]);
-        assert!(
-            out.status.success(),
-            "tmux: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux is installed")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "e2e"];
-        args.extend_from_slice(keys);
-        assert!(self.run(&args).status.success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
-    }
-
-    /// Polls the screen until `check` holds; panics with the last screen after the deadline.
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let screen = self.screen();
-            if check(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
+use tmux_support::{Tmux, WAIT, shell_quote};
 
 /// An argument value of the failing `get_weather` call in the bundled arksim run: it must not
 /// be on screen while redacted, and must be after `r`.
@@ -103,7 +18,8 @@ fn start_app(source: &str, dir: &std::path::Path) -> (Tmux, std::path::PathBuf) 
     let binary = env!("CARGO_BIN_EXE_toolcap-tui");
     let exit_path = dir.join("exit-status.txt");
     let command = format!(
-        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {} 2>{}; echo $? >{}",
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml XDG_STATE_HOME={} {} {} 2>{}; echo $? >{}",
+        shell_quote(&dir.display().to_string()),
         shell_quote(binary),
         shell_quote(source),
         shell_quote(&dir.join("stderr.txt").display().to_string()),
@@ -198,7 +114,8 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     // The shell records the exit status itself: tmux does not always reap a pane's process
     // promptly enough to report it.
     let command = format!(
-        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {} 2>{}; echo $? >{}",
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml XDG_STATE_HOME={} {} {} 2>{}; echo $? >{}",
+        shell_quote(&stderr_dir.path().display().to_string()),
         shell_quote(binary),
         shell_quote(samples),
         shell_quote(&stderr_path.display().to_string()),
@@ -296,4 +213,82 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     // The alternate screen is gone: the TUI is no longer on the terminal.
     let after = tmux.screen();
     assert!(!after.contains("Invocations ("), "{after}");
+}
+
+/// Sends one HTTP/1.1 request and returns the status code of the answer.
+fn post_status(addr: &str, content_type: &str, body: &[u8]) -> u16 {
+    use std::io::{Read, Write};
+    let mut socket = std::net::TcpStream::connect(addr).expect("the receiver accepts");
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).unwrap();
+    socket.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    socket.read_to_end(&mut answer).unwrap();
+    String::from_utf8_lossy(&answer)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("an HTTP status line")
+}
+
+#[test]
+fn the_embedded_receivers_log_lines_go_to_the_log_file_never_the_screen() {
+    let binary = env!("CARGO_BIN_EXE_toolcap-tui");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_path = dir.path().join("logs").join("toolcap.log");
+    let empty = dir.path().join("traces");
+    std::fs::create_dir(&empty).unwrap();
+    // stderr is the terminal here: anything written to it would land on the screen.
+    let command = format!(
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} \
+         --listen=127.0.0.1:0 --grpc= --log-file {} {}",
+        shell_quote(binary),
+        shell_quote(&log_path.display().to_string()),
+        shell_quote(&empty.display().to_string()),
+    );
+    let tmux = Tmux::start(&command);
+    let screen = tmux.wait_for("the receiver's address", |s| {
+        s.contains("listening 127.0.0.1:")
+    });
+    let at = screen.find("listening ").unwrap() + "listening ".len();
+    let addr: String = screen[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':')
+        .collect();
+
+    // A body that is not OTLP: refused with 400, and the reason is logged.
+    let status = post_status(&addr, "application/json", br#"{"resourceSpans": 5}"#);
+    assert_eq!(status, 400);
+    let deadline = Instant::now() + WAIT;
+    let logged = loop {
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        if let Some(line) = log.lines().find(|l| l.contains("refused with 400")) {
+            break line.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no log line for the refused request; log:\n{log}\nscreen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(logged.contains("WARN"), "{logged}");
+    // A good request after it: once the app shows it, it has been drawing since the refusal,
+    // and the log line is nowhere on the screen.
+    let span = r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"after_the_refusal","startTimeUnixNano":"1000","endTimeUnixNano":"2000"}]}]}]}"#;
+    assert_eq!(post_status(&addr, "application/json", span.as_bytes()), 200);
+    let screen = tmux.wait_for("the good request", |s| s.contains("after_the_refusal"));
+    assert!(!screen.contains("refused"), "{screen}");
+    assert!(!screen.contains("WARN"), "{screen}");
+    tmux.send(&["q"]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&log_path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the log file is the owner's only");
+    }
 }

@@ -174,7 +174,7 @@ impl Reader {
                     "feed reader {who} disconnected: it took nothing for {} s (--feed-stall-timeout)",
                     stall.as_secs()
                 );
-                eprintln!("toolcap-tui serve: {reason}");
+                tracing::warn!("{reason}");
                 if let Some(handle) = &self.connection {
                     handle.0.kill(reason);
                 }

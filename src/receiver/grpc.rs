@@ -91,7 +91,7 @@ pub(crate) async fn serve(
         .add_service(GrpcOnly(service))
         .serve_with_incoming_shutdown(incoming, super::wait_for_stop(stopped));
     if let Err(err) = server.await {
-        eprintln!("toolcap-tui: OTLP/gRPC server stopped: {err}");
+        tracing::error!("OTLP/gRPC server stopped: {err}");
     }
 }
 
@@ -116,7 +116,7 @@ fn admitted(
                     }
                     Err(err) => {
                         if failures == 0 {
-                            eprintln!("toolcap-tui: OTLP/gRPC cannot accept a connection: {err}");
+                            tracing::warn!("OTLP/gRPC cannot accept a connection: {err}");
                         }
                         failures = failures.saturating_add(1);
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

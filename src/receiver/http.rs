@@ -83,7 +83,7 @@ pub(crate) async fn serve(
                 // Out of file descriptors, typically: tell once, then give closing connections
                 // a moment instead of spinning on the error.
                 if accept_failures == 0 {
-                    eprintln!("toolcap-tui: OTLP/HTTP cannot accept a connection: {err}");
+                    tracing::warn!("OTLP/HTTP cannot accept a connection: {err}");
                 }
                 accept_failures = accept_failures.saturating_add(1);
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -448,6 +448,7 @@ fn sink_failure(body_type: BodyType, err: &SinkError) -> Response {
 
 /// A failure response whose body is a `google.rpc.Status` in the request's encoding.
 fn failure(status: StatusCode, body_type: BodyType, code: i32, message: String) -> Response {
+    log_rejection(status, &message);
     let rpc_status = RpcStatus { code, message };
     let body = match body_type {
         BodyType::Protobuf => rpc_status.encode_to_vec(),
@@ -463,4 +464,28 @@ fn with_body(status: StatusCode, body_type: BodyType, body: Vec<u8>) -> Response
         Body::from(body),
     )
         .into_response()
+}
+
+/// Logs a refused request, at most one line a second: a client sending garbage in a loop
+/// must not turn the log into a second spool. Lines held back are counted in the next one.
+fn log_rejection(status: StatusCode, message: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST_SECOND: AtomicU64 = AtomicU64::new(0);
+    static HELD_BACK: AtomicU64 = AtomicU64::new(0);
+    let second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if LAST_SECOND.swap(second, Ordering::Relaxed) == second {
+        HELD_BACK.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let held_back = HELD_BACK.swap(0, Ordering::Relaxed);
+    let message = crate::redact::sanitize_line(&crate::redact::mask_secrets_in_text(message));
+    if held_back > 0 {
+        tracing::warn!(
+            "OTLP/HTTP request refused with {status}: {message} ({held_back} more refused since the last line)"
+        );
+    } else {
+        tracing::warn!("OTLP/HTTP request refused with {status}: {message}");
+    }
 }

@@ -1,0 +1,69 @@
+//! Where the program's own log lines go: the receiver's and the sources' runtime messages
+//! (a spool write that failed, a feed reader dropped, a request rejected).
+//!
+//! The TUI owns the terminal while it draws, so there they go to a file only (`--log-file`,
+//! by default under the user's state directory); anything written to stderr would tear the
+//! screen. Headless `serve` writes them to stderr, and to `--log-file` as well when given.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tracing_subscriber::fmt::writer::MakeWriterExt as _;
+
+/// Name of the log file inside the state directory.
+const LOG_FILE_NAME: &str = "toolcap-tui.log";
+
+/// Where the TUI logs when no `--log-file` is given: the platform's state directory
+/// (`$XDG_STATE_HOME/toolcap-tui` on Linux), or its local data directory where there is none.
+pub fn default_log_file() -> Option<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "toolcap-tui")?;
+    let dir = dirs
+        .state_dir()
+        .unwrap_or_else(|| dirs.data_local_dir())
+        .to_path_buf();
+    Some(dir.join(LOG_FILE_NAME))
+}
+
+/// Opens `path` for appending, creating it and its directory; readable by the owner only,
+/// since log lines can name hosts, files and rejected requests.
+fn open_log(path: &Path) -> Result<File, String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Logs to `path` only, never to the terminal: for the TUI.
+pub fn to_file_only(path: &Path) -> Result<(), String> {
+    let file = open_log(path)?;
+    tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_target(false)
+        .with_writer(Mutex::new(file))
+        .try_init()
+        .map_err(|e| e.to_string())
+}
+
+/// Logs to stderr, and to `path` too when given: for headless commands.
+pub fn to_stderr(path: Option<&Path>) -> Result<(), String> {
+    let builder = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_target(false);
+    let result = match path {
+        Some(path) => {
+            let file = open_log(path)?;
+            builder
+                .with_writer(std::io::stderr.and(Mutex::new(file)))
+                .try_init()
+        }
+        None => builder.with_writer(std::io::stderr).try_init(),
+    };
+    result.map_err(|e| e.to_string())
+}
