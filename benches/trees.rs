@@ -58,13 +58,13 @@ fn corpus() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn files_5000_of_one_trace(bencher: divan::Bencher) {
     let path = corpus().1.clone();
-    bencher.bench(|| toolcap::views::dump::load_store(std::slice::from_ref(&path)));
+    bencher.bench(|| toolcap::sources::load::load_store(std::slice::from_ref(&path)));
 }
 
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn files_5000_one_trace_each(bencher: divan::Bencher) {
     let path = corpus().2.clone();
-    bencher.bench(|| toolcap::views::dump::load_store(std::slice::from_ref(&path)));
+    bencher.bench(|| toolcap::sources::load::load_store(std::slice::from_ref(&path)));
 }
 
 /// The TUI's way: a drain (settle) after every file.

@@ -4,10 +4,11 @@
 //! format, all producing [`model::Span`]s) → [`store`] (invocations, trees, indexes) →
 //! views ([`views::dump`], the TUI, `check`), which share everything but rendering.
 
-pub mod cli;
+pub mod commands;
 pub mod formats;
 pub mod fuzzing;
 pub mod gold;
+pub mod logging;
 pub mod model;
 pub mod query;
 pub mod receiver;
@@ -17,3 +18,6 @@ pub mod store;
 pub mod triage;
 pub mod tui;
 pub mod views;
+
+#[cfg(test)]
+mod layering;

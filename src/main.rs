@@ -1,6 +1,6 @@
 use clap::Parser;
 
 fn main() {
-    let cli = toolcap::cli::Cli::parse();
-    std::process::exit(toolcap::cli::run(cli));
+    let cli = toolcap::commands::Cli::parse();
+    std::process::exit(toolcap::commands::run(cli));
 }

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 
 use clap::Parser as _;
-use toolcap::cli::Cli;
+use toolcap::commands::Cli;
 
 fn toolcap(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))

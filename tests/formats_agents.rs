@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use toolcap::formats::{self, REGISTRY};
 use toolcap::model::{Health, Origin, PayloadState, SpanKind, SpanStatus};
+use toolcap::sources::load::{self, SourceReport};
 use toolcap::store::{Invocation, Store};
-use toolcap::views::dump::{self, SourceReport};
+use toolcap::views::dump;
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,7 +22,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 fn load(rels: &[&str]) -> (Store, Vec<SourceReport>) {
     let paths: Vec<PathBuf> = rels.iter().map(|r| fixture(r)).collect();
-    dump::load_store(&paths)
+    load::load_store(&paths)
 }
 
 /// Tool calls in trajectory order as `(name, failed)`.

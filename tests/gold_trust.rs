@@ -210,7 +210,7 @@ fn two_turn() -> PathBuf {
 
 #[test]
 fn a_conversation_assertion_met_across_two_turns_passes_in_check() {
-    let (store, _) = toolcap::views::dump::load_store(&[two_turn()]);
+    let (store, _) = toolcap::sources::load::load_store(&[two_turn()]);
     let mut problems = Vec::new();
     let reports = check_store(&store, None, CheckOptions::default(), &mut problems);
     assert_eq!(
@@ -279,7 +279,7 @@ fn check_with_the_scenarios_file_as_gold_judges_whole_conversations() {
 }
 
 fn two_turn_app() -> App {
-    let (store, _) = toolcap::views::dump::load_store(&[two_turn()]);
+    let (store, _) = toolcap::sources::load::load_store(&[two_turn()]);
     let mut app = App::new(
         store,
         toolcap::tui::config::from_toml("", false),

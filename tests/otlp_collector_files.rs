@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use toolcap::redact::Reveal;
-use toolcap::views::dump::{load_store, to_json};
+use toolcap::sources::load::load_store;
+use toolcap::views::dump::to_json;
 
 const DIR: &str = "tests/fixtures/corpus/otel-collector";
 

@@ -14,8 +14,8 @@
 use std::path::{Path, PathBuf};
 
 use toolcap::model::Health;
+use toolcap::sources::load::load_store;
 use toolcap::store::Store;
-use toolcap::views::dump::load_store;
 
 const CORPUS: &str = "tests/fixtures/corpus";
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use toolcap::formats::{self, otlp};
 use toolcap::model::{AttrValue, Origin, PayloadBody, PayloadState, Span, SpanKind};
+use toolcap::sources::load::load_store;
 use toolcap::store::Store;
-use toolcap::views::dump::load_store;
 
 const CORPUS: &str = "tests/fixtures/corpus";
 

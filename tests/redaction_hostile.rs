@@ -16,6 +16,7 @@ use toolcap::model::{
     RetrievalFacts, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
 };
 use toolcap::redact::{self, Reveal};
+use toolcap::sources::load;
 use toolcap::store::Store;
 use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App};
@@ -600,7 +601,7 @@ fn the_fixture_corpus_with_planted_secrets_leaks_nothing() {
         std::fs::create_dir(&dir).unwrap();
         let target = dir.join(file.file_name().unwrap());
         std::fs::write(&target, mutated).unwrap();
-        let (store, _) = dump::load_store(std::slice::from_ref(&target));
+        let (store, _) = load::load_store(std::slice::from_ref(&target));
         let text = dump::to_text(&store, Reveal::Redacted);
         let json = dump::to_json(&store, Reveal::Redacted).to_string();
         for out in [&text, &json] {

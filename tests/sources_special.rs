@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use toolcap::model::Severity;
 use toolcap::sources::files;
-use toolcap::views::dump;
+use toolcap::sources::load;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,8 +29,8 @@ fn symbolic_links_inside_a_directory_are_followed() {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(fixture(), dir.path().join("a.jsonl")).unwrap();
     std::os::unix::fs::symlink(second_fixture(), dir.path().join("b.jsonl")).unwrap();
-    let (store, _) = dump::load_store(&[dir.path().to_path_buf()]);
-    let (direct, _) = dump::load_store(&[fixture(), second_fixture()]);
+    let (store, _) = load::load_store(&[dir.path().to_path_buf()]);
+    let (direct, _) = load::load_store(&[fixture(), second_fixture()]);
     assert!(!store.is_empty());
     assert_eq!(store.len(), direct.len());
     assert_eq!(store.stats().spans_kept, direct.stats().spans_kept);
@@ -73,7 +73,7 @@ fn symbolic_link_loops_and_dangling_links_are_notes_and_the_walk_ends() {
             .any(|n| n.contains("dangling.jsonl") && n.contains("link to nothing")),
         "{notes:?}"
     );
-    let (store, _) = dump::load_store(&[dir.path().to_path_buf()]);
+    let (store, _) = load::load_store(&[dir.path().to_path_buf()]);
     assert_eq!(store.stats().duplicate_spans, 0);
     assert!(store.problems().iter().all(|p| !p.is_counted()));
 }
@@ -92,7 +92,7 @@ fn fifos_inside_a_directory_are_skipped_with_a_note_not_read() {
     std::fs::copy(fixture(), dir.path().join("t.jsonl")).unwrap();
     mkfifo(&dir.path().join("pipe.jsonl"));
     // Nobody writes to the FIFO: reading it would block, so finishing proves it was skipped.
-    let (store, _) = dump::load_store(&[dir.path().to_path_buf()]);
+    let (store, _) = load::load_store(&[dir.path().to_path_buf()]);
     assert!(!store.is_empty());
     let notes: Vec<String> = store.problems().iter().map(|p| p.to_string()).collect();
     assert_eq!(notes.len(), 1, "{notes:?}");

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use toolcap::sources::files;
+use toolcap::sources::load;
 use toolcap::store::Store;
 use toolcap::views::dump;
 
@@ -51,8 +52,8 @@ fn many_files_of_one_trace_cost_what_many_one_trace_files_cost() {
     write_files(one.path(), true);
     write_files(many.path(), false);
 
-    let (headless_one, _) = dump::load_store(&[one.path().to_path_buf()]);
-    let (headless_many, _) = dump::load_store(&[many.path().to_path_buf()]);
+    let (headless_one, _) = load::load_store(&[one.path().to_path_buf()]);
+    let (headless_many, _) = load::load_store(&[many.path().to_path_buf()]);
     assert_eq!(headless_one.len(), 1);
     assert_eq!(headless_many.len(), FILES);
     assert_eq!(headless_one.stats().spans_kept, FILES as u64);
@@ -91,7 +92,7 @@ fn cycles_are_flagged_in_dump_text_and_json() {
     let text = otlp_line(trace, "00000000000000a1", Some("00000000000000b2"), 1)
         + &otlp_line(trace, "00000000000000b2", Some("00000000000000a1"), 2);
     std::fs::write(&path, text).unwrap();
-    let (store, _) = dump::load_store(std::slice::from_ref(&path));
+    let (store, _) = load::load_store(std::slice::from_ref(&path));
     let json = dump::to_json(&store, toolcap::redact::Reveal::Redacted);
     let spans = json["invocations"][0]["spans"].as_array().unwrap();
     assert_eq!(spans.len(), 2);
@@ -126,7 +127,7 @@ fn cycles_show_a_cycle_marker_in_the_tree() {
     let text = otlp_line(trace, "00000000000000a1", Some("00000000000000b2"), 1)
         + &otlp_line(trace, "00000000000000b2", Some("00000000000000a1"), 2);
     std::fs::write(&path, text).unwrap();
-    let (store, _) = dump::load_store(std::slice::from_ref(&path));
+    let (store, _) = load::load_store(std::slice::from_ref(&path));
     let mut app = App::new(
         store,
         toolcap::tui::config::from_toml("", false),

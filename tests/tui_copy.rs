@@ -13,7 +13,7 @@ use tui_support::press;
 
 fn app() -> App {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arksim-two-turn");
-    let (store, _) = toolcap::views::dump::load_store(&[dir]);
+    let (store, _) = toolcap::sources::load::load_store(&[dir]);
     let mut app = App::new(
         store,
         toolcap::tui::config::from_toml("", false),

@@ -244,6 +244,12 @@ pub fn open<'a>(origin: &Origin, raw: &'a [u8]) -> Result<Opened<'a>, Problem> {
 
 /// Detects and parses one source's bytes.
 pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
+    load_bytes_with(REGISTRY, origin, raw)
+}
+
+/// [`load_bytes`] against `registry`: the one loader for whole documents, used by the headless
+/// commands and by the TUI's watcher alike, so both read a file the same way.
+pub fn load_bytes_with(registry: &[&'static dyn Format], origin: Origin, raw: &[u8]) -> Loaded {
     let opened = match open(&origin, raw) {
         Ok(opened) => opened,
         Err(problem) => {
@@ -264,7 +270,7 @@ pub fn load_bytes(origin: Origin, raw: &[u8]) -> Loaded {
     let container_problems = opened.problems;
     let mut input = Input::new(&origin, &bytes, extension_of(&origin));
     input.was_gzip = was_gzip;
-    if let Some((format, reason)) = detect(REGISTRY, &input) {
+    if let Some((format, reason)) = detect(registry, &input) {
         let mut batch = format.parse(&input);
         batch.problems.extend(container_problems);
         let reason = match &opened.container {

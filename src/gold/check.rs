@@ -11,23 +11,19 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::align::Alignment;
-use super::compare::CompareMode;
 use super::conversation::{Conversations, conversation_of, conversation_report};
-use super::metrics::Weights;
 use super::policy::Policy;
 use super::report::{CheckOptions, DiffReport};
-use super::source::{GoldFile, is_arksim_scenarios, load_gold_file, load_sidecar};
+use super::source::{GoldFile, load_sidecar};
 use super::toolscore_reading::{self, ToolscoreReading};
 use super::{ActualCall, Args, GoldSpec};
-use crate::cli::CheckArgs;
 use crate::formats;
 use crate::model::{Origin, Problem};
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
 
 mod extras;
-use extras::*;
+pub(crate) use extras::{Extras, ReadingCache};
 
 /// The actual trajectory of an invocation, arguments loaded from each tool span's input.
 pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
@@ -146,7 +142,7 @@ fn args_from_text_shaped(text: &str, shape: ScalarArgs) -> Args {
     }
 }
 
-fn origin_file(invocation: &Invocation) -> Option<&Path> {
+pub(crate) fn origin_file(invocation: &Invocation) -> Option<&Path> {
     invocation.spans.iter().find_map(|s| match &s.origin {
         Some(Origin::File(path)) => Some(path.as_path()),
         _ => None,
@@ -283,149 +279,6 @@ pub fn check_store(
                 .is_none_or(|scope| reported.insert(scope.conversation_id.clone()))
         })
         .collect()
-}
-
-fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
-    let alignment = Alignment::parse(&args.align)
-        .ok_or_else(|| format!("--align {:?}: expected edit, position or name", args.align))?;
-    Ok(CheckOptions {
-        mode: if args.strict {
-            CompareMode::Strict
-        } else {
-            CompareMode::Lenient
-        },
-        alignment,
-        weights: Weights::from_overrides(&args.weights)?,
-    })
-}
-
-pub fn run(args: &CheckArgs) -> i32 {
-    let options = match options_from(args) {
-        Ok(options) => options,
-        Err(why) => {
-            eprintln!("toolcap-tui check: {why}");
-            return 2;
-        }
-    };
-    if args.sources.is_empty() {
-        eprintln!("toolcap-tui check: no trace SOURCE given");
-        return 2;
-    }
-    // An arksim scenarios file is read like a trace file: its assertions join their
-    // conversations in the store, so each is judged over all of the conversation's turns.
-    let scenarios = is_arksim_scenarios(&args.gold);
-    let (gold_file, mut problems) = if scenarios {
-        (None, Vec::new())
-    } else {
-        match load_gold_file(&args.gold) {
-            Ok((file, problems)) => (Some(file), problems),
-            Err(why) => {
-                eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
-                return 2;
-            }
-        }
-    };
-    if !super::toolscore_reading::FORMATS.contains(&args.format.as_str()) {
-        eprintln!(
-            "toolcap-tui check: --format {:?}: expected one of {}",
-            args.format,
-            super::toolscore_reading::FORMATS.join(", ")
-        );
-        return 2;
-    }
-    let policy = match args
-        .forbidden
-        .as_deref()
-        .map(Policy::from_option)
-        .transpose()
-    {
-        Ok(policy) => policy,
-        Err(why) => {
-            eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
-            return 2;
-        }
-    };
-    let remote = match args.remote.options() {
-        Ok(remote) => remote,
-        Err(why) => {
-            eprintln!("toolcap-tui check: {why}");
-            return 2;
-        }
-    };
-    let mut sources = args.sources.clone();
-    if scenarios {
-        sources.push(args.gold.clone());
-    }
-    let (store, _) = crate::views::dump::load_store_with(&sources, &remote);
-    problems.extend(
-        store
-            .problems()
-            .iter()
-            .filter(|p| !p.source.ends_with(".gold.json"))
-            .cloned(),
-    );
-    let mut readings = ReadingCache::default();
-    let checked: Vec<(DiffReport, Extras)> =
-        check_store(&store, gold_file.as_ref(), options, &mut problems)
-            .into_iter()
-            .map(|mut report| {
-                let file = store.get(&report.invocation).and_then(origin_file);
-                let extras = Extras::of(
-                    &mut report,
-                    file,
-                    policy.as_ref(),
-                    &args.format,
-                    &mut readings,
-                );
-                (report, extras)
-            })
-            .collect();
-    let reports: Vec<&DiffReport> = checked.iter().map(|(r, _)| r).collect();
-    for problem in &problems {
-        eprintln!("{}", redact::sanitize_line(&problem.to_string()));
-    }
-    if reports.is_empty() {
-        eprintln!(
-            "toolcap-tui check: no invocation with a gold was loaded ({} invocation(s) in total)",
-            store.len()
-        );
-        return 2;
-    }
-    let reveal = Reveal::from_flag(args.reveal);
-    let all_passed = reports.iter().all(|r| r.passed());
-    let out = if args.json {
-        let doc = json!({
-            "passed": all_passed,
-            "invocations": checked.iter().map(|(r, extras)| {
-                let mut doc = r.to_json(reveal);
-                extras.extend_json(&mut doc, r, reveal);
-                doc
-            }).collect::<Vec<_>>(),
-            "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        });
-        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
-    } else {
-        let mut text = String::new();
-        for (report, extras) in &checked {
-            text.push_str(&report.to_text(reveal));
-            if args.explain {
-                text.push_str(&extras.explain_text(report));
-            }
-            text.push('\n');
-        }
-        let failing = reports.iter().filter(|r| !r.passed()).count();
-        text.push_str(&format!(
-            "{} of {} invocation(s) match their gold\n",
-            reports.len() - failing,
-            reports.len()
-        ));
-        text
-    };
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-    if all_passed { 0 } else { 1 }
 }
 
 #[cfg(test)]

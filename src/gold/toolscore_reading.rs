@@ -8,7 +8,7 @@
 //! `toolscore_reading` use this to show what toolscore would have scored instead, so a user
 //! comparing both tools can see why the numbers differ.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{ActualCall, Args};
 use crate::formats::message_logs::truthy;

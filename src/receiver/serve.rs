@@ -4,9 +4,8 @@
 //! accepted request is committed.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
-
-use crate::cli::ServeArgs;
 
 use super::spool::{Spool, SpoolConfig};
 use super::{ReceiverConfig, RequestSink, token};
@@ -14,7 +13,27 @@ use super::{ReceiverConfig, RequestSink, token};
 /// Serialized requests allowed to wait for the spool writer before clients get 503.
 const QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
-pub fn run(args: &ServeArgs) -> i32 {
+/// What `serve` was asked; the command line's flags are in `commands::serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub http: String,
+    pub grpc: String,
+    pub out: PathBuf,
+    pub token: Option<String>,
+    pub token_file: Option<PathBuf>,
+    pub max_body_mb: u64,
+    pub segment_mb: u64,
+    pub insecure: bool,
+    pub log_file: Option<PathBuf>,
+    pub limits: super::Limits,
+}
+
+/// Runs the headless receiver until a signal; returns the exit code.
+pub fn run(args: &ServeOptions) -> i32 {
+    if let Err(why) = crate::logging::to_stderr(args.log_file.as_deref()) {
+        eprintln!("toolcap-tui serve: --log-file {why}");
+        return 2;
+    }
     let has_token = args.token.is_some() || args.token_file.is_some();
     for (flag, addr) in [("--http", &args.http), ("--grpc", &args.grpc)] {
         match super::exposure::check_bind(flag, addr, has_token, args.insecure) {
@@ -48,7 +67,7 @@ pub fn run(args: &ServeArgs) -> i32 {
     }
 }
 
-async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
+async fn serve(args: &ServeOptions) -> anyhow::Result<()> {
     let mib = 1024 * 1024;
     // The spool (and its lock) first: a second serve on the same DIR must stop here, before
     // it binds anything or touches the token file.
@@ -78,14 +97,14 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             (token, Some(path))
         }
     };
-    let limits = args.limits.to_limits();
+    let limits = args.limits.clone();
     if let Some(soft) = super::connections::raise_fd_limit() {
         // Each connection is a descriptor; leave room for the spool and the runtime.
         let room = usize::try_from(soft.saturating_sub(64) / 2).unwrap_or(usize::MAX);
         if limits.max_connections > room {
-            eprintln!(
-                "toolcap-tui serve: warning: --max-connections {} per listener exceeds what the \
-                 open-file limit ({soft}) allows for two listeners; accepting may fail before the cap",
+            tracing::warn!(
+                "--max-connections {} per listener exceeds what the open-file limit ({soft}) \
+                 allows for two listeners; accepting may fail before the cap",
                 limits.max_connections
             );
         }
@@ -135,7 +154,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     drop(stdout);
 
     wait_for_signal().await?;
-    eprintln!("toolcap-tui serve: shutting down");
+    tracing::info!("shutting down");
     // Closing the spool first ends the feed streams, which graceful shutdown waits for; new
     // requests meanwhile get 503 (retryable), never a silent drop.
     let closing = spool.clone();

@@ -5,6 +5,8 @@ pub mod attach;
 pub mod files;
 pub mod jaeger;
 pub mod listen;
+pub mod live;
+pub mod load;
 pub mod phoenix;
 pub mod remote;
 pub mod tail;

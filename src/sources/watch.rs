@@ -32,7 +32,7 @@ use notify_debouncer_full::{
 
 use crate::formats::{self, Format};
 use crate::model::{Batch, Problem};
-use crate::sources::files::{is_candidate, trace_files};
+use crate::sources::files::{is_candidate, notes_only, trace_files, walk};
 use crate::sources::{IngestEvent, SourceStatus};
 use tracked::{Closed, Ctx, Emitter, TrackedFile, Why};
 
@@ -226,8 +226,11 @@ impl Root {
         !hidden && is_candidate(path)
     }
 
-    fn candidates(&self) -> Vec<PathBuf> {
-        trace_files(&self.path).unwrap_or_default()
+    /// The files to read now, and notes for what the walk skipped (as `dump` reports them).
+    fn candidates(&self) -> (Vec<PathBuf>, Vec<Problem>) {
+        walk(&self.path)
+            .map(|found| (found.files, found.notes))
+            .unwrap_or_default()
     }
 }
 
@@ -308,7 +311,7 @@ impl Worker {
                 continue;
             };
             let root_path = root.path.clone();
-            let files = root.candidates();
+            let (files, skipped) = root.candidates();
             let total = files.len();
             let mut last_report = Instant::now();
             self.status(&root_path, 0, total)?;
@@ -323,6 +326,10 @@ impl Worker {
                     last_report = Instant::now();
                     self.status(&root_path, done + 1, total)?;
                 }
+            }
+            if !skipped.is_empty() {
+                let notes = notes_only(&root_path, skipped).batch;
+                self.out.send(IngestEvent::Batch(notes))?;
             }
             self.status(&root_path, total, total)?;
             let files = self.files_under(&root_path);
@@ -412,7 +419,7 @@ impl Worker {
         }
         let mut all = Vec::new();
         for root in &self.roots {
-            all.extend(root.candidates());
+            all.extend(root.candidates().0);
         }
         for path in all {
             self.process(&path, Why::Change)?;

@@ -5,6 +5,5 @@
 //! triage report all read them, so they cannot disagree about which runs fail.
 
 pub mod facets;
-pub mod report;
 
 pub use facets::{EvalFacet, Facet, Facets, GoldOutcome};

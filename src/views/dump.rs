@@ -5,86 +5,17 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::cli::DumpArgs;
-use crate::formats::{self, Loaded};
+use crate::formats;
 use std::collections::HashMap;
 
 use crate::gold::check::check_store;
 use crate::gold::report::CheckOptions;
-use crate::model::{Payload, PayloadState, Severity, Span};
+use crate::model::{Payload, PayloadState, Span};
 use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
-use crate::sources::files;
-use crate::sources::remote::{self, RemoteOptions};
+use crate::sources::load::SourceReport;
 use crate::store::{Invocation, Store};
 use crate::triage::GoldOutcome;
-
-/// Loads every source into a fresh store; returns it with the per-source load records.
-pub fn load_store(sources: &[std::path::PathBuf]) -> (Store, Vec<SourceReport>) {
-    load_store_with(sources, &RemoteOptions::default())
-}
-
-/// [`load_store`], reaching remote sources with `remote`'s token and headers. A remote source
-/// is read as a snapshot: what it holds now, in order with the files around it.
-pub fn load_store_with(
-    sources: &[std::path::PathBuf],
-    remote: &RemoteOptions,
-) -> (Store, Vec<SourceReport>) {
-    let mut store = Store::new();
-    let mut reports = Vec::new();
-    let mut take = |loaded: Loaded| {
-        reports.push(SourceReport::of(&loaded));
-        // Settled once at the end: a trace split over many files is assembled once, not
-        // once per file.
-        store.apply(loaded.batch);
-    };
-    for source in sources {
-        match source.to_str().filter(|s| remote::is_remote_source(s)) {
-            Some(url) => remote::snapshot(url, remote)
-                .into_iter()
-                .for_each(&mut take),
-            None => files::load_sources(std::slice::from_ref(source))
-                .into_iter()
-                .for_each(&mut take),
-        }
-    }
-    store.settle();
-    (store, reports)
-}
-
-/// What `--explain` says about one source.
-#[derive(Debug, Clone)]
-pub struct SourceReport {
-    pub source: String,
-    pub format: Option<&'static str>,
-    pub reason: String,
-    pub spans: usize,
-    /// Every problem of this source as `line N: message` (all severities).
-    pub warnings: Vec<String>,
-    /// The severity of each entry of `warnings`.
-    pub severities: Vec<Severity>,
-}
-
-impl SourceReport {
-    fn of(loaded: &Loaded) -> Self {
-        SourceReport {
-            source: loaded.origin.to_string(),
-            format: loaded.detection.format,
-            reason: loaded.detection.reason.clone(),
-            spans: loaded.batch.spans.len(),
-            warnings: loaded
-                .batch
-                .problems
-                .iter()
-                .map(|p| match p.line {
-                    Some(line) => format!("line {line}: {}", p.message),
-                    None => p.message.clone(),
-                })
-                .collect(),
-            severities: loaded.batch.problems.iter().map(|p| p.severity).collect(),
-        }
-    }
-}
 
 /// The invocations `dump` prints, oldest first, with the spans a filter matched.
 pub struct Selection<'a> {
@@ -151,68 +82,7 @@ pub fn query_error_text(query: &str, error: &QueryError) -> String {
     )
 }
 
-pub fn run(args: &DumpArgs) -> i32 {
-    let query = match args.filter.as_deref().map(Query::parse).transpose() {
-        Ok(query) => query,
-        Err(error) => {
-            eprint!(
-                "{}",
-                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
-            );
-            return 2;
-        }
-    };
-    let remote = match args.remote.options() {
-        Ok(remote) => remote,
-        Err(why) => {
-            eprintln!("toolcap-tui dump: {why}");
-            return 2;
-        }
-    };
-    let (store, reports) = load_store_with(&args.sources, &remote);
-    let mode = Reveal::from_flag(args.reveal);
-    let selection = match &query {
-        Some(query) => Selection::filtered(&store, query, mode),
-        None => Selection::all(&store),
-    };
-    let out = if args.json {
-        let mut doc = selection_json(&store, &selection, mode);
-        if args.explain {
-            doc["sources"] = explain_json(&reports, mode);
-        }
-        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
-    } else {
-        let mut text = String::new();
-        if args.explain {
-            text.push_str(&explain_text(&reports, mode));
-        }
-        text.push_str(&selection_text(&store, &selection, mode));
-        text
-    };
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`dump | head`) is not an error worth a panic.
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-    if store.is_empty() {
-        // Say why on stderr too: the output may be a pipe into a JSON tool.
-        for problem in store
-            .problems()
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-        {
-            eprintln!(
-                "toolcap-tui dump: {}",
-                redact::sanitize_line(&problem.to_string())
-            );
-        }
-        2
-    } else {
-        0
-    }
-}
-
-fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
+pub fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
     Value::Array(
         reports
             .iter()
@@ -228,7 +98,7 @@ fn explain_json(reports: &[SourceReport], mode: Reveal) -> Value {
     )
 }
 
-fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
+pub fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
     let mut out = String::from("sources:\n");
     for r in reports {
         let _ = writeln!(

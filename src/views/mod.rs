@@ -1,3 +1,5 @@
-//! Views: everything that presents the store. `dump` is headless; the TUI lives in `tui`.
+//! Views: everything that presents the store headless: `dump`'s text and JSON, the triage
+//! report. The TUI lives in `tui`.
 
 pub mod dump;
+pub mod report;

@@ -12,6 +12,7 @@ pub mod otel_spans;
 pub mod payload_range;
 mod proto;
 mod protobuf;
+pub mod span_list_reading;
 mod wire;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;

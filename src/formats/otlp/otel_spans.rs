@@ -52,7 +52,7 @@ impl Format for OtelSpanList {
             && sample.iter().all(looks_like_span)
             && sample
                 .iter()
-                .any(|s| has_span_fields(s) || crate::gold::toolscore_reading::is_tool_span(s)))
+                .any(|s| has_span_fields(s) || super::span_list_reading::is_tool_span(s)))
         .then(|| "a JSON array of span objects (`name` + `attributes`), no OTLP envelope".into())
     }
 

@@ -73,7 +73,7 @@ pub(super) struct TrackedFile {
 impl TrackedFile {
     pub fn new(path: &Path) -> Self {
         let extension = extension_of(path);
-        let mode = if lines_by_name(path) {
+        let mode = if lines_by_name(path) && !starts_unlike_json_lines(path) {
             Mode::Lines {
                 tailer: Tailer::new(path),
                 format: None,
@@ -338,11 +338,7 @@ fn detect_in_chunk(
         let mut input = Input::new(origin, rest, extension.clone());
         input.base_offset = chunk.offset + start as u64;
         input.base_line = line;
-        if let Some(format) = registry
-            .iter()
-            .copied()
-            .find(|f| f.detect(&input).is_some())
-        {
+        if let Some((format, _)) = formats::detect(registry, &input) {
             return (Some(format), format.parse(&input), unrecognised);
         }
         let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
@@ -397,44 +393,13 @@ fn completeness(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Detects and parses a whole document against `registry`, as `formats::load_bytes` does.
+/// Detects and parses a whole document against `registry` with the loader `dump` uses.
 pub(super) fn parse_document(
     registry: &[&'static dyn Format],
     origin: &Origin,
     raw: &[u8],
 ) -> Batch {
-    let mut batch = Batch::default();
-    let opened = match formats::open(origin, raw) {
-        Ok(opened) => opened,
-        Err(problem) => {
-            batch.problems.push(problem);
-            return batch;
-        }
-    };
-    let bytes = opened.bytes;
-    let was_gzip = opened.container.is_some();
-    batch.problems.extend(opened.problems);
-    let extension = match origin {
-        Origin::File(path) => extension_of(path),
-        Origin::Endpoint(_) => None,
-    };
-    let mut input = Input::new(origin, &bytes, extension);
-    input.was_gzip = was_gzip;
-    match registry.iter().find(|f| f.detect(&input).is_some()) {
-        Some(format) => {
-            let mut parsed = format.parse(&input);
-            parsed.problems.append(&mut batch.problems);
-            parsed
-        }
-        None => {
-            batch.problems.push(formats::unrecognised(
-                origin,
-                &bytes,
-                input.extension.as_deref(),
-            ));
-            batch
-        }
-    }
+    formats::load_bytes_with(registry, origin.clone(), raw).batch
 }
 
 fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
@@ -461,6 +426,19 @@ fn content_hash(bytes: &[u8]) -> u64 {
 }
 
 /// `.jsonl` / `.ndjson` files are tailed from their first byte (gzipped ones are documents).
+/// A `.jsonl` name promises JSON lines, but the Collector's file exporter keeps the name for
+/// gzip, zstd and length-prefixed output: bytes already there that do not open like JSON send
+/// the file through the document loader, which recognises containers by content.
+fn starts_unlike_json_lines(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 64];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| file.read(&mut head))
+        .unwrap_or(0);
+    let text = head[..read].trim_ascii_start();
+    !text.is_empty() && !text.starts_with(b"{")
+}
+
 fn lines_by_name(path: &Path) -> bool {
     let name = path
         .file_name()

@@ -6,8 +6,8 @@ use base64::Engine as _;
 
 use super::{App, Pane};
 use crate::redact::Reveal;
-use crate::triage::report;
 use crate::views::dump::{Selection, invocation_json, payload_json};
+use crate::views::report;
 
 /// The OSC 52 sequence that puts `text` on the system clipboard.
 pub fn osc52(text: &str) -> String {

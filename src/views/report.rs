@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::facets::{Facets, GoldOutcome};
+use super::dump::{Selection, selection_json};
 use crate::gold::check::check_store;
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::model::Origin;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
-use crate::views::dump::{Selection, selection_json};
+use crate::triage::{Facets, GoldOutcome};
 
 /// A written-out report: the Markdown and the matching `dump --json` document.
 #[derive(Debug, Clone)]
@@ -182,58 +182,4 @@ pub fn write(report: &TriageReport, markdown: &Path) -> std::io::Result<u64> {
     std::fs::write(markdown, &report.markdown)?;
     std::fs::write(json_path(markdown), &json)?;
     Ok((report.markdown.len() + json.len()) as u64)
-}
-
-/// `toolcap-tui report`: exit 0 when written, 2 on error.
-pub fn run(args: &crate::cli::ReportArgs) -> i32 {
-    let mode = Reveal::from_flag(args.reveal);
-    let query = match args
-        .filter
-        .as_deref()
-        .map(crate::query::Query::parse)
-        .transpose()
-    {
-        Ok(query) => query,
-        Err(error) => {
-            eprint!(
-                "{}",
-                crate::views::dump::query_error_text(args.filter.as_deref().unwrap_or(""), &error)
-            );
-            return 2;
-        }
-    };
-    let (store, _) = crate::views::dump::load_store(&args.sources);
-    if store.is_empty() {
-        eprintln!("toolcap-tui report: nothing could be loaded");
-        return 2;
-    }
-    let selection = match &query {
-        Some(query) => Selection::filtered(&store, query, mode),
-        None => Selection::all(&store),
-    };
-    let report = build(&store, &selection, mode);
-    match &args.out {
-        Some(path) => match write(&report, path) {
-            Ok(bytes) => {
-                eprintln!(
-                    "toolcap-tui report: {} failing of {} listed → {} and {} ({bytes} bytes)",
-                    report.failing,
-                    report.listed,
-                    path.display(),
-                    json_path(path).display()
-                );
-                0
-            }
-            Err(why) => {
-                eprintln!("toolcap-tui report: {}: {why}", path.display());
-                2
-            }
-        },
-        None => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            let _ = stdout.write_all(report.markdown.as_bytes());
-            0
-        }
-    }
 }

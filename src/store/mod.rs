@@ -7,11 +7,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+mod budget;
 mod grow;
 mod invocation;
 mod summary;
 mod tree;
 
+pub use budget::Budget;
 use grow::{by_start, named_parent, root_order};
 use invocation::*;
 use summary::*;
@@ -20,13 +22,6 @@ use tree::*;
 use crate::model::{
     Batch, EvalVerdict, GoldSpec, Health, Origin, PayloadBody, Problem, Span, SpanKind,
 };
-
-/// A memory budget with oldest-first eviction. `None` means unbounded.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Budget {
-    pub max_invocations: Option<usize>,
-    pub max_bytes: Option<u64>,
-}
 
 /// Running totals shown in the status bar: never a silent cap.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -406,50 +401,6 @@ impl Store {
             .retain(|p| p.source != path.display().to_string());
         self.recount();
         self.generation += 1;
-    }
-
-    fn recount(&mut self) {
-        self.stats.spans_kept = self
-            .invocations
-            .values()
-            .map(|i| i.spans.len() as u64)
-            .sum();
-        self.stats.approx_bytes = self.invocations.values().map(|i| i.approx_bytes).sum();
-    }
-
-    fn enforce_budget(&mut self) {
-        let over = |store: &Store| {
-            store
-                .budget
-                .max_invocations
-                .is_some_and(|max| store.invocations.len() > max)
-                || store
-                    .budget
-                    .max_bytes
-                    .is_some_and(|max| store.stats.approx_bytes > max)
-        };
-        if !over(self) {
-            return;
-        }
-        let mut by_age: Vec<(u64, String)> = self
-            .invocations
-            .values()
-            .map(|i| (i.arrival, i.id.clone()))
-            .collect();
-        by_age.sort();
-        for (_, id) in by_age {
-            // Always keep the newest invocation, even if it alone exceeds the byte budget.
-            if !over(self) || self.invocations.len() <= 1 {
-                break;
-            }
-            if let Some(inv) = self.invocations.remove(&id) {
-                self.stats.invocations_evicted += 1;
-                self.stats.spans_evicted += inv.spans.len() as u64;
-                self.stats.approx_bytes -= inv.approx_bytes.min(self.stats.approx_bytes);
-                self.stats.spans_kept -= (inv.spans.len() as u64).min(self.stats.spans_kept);
-                self.evicted_ids.insert(id);
-            }
-        }
     }
 }
 

@@ -1,0 +1,99 @@
+//! `toolcap-tui dump`: print invocation trees (text, or one JSON document) of every source.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::RemoteArgs;
+use crate::model::Severity;
+use crate::query::Query;
+use crate::redact::{self, Reveal};
+use crate::sources::load::load_store_with;
+use crate::views::dump::{
+    Selection, explain_json, explain_text, query_error_text, selection_json, selection_text,
+};
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct DumpArgs {
+    /// Trace files, directories (searched recursively), http(s):// URLs of a running `serve`
+    /// (read once: what it has acknowledged so far), or jaeger+http(s)://HOST:16686?service=S.
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Print one JSON document (schema in README.md) instead of text trees.
+    #[arg(long)]
+    pub json: bool,
+    /// Show payloads (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Print, per source, the detected format, why, and what may have been lost.
+    #[arg(long)]
+    pub explain: bool,
+    /// Only invocations matching QUERY (the TUI's `/` language, see README "Queries"); the
+    /// JSON lists each one's matched span ids.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// Runs `dump`; returns the exit code: 0 when anything loaded, 2 when nothing could.
+pub fn run(args: &DumpArgs) -> i32 {
+    let query = match args.filter.as_deref().map(Query::parse).transpose() {
+        Ok(query) => query,
+        Err(error) => {
+            eprint!(
+                "{}",
+                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
+            );
+            return 2;
+        }
+    };
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui dump: {why}");
+            return 2;
+        }
+    };
+    let (store, reports) = load_store_with(&args.sources, &remote);
+    let mode = Reveal::from_flag(args.reveal);
+    let selection = match &query {
+        Some(query) => Selection::filtered(&store, query, mode),
+        None => Selection::all(&store),
+    };
+    let out = if args.json {
+        let mut doc = selection_json(&store, &selection, mode);
+        if args.explain {
+            doc["sources"] = explain_json(&reports, mode);
+        }
+        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    } else {
+        let mut text = String::new();
+        if args.explain {
+            text.push_str(&explain_text(&reports, mode));
+        }
+        text.push_str(&selection_text(&store, &selection, mode));
+        text
+    };
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe (`dump | head`) is not an error worth a panic.
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    if store.is_empty() {
+        // Say why on stderr too: the output may be a pipe into a JSON tool.
+        for problem in store
+            .problems()
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+        {
+            eprintln!(
+                "toolcap-tui dump: {}",
+                redact::sanitize_line(&problem.to_string())
+            );
+        }
+        2
+    } else {
+        0
+    }
+}

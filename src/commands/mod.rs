@@ -1,0 +1,118 @@
+//! The command line: `toolcap-tui [SOURCE...]` opens the TUI; `dump`, `report`, `check` and
+//! `serve` are the headless commands. The contract is in README.md ("CLI").
+//!
+//! Commands sit at the edge: each submodule owns its clap types and turns them into the plain
+//! options the library takes. Nothing below `commands` knows about clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub mod check;
+pub mod dump;
+pub mod report;
+pub mod serve;
+pub mod tui;
+
+use check::CheckArgs;
+use dump::DumpArgs;
+use report::ReportArgs;
+use serve::ServeArgs;
+use tui::UiArgs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolcap-tui",
+    version,
+    about = "Explore the traces of tool-calling LLM agents",
+    long_about = "Explore the traces of tool-calling LLM agents.\n\n\
+        With SOURCEs (files, directories, or the http:// URL of a running `toolcap-tui serve`) it opens \
+        the terminal UI; with no SOURCE (and no --listen) it opens the current directory. Payloads are redacted until you \
+        press `r` (or pass --reveal).",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub ui: UiArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print invocation trees (text or JSON), redacted unless --reveal.
+    Dump(DumpArgs),
+    /// Triage report of the listed invocations: Markdown (failing ones in detail) plus the
+    /// matching `dump --json` document beside it; redacted unless --reveal.
+    Report(ReportArgs),
+    /// Compare actual tool-call trajectories with a gold one; exit 0 match, 1 differs, 2 error.
+    Check(CheckArgs),
+    /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
+    Serve(ServeArgs),
+    /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `toolcap-tui man | man -l -`.
+    Man,
+}
+
+/// How `dump` and `check` reach remote sources (read once, as a snapshot).
+#[derive(Debug, Args, Clone, Default)]
+pub struct RemoteArgs {
+    /// Bearer token sent to remote sources (or TOOLCAP_TOKEN).
+    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+}
+
+impl RemoteArgs {
+    pub fn options(&self) -> Result<crate::sources::remote::RemoteOptions, String> {
+        let mut options =
+            crate::sources::remote::RemoteOptions::from_args(self.token.clone(), &self.headers)?;
+        options.ca_cert = self.cacert.clone();
+        Ok(options)
+    }
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Some(Command::Dump(args)) => dump::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
+        Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Serve(args)) => serve::run(&args),
+        Some(Command::Completions { shell }) => print_completions(shell),
+        Some(Command::Man) => print_man_page(),
+        None => tui::run(cli.ui),
+    }
+}
+
+fn print_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    let mut stdout = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut command, "toolcap-tui", &mut stdout);
+    0
+}
+
+fn print_man_page() -> i32 {
+    use clap::CommandFactory as _;
+    let mut stdout = std::io::stdout().lock();
+    match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
+        Ok(()) => 0,
+        Err(e) => {
+            // A closed pipe (`man | head`) is not worth a message.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("toolcap-tui man: {e}");
+            }
+            2
+        }
+    }
+}

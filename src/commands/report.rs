@@ -1,0 +1,77 @@
+//! `toolcap-tui report`: the triage report of the listed invocations, headless.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::query::Query;
+use crate::redact::Reveal;
+use crate::sources::load::load_store;
+use crate::views::dump::{Selection, query_error_text};
+use crate::views::report::{build, json_path, write};
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// Trace files or directories (searched recursively).
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Only invocations matching this query (the `/` query language, e.g. `is:failing`).
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// Show payloads (secret-looking values stay masked).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Write the Markdown here and the `dump --json` subset beside it (FILE with .json);
+    /// without it the Markdown goes to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `toolcap-tui report`: exit 0 when written, 2 on error.
+pub fn run(args: &ReportArgs) -> i32 {
+    let mode = Reveal::from_flag(args.reveal);
+    let query = match args.filter.as_deref().map(Query::parse).transpose() {
+        Ok(query) => query,
+        Err(error) => {
+            eprint!(
+                "{}",
+                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
+            );
+            return 2;
+        }
+    };
+    let (store, _) = load_store(&args.sources);
+    if store.is_empty() {
+        eprintln!("toolcap-tui report: nothing could be loaded");
+        return 2;
+    }
+    let selection = match &query {
+        Some(query) => Selection::filtered(&store, query, mode),
+        None => Selection::all(&store),
+    };
+    let report = build(&store, &selection, mode);
+    match &args.out {
+        Some(path) => match write(&report, path) {
+            Ok(bytes) => {
+                eprintln!(
+                    "toolcap-tui report: {} failing of {} listed → {} and {} ({bytes} bytes)",
+                    report.failing,
+                    report.listed,
+                    path.display(),
+                    json_path(path).display()
+                );
+                0
+            }
+            Err(why) => {
+                eprintln!("toolcap-tui report: {}: {why}", path.display());
+                2
+            }
+        },
+        None => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(report.markdown.as_bytes());
+            0
+        }
+    }
+}
