@@ -71,15 +71,11 @@ pub(super) fn copy(app: &mut App) {
 }
 
 pub(super) fn export(app: &mut App) {
-    let selection = Selection {
-        rows: app
-            .list
-            .ids
-            .iter()
-            .filter_map(|id| app.store.get(id))
-            .map(|inv| (inv, None))
-            .collect(),
-        query: None,
+    // The listed runs, chosen as `dump` chooses them (the same filter evaluator, oldest first),
+    // so the JSON beside the report is exactly `dump --json [--filter QUERY]`.
+    let selection = match &app.list_search.query {
+        Some(query) => Selection::filtered(&app.store, query, app.reveal),
+        None => Selection::all(&app.store),
     };
     let built = report::build(&app.store, &selection, app.reveal);
     let stamp = std::time::SystemTime::now()
