@@ -49,7 +49,9 @@ fn store() -> Store {
                 message_is_result: false,
             }));
         }
-        batch.spans.push(span("root", None, "support_agent", SpanKind::Agent));
+        batch
+            .spans
+            .push(span("root", None, "support_agent", SpanKind::Agent));
         batch
             .spans
             .push(span("llm", Some("root"), "chat gpt-4o", SpanKind::Llm));

@@ -207,6 +207,24 @@ pub fn row_in_turn(scope: &ConversationScope, row: &Row, turn: usize) -> bool {
     }
 }
 
+/// Whether `id`'s part of `report` passes. For a turn of a whole-conversation gold, its share
+/// of the rows (the turn the gold is filed under also carries the conversation's verdict); for
+/// any other report, the report's verdict. The list, the failure queue, `dump`, queries and the
+/// triage report all judge an invocation's gold by this one rule.
+pub fn passes_for(report: &DiffReport, id: &str) -> bool {
+    match (turn_share(report, id), report.conversation.as_ref()) {
+        (Some(share), Some(scope)) => {
+            let holder = scope
+                .holder
+                .and_then(|h| scope.turns.get(h))
+                .map(String::as_str)
+                == Some(id);
+            share.differing == 0 && (!holder || report.passed())
+        }
+        _ => report.passed(),
+    }
+}
+
 pub fn turn_share(report: &DiffReport, turn_id: &str) -> Option<TurnShare> {
     let scope = report.conversation.as_ref()?;
     let turn = scope.turns.iter().position(|t| t == turn_id)?;

@@ -9,19 +9,44 @@ use crate::formats;
 use std::collections::HashMap;
 
 use crate::gold::check::check_store;
+use crate::gold::conversation::passes_for;
 use crate::gold::report::CheckOptions;
 use crate::model::{Payload, PayloadState, Span};
 use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::load::SourceReport;
 use crate::store::{Invocation, Store};
-use crate::triage::GoldOutcome;
+use crate::triage::{Facets, GoldOutcome};
 
 /// The invocations `dump` prints, oldest first, with the spans a filter matched.
 pub struct Selection<'a> {
     pub rows: Vec<(&'a Invocation, Option<Match>)>,
     /// The filter's text, when one was given.
     pub query: Option<String>,
+    /// The gold comparison of every judged invocation (the golds the traces carry and their
+    /// sidecars), so the JSON's facets count a gold mismatch as the list and report do.
+    pub golds: HashMap<String, GoldOutcome>,
+}
+
+/// The gold outcome of every invocation a gold applies to; each turn of a whole-conversation
+/// gold is judged by its share ([`passes_for`]).
+pub fn gold_outcomes(store: &Store) -> HashMap<String, GoldOutcome> {
+    let mut problems = Vec::new();
+    check_store(store, None, CheckOptions::default(), &mut problems)
+        .into_iter()
+        .flat_map(|r| {
+            let ids = match &r.conversation {
+                Some(scope) => scope.turns.clone(),
+                None => vec![r.invocation.clone()],
+            };
+            ids.into_iter()
+                .map(|id| {
+                    let passed = passes_for(&r, &id);
+                    (id, GoldOutcome::from_score(Some((r.metrics.score, passed))))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 impl<'a> Selection<'a> {
@@ -34,28 +59,13 @@ impl<'a> Selection<'a> {
                 .map(|inv| (inv, None))
                 .collect(),
             query: None,
+            golds: gold_outcomes(store),
         }
     }
 
     /// The invocations `query` matches; payload text is searched only when `mode` reveals.
     pub fn filtered(store: &'a Store, query: &Query, mode: Reveal) -> Self {
-        let golds: HashMap<String, GoldOutcome> = if query.needs_gold() {
-            let mut problems = Vec::new();
-            check_store(store, None, CheckOptions::default(), &mut problems)
-                .into_iter()
-                .flat_map(|r| {
-                    let outcome = GoldOutcome::from_score(Some((r.metrics.score, r.passed())));
-                    // A whole-conversation report judges every turn of its conversation.
-                    let ids = match &r.conversation {
-                        Some(scope) => scope.turns.clone(),
-                        None => vec![r.invocation.clone()],
-                    };
-                    ids.into_iter().map(move |id| (id, outcome))
-                })
-                .collect()
-        } else {
-            HashMap::new()
-        };
+        let golds = gold_outcomes(store);
         let gold = |inv: &Invocation| golds.get(&inv.id).copied().unwrap_or_default();
         let ctx = Context {
             reveal: mode,
@@ -68,6 +78,7 @@ impl<'a> Selection<'a> {
                 .filter_map(|inv| query.matches(inv, &ctx).map(|m| (inv, Some(m))))
                 .collect(),
             query: Some(query.text().to_owned()),
+            golds,
         }
     }
 }
@@ -135,6 +146,22 @@ pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Val
         .iter()
         .map(|(inv, matched)| {
             let mut doc = invocation_json(inv, mode);
+            let gold = selection.golds.get(&inv.id).copied().unwrap_or_default();
+            let facets = Facets::of(inv, gold);
+            doc["failing"] = json!(facets.failing());
+            doc["facets"] = json!(
+                facets
+                    .list()
+                    .into_iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+            );
+            match gold {
+                GoldOutcome::Unknown => {}
+                GoldOutcome::Matches { score } | GoldOutcome::Differs { score } => {
+                    doc["gold"] = json!({"matches": !facets.gold_mismatch(), "score": score});
+                }
+            }
             if let Some(matched) = matched {
                 doc["matched_span_ids"] = json!(
                     matched_in_tree_order(inv, matched)

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::dump::{Selection, selection_json};
 use crate::gold::check::check_store;
+use crate::gold::conversation::passes_for;
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::model::Origin;
 use crate::redact::{self, Reveal};
@@ -69,7 +70,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
     for (inv, _) in &selection.rows {
         let gold = golds.get(&inv.id);
         let outcome = gold.map_or(GoldOutcome::Unknown, |r| {
-            GoldOutcome::from_score(Some((r.metrics.score, r.passed())))
+            GoldOutcome::from_score(Some((r.metrics.score, passes_for(r, &inv.id))))
         });
         let facets = Facets::of(inv, outcome);
         if !facets.failing() {
@@ -123,7 +124,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                 );
             }
         }
-        if let Some(report) = gold.filter(|r| !r.passed()) {
+        if let Some(report) = gold.filter(|r| !passes_for(r, &inv.id)) {
             let _ = writeln!(
                 body,
                 "- gold ({}): toolcap gold: ✗ differs, score {:.2}",

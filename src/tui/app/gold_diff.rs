@@ -5,7 +5,7 @@ use crossterm::event::KeyCode;
 
 use super::{App, Pane, nav};
 use crate::gold::check::{SidecarCache, report_in};
-use crate::gold::conversation::{Conversations, conversation_of, turn_share};
+use crate::gold::conversation::{Conversations, conversation_of, passes_for};
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::GoldFile;
 use crate::tui::diff::{DiffAction, DiffViewState, handle_key};
@@ -95,18 +95,9 @@ pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {
     report
 }
 
-/// A list row's gold outcome: the report's score, and whether this invocation's part passes
-/// (for a turn of a whole-conversation gold, its share of the rows; the turn the gold is
-/// filed under also carries the conversation's verdict).
+/// A list row's gold outcome: the report's score, and whether this invocation's part passes.
 fn outcome(report: &DiffReport, id: &str) -> (f64, bool) {
-    let passed = match (turn_share(report, id), report.conversation.as_ref()) {
-        (Some(share), Some(scope)) => {
-            let holder = scope.holder.and_then(|h| scope.turns.get(h)) == Some(&id.to_string());
-            share.differing == 0 && (!holder || report.passed())
-        }
-        _ => report.passed(),
-    };
-    (report.metrics.score, passed)
+    (report.metrics.score, passes_for(report, id))
 }
 
 pub(super) fn open(app: &mut App) {
