@@ -106,7 +106,9 @@ fn key_and_frame(bencher: Bencher, mut app: App, keys: &[Action]) {
         app::update(&mut app, keys[i % keys.len()]);
         i += 1;
         terminal
-            .draw(|frame| ui::render(frame, &app))
+            .draw(|frame| {
+                ui::render(frame, &app);
+            })
             .expect("draw");
     });
 }
@@ -452,7 +454,9 @@ fn drain_key_and_frame(
             app::update(&mut app, keys[i % keys.len()]);
             i += 1;
             terminal
-                .draw(|frame| ui::render(frame, &app))
+                .draw(|frame| {
+                    ui::render(frame, &app);
+                })
                 .expect("draw");
         });
 }

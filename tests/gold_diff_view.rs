@@ -1,6 +1,5 @@
 //! Snapshot tests of the TUI diff view (ratatui TestBackend + insta), at 80x24 and 120x40.
 
-use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -9,7 +8,8 @@ use toolcap::gold::align::{Alignment, RowKind};
 use toolcap::gold::report::{CheckOptions, DiffReport};
 use toolcap::gold::{ActualCall, Args, GoldCall, GoldSpec};
 use toolcap::redact::Reveal;
-use toolcap::tui::diff::{DiffAction, DiffViewState, handle_key, render};
+use toolcap::tui::action::Action;
+use toolcap::tui::overlays::diff::{DiffAction, DiffViewState, apply, render};
 
 fn args(value: Value) -> Args {
     value.as_object().cloned().unwrap_or_default()
@@ -68,7 +68,7 @@ fn draw(
                 report,
                 &state,
                 reveal,
-                &toolcap::tui::theme::Theme::default(),
+                &toolcap::tui::config::Config::default(),
             )
         })
         .expect("draw");
@@ -250,28 +250,25 @@ fn keys_jump_between_differences_and_switch_alignment() {
     let mut state = DiffViewState::new(&r);
     assert_eq!(state.selected_row, 1, "starts on the first difference");
     assert_eq!(
-        handle_key(&mut state, &mut r, KeyCode::Char('n')),
+        apply(&mut state, &mut r, Action::NextDifference),
         DiffAction::None
     );
     assert_eq!(state.selected_row, 2);
-    handle_key(&mut state, &mut r, KeyCode::Char('n'));
+    apply(&mut state, &mut r, Action::NextDifference);
     assert_eq!(state.selected_row, 2, "no further difference");
-    handle_key(&mut state, &mut r, KeyCode::Char('N'));
+    apply(&mut state, &mut r, Action::PrevDifference);
     assert_eq!(state.selected_row, 1);
     assert_eq!(
-        handle_key(&mut state, &mut r, KeyCode::Enter),
+        apply(&mut state, &mut r, Action::GoToCall),
         DiffAction::JumpToSpan(3)
     );
-    handle_key(&mut state, &mut r, KeyCode::Char('a'));
+    apply(&mut state, &mut r, Action::CycleAlignment);
     assert_eq!(state.alignment, Alignment::Position);
     assert_eq!(r.options.alignment, Alignment::Position);
-    handle_key(&mut state, &mut r, KeyCode::Char('a'));
+    apply(&mut state, &mut r, Action::CycleAlignment);
     assert_eq!(r.options.alignment, Alignment::Name);
     // By name, the gold's b and the actual x cannot pair: b is missing, x is extra.
     assert!(r.rows.iter().any(|row| row.kind == RowKind::Missing));
     assert!(r.rows.iter().any(|row| row.kind == RowKind::Extra));
-    assert_eq!(
-        handle_key(&mut state, &mut r, KeyCode::Esc),
-        DiffAction::Close
-    );
+    assert_eq!(apply(&mut state, &mut r, Action::Cancel), DiffAction::Close);
 }

@@ -142,7 +142,9 @@ fn cycles_show_a_cycle_marker_in_the_tree() {
     );
     let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
     terminal
-        .draw(|frame| toolcap::tui::ui::render(frame, &app))
+        .draw(|frame| {
+            toolcap::tui::ui::render(frame, &app);
+        })
         .unwrap();
     let screen: String = terminal
         .backend()

@@ -199,7 +199,7 @@ fn q_and_ctrl_c_quit_and_help_lists_every_binding() {
     let mut app = sample_app(80, 24);
     press(&mut app, "?");
     assert!(app.show_help);
-    let help: String = toolcap::tui::ui::help::help_lines(&app)
+    let help: String = toolcap::tui::overlays::help::help_lines(&app)
         .iter()
         .map(|l| l.to_string() + "\n")
         .collect();

@@ -1,9 +1,9 @@
-//! The one event loop: `tokio::select!` over terminal input, the ingest channel and a coarse
-//! tick. Ingest events are drained in batches; a frame is drawn only when the store or the UI
-//! state changed since the last one.
+//! The one event loop: `tokio::select!` over terminal input and the ingest channel. Nothing
+//! on screen animates, so there is no timer: an idle app sleeps until a key or data arrives.
+//! Ingest events are drained in batches; a frame is drawn only when the store or the UI state
+//! changed since the last one.
 
 use std::io;
-use std::time::Duration;
 
 use crossterm::event::{Event, EventStream, KeyEventKind, MouseEventKind};
 use futures::StreamExt;
@@ -13,22 +13,19 @@ use tokio::sync::mpsc;
 
 use super::action::Action;
 use super::app::{self, App};
+use super::overlays::Overlay;
 use super::ui;
 use crate::sources::IngestEvent;
 
 /// Most ingest events applied before the screen gets a chance to redraw.
 const INGEST_BATCH: usize = 256;
-const TICK: Duration = Duration::from_millis(250);
 
 /// Turns one terminal event into an action (none when it means nothing here).
 pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
-            if app.searching || app.find.editing {
-                return search_key(app, key);
-            }
-            if app.diff.is_some() {
-                return diff_key(app, key);
+            if let Some(overlay) = Overlay::open(app) {
+                return overlay.action_for_key(app, key);
             }
             app.config
                 .keymap
@@ -68,65 +65,6 @@ pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
     }
 }
 
-/// While the diff overlay is open its keys go to it; Ctrl-C still quits.
-fn diff_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
-    use crossterm::event::KeyModifiers;
-    if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return app
-            .config
-            .keymap
-            .lookup(&[super::keymap::Scope::Global], key);
-    }
-    Some(Action::DiffKey(key.code))
-}
-
-/// While typing a search, keys are text and readline editing (Ctrl-U/W/A/E, Alt-B/F, arrows,
-/// ↑/↓ history); Ctrl-C still quits, Esc and Enter close the prompt.
-fn search_key(app: &App, key: &crossterm::event::KeyEvent) -> Option<Action> {
-    use super::search::EditKey;
-    use crossterm::event::{KeyCode, KeyModifiers};
-    if key.modifiers.contains(KeyModifiers::CONTROL) {
-        let edit = match key.code {
-            KeyCode::Char('u') => Some(EditKey::KillToStart),
-            KeyCode::Char('w') | KeyCode::Backspace => Some(EditKey::KillWordBack),
-            KeyCode::Char('a') => Some(EditKey::Home),
-            KeyCode::Char('e') => Some(EditKey::End),
-            KeyCode::Char('b') => Some(EditKey::Left),
-            KeyCode::Char('f') => Some(EditKey::Right),
-            _ => None,
-        };
-        return match edit {
-            Some(edit) => Some(Action::SearchEdit(edit)),
-            None => app
-                .config
-                .keymap
-                .lookup(&[super::keymap::Scope::Global], key),
-        };
-    }
-    if key.modifiers.contains(KeyModifiers::ALT) {
-        return match key.code {
-            KeyCode::Char('b') | KeyCode::Left => Some(Action::SearchEdit(EditKey::WordLeft)),
-            KeyCode::Char('f') | KeyCode::Right => Some(Action::SearchEdit(EditKey::WordRight)),
-            KeyCode::Backspace => Some(Action::SearchEdit(EditKey::KillWordBack)),
-            _ => None,
-        };
-    }
-    match key.code {
-        KeyCode::Esc => Some(Action::Cancel),
-        KeyCode::Enter => Some(Action::SearchAccept),
-        KeyCode::Backspace => Some(Action::SearchBackspace),
-        KeyCode::Delete => Some(Action::SearchEdit(EditKey::Delete)),
-        KeyCode::Left => Some(Action::SearchEdit(EditKey::Left)),
-        KeyCode::Right => Some(Action::SearchEdit(EditKey::Right)),
-        KeyCode::Home => Some(Action::SearchEdit(EditKey::Home)),
-        KeyCode::End => Some(Action::SearchEdit(EditKey::End)),
-        KeyCode::Up => Some(Action::SearchEdit(EditKey::HistoryPrev)),
-        KeyCode::Down => Some(Action::SearchEdit(EditKey::HistoryNext)),
-        KeyCode::Char(c) => Some(Action::SearchInput(c)),
-        _ => None,
-    }
-}
-
 /// Takes or releases the mouse; released, the terminal selects text natively.
 fn set_mouse_capture(on: bool) {
     use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
@@ -149,8 +87,6 @@ where
     B::Error: Send + Sync + 'static,
 {
     let mut input = EventStream::new();
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut ingest_open = true;
     let mut pending = Vec::with_capacity(INGEST_BATCH);
     let mut drawn: Option<(u64, u64)> = None;
@@ -168,9 +104,13 @@ where
     loop {
         let state = (app.store.generation(), app.version);
         if drawn != Some(state) {
+            let mut regions = None;
             terminal
-                .draw(|frame| ui::render(frame, app))
+                .draw(|frame| regions = Some(ui::render(frame, app)))
                 .map_err(io::Error::other)?;
+            if let Some(regions) = regions {
+                app::drawn(app, regions);
+            }
             drawn = Some(state);
         }
         if let Some(text) = app.clipboard.take() {
@@ -203,7 +143,6 @@ where
                 }
                 app::ingest_many(app, pending.drain(..));
             }
-            _ = tick.tick() => app::update(app, Action::Tick),
         }
     }
 }

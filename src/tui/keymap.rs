@@ -1,11 +1,14 @@
 //! The keymap as data: (scope, key) → action. The same table drives key handling, the footer
-//! hints and the `?` help, so they cannot drift apart. The config file can rebind any key.
+//! hints, the `?` help and every overlay title, so they cannot drift apart. The config file can
+//! rebind any key. Each overlay (`tui::overlays`) reads keys through a [`KeyContext`]: its own
+//! scope, then the few global actions it honours.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
 
-/// Where a binding applies. The focused pane's scope is consulted before `Global`.
+/// Where a binding applies. The focused pane's scope is consulted before `Global`; an open
+/// overlay's scope replaces both (see [`KeyContext`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scope {
     Global,
@@ -13,10 +16,27 @@ pub enum Scope {
     Tree,
     Detail,
     Payload,
+    Help,
+    Problems,
+    Diff,
+    Search,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 5] = [
+    pub const ALL: [Scope; 9] = [
+        Scope::Global,
+        Scope::List,
+        Scope::Tree,
+        Scope::Detail,
+        Scope::Payload,
+        Scope::Help,
+        Scope::Problems,
+        Scope::Diff,
+        Scope::Search,
+    ];
+    /// The scopes of the three panes and the full-screen payload: the help lists each under
+    /// its own heading; overlays list theirs with what they inherit.
+    pub const PANES: [Scope; 5] = [
         Scope::Global,
         Scope::List,
         Scope::Tree,
@@ -31,6 +51,10 @@ impl Scope {
             Scope::Tree => "tree",
             Scope::Detail => "detail",
             Scope::Payload => "payload",
+            Scope::Help => "help",
+            Scope::Problems => "problems",
+            Scope::Diff => "diff",
+            Scope::Search => "search",
         }
     }
     pub fn from_key(key: &str) -> Option<Scope> {
@@ -209,7 +233,33 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Detail, "<left>", Action::Collapse),
     (Scope::Payload, "f", Action::TogglePayloadFullscreen),
     (Scope::Payload, "<enter>", Action::TogglePayloadFullscreen),
+    (Scope::Diff, "n", Action::NextDifference),
+    (Scope::Diff, "N", Action::PrevDifference),
+    (Scope::Diff, "a", Action::CycleAlignment),
+    (Scope::Diff, "<enter>", Action::GoToCall),
+    (Scope::Diff, "q", Action::Cancel),
+    (Scope::Search, "<enter>", Action::SearchAccept),
+    (Scope::Search, "<esc>", Action::Cancel),
 ];
+
+/// How an overlay reads keys: its own scope first, then the global bindings of the actions it
+/// honours (so rebinding `cancel` globally also changes how every overlay closes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyContext {
+    pub scope: Scope,
+    /// Global actions that still work while the overlay is open, in the order its help lists them.
+    pub inherits: &'static [Action],
+    /// A text prompt: a plain character is typed, so an inherited binding counts only for keys
+    /// that are not text (`C-c`, `F1`, `Esc`).
+    pub text_input: bool,
+}
+
+impl KeySpec {
+    /// A key a text prompt takes as typed text.
+    pub fn is_text(&self) -> bool {
+        matches!(self.code, KeyCode::Char(_)) && !self.ctrl && !self.alt
+    }
+}
 
 /// Keys grouped by action for one scope, for the footer and help.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,6 +330,90 @@ impl Keymap {
 
     pub fn is_bound(&self, action: Action) -> bool {
         self.bindings.iter().any(|b| b.action == action)
+    }
+
+    /// The keys that reach `action` through `scopes` (most specific first): a key an earlier
+    /// scope binds to something else is shadowed and not listed.
+    pub fn keys_for(&self, scopes: &[Scope], action: Action) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, scope) in scopes.iter().enumerate() {
+            for b in self
+                .bindings
+                .iter()
+                .filter(|b| b.scope == *scope && b.action == action)
+            {
+                let shadowed = self
+                    .bindings
+                    .iter()
+                    .any(|e| scopes[..i].contains(&e.scope) && e.key == b.key);
+                let shown = b.key.display();
+                if !shadowed && !out.contains(&shown) {
+                    out.push(shown);
+                }
+            }
+        }
+        out
+    }
+
+    /// The first key of `action` through `scopes`, for a title or message (`(s)`, `Esc clears`).
+    pub fn first_key(&self, scopes: &[Scope], action: Action) -> Option<String> {
+        self.keys_for(scopes, action).into_iter().next()
+    }
+
+    /// The action for a key while an overlay reading `context` is open.
+    pub fn lookup_in(&self, context: &KeyContext, event: &KeyEvent) -> Option<Action> {
+        let spec = KeySpec::of_event(event);
+        self.own_or_inherited(context, spec)
+    }
+
+    fn own_or_inherited(&self, context: &KeyContext, spec: KeySpec) -> Option<Action> {
+        let own = self
+            .bindings
+            .iter()
+            .find(|b| b.scope == context.scope && b.key == spec);
+        if let Some(b) = own {
+            return Some(b.action);
+        }
+        if context.text_input && spec.is_text() {
+            return None;
+        }
+        self.bindings
+            .iter()
+            .find(|b| b.scope == Scope::Global && b.key == spec)
+            .map(|b| b.action)
+            .filter(|action| context.inherits.contains(action))
+    }
+
+    /// The keys of `action` while an overlay reading `context` is open.
+    pub fn keys_in(&self, context: &KeyContext, action: Action) -> Vec<String> {
+        self.hints_in(context)
+            .into_iter()
+            .find(|h| h.action == action)
+            .map(|h| h.keys)
+            .unwrap_or_default()
+    }
+
+    /// Every action an overlay answers to with its keys: its own scope's bindings, then the
+    /// inherited actions in the order the context lists them.
+    pub fn hints_in(&self, context: &KeyContext) -> Vec<Hint> {
+        let mut out = self.hints(context.scope);
+        for &action in context.inherits {
+            let keys: Vec<String> = self
+                .bindings
+                .iter()
+                .filter(|b| b.scope == Scope::Global && b.action == action)
+                .filter(|b| self.own_or_inherited(context, b.key) == Some(action))
+                .map(|b| b.key.display())
+                .collect();
+            if keys.is_empty() {
+                continue;
+            }
+            match out.iter_mut().find(|h| h.action == action) {
+                Some(hint) => hint.keys.extend(keys),
+                None => out.push(Hint { keys, action }),
+            }
+        }
+        out
     }
 }
 

@@ -15,20 +15,23 @@
 //!  REDACTED  27 invocations · 218 spans · 2 errors (p) · watching ./traces       ui::status
 //!  Enter fold/unfold  l expand  h collapse  n next failure  r reveal  ? help       (footer)
 //! ```
-//! `?` (help) and `p` (problems) draw an overlay on top; `f` gives the detail pane the whole body.
+//! `?` (help), `p` (problems), `d` (gold diff) and `/` (search prompt) are [`overlays`] that take
+//! the keys while open; `f` gives the detail pane the whole body.
 //!
 //! Data flow: sources → ingest channel → [`app::ingest`] → store; keys/mouse/resize →
-//! [`keymap`] → [`action::Action`] → [`app::update`]; [`ui::render`] only reads the [`app::App`].
+//! [`keymap`] → [`action::Action`] → [`app::update`]; [`ui::render`] only reads the [`app::App`]
+//! and returns the [`layout::Regions`] it drew, which mouse hit-testing uses.
 
 pub mod action;
 pub mod app;
 pub mod config;
-pub mod diff;
 pub mod event_loop;
 pub mod facts;
 pub mod format;
 pub mod inspect;
 pub mod keymap;
+pub mod layout;
+pub mod overlays;
 pub mod payload;
 pub mod search;
 pub mod theme;

@@ -309,7 +309,11 @@ pub fn press(app: &mut App, keys: &str) {
     }
 }
 
+/// A mouse event on the screen as last drawn: like the event loop, it draws first and hands the
+/// regions drawn back to the app, which hit-tests against them.
 pub fn mouse(app: &mut App, kind: MouseEventKind, column: u16, row: u16) {
+    let regions = draw_regions(app);
+    app::drawn(app, regions);
     let event = Event::Mouse(MouseEvent {
         kind,
         column,
@@ -324,8 +328,23 @@ pub fn mouse(app: &mut App, kind: MouseEventKind, column: u16, row: u16) {
 pub fn draw(app: &App) -> Terminal<TestBackend> {
     let mut terminal =
         Terminal::new(TestBackend::new(app.screen.width, app.screen.height)).unwrap();
-    terminal.draw(|frame| ui::render(frame, app)).unwrap();
     terminal
+        .draw(|frame| {
+            ui::render(frame, app);
+        })
+        .unwrap();
+    terminal
+}
+
+/// The regions a frame of the current state draws the panes in.
+pub fn draw_regions(app: &App) -> toolcap::tui::layout::Regions {
+    let mut terminal =
+        Terminal::new(TestBackend::new(app.screen.width, app.screen.height)).unwrap();
+    let mut regions = None;
+    terminal
+        .draw(|frame| regions = Some(ui::render(frame, app)))
+        .unwrap();
+    regions.expect("drawn")
 }
 
 /// The screen as text, one line per row.

@@ -6,6 +6,7 @@ use super::{App, Pane};
 use crate::query::{Context, Query};
 use crate::store::Invocation;
 use crate::triage::GoldOutcome;
+use crate::tui::action::Action;
 use crate::tui::search::{EditKey, Find};
 
 /// The query context the TUI evaluates with: the current reveal mode and the list's gold scores.
@@ -235,7 +236,13 @@ pub(super) fn cycle(app: &mut App, forward: bool) {
     refresh_find(app);
     let n = app.find.matches.len();
     if n == 0 {
-        app.message = Some("no span matches the find (Esc ends it)".into());
+        let ends = app
+            .config
+            .keymap
+            .first_key(&app.key_scopes(), Action::Cancel)
+            .map(|key| format!(" ({key} ends it)"))
+            .unwrap_or_default();
+        app.message = Some(format!("no span matches the find{ends}"));
         return;
     }
     let next = match app.find.current {

@@ -1,14 +1,13 @@
-//! The gold-vs-actual overlay (`d`): which gold applies, the report, and the keys inside it.
-//! The view itself is drawn by [`crate::tui::diff`].
-
-use crossterm::event::KeyCode;
+//! The gold-vs-actual overlay (`d`): which gold applies, the report, and the actions inside it.
+//! The view itself (keys, drawing) is [`crate::tui::overlays::diff`].
 
 use super::{App, Pane, nav};
 use crate::gold::check::{SidecarCache, report_in};
 use crate::gold::conversation::{Conversations, conversation_of, passes_for};
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::GoldFile;
-use crate::tui::diff::{DiffAction, DiffViewState, handle_key};
+use crate::tui::action::Action;
+use crate::tui::overlays::diff::{DiffAction, DiffViewState};
 
 /// How many visible list rows get a gold score computed per refresh: scores need payloads
 /// (arguments), so only what is on screen is scored, and each again only when it changed.
@@ -131,16 +130,21 @@ pub(super) fn open(app: &mut App) {
     }
 }
 
-pub(super) fn key(app: &mut App, code: KeyCode) {
-    if code == KeyCode::Char('r') {
-        app.reveal = app.reveal.toggled();
-        return;
+/// Applies an action while the overlay is open; `false` leaves it to the app (reveal, quit,
+/// resize). The mouse does nothing here: the panes it would hit are hidden under the overlay.
+pub(super) fn apply(app: &mut App, action: Action) -> bool {
+    if matches!(
+        action,
+        Action::Click { .. } | Action::ScrollUp { .. } | Action::ScrollDown { .. }
+    ) {
+        return true;
     }
     let Some(overlay) = app.diff.as_mut() else {
-        return;
+        return false;
     };
-    match handle_key(&mut overlay.state, &mut overlay.report, code) {
+    match crate::tui::overlays::diff::apply(&mut overlay.state, &mut overlay.report, action) {
         DiffAction::None => {}
+        DiffAction::NotMine => return false,
         DiffAction::Close => app.diff = None,
         DiffAction::JumpToSpan(span) => {
             let row = app
@@ -155,6 +159,7 @@ pub(super) fn key(app: &mut App, code: KeyCode) {
             }
         }
     }
+    true
 }
 
 /// What a run's score depends on: its spans (which only grow or get re-read) and its gold.

@@ -31,7 +31,7 @@ use super::action::Action;
 use super::config::Config;
 use super::inspect;
 use super::keymap::Scope;
-use super::ui::layout::Regions;
+use super::layout::Regions;
 use crate::redact::Reveal;
 use crate::sources::{IngestEvent, SourceStatus};
 use crate::store::{Invocation, Store};
@@ -127,6 +127,9 @@ pub struct App {
     pub searching: bool,
     pub search: String,
     pub screen: Rect,
+    /// Where the last frame drew the panes (`ui::render` returns it): clicks and the wheel are
+    /// hit-tested against what the user saw. `None` until the first frame.
+    pub drawn: Option<Regions>,
     /// One-shot note for the status bar (cleared by the next key).
     pub message: Option<String>,
     pub sources: Vec<SourceStatus>,
@@ -179,6 +182,7 @@ impl App {
             searching: false,
             search: String::new(),
             screen: Rect::new(0, 0, 80, 24),
+            drawn: None,
             message,
             sources: Vec::new(),
             should_quit: false,
@@ -207,6 +211,7 @@ impl App {
         app
     }
 
+    /// The regions the next frame will use (page sizes, scroll windows).
     pub fn regions(&self) -> Regions {
         Regions::compute(self.screen, self.payload_fullscreen, self.list.rows.len())
     }
@@ -332,11 +337,13 @@ fn source_name(status: &SourceStatus) -> String {
     }
 }
 
+/// Records where a frame drew the panes. Not a state change: nothing redraws because of it.
+pub fn drawn(app: &mut App, regions: Regions) {
+    app.drawn = Some(regions);
+}
+
 /// The only mutator for user and terminal actions.
 pub fn update(app: &mut App, action: Action) {
-    if action == Action::Tick {
-        return;
-    }
     app.version += 1;
     if !matches!(action, Action::Resize { .. }) {
         app.message = None;
@@ -361,6 +368,10 @@ pub fn update(app: &mut App, action: Action) {
         refresh(app);
         return;
     }
+    if app.diff.is_some() && gold_diff::apply(app, action) {
+        refresh(app);
+        return;
+    }
     match action {
         Action::Quit => app.should_quit = true,
         Action::ToggleHelp => {
@@ -380,7 +391,6 @@ pub fn update(app: &mut App, action: Action) {
         Action::ToggleDiff => gold_diff::open(app),
         Action::Copy => export::copy(app),
         Action::Export => export::export(app),
-        Action::DiffKey(code) => gold_diff::key(app, code),
         Action::StartSearch => find::start(app),
         Action::SearchInput(c) => find::input(app, c),
         Action::SearchBackspace => find::backspace(app),
@@ -435,14 +445,17 @@ pub fn update(app: &mut App, action: Action) {
         }
         Action::ToggleMouseCapture => {
             app.mouse_capture = !app.mouse_capture;
-            app.message = Some(
-                if app.mouse_capture {
-                    "mouse captured: click and scroll in panes"
-                } else {
-                    "mouse released: select text with the terminal (M captures again)"
-                }
-                .into(),
-            );
+            let again = app
+                .config
+                .keymap
+                .first_key(&[Scope::Global], Action::ToggleMouseCapture)
+                .map(|key| format!(" ({key} captures again)"))
+                .unwrap_or_default();
+            app.message = Some(if app.mouse_capture {
+                "mouse captured: click and scroll in panes".into()
+            } else {
+                format!("mouse released: select text with the terminal{again}")
+            });
         }
         Action::JumpToRequester => jump_to_requester(app),
         Action::TogglePayloadFullscreen => {
@@ -454,7 +467,11 @@ pub fn update(app: &mut App, action: Action) {
         Action::Click { column, row } => click(app, column, row),
         Action::ScrollUp { column, row } => scroll_at(app, column, row, -3),
         Action::ScrollDown { column, row } => scroll_at(app, column, row, 3),
-        Action::Tick => {}
+        // Only the gold diff overlay answers these; its keys reach nothing else.
+        Action::NextDifference
+        | Action::PrevDifference
+        | Action::CycleAlignment
+        | Action::GoToCall => {}
     }
     refresh(app);
 }

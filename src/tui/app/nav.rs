@@ -248,7 +248,9 @@ pub(super) fn jump_to_requester(app: &mut App) {
 }
 
 pub(super) fn click(app: &mut App, column: u16, row: u16) {
-    let regions = app.regions();
+    let Some(regions) = app.drawn else {
+        return;
+    };
     let at = ratatui::layout::Position::new(column, row);
     if app.payload_fullscreen {
         return;
@@ -282,7 +284,9 @@ pub(super) fn click(app: &mut App, column: u16, row: u16) {
 }
 
 pub(super) fn scroll_at(app: &mut App, column: u16, row: u16, delta: isize) {
-    let regions = app.regions();
+    let Some(regions) = app.drawn else {
+        return;
+    };
     let at = ratatui::layout::Position::new(column, row);
     let saved = app.focus;
     if !app.payload_fullscreen {

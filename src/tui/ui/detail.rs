@@ -6,7 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Paragraph};
 
+use crate::tui::action::Action;
 use crate::tui::app::{App, Pane};
+use crate::tui::keymap::{Keymap, Scope};
 use crate::tui::theme::Role;
 use crate::tui::ui::highlight;
 
@@ -23,9 +25,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         String::new()
     };
     let name = if app.payload_fullscreen {
-        " Span detail · full screen (f/Esc closes) "
+        full_screen_title(&app.config.keymap)
     } else {
-        " Detail "
+        " Detail ".into()
     };
     let (mode_text, mode_role) = match app.reveal {
         crate::redact::Reveal::Redacted => (" redacted ", Role::ModeRedacted),
@@ -51,4 +53,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         None => window.to_vec(),
     };
     frame.render_widget(Paragraph::new(window).block(block), area);
+}
+
+/// ` Span detail · full screen (f/Esc closes) `, with the keys bound now.
+fn full_screen_title(keymap: &Keymap) -> String {
+    let scopes = [Scope::Payload, Scope::Global];
+    let keys: Vec<String> = [Action::TogglePayloadFullscreen, Action::Cancel]
+        .into_iter()
+        .filter_map(|action| keymap.first_key(&scopes, action))
+        .collect();
+    match keys.is_empty() {
+        true => " Span detail · full screen ".into(),
+        false => format!(" Span detail · full screen ({} closes) ", keys.join("/")),
+    }
 }

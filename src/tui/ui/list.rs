@@ -9,8 +9,10 @@ use crate::model::{AttrValue, Health};
 use crate::redact;
 use crate::store::Invocation;
 use crate::triage::Facets;
+use crate::tui::action::Action;
 use crate::tui::app::{App, ListRow, Pane};
 use crate::tui::format::{clock, duration_ms, tokens};
+use crate::tui::keymap::Scope;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::ui::highlight;
 
@@ -19,16 +21,27 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let total = app.store.len();
     let sort = app.sort.label();
     let shown = app.list.ids.len();
+    let keymap = &app.config.keymap;
+    let scopes = [Scope::List, Scope::Global];
+    let sort = match keymap.first_key(&scopes, Action::CycleSort) {
+        Some(key) => format!("{sort} ({key})"),
+        None => sort.to_owned(),
+    };
+    let clears = keymap.first_key(&scopes, Action::Cancel);
     let title = if app.searching {
         format!(
-            " Invocations · /{} · {shown} of {total} · {sort} (s) ",
+            " Invocations · /{} · {shown} of {total} · {sort} ",
             redact::sanitize_line(app.list_search.editor.text())
         )
     } else if app.search.is_empty() {
-        format!(" Invocations ({total}) · {sort} (s) ")
+        format!(" Invocations ({total}) · {sort} ")
     } else {
+        let clears = clears
+            .as_ref()
+            .map(|key| format!("{key} clears · "))
+            .unwrap_or_default();
         format!(
-            " Invocations · filter: {} · {shown} of {total} · Esc clears · {sort} (s) ",
+            " Invocations · filter: {} · {shown} of {total} · {clears}{sort} ",
             redact::sanitize_line(&app.search)
         )
     };
@@ -47,10 +60,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ));
     }
     if app.list.ids.is_empty() {
-        let note = if total == 0 {
-            "no invocations yet — loading, or nothing recognised in the sources"
-        } else {
-            "no invocation matches the search (Esc clears it)"
+        let note = match (total, clears) {
+            (0, _) => "no invocations yet — loading, or nothing recognised in the sources".into(),
+            (_, Some(key)) => format!("no invocation matches the search ({key} clears it)"),
+            (_, None) => "no invocation matches the search".into(),
         };
         frame.render_widget(
             Paragraph::new(Line::styled(note, theme.style(Role::Missing))).block(block),

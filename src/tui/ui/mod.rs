@@ -1,9 +1,8 @@
 //! Rendering: one pure function per region, all reading `&App`. Nothing here mutates state.
+//! The overlays draw themselves (`tui::overlays`); this module decides which are on screen.
 
 pub mod detail;
-pub mod help;
 pub mod highlight;
-pub mod layout;
 pub mod list;
 pub mod status;
 pub mod tree;
@@ -13,11 +12,13 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Clear;
 
 use super::app::App;
+use super::layout::Regions;
+use super::overlays;
 
-/// Draws the whole screen for the current state.
-pub fn render(frame: &mut Frame, app: &App) {
-    let regions =
-        layout::Regions::compute(frame.area(), app.payload_fullscreen, app.list.rows.len());
+/// Draws the whole screen for the current state and returns the regions it drew the panes
+/// in, which the event loop hands back to the app for mouse hit-testing.
+pub fn render(frame: &mut Frame, app: &App) -> Regions {
+    let regions = Regions::compute(frame.area(), app.payload_fullscreen, app.list.rows.len());
     if !app.payload_fullscreen {
         list::render(frame, regions.list, app);
         tree::render(frame, regions.tree, app);
@@ -33,18 +34,19 @@ pub fn render(frame: &mut Frame, app: &App) {
             regions.status.y.min(frame.area().height),
         );
         frame.render_widget(Clear, body);
-        super::diff::render(
+        overlays::diff::render(
             frame,
             body,
             &overlay.report,
             &overlay.state,
             app.reveal,
-            &app.config.theme,
+            &app.config,
         );
     }
     if app.show_help {
-        help::render(frame, frame.area(), app);
+        overlays::help::render(frame, frame.area(), app);
     } else if app.show_problems {
-        help::render_problems(frame, frame.area(), app);
+        overlays::problems::render(frame, frame.area(), app);
     }
+    regions
 }

@@ -12,6 +12,7 @@ use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::app::triage::current_stop;
 use crate::tui::keymap::Scope;
+use crate::tui::overlays::{self, Overlay, global_key, search};
 use crate::tui::theme::Role;
 
 pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
@@ -21,43 +22,8 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         Reveal::Revealed => (" REVEALED · secrets masked ", Role::ModeRevealed),
     };
     let mut spans = vec![Span::styled(label, theme.style(role)), Span::raw(" ")];
-    let prompt = if app.find.editing {
-        Some((&app.find.editor, &app.find.error, "find in trace"))
-    } else if app.searching {
-        Some((
-            &app.list_search.editor,
-            &app.list_search.error,
-            "search runs",
-        ))
-    } else {
-        None
-    };
-    if let Some((editor, error, what)) = prompt {
-        let text = redact::sanitize_line(editor.text());
-        let cursor = editor.cursor_chars();
-        let (before, after): (String, String) = (
-            text.chars().take(cursor).collect(),
-            text.chars().skip(cursor).collect(),
-        );
-        spans.push(Span::styled(
-            format!("/{before}▏{after}"),
-            theme.style(Role::Search),
-        ));
-        match error {
-            // Inline, with the position: the previous good query stays in force.
-            Some(e) => spans.push(Span::styled(
-                format!(
-                    "  ✗ col {}: {}",
-                    e.position + 1,
-                    redact::sanitize_line(&e.message)
-                ),
-                theme.style(Role::StatusError),
-            )),
-            None => spans.push(Span::styled(
-                format!("  {what} · Enter keeps · Esc restores"),
-                theme.style(Role::Dim),
-            )),
-        }
+    if let Some(prompt) = search::prompt_spans(app) {
+        spans.extend(prompt);
     } else {
         let stats = app.store.stats();
         let mut text = format!(
@@ -76,7 +42,8 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(text, theme.style(Role::Text)));
         spans.extend(triage_spans(app));
         let tally = ProblemTally::of(app.store.problems());
-        if let Some(text) = tally.status_text() {
+        let problems_key = global_key(&app.config.keymap, Action::ToggleProblems);
+        if let Some(text) = tally.status_text(problems_key.as_deref()) {
             let role = if tally.errors > 0 {
                 Role::StatusError
             } else {
@@ -121,7 +88,11 @@ fn triage_spans(app: &App) -> Vec<Span<'static>> {
         ));
     }
     if !app.mouse_capture {
-        out.push(Span::styled(" · mouse off (M)", theme.style(Role::Dim)));
+        let text = match global_key(&app.config.keymap, Action::ToggleMouseCapture) {
+            Some(key) => format!(" · mouse off ({key})"),
+            None => " · mouse off".into(),
+        };
+        out.push(Span::styled(text, theme.style(Role::Dim)));
     }
     out
 }
@@ -175,13 +146,16 @@ const FOOTER_GLOBALS: &[Action] = &[
     Action::Quit,
 ];
 
-/// The footer's hints for the current focus: the pane's bindings, then a few global ones.
+/// The footer's hints for the current focus: the pane's bindings, then a few global ones; the
+/// diff overlay's own while it is open (the help and problems overlays carry theirs in the
+/// title, and the search prompt in the status bar).
 pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     if app.diff.is_some() {
-        return DIFF_HINTS
-            .iter()
-            .map(|(key, what)| (key.to_string(), *what))
-            .collect();
+        return overlays::footer_hints(
+            &app.config.keymap,
+            Overlay::Diff.keys(),
+            overlays::diff::FOOTER,
+        );
     }
     let keymap = &app.config.keymap;
     let scope = if app.payload_fullscreen {
@@ -213,17 +187,6 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     }
     out
 }
-
-/// The diff overlay's own keys (see `tui::diff::handle_key`).
-pub const DIFF_HINTS: &[(&str, &str)] = &[
-    ("g/G", "first/last row"),
-    ("n/N", "next/prev difference"),
-    ("j/k", "move"),
-    ("a", "alignment"),
-    ("Enter", "go to span"),
-    ("r", "reveal"),
-    ("Esc", "close"),
-];
 
 pub fn render_footer(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
@@ -259,8 +222,9 @@ impl ProblemTally {
         tally
     }
 
-    /// ` · 2 errors, 1 warning (p)`; `None` when there is nothing to count.
-    pub fn status_text(&self) -> Option<String> {
+    /// ` · 2 errors, 1 warning (p)` with the key that opens the list, if bound; `None` when
+    /// there is nothing to count.
+    pub fn status_text(&self, key: Option<&str>) -> Option<String> {
         let plural = |n: usize, word: &str| {
             if n == 1 {
                 format!("1 {word}")
@@ -273,6 +237,7 @@ impl ProblemTally {
             .filter(|(n, _)| *n > 0)
             .map(|(n, w)| plural(n, w))
             .collect();
-        (!parts.is_empty()).then(|| format!(" · {} (p)", parts.join(", ")))
+        let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
+        (!parts.is_empty()).then(|| format!(" · {}{key}", parts.join(", ")))
     }
 }

@@ -1,5 +1,6 @@
-//! Where each region goes. A pure function of the screen size and the full-screen flag, used
-//! both to draw and (in `update`) for page sizes and mouse hit-testing.
+//! Where each region goes. A pure function of the screen size and the full-screen flag: the
+//! drawing uses it and returns what it used (mouse hit-testing reads that), and `update` uses
+//! it for page sizes and scroll windows before the next frame is drawn.
 
 use ratatui::layout::{Margin, Rect};
 

@@ -1,18 +1,22 @@
 //! The gold-vs-actual diff view: gold on the left, actual on the right, rows aligned and
 //! coloured by verdict, the selected row's per-argument diff below, metrics in a header.
-//! Pure: [`render`] draws a [`DiffReport`] and [`handle_key`] updates [`DiffViewState`].
+//! Pure: [`render`] draws a [`DiffReport`] and [`apply`] updates [`DiffViewState`]; the keys
+//! are the `diff` scope of the keymap ([`KEYS`]).
 
-use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
 
+use super::{FooterItem, first_keys};
 use crate::gold::align::{Alignment, RowKind};
 use crate::gold::conversation::{row_in_turn, turn_share};
 use crate::gold::report::{DiffReport, argument_counts, fmt2};
 use crate::redact::{Reveal, sanitize_line};
+use crate::tui::action::Action;
+use crate::tui::config::Config;
+use crate::tui::keymap::{KeyContext, Keymap, Scope};
 use crate::tui::theme::{Role, Theme};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -22,7 +26,6 @@ pub struct DiffViewState {
 }
 
 impl DiffViewState {
-    /// Starts on the first row that differs (or the first row).
     /// Starts on the first row that differs (or the first row); for a turn of a
     /// whole-conversation gold, on the first row of that turn's share.
     pub fn new(report: &DiffReport) -> Self {
@@ -47,22 +50,54 @@ impl DiffViewState {
     }
 }
 
-/// What the caller should do after a key.
+/// While the diff is open its own scope has the keys; of the global bindings only movement,
+/// reveal, close and quit still work (the panes under it must not change unseen).
+pub const KEYS: KeyContext = KeyContext {
+    scope: Scope::Diff,
+    inherits: &[
+        Action::Down,
+        Action::Up,
+        Action::Top,
+        Action::Bottom,
+        Action::ToggleReveal,
+        Action::Cancel,
+        Action::Quit,
+    ],
+    text_input: false,
+};
+
+/// The footer while the diff is open.
+pub const FOOTER: &[FooterItem] = &[
+    (&[Action::Top, Action::Bottom], "first/last row"),
+    (
+        &[Action::NextDifference, Action::PrevDifference],
+        "next/prev difference",
+    ),
+    (&[Action::Down, Action::Up], "move"),
+    (&[Action::CycleAlignment], "alignment"),
+    (&[Action::GoToCall], "go to span"),
+    (&[Action::ToggleReveal], "reveal"),
+    (&[Action::Cancel], "close"),
+];
+
+/// What the caller should do after an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffAction {
+    /// The view handled it (or it means nothing here).
     None,
     /// Show this span of the invocation in the tree (index into `Invocation::spans`).
     JumpToSpan(usize),
     Close,
+    /// Not the view's: the app applies it as usual (reveal, quit, resize).
+    NotMine,
 }
 
-/// `n`/`N` next/previous differing row, `j`/`k` or arrows move, `g`/`G` first/last,
-/// `a` cycles the alignment (the report is re-aligned), Enter jumps to the actual call's span,
-/// Esc/`q` closes.
-pub fn handle_key(state: &mut DiffViewState, report: &mut DiffReport, key: KeyCode) -> DiffAction {
+/// Moves the selection between rows and differences, re-aligns the report, or asks the caller
+/// to jump to the actual call's span or to close.
+pub fn apply(state: &mut DiffViewState, report: &mut DiffReport, action: Action) -> DiffAction {
     let last = report.rows.len().saturating_sub(1);
-    match key {
-        KeyCode::Char('n') => {
+    match action {
+        Action::NextDifference => {
             if let Some(&next) = report
                 .differing_rows()
                 .iter()
@@ -71,7 +106,7 @@ pub fn handle_key(state: &mut DiffViewState, report: &mut DiffReport, key: KeyCo
                 state.selected_row = next;
             }
         }
-        KeyCode::Char('N') => {
+        Action::PrevDifference => {
             if let Some(&prev) = report
                 .differing_rows()
                 .iter()
@@ -81,20 +116,16 @@ pub fn handle_key(state: &mut DiffViewState, report: &mut DiffReport, key: KeyCo
                 state.selected_row = prev;
             }
         }
-        KeyCode::Char('j') | KeyCode::Down => {
-            state.selected_row = (state.selected_row + 1).min(last)
-        }
-        KeyCode::Char('k') | KeyCode::Up => {
-            state.selected_row = state.selected_row.saturating_sub(1)
-        }
-        KeyCode::Char('g') | KeyCode::Home => state.selected_row = 0,
-        KeyCode::Char('G') | KeyCode::End => state.selected_row = last,
-        KeyCode::Char('a') => {
+        Action::Down => state.selected_row = (state.selected_row + 1).min(last),
+        Action::Up => state.selected_row = state.selected_row.saturating_sub(1),
+        Action::Top => state.selected_row = 0,
+        Action::Bottom => state.selected_row = last,
+        Action::CycleAlignment => {
             state.alignment = state.alignment.next();
             report.realign(state.alignment);
             state.selected_row = state.selected_row.min(report.rows.len().saturating_sub(1));
         }
-        KeyCode::Enter => {
+        Action::GoToCall => {
             let span = report
                 .rows
                 .get(state.selected_row)
@@ -105,10 +136,30 @@ pub fn handle_key(state: &mut DiffViewState, report: &mut DiffReport, key: KeyCo
                 return DiffAction::JumpToSpan(span);
             }
         }
-        KeyCode::Esc | KeyCode::Char('q') => return DiffAction::Close,
+        Action::Cancel => return DiffAction::Close,
+        Action::ToggleReveal | Action::Quit | Action::Resize { .. } => return DiffAction::NotMine,
         _ => {}
     }
     DiffAction::None
+}
+
+/// The selected row's title: ` row 3 · missing · n/N next/prev diff · a align `.
+fn detail_title(report: &DiffReport, state: &DiffViewState, keymap: &Keymap) -> String {
+    let Some(row) = report.rows.get(state.selected_row) else {
+        return String::new();
+    };
+    let mut parts = vec![
+        format!("row {}", state.selected_row + 1),
+        row.kind.as_str().to_string(),
+    ];
+    let steps = [Action::NextDifference, Action::PrevDifference];
+    if let Some(keys) = first_keys(keymap, &KEYS, &steps) {
+        parts.push(format!("{keys} next/prev diff"));
+    }
+    if let Some(keys) = first_keys(keymap, &KEYS, &[Action::CycleAlignment]) {
+        parts.push(format!("{keys} align"));
+    }
+    format!(" {} ", parts.join(" · "))
 }
 
 /// The theme slot each verdict is drawn with (so a theme file and NO_COLOR reach the view).
@@ -254,15 +305,16 @@ fn detail_lines(
     lines
 }
 
-/// Draws the diff view into `area`.
+/// Draws the diff view into `area`; the titles name the keys `config` binds.
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     report: &DiffReport,
     state: &DiffViewState,
     reveal: Reveal,
-    theme: &Theme,
+    config: &Config,
 ) {
+    let theme = &config.theme;
     let header = header_lines(report, reveal, theme);
     let [top, middle, bottom] = Layout::vertical([
         Constraint::Length(header.len() as u16),
@@ -319,17 +371,7 @@ pub fn render(
     );
     frame.render_stateful_widget(table, middle, &mut table_state);
 
-    let title = report
-        .rows
-        .get(state.selected_row)
-        .map(|r| {
-            format!(
-                " row {} · {} · n/N next/prev diff · a align ",
-                state.selected_row + 1,
-                r.kind.as_str()
-            )
-        })
-        .unwrap_or_default();
+    let title = detail_title(report, state, &config.keymap);
     frame.render_widget(
         Paragraph::new(detail_lines(report, state, reveal, theme))
             .block(Block::default().borders(Borders::TOP).title(title)),

@@ -1,0 +1,137 @@
+//! The `?` overlay: every binding of every scope, from the same keymap table as the footer,
+//! then each overlay's keys (its own scope and what it inherits).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::{Overlay, any_key, first_keys, global_key};
+use crate::redact;
+use crate::tui::action::Action;
+use crate::tui::app::App;
+use crate::tui::keymap::{Hint, KeyContext, Keymap, Scope};
+use crate::tui::theme::{Role, Theme};
+
+/// While the help is open: scrolling, and the keys that close it (either toggle closes it,
+/// as `p` from here would otherwise stack a second overlay).
+pub const KEYS: KeyContext = KeyContext {
+    scope: Scope::Help,
+    inherits: &[
+        Action::ToggleHelp,
+        Action::ToggleProblems,
+        Action::Cancel,
+        Action::Down,
+        Action::Up,
+        Action::PageDown,
+        Action::PageUp,
+        Action::Top,
+        Action::Quit,
+    ],
+    text_input: false,
+};
+
+fn scope_title(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Global => "Everywhere",
+        Scope::List => "Invocation list",
+        Scope::Tree => "Span tree",
+        Scope::Detail => "Detail pane",
+        Scope::Payload => "Full-screen detail",
+        Scope::Help => "Help overlay",
+        Scope::Problems => "Problems overlay",
+        Scope::Diff => "Gold diff view",
+        Scope::Search => "Search prompt",
+    }
+}
+
+fn hint_lines(hints: Vec<Hint>, theme: &Theme) -> impl Iterator<Item = Line<'static>> + '_ {
+    hints.into_iter().map(move |hint| {
+        Line::from(vec![
+            Span::styled(
+                format!("  {:<22}", hint.keys.join(" ")),
+                theme.style(Role::HintKey),
+            ),
+            Span::raw(hint.action.description().unwrap_or("").to_owned()),
+        ])
+    })
+}
+
+/// The overlay's lines (also used by tests to check every binding is listed).
+pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let theme = &app.config.theme;
+    let keymap = &app.config.keymap;
+    let mut lines = Vec::new();
+    for scope in Scope::PANES {
+        let hints = keymap.hints(scope);
+        if hints.is_empty() {
+            continue;
+        }
+        lines.push(Line::styled(scope_title(scope), theme.style(Role::Title)));
+        lines.extend(hint_lines(hints, theme));
+        lines.push(Line::raw(""));
+    }
+    // The diff first: of the overlays it has the most keys of its own.
+    for overlay in [
+        Overlay::Diff,
+        Overlay::Search,
+        Overlay::Help,
+        Overlay::Problems,
+    ] {
+        lines.push(Line::styled(
+            overlay.heading(keymap),
+            theme.style(Role::Title),
+        ));
+        lines.extend(hint_lines(keymap.hints_in(overlay.keys()), theme));
+        if overlay == Overlay::Search {
+            lines.push(Line::styled(
+                "  readline editing: C-u C-w C-a C-e C-b C-f M-b M-f, ← →, ↑ ↓ history",
+                theme.style(Role::Dim),
+            ));
+        }
+        lines.push(Line::raw(""));
+    }
+    let reveal = match global_key(keymap, Action::ToggleReveal) {
+        Some(key) => format!("until `{key}`"),
+        None => "until revealed".into(),
+    };
+    lines.push(Line::styled(
+        format!("Payloads are redacted (structure only) {reveal}; secrets stay masked either way."),
+        theme.style(Role::Dim),
+    ));
+    let path = app
+        .config
+        .path
+        .as_ref()
+        .map(|p| redact::sanitize_line(&p.display().to_string()))
+        .unwrap_or_else(|| "$TOOLCAP_TUI_CONFIG or <config dir>/toolcap-tui/config.toml".into());
+    lines.push(Line::styled(
+        format!("Keys and colours: [keys.<scope>] and [theme] in {path}"),
+        theme.style(Role::Dim),
+    ));
+    lines
+}
+
+/// ` Keys — ? or Esc closes, j/k scroll `, with the keys bound now.
+pub fn title(keymap: &Keymap) -> String {
+    let mut parts = Vec::new();
+    if let Some(close) = any_key(keymap, &KEYS, &[Action::ToggleHelp, Action::Cancel]) {
+        parts.push(format!("{close} closes"));
+    }
+    if let Some(scroll) = first_keys(keymap, &KEYS, &[Action::Down, Action::Up]) {
+        parts.push(format!("{scroll} scroll"));
+    }
+    match parts.is_empty() {
+        true => " Keys ".into(),
+        false => format!(" Keys — {} ", parts.join(", ")),
+    }
+}
+
+pub fn render(frame: &mut Frame, screen: Rect, app: &App) {
+    super::draw_scrolled(
+        frame,
+        screen,
+        app,
+        &title(&app.config.keymap),
+        help_lines(app),
+    );
+}
