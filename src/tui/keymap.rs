@@ -314,6 +314,8 @@ impl Keymap {
         })
     }
 
+    /// The scope's actions with their keys, in the order the built-in table lists the actions
+    /// (a rebound action keeps its place in the help and footer; one new to the scope goes last).
     pub fn hints(&self, scope: Scope) -> Vec<Hint> {
         let mut out: Vec<Hint> = Vec::new();
         for b in self.bindings.iter().filter(|b| b.scope == scope) {
@@ -325,6 +327,13 @@ impl Keymap {
                 }),
             }
         }
+        let built_in_place = |action: Action| {
+            DEFAULTS
+                .iter()
+                .position(|&(s, _, a)| s == scope && a == action)
+                .unwrap_or(usize::MAX)
+        };
+        out.sort_by_key(|hint| built_in_place(hint.action));
         out
     }
 
@@ -408,8 +417,11 @@ impl Keymap {
             if keys.is_empty() {
                 continue;
             }
+            // The global key first: it is the one the user knows from everywhere else.
             match out.iter_mut().find(|h| h.action == action) {
-                Some(hint) => hint.keys.extend(keys),
+                Some(hint) => {
+                    hint.keys.splice(0..0, keys);
+                }
                 None => out.push(Hint { keys, action }),
             }
         }
