@@ -11,6 +11,8 @@
 //! "d" = "none"          # unbind
 //! [keys.tree]
 //! "<ctrl-e>" = "expand_all"
+//! [keys.diff]           # overlays too: help, problems, diff, search
+//! "<f5>" = "next_difference"
 //! [presets]             # list-search queries on number keys 1-9, in name order
 //! failing = "is:failing"
 //! ```

@@ -476,4 +476,49 @@ mod tests {
         km.bind(Scope::Global, x, None);
         assert_eq!(km.lookup(&[Scope::Global], &ev), None);
     }
+
+    #[test]
+    fn an_overlay_reads_its_own_scope_then_only_the_global_actions_it_inherits() {
+        let km = Keymap::default();
+        let context = KeyContext {
+            scope: Scope::Diff,
+            inherits: &[Action::Down, Action::Cancel, Action::Quit],
+            text_input: false,
+        };
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        assert_eq!(
+            km.lookup_in(&context, &key('n')),
+            Some(Action::NextDifference)
+        );
+        assert_eq!(km.lookup_in(&context, &key('j')), Some(Action::Down));
+        // `q` is the diff's own close key, shadowing the global quit; `/` is not inherited.
+        assert_eq!(km.lookup_in(&context, &key('q')), Some(Action::Cancel));
+        assert_eq!(km.lookup_in(&context, &key('/')), None);
+        assert_eq!(km.keys_in(&context, Action::Cancel), ["Esc", "q"]);
+        assert!(
+            km.keys_in(&context, Action::Quit)
+                .contains(&"C-c".to_owned())
+        );
+        assert!(!km.keys_in(&context, Action::Quit).contains(&"q".to_owned()));
+    }
+
+    #[test]
+    fn a_text_prompt_inherits_only_keys_that_are_not_text() {
+        let mut km = Keymap::default();
+        km.bind(
+            Scope::Global,
+            KeySpec::parse("Q").unwrap(),
+            Some(Action::Quit),
+        );
+        let context = KeyContext {
+            scope: Scope::Search,
+            inherits: &[Action::Quit],
+            text_input: true,
+        };
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(km.lookup_in(&context, &ctrl_c), Some(Action::Quit));
+        let typed = KeyEvent::new(KeyCode::Char('Q'), KeyModifiers::SHIFT);
+        assert_eq!(km.lookup_in(&context, &typed), None);
+        assert_eq!(km.keys_in(&context, Action::Quit), ["C-c"]);
+    }
 }

@@ -1,4 +1,4 @@
-//! App state and the two mutators: [`update`] for actions (keys, mouse, resize, tick) and
+//! App state and the two mutators: [`update`] for actions (keys, mouse, resize) and
 //! [`ingest`] for data from sources. Everything else (rendering included) only reads.
 //!
 //! Selection, fold state and scroll are keyed by invocation id and span id, never by row
