@@ -109,7 +109,7 @@ where
                 .draw(|frame| regions = Some(ui::render(frame, app)))
                 .map_err(io::Error::other)?;
             if let Some(regions) = regions {
-                app::drawn(app, regions);
+                app::record_frame(app, regions);
             }
             drawn = Some(state);
         }

@@ -57,6 +57,20 @@ impl Scope {
             Scope::Search => "search",
         }
     }
+    /// Its heading in the help overlay.
+    pub fn title(self) -> &'static str {
+        match self {
+            Scope::Global => "Everywhere",
+            Scope::List => "Invocation list",
+            Scope::Tree => "Span tree",
+            Scope::Detail => "Detail pane",
+            Scope::Payload => "Full-screen detail",
+            Scope::Help => "Help overlay",
+            Scope::Problems => "Problems overlay",
+            Scope::Diff => "Gold diff view",
+            Scope::Search => "Search prompt",
+        }
+    }
     pub fn from_key(key: &str) -> Option<Scope> {
         Scope::ALL.into_iter().find(|s| s.key() == key)
     }

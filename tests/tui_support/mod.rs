@@ -313,7 +313,7 @@ pub fn press(app: &mut App, keys: &str) {
 /// regions drawn back to the app, which hit-tests against them.
 pub fn mouse(app: &mut App, kind: MouseEventKind, column: u16, row: u16) {
     let regions = draw_regions(app);
-    app::drawn(app, regions);
+    app::record_frame(app, regions);
     let event = Event::Mouse(MouseEvent {
         kind,
         column,

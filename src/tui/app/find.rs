@@ -7,6 +7,7 @@ use crate::query::{Context, Query};
 use crate::store::Invocation;
 use crate::triage::GoldOutcome;
 use crate::tui::action::Action;
+use crate::tui::keymap::Scope;
 use crate::tui::search::{EditKey, Find};
 
 /// The query context the TUI evaluates with: the current reveal mode and the list's gold scores.
@@ -257,7 +258,13 @@ pub(super) fn cycle(app: &mut App, forward: bool) {
 
 pub(super) fn toggle_only_matches(app: &mut App) {
     if !app.find.active && !app.find.editing {
-        app.message = Some("find in the trace first (/ in the spans pane)".into());
+        let how = app
+            .config
+            .keymap
+            .first_key(&[Scope::Tree, Scope::Global], Action::StartSearch)
+            .map(|key| format!(" ({key} in the spans pane)"))
+            .unwrap_or_default();
+        app.message = Some(format!("find in the trace first{how}"));
         return;
     }
     app.find.only_matches = !app.find.only_matches;

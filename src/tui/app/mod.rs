@@ -338,7 +338,7 @@ fn source_name(status: &SourceStatus) -> String {
 }
 
 /// Records where a frame drew the panes. Not a state change: nothing redraws because of it.
-pub fn drawn(app: &mut App, regions: Regions) {
+pub fn record_frame(app: &mut App, regions: Regions) {
     app.drawn = Some(regions);
 }
 

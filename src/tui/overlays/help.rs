@@ -30,20 +30,6 @@ pub const KEYS: KeyContext = KeyContext {
     text_input: false,
 };
 
-fn scope_title(scope: Scope) -> &'static str {
-    match scope {
-        Scope::Global => "Everywhere",
-        Scope::List => "Invocation list",
-        Scope::Tree => "Span tree",
-        Scope::Detail => "Detail pane",
-        Scope::Payload => "Full-screen detail",
-        Scope::Help => "Help overlay",
-        Scope::Problems => "Problems overlay",
-        Scope::Diff => "Gold diff view",
-        Scope::Search => "Search prompt",
-    }
-}
-
 fn hint_lines(hints: Vec<Hint>, theme: &Theme) -> impl Iterator<Item = Line<'static>> + '_ {
     hints.into_iter().map(move |hint| {
         Line::from(vec![
@@ -66,7 +52,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         if hints.is_empty() {
             continue;
         }
-        lines.push(Line::styled(scope_title(scope), theme.style(Role::Title)));
+        lines.push(Line::styled(scope.title(), theme.style(Role::Title)));
         lines.extend(hint_lines(hints, theme));
         lines.push(Line::raw(""));
     }

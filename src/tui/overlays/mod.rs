@@ -30,13 +30,6 @@ pub enum Overlay {
 }
 
 impl Overlay {
-    pub const ALL: [Overlay; 4] = [
-        Overlay::Search,
-        Overlay::Help,
-        Overlay::Problems,
-        Overlay::Diff,
-    ];
-
     /// The topmost open overlay, if any.
     pub fn open(app: &App) -> Option<Overlay> {
         if app.searching || app.find.editing {
@@ -61,16 +54,12 @@ impl Overlay {
         }
     }
 
-    /// The heading of its section in the help.
+    /// The heading of its section in the help; the diff's names the key that opens it.
     pub fn heading(self, keymap: &Keymap) -> String {
-        match self {
-            Overlay::Search => "Search prompt".into(),
-            Overlay::Help => "Help overlay".into(),
-            Overlay::Problems => "Problems overlay".into(),
-            Overlay::Diff => match global_key(keymap, Action::ToggleDiff) {
-                Some(key) => format!("Gold diff view ({key})"),
-                None => "Gold diff view".into(),
-            },
+        let title = self.keys().scope.title();
+        match (self, global_key(keymap, Action::ToggleDiff)) {
+            (Overlay::Diff, Some(key)) => format!("{title} ({key})"),
+            _ => title.to_owned(),
         }
     }
 
