@@ -134,6 +134,32 @@ fn no_module_imports_a_layer_above_it() {
     );
 }
 
+/// Inside the TUI, state does not import drawing: `app` (state and updates) and `layout` sit
+/// below `ui`, which reads them.
+#[test]
+fn the_tui_state_never_imports_its_drawing() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("tui/app"), &mut files);
+    files.push(src.join("tui/layout.rs"));
+    let broken: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            let source = std::fs::read_to_string(file).expect("a readable source file");
+            source
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .any(|l| {
+                    l.contains("tui::ui")
+                        || l.contains("super::ui")
+                        || l.contains("super::super::ui")
+                })
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(broken.is_empty(), "app or layout imports ui: {broken:?}");
+}
+
 #[test]
 fn the_rule_sees_imports_and_skips_comments() {
     let source = "use crate::store::Store;\n// crate::tui in a comment\nlet x = crate::gold::f();\nlet y = my_crate::nope;";

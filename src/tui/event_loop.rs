@@ -1,5 +1,7 @@
 //! The one event loop: `tokio::select!` over terminal input and the ingest channel. Nothing
 //! on screen animates, so there is no timer: an idle app sleeps until a key or data arrives.
+//! Work left between events (gold scores of rows not drawn yet) runs in short steps, after
+//! keys and data.
 //! Ingest events are drained in batches; a frame is drawn only when the store or the UI state
 //! changed since the last one.
 
@@ -128,6 +130,9 @@ where
             set_mouse_capture(mouse_captured);
         }
         tokio::select! {
+            // Keys and data first; background work (scoring rows off screen) only when
+            // neither is waiting, one short step at a time.
+            biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     if let Some(action) = action_for_event(app, &event) {
@@ -142,6 +147,9 @@ where
                     ingest_open = false;
                 }
                 app::ingest_many(app, pending.drain(..));
+            }
+            () = std::future::ready(()), if app::has_background_work(app) => {
+                app::background_step(app);
             }
         }
     }

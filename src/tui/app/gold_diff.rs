@@ -32,6 +32,7 @@ pub struct GoldContext {
     scores: std::collections::HashMap<String, (ContentVersion, Option<Scored>)>,
     /// Bumped whenever a score changes, so views built from scores know to rebuild.
     version: u64,
+    offscreen: OffscreenScan,
 }
 
 /// A list row's gold outcome and which gold produced it.
@@ -184,7 +185,15 @@ fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
     Some((inv.spans.len(), inv.gold.is_some()))
 }
 
+fn needs_score(app: &App, id: &str) -> bool {
+    app.gold
+        .scores
+        .get(id)
+        .is_none_or(|&(version, _)| Some(version) != content_version(app, id))
+}
+
 /// Scores the visible list rows that have a gold (again only when a run's content changed).
+/// The rest of the list is scored between events ([`score_offscreen`]).
 pub(super) fn refresh_scores(app: &mut App) {
     app.gold.conversations.refresh(&app.store);
     let start = app.list.offset;
@@ -194,33 +203,76 @@ pub(super) fn refresh_scores(app: &mut App) {
         .iter()
         .skip(start)
         .take(SCORED_ROWS)
-        .filter(|id| {
-            app.gold
-                .scores
-                .get(*id)
-                .is_none_or(|&(version, _)| Some(version) != content_version(app, id))
-        })
+        .filter(|id| needs_score(app, id))
         .cloned()
         .collect();
     for id in ids {
-        let Some(version) = content_version(app, &id) else {
-            continue;
-        };
-        let scored = report(app, &id).map(|r| {
-            let (score, passed) = outcome(&r, &id);
-            Scored {
-                score,
-                passed,
-                source: r.gold.source.clone(),
-            }
-        });
-        let changed = |old: &Option<Scored>| {
-            old.as_ref().map(|s| (s.score, s.passed))
-                != scored.as_ref().map(|s| (s.score, s.passed))
-        };
-        let previous = app.gold.scores.insert(id, (version, scored.clone()));
-        if previous.is_none_or(|(_, old)| changed(&old)) {
-            app.gold.version += 1;
+        score_one(app, id);
+    }
+}
+
+fn score_one(app: &mut App, id: String) {
+    let Some(version) = content_version(app, &id) else {
+        return;
+    };
+    let scored = report(app, &id).map(|r| {
+        let (score, passed) = outcome(&r, &id);
+        Scored {
+            score,
+            passed,
+            source: r.gold.source.clone(),
+        }
+    });
+    let changed = |old: &Option<Scored>| {
+        old.as_ref().map(|s| (s.score, s.passed)) != scored.as_ref().map(|s| (s.score, s.passed))
+    };
+    let previous = app.gold.scores.insert(id, (version, scored.clone()));
+    if previous.is_none_or(|(_, old)| changed(&old)) {
+        app.gold.version += 1;
+    }
+}
+
+/// Runs scored per step between events: a report may read payloads, so a step stays short and
+/// keys are handled between steps.
+const OFFSCREEN_SCORED: usize = 50;
+/// List rows looked at per step (most need nothing: scored already, or no gold applies).
+const OFFSCREEN_LOOKED_AT: usize = 2_000;
+
+/// How far the scoring of rows off screen has come through the list as it is now.
+#[derive(Debug, Default)]
+pub(super) struct OffscreenScan {
+    /// The store generation and list length the scan walks; either changing starts it again.
+    list: Option<(u64, usize)>,
+    next: usize,
+}
+
+/// Whether rows off screen may still lack a score: a failure anywhere counts in the status
+/// bar, the queue and `is:` filters, not only on the rows drawn so far.
+pub fn scoring_pending(app: &App) -> bool {
+    let list = Some((app.store.generation(), app.list.ids.len()));
+    app.gold.offscreen.list != list || app.gold.offscreen.next < app.list.ids.len()
+}
+
+/// One bounded step of scoring the list's rows in order; returns whether a score changed.
+pub(super) fn score_offscreen(app: &mut App) -> bool {
+    let list = Some((app.store.generation(), app.list.ids.len()));
+    if app.gold.offscreen.list != list {
+        app.gold.offscreen = OffscreenScan { list, next: 0 };
+    }
+    let version = app.gold.version;
+    app.gold.conversations.refresh(&app.store);
+    let start = app.gold.offscreen.next;
+    let end = (start + OFFSCREEN_LOOKED_AT).min(app.list.ids.len());
+    let mut scored = 0;
+    let mut next = start;
+    while next < end && scored < OFFSCREEN_SCORED {
+        let id = app.list.ids[next].clone();
+        next += 1;
+        if needs_score(app, &id) {
+            score_one(app, id);
+            scored += 1;
         }
     }
+    app.gold.offscreen.next = next;
+    app.gold.version != version
 }

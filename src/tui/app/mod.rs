@@ -342,6 +342,20 @@ pub fn record_frame(app: &mut App, regions: Regions) {
     app.drawn = Some(regions);
 }
 
+/// Whether the app has work to do between events (gold scores of rows not drawn yet).
+pub fn has_background_work(app: &App) -> bool {
+    gold_diff::scoring_pending(app)
+}
+
+/// One bounded step of that work, for when no key and no data is waiting. Redraws only when
+/// it changed something shown.
+pub fn background_step(app: &mut App) {
+    if gold_diff::score_offscreen(app) {
+        app.version += 1;
+        refresh(app);
+    }
+}
+
 /// The only mutator for user and terminal actions.
 pub fn update(app: &mut App, action: Action) {
     app.version += 1;

@@ -1,0 +1,89 @@
+//! Gold scores need payloads, so the rows on screen are scored first; the rest of the list is
+//! scored between events. A gold mismatch far below the screen still counts: in the status
+//! bar's failing count, the failure queue and `is:gold-mismatch`.
+
+use toolcap::model::{Batch, GoldCall, GoldSpec, Span, SpanKind, ToolFacts};
+use toolcap::redact::Reveal;
+use toolcap::store::Store;
+use toolcap::tui::action::Action;
+use toolcap::tui::app::{self, App};
+use toolcap::tui::config;
+
+const RUNS: usize = 600;
+
+/// `RUNS` runs that each call one tool and carry a gold expecting `lookup`; the oldest run
+/// (listed last, newest first) called `cancel` instead.
+fn store() -> Store {
+    let mut batch = Batch::default();
+    for run in 0..RUNS {
+        let tool = if run == 0 { "cancel" } else { "lookup" };
+        let trace = format!("run-{run:04}");
+        batch.spans.push(Span {
+            trace_id: trace.clone(),
+            span_id: format!("span-{run}"),
+            name: tool.into(),
+            kind: SpanKind::Tool,
+            start_unix_nano: 1_000_000 * (run as u64 + 1),
+            end_unix_nano: 1_000_000 * (run as u64 + 1) + 500,
+            tool: Some(Box::new(ToolFacts {
+                name: Some(tool.into()),
+                ..ToolFacts::default()
+            })),
+            format: "test",
+            ..Span::default()
+        });
+        batch.golds.push((
+            trace,
+            GoldSpec {
+                calls: vec![GoldCall {
+                    tool: "lookup".into(),
+                    ..GoldCall::default()
+                }],
+                source: "test gold".into(),
+                ..GoldSpec::default()
+            },
+        ));
+    }
+    let mut store = Store::new();
+    store.ingest(batch);
+    store
+}
+
+#[test]
+fn a_gold_mismatch_below_the_screen_counts_once_the_list_is_scored() {
+    let mut app = App::new(store(), config::from_toml("", false), Reveal::Redacted);
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 120,
+            height: 40,
+        },
+    );
+    assert_eq!(app.list.ids.len(), RUNS);
+    assert_eq!(
+        app.list.ids.last().map(String::as_str),
+        Some("run-0000"),
+        "the mismatching run is listed last, far below the screen"
+    );
+    // Only the rows near the screen are scored while handling the resize.
+    assert_eq!(app.triage.failing, 0);
+    assert!(app::has_background_work(&app));
+
+    let mut steps = 0;
+    while app::has_background_work(&app) {
+        app::background_step(&mut app);
+        steps += 1;
+        assert!(steps < RUNS, "the background work ends");
+    }
+    assert_eq!(app.triage.failing, 1, "the mismatch counts once scored");
+    assert_eq!(app.triage.stops.len(), 1);
+    assert_eq!(app.triage.stops[0].0, "run-0000");
+    assert!(
+        app.gold
+            .score("run-0000")
+            .is_some_and(|(_, passed)| !passed)
+    );
+
+    // Nothing left to do until the list changes.
+    assert!(!app::has_background_work(&app));
+}
