@@ -76,6 +76,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         }
         lines.push(Line::raw(""));
     }
+    lines.extend(query_lines(app));
     let reveal = match global_key(keymap, Action::ToggleReveal) {
         Some(key) => format!("until `{key}`"),
         None => "until revealed".into(),
@@ -94,6 +95,53 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         format!("Keys and colours: [keys.<scope>] and [theme] in {path}"),
         theme.style(Role::Dim),
     ));
+    lines
+}
+
+/// The query language, as typed after the search key in the list (filters runs) or the tree
+/// (finds spans), and `dump --filter`; the presets of the config file on number keys.
+fn query_lines(app: &App) -> Vec<Line<'static>> {
+    let theme = &app.config.theme;
+    let mut lines = vec![Line::styled(
+        "Queries (list: filter runs · tree: find spans · dump --filter)",
+        theme.style(Role::Title),
+    )];
+    for (syntax, meaning) in [
+        (
+            "words",
+            "fuzzy over run, span, agent and tool names, model, service",
+        ),
+        (
+            "\"exact text\"",
+            "substring in names, errors, reasons, attribute values; payloads only while revealed",
+        ),
+        (
+            "a b  -a  a OR b",
+            "all of, not, either (also a | b); parentheses group",
+        ),
+        ("is:", "failing error degraded eval-failed gold-mismatch ok"),
+        (
+            "field:value",
+            "kind: tool: model: provider: service: name: format: source: id: conv: attr:KEY[=VALUE]",
+        ),
+        ("compare", "dur>2s tokens>=1k score<0.8 spans>100 tools>3"),
+    ] {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {syntax:<18}"), theme.style(Role::HintKey)),
+            Span::raw(meaning),
+        ]));
+    }
+    for (n, (name, query)) in app.config.presets.iter().enumerate() {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {:<18}", n + 1), theme.style(Role::HintKey)),
+            Span::raw(format!(
+                "preset {}: {}",
+                redact::sanitize_line(name),
+                redact::sanitize_line(query)
+            )),
+        ]));
+    }
+    lines.push(Line::raw(""));
     lines
 }
 
@@ -120,4 +168,42 @@ pub fn render(frame: &mut Frame, screen: Rect, app: &App) {
         &title(&app.config.keymap),
         help_lines(app),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Reveal;
+    use crate::store::Store;
+    use crate::tui::config;
+
+    fn text(lines: &[Line<'static>]) -> String {
+        lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn help_lists_the_query_language_and_the_configured_presets() {
+        let config = config::from_toml("[presets]\nfailing = \"is:failing\"\n", false);
+        let app = App::new(Store::new(), config, Reveal::Redacted);
+        let help = text(&help_lines(&app));
+        for needle in [
+            "Queries",
+            "\"exact text\"",
+            "gold-mismatch",
+            "attr:KEY[=VALUE]",
+            "dur>2s",
+            "preset failing: is:failing",
+        ] {
+            assert!(help.contains(needle), "{needle} missing from:\n{help}");
+        }
+    }
 }
