@@ -6,12 +6,9 @@ use clap::Args;
 
 use super::RemoteArgs;
 use crate::model::Severity;
-use crate::query::Query;
 use crate::redact::{self, Reveal};
 use crate::sources::load::load_store_with;
-use crate::views::dump::{
-    Selection, explain_json, explain_text, query_error_text, selection_json, selection_text,
-};
+use crate::views::dump::{Selection, explain_json, explain_text, selection_json, selection_text};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
@@ -38,15 +35,8 @@ pub struct DumpArgs {
 
 /// Runs `dump`; returns the exit code: 0 when anything loaded, 2 when nothing could.
 pub fn run(args: &DumpArgs) -> i32 {
-    let query = match args.filter.as_deref().map(Query::parse).transpose() {
-        Ok(query) => query,
-        Err(error) => {
-            eprint!(
-                "{}",
-                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
-            );
-            return 2;
-        }
+    let Some(query) = super::parse_filter(args.filter.as_deref()) else {
+        return 2;
     };
     let remote = match args.remote.options() {
         Ok(remote) => remote,

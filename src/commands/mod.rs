@@ -81,6 +81,20 @@ impl RemoteArgs {
     }
 }
 
+/// Parses `--filter`; a bad query is printed with a caret under its position (`None` then).
+fn parse_filter(filter: Option<&str>) -> Option<Option<crate::query::Query>> {
+    match filter.map(crate::query::Query::parse).transpose() {
+        Ok(query) => Some(query),
+        Err(error) => {
+            eprint!(
+                "{}",
+                crate::views::dump::query_error_text(filter.unwrap_or(""), &error)
+            );
+            None
+        }
+    }
+}
+
 /// Runs the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {

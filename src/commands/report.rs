@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::query::Query;
 use crate::redact::Reveal;
 use crate::sources::load::load_store;
-use crate::views::dump::{Selection, query_error_text};
+use crate::views::dump::Selection;
 use crate::views::report::{build, json_path, write};
 
 #[derive(Debug, Args, Clone, Default)]
@@ -30,15 +29,8 @@ pub struct ReportArgs {
 /// `toolcap-tui report`: exit 0 when written, 2 on error.
 pub fn run(args: &ReportArgs) -> i32 {
     let mode = Reveal::from_flag(args.reveal);
-    let query = match args.filter.as_deref().map(Query::parse).transpose() {
-        Ok(query) => query,
-        Err(error) => {
-            eprint!(
-                "{}",
-                query_error_text(args.filter.as_deref().unwrap_or(""), &error)
-            );
-            return 2;
-        }
+    let Some(query) = super::parse_filter(args.filter.as_deref()) else {
+        return 2;
     };
     let (store, _) = load_store(&args.sources);
     if store.is_empty() {

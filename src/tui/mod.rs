@@ -58,6 +58,21 @@ pub async fn show(app: &mut app::App, ingest: mpsc::Receiver<IngestEvent>) -> st
     outcome
 }
 
+/// The text of drawn lines, one per line: what tests compare.
+#[cfg(test)]
+pub(crate) fn plain_text(lines: &[ratatui::text::Line]) -> String {
+    lines
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The TUI draws on stdout and reads keys from stdin: without a terminal on both it would
 /// panic or draw into a pipe, so it refuses in one line and points at the headless view.
 pub fn terminal_check() -> Result<(), String> {

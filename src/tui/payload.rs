@@ -173,16 +173,7 @@ mod tests {
     use super::*;
 
     fn text_of(lines: &[Line]) -> String {
-        lines
-            .iter()
-            .map(|l| {
-                l.spans
-                    .iter()
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        crate::tui::plain_text(lines)
     }
 
     #[test]

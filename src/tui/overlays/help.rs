@@ -177,24 +177,11 @@ mod tests {
     use crate::store::Store;
     use crate::tui::config;
 
-    fn text(lines: &[Line<'static>]) -> String {
-        lines
-            .iter()
-            .map(|l| {
-                l.spans
-                    .iter()
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     #[test]
     fn help_lists_the_query_language_and_the_configured_presets() {
         let config = config::from_toml("[presets]\nfailing = \"is:failing\"\n", false);
         let app = App::new(Store::new(), config, Reveal::Redacted);
-        let help = text(&help_lines(&app));
+        let help = crate::tui::plain_text(&help_lines(&app));
         for needle in [
             "Queries",
             "\"exact text\"",
