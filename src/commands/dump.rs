@@ -8,7 +8,9 @@ use super::RemoteArgs;
 use crate::model::Severity;
 use crate::redact::{self, Reveal};
 use crate::sources::load::load_store_with;
-use crate::views::dump::{Selection, explain_json, explain_text, selection_json, selection_text};
+use crate::views::dump::{
+    Selection, explain_json, explain_text, selection_text, write_selection_json,
+};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DumpArgs {
@@ -51,25 +53,26 @@ pub fn run(args: &DumpArgs) -> i32 {
         Some(query) => Selection::filtered(&store, query, mode),
         None => Selection::all(&store),
     };
-    let out = if args.json {
-        let mut doc = selection_json(&store, &selection, mode);
-        if args.explain {
-            doc["sources"] = explain_json(&reports, mode);
-        }
-        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    use std::io::Write;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    // A closed pipe (`dump | head`) is not an error worth a message.
+    let _ = if args.json {
+        let extra = if args.explain {
+            vec![("sources", explain_json(&reports, mode))]
+        } else {
+            Vec::new()
+        };
+        write_selection_json(&mut stdout, &store, &selection, mode, extra)
     } else {
         let mut text = String::new();
         if args.explain {
             text.push_str(&explain_text(&reports, mode));
         }
         text.push_str(&selection_text(&store, &selection, mode));
-        text
+        stdout.write_all(text.as_bytes())
     };
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`dump | head`) is not an error worth a panic.
-    let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
+    drop(stdout);
     if store.is_empty() {
         // Say why on stderr too: the output may be a pipe into a JSON tool.
         for problem in store

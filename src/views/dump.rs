@@ -141,38 +141,58 @@ pub fn to_json(store: &Store, mode: Reveal) -> Value {
 /// The `dump --json` document for the selected invocations; a filtered one adds `filter`
 /// (query, matched, of) and each invocation's `matched_span_ids` (tree order).
 pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Value {
-    let invocations: Vec<Value> = selection
-        .rows
-        .iter()
-        .map(|(inv, matched)| {
-            let mut doc = invocation_json(inv, mode);
-            let gold = selection.golds.get(&inv.id).copied().unwrap_or_default();
-            let facets = Facets::of(inv, gold);
-            doc["failing"] = json!(facets.failing());
-            doc["facets"] = json!(
-                facets
-                    .list()
-                    .into_iter()
-                    .map(|f| f.name())
-                    .collect::<Vec<_>>()
-            );
-            match gold {
-                GoldOutcome::Unknown => {}
-                GoldOutcome::Matches { score } | GoldOutcome::Differs { score } => {
-                    doc["gold"] = json!({"matches": !facets.gold_mismatch(), "score": score});
-                }
-            }
-            if let Some(matched) = matched {
-                doc["matched_span_ids"] = json!(
-                    matched_in_tree_order(inv, matched)
-                        .into_iter()
-                        .map(|i| inv.spans[i].span_id.as_str())
-                        .collect::<Vec<_>>()
-                );
-            }
-            doc
-        })
-        .collect();
+    let mut doc = document_fields(store, selection, mode);
+    doc.insert(
+        "invocations".into(),
+        Value::Array(
+            selection
+                .rows
+                .iter()
+                .map(|row| selected_json(selection, row, mode))
+                .collect(),
+        ),
+    );
+    Value::Object(doc)
+}
+
+/// One listed invocation as the document shows it: its JSON, facets, gold outcome and the
+/// spans a filter matched.
+fn selected_json(selection: &Selection, row: &(&Invocation, Option<Match>), mode: Reveal) -> Value {
+    let (inv, matched) = row;
+    let mut doc = invocation_json(inv, mode);
+    let gold = selection.golds.get(&inv.id).copied().unwrap_or_default();
+    let facets = Facets::of(inv, gold);
+    doc["failing"] = json!(facets.failing());
+    doc["facets"] = json!(
+        facets
+            .list()
+            .into_iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+    );
+    match gold {
+        GoldOutcome::Unknown => {}
+        GoldOutcome::Matches { score } | GoldOutcome::Differs { score } => {
+            doc["gold"] = json!({"matches": !facets.gold_mismatch(), "score": score});
+        }
+    }
+    if let Some(matched) = matched {
+        doc["matched_span_ids"] = json!(
+            matched_in_tree_order(inv, matched)
+                .into_iter()
+                .map(|i| inv.spans[i].span_id.as_str())
+                .collect::<Vec<_>>()
+        );
+    }
+    doc
+}
+
+/// The document's fields other than `invocations`: problems, stats, and the filter if any.
+fn document_fields(
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+) -> serde_json::Map<String, Value> {
     let problems: Vec<Value> = store
         .problems()
         .iter()
@@ -184,20 +204,80 @@ pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Val
         })
         .collect();
     let stats = store.stats();
-    let mut doc = json!({
-        "invocations": invocations,
-        "problems": problems,
-        "stats": {
+    let mut doc = serde_json::Map::new();
+    doc.insert("problems".into(), Value::Array(problems));
+    doc.insert(
+        "stats".into(),
+        json!({
             "spans_seen": stats.spans_seen, "spans_kept": stats.spans_kept,
             "duplicate_spans": stats.duplicate_spans,
-        },
-    });
+        }),
+    );
     if let Some(query) = &selection.query {
-        doc["filter"] = json!({
-            "query": query, "matched": selection.rows.len(), "of": store.len(),
-        });
+        doc.insert(
+            "filter".into(),
+            json!({"query": query, "matched": selection.rows.len(), "of": store.len()}),
+        );
     }
     doc
+}
+
+/// Writes exactly `to_string_pretty(selection_json(..) + extra) + "\n"`, one invocation at a
+/// time: the whole document never exists in memory (a 14 MB trace file made a 470 MiB one).
+pub fn write_selection_json(
+    out: &mut impl std::io::Write,
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+    extra: Vec<(&str, Value)>,
+) -> std::io::Result<()> {
+    let mut fields = document_fields(store, selection, mode);
+    for (key, value) in extra {
+        fields.insert(key.into(), value);
+    }
+    // serde_json's maps keep keys sorted; the invocations take their place among them.
+    let mut keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+    keys.push("invocations");
+    keys.sort_unstable();
+    out.write_all(b"{")?;
+    for (n, key) in keys.iter().enumerate() {
+        out.write_all(if n == 0 { b"\n  " } else { b",\n  " })?;
+        serde_json::to_writer(&mut *out, key)?;
+        out.write_all(b": ")?;
+        if *key == "invocations" {
+            if selection.rows.is_empty() {
+                out.write_all(b"[]")?;
+                continue;
+            }
+            out.write_all(b"[")?;
+            for (i, row) in selection.rows.iter().enumerate() {
+                out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+                write_indented(out, &selected_json(selection, row, mode), "    ")?;
+            }
+            out.write_all(b"\n  ]")?;
+        } else if let Some(value) = fields.get(*key) {
+            write_indented(out, value, "  ")?;
+        }
+    }
+    out.write_all(b"\n}\n")
+}
+
+/// A value pretty-printed as if nested at `indent`: every line after the first is indented
+/// (pretty JSON has no raw newline inside a string, so lines are structure).
+fn write_indented(
+    out: &mut impl std::io::Write,
+    value: &Value,
+    indent: &str,
+) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.write_all(b"\n")?;
+            out.write_all(indent.as_bytes())?;
+        }
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Matched span indices in tree (pre-)order, the order `spans` lists them.

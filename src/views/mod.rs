@@ -3,3 +3,6 @@
 
 pub mod dump;
 pub mod report;
+
+#[cfg(test)]
+mod dump_stream_tests;
