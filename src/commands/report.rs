@@ -43,7 +43,7 @@ pub fn run(args: &ReportArgs) -> i32 {
     };
     let report = build(&store, &selection, mode);
     match &args.out {
-        Some(path) => match write(&report, path) {
+        Some(path) => match write(&report, path, &store, &selection, mode) {
             Ok(bytes) => {
                 eprintln!(
                     "toolcap-tui report: {} failing of {} listed → {} and {} ({bytes} bytes)",

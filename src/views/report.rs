@@ -9,9 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::dump::{Selection, selection_json};
+use super::dump::{Selection, write_selection_json};
 use crate::gold::check::check_store;
 use crate::gold::conversation::passes_for;
 use crate::gold::report::{CheckOptions, DiffReport};
@@ -24,7 +22,6 @@ use crate::triage::{Facets, GoldOutcome};
 #[derive(Debug, Clone)]
 pub struct TriageReport {
     pub markdown: String,
-    pub json: Value,
     pub listed: usize,
     pub failing: usize,
 }
@@ -166,7 +163,6 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
     markdown.push_str(&body);
     TriageReport {
         markdown,
-        json: selection_json(store, selection, mode),
         listed: selection.rows.len(),
         failing,
     }
@@ -177,10 +173,40 @@ pub fn json_path(markdown: &Path) -> PathBuf {
     markdown.with_extension("json")
 }
 
-/// Writes both files; returns the Markdown path and the total bytes written.
-pub fn write(report: &TriageReport, markdown: &Path) -> std::io::Result<u64> {
-    let json = serde_json::to_string_pretty(&report.json).unwrap_or_default() + "\n";
+/// Writes the Markdown to `markdown` and, beside it, the selection's `dump --json` document
+/// (streamed, as `dump` writes it); returns the total bytes written.
+pub fn write(
+    report: &TriageReport,
+    markdown: &Path,
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+) -> std::io::Result<u64> {
+    use std::io::Write as _;
     std::fs::write(markdown, &report.markdown)?;
-    std::fs::write(json_path(markdown), &json)?;
-    Ok((report.markdown.len() + json.len()) as u64)
+    let file = std::fs::File::create(json_path(markdown))?;
+    let mut out = CountingWriter {
+        inner: std::io::BufWriter::new(file),
+        bytes: 0,
+    };
+    write_selection_json(&mut out, store, selection, mode, Vec::new())?;
+    out.flush()?;
+    Ok(report.markdown.len() as u64 + out.bytes)
+}
+
+/// Counts what passes through, for the "N bytes" the status bar and stderr report.
+struct CountingWriter<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        self.bytes += written as u64;
+        Ok(written)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }

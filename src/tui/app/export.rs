@@ -82,13 +82,15 @@ pub(super) fn export(app: &mut App) {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let path = std::path::PathBuf::from(format!("toolcap-report-{stamp}.md"));
-    app.message = Some(match report::write(&built, &path) {
-        Ok(bytes) => format!(
-            "report: {} failing of {} listed → {} (+ .json, {bytes} bytes)",
-            built.failing,
-            built.listed,
-            path.display()
-        ),
-        Err(why) => format!("report: {}: {why}", path.display()),
-    });
+    app.message = Some(
+        match report::write(&built, &path, &app.store, &selection, app.reveal) {
+            Ok(bytes) => format!(
+                "report: {} failing of {} listed → {} (+ .json, {bytes} bytes)",
+                built.failing,
+                built.listed,
+                path.display()
+            ),
+            Err(why) => format!("report: {}: {why}", path.display()),
+        },
+    );
 }
