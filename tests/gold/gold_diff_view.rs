@@ -87,7 +87,7 @@ fn draw(
 fn snapshot(name: &str, report: &DiffReport) -> (String, String) {
     let (small, _) = draw(report, 80, 24, Reveal::Revealed);
     let (large, _) = draw(report, 120, 40, Reveal::Revealed);
-    insta::with_settings!({snapshot_path => "fixtures/gold/snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../fixtures/gold/snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(format!("{name}_80x24"), small);
         insta::assert_snapshot!(format!("{name}_120x40"), large);
     });
