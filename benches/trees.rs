@@ -1,6 +1,6 @@
 //! Tree assembly cost against how spans are split across files (issue 13 item 5): 5,000
 //! one-span files of one trace against 5,000 one-trace files, loaded the way `dump` loads
-//! them. The mechanism (each span placed once) is tested in `tests/store_split_files.rs`;
+//! them. The mechanism (each span placed once) is tested in `tests/formats/store_split_files.rs`;
 //! this measures the time.
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [extra args for the runner, e.g. --target load-bytes]
 #
 # Findings land in target/fuzz/{crashes,hangs}/TARGET/. Turn each into a regression test by
-# copying it to tests/fixtures/fuzz/TARGET/ (tests/fuzz_regressions.rs replays them in CI);
+# copying it to tests/fixtures/fuzz/TARGET/ (tests/formats/fuzz_regressions.rs replays them in CI);
 # CI never runs the fuzzer itself. FUZZ_PROFILE=release builds optimised (more executions,
 # but no overflow checks); the default dev profile keeps debug assertions and overflow checks.
 set -euo pipefail

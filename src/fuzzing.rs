@@ -1,7 +1,7 @@
 //! Fuzz targets: every parser and the receiver's decoders, each a function over raw bytes that
 //! must return (never panic, never hang) whatever the bytes are. The mutation runner
 //! (`examples/fuzz.rs`, driven by `scripts/fuzz.sh`) and the regression test
-//! (`tests/fuzz_regressions.rs`) share this list, so an input that once broke a target is
+//! (`tests/formats/fuzz_regressions.rs`) share this list, so an input that once broke a target is
 //! replayed against exactly the code the fuzzer ran.
 
 use std::path::Path;

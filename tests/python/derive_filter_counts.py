@@ -1,4 +1,4 @@
-"""Counts for tests/dump_filter.rs, derived by reading the fixture files directly (not by
+"""Counts for tests/formats/dump_filter.rs, derived by reading the fixture files directly (not by
 running toolcap-tui). Run from the repository root: python3 tests/python/derive_filter_counts.py
 
 How the files become invocations (the product's documented mapping, see README "Formats"):

@@ -2,6 +2,7 @@
 //! the tree, health and roll-ups of the same spans built from scratch.
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use toolcap::model::{
     AttrValue, Batch, EVALUATOR_ATTR, LlmFacts, RequestedToolCall, Span, SpanKind, SpanStatus,
     ToolFacts,
@@ -134,8 +135,20 @@ fn assert_same(grown: &Invocation, built: &Invocation) {
     assert_eq!(links(grown), links(built));
 }
 
+/// Saves failing cases beside this file (`store_incremental.proptest-regressions`): proptest's
+/// default looks for the nearest `main.rs` and would use `tests/proptest-regressions/` instead.
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+    #![proptest_config(config(256))]
 
     #[test]
     fn incremental_tree_equals_the_tree_built_from_scratch(plan in plan()) {

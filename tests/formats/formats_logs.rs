@@ -11,9 +11,7 @@ use toolcap::model::{AttrValue, Severity, SpanKind};
 use toolcap::sources::files;
 use toolcap::store::{Invocation, Store};
 
-#[path = "formats_logs/pitfalls.rs"]
 mod pitfalls;
-#[path = "formats_logs/variants.rs"]
 mod variants;
 
 const CORPUS: &str = "tests/fixtures/corpus/toolscore";

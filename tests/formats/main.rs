@@ -1,0 +1,18 @@
+//! Reading traces: every format against its corpus, hostile and broken inputs, payload ranges,
+//! the store's trees, fuzz findings, and the headless `dump` through the real binary.
+//!
+//! One test binary for the family, so the library is linked once for all of it.
+
+mod cli_polish;
+mod dump_filter;
+mod formats_agents;
+mod formats_logs;
+mod fuzz_regressions;
+mod otlp_corpus;
+mod otlp_dump_schema;
+mod otlp_encodings;
+mod otlp_facts;
+mod otlp_negative;
+mod payload_ranges;
+mod store_incremental;
+mod store_split_files;
