@@ -3,14 +3,13 @@
 //! No timed assertion: the writer stops only once the reader has seen enough lines, or after
 //! a generous cap, and the test asserts that it stopped because the reader caught up.
 
-mod watch_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
-use watch_support::{Recorder, TEST_REGISTRY, append, lines};
+
+use crate::support::{Recorder, TEST_REGISTRY, append, lines};
 
 /// Lines the reader must see while the writer is still writing.
 const SEEN_WHILE_WRITING: usize = 8;

@@ -1,8 +1,6 @@
 //! Attaching to a `serve` feed, against a small fake feed server that follows the contract:
 //! `GET /api/v1/stream?skip=N` streams NDJSON (chunked), replaying from line N, then follows.
 
-mod watch_support;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -21,7 +19,8 @@ use toolcap::formats::{Format, Input};
 use toolcap::model::{Batch, Origin};
 use toolcap::sources::SourceStatus;
 use toolcap::sources::attach::{AttachOptions, spawn_attach_with};
-use watch_support::{Recorder, TestLines, wait_for};
+
+use crate::support::{Recorder, TestLines, wait_for};
 
 struct Feed {
     lines: Mutex<Vec<String>>,

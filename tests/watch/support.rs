@@ -1,7 +1,6 @@
 //! Shared by the watcher and attach tests: a tiny line format the tests control (the real
 //! parsers live on other branches), and a recorder that applies ingest events the way the
 //! store would (a `Forget` drops what a file delivered).
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,6 @@
 //! YAML config and a README next to its traces opens with zero errors, in `dump` and in the
 //! directory watcher the TUI uses; a file that looks like a trace and fails stays an error.
 
-mod watch_support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -12,7 +10,8 @@ use std::time::Duration;
 use serde_json::Value;
 use toolcap::model::{Origin, Severity};
 use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
-use watch_support::{Recorder, wait_for};
+
+use crate::support::{Recorder, wait_for};
 
 const TRACE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

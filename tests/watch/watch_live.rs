@@ -1,14 +1,13 @@
 //! The directory watcher end to end: real files in a temporary directory, real notify
 //! events, and a test-only line format so the exact spans (ids, lines, offsets) can be checked.
 
-mod watch_support;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use toolcap::sources::watch::{WatchHandle, WatchOptions, spawn_watcher_with};
 use toolcap::sources::{IngestEvent, SourceStatus};
-use watch_support::{Got, Recorder, TEST_REGISTRY, append, lines, strings, wait_for};
+
+use crate::support::{Got, Recorder, TEST_REGISTRY, append, lines, strings, wait_for};
 
 fn options(quiet: Duration) -> WatchOptions {
     WatchOptions {

@@ -1,12 +1,11 @@
 //! The watcher with the real format registry over OTLP/JSON from the Python SDK corpus:
 //! 5 requests holding 7 + 6 + 9 + 7 + 6 = 35 spans (counted with jq).
 
-mod watch_support;
-
 use std::time::Duration;
 
 use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
-use watch_support::{Recorder, append, wait_for};
+
+use crate::support::{Recorder, append, wait_for};
 
 const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
