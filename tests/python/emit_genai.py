@@ -1,7 +1,7 @@
 """Emit GenAI agent traces with the real OpenTelemetry Python SDK and its OTLP exporters.
 
-Used by tests/receiver_python.rs against a spawned `toolcap-tui serve`. Every span the SDK
-ends is recorded (trace id, span id, mode) in --ids-out; the exit code is non-zero when any
+Used by tests/receiver/receiver_python.rs against a spawned `toolcap-tui serve`. Every span the
+SDK ends is recorded (trace id, span id, mode) in --ids-out; the exit code is non-zero when any
 export did not report SUCCESS, so the Rust test can tell "not sent" from "lost".
 
 Modes: http (protobuf), http-gzip (protobuf, Content-Encoding: gzip), grpc (gzip).

@@ -4,15 +4,14 @@
 //! bind a non-loopback address without a token. Loopback only: no address is ever bound
 //! beyond 127.0.0.1.
 
-mod receiver_support;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
-use receiver_support::{Serve, json_request, raw_http, span_ids, spool_lines};
 use tokio::net::{TcpListener, TcpStream};
+
+use crate::support::{Serve, json_request, raw_http, span_ids, spool_lines};
 
 const TOKEN: &str = "feed-token-7";
 

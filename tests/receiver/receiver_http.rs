@@ -1,8 +1,6 @@
 //! The receiver's answers to raw OTLP/HTTP and OTLP/gRPC requests, one test per status code,
 //! each checking the body the OTLP spec requires. The receiver runs in-process with a test sink.
 
-mod receiver_support;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +10,9 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use prost::Message;
-use receiver_support::{json_request, raw_http};
 use toolcap::receiver::{self, ReceivedRequest, ReceiverConfig, RequestSink, SinkError};
+
+use crate::support::{json_request, raw_http};
 
 const PROTOBUF_FIXTURE: &str =
     "tests/fixtures/corpus/otlp-python-sdk/http-protobuf/0001-v1_traces.pb";
@@ -75,7 +74,7 @@ fn start(sink: Arc<dyn RequestSink>, token: Option<&str>, max_body_bytes: usize)
     }
 }
 
-fn post(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> receiver_support::RawResponse {
+fn post(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::support::RawResponse {
     raw_http(addr, "POST", "/v1/traces", headers, body).unwrap()
 }
 

@@ -6,13 +6,11 @@
 //! Needs `.venv` with the SDK (`.ci/run` creates it). Without it this test fails: a skipped
 //! real-client test would hide exactly the breakage it exists to catch.
 
-mod receiver_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use receiver_support::{Serve, StreamReader, span_ids, spool_lines};
+use crate::support::{Serve, StreamReader, span_ids, spool_lines};
 
 fn venv_python() -> std::path::PathBuf {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
@@ -117,7 +115,7 @@ fn python_sdk_spans_reach_the_spool_and_the_stream() {
     assert_eq!(health["spans"], sent.len());
 
     // The read API is behind the same token.
-    let refused = receiver_support::raw_http(&serve.http, "GET", "/api/v1/health", &[], b"");
+    let refused = crate::support::raw_http(&serve.http, "GET", "/api/v1/health", &[], b"");
     assert_eq!(refused.unwrap().status, 401);
     let authorization = serve.authorization.clone().unwrap();
     let mut stream = StreamReader::open_with_headers(

@@ -1,15 +1,13 @@
 //! `toolcap-tui serve` as a process: the spool on disk, the stream and health API, restart,
 //! a torn last line, `kill -9` under load, and a gzip bomb's memory cost.
 
-mod receiver_support;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use receiver_support::{Serve, json_request, raw_http, span_ids, spool_lines, spool_segments};
+use crate::support::{Serve, json_request, raw_http, span_ids, spool_lines, spool_segments};
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 

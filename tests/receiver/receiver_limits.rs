@@ -3,15 +3,13 @@
 //! outcome (a status code, a closed socket, a health field, a log line), never a duration;
 //! the only clocks are upper bounds on how long to wait for an outcome before failing.
 
-mod receiver_support;
-
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use receiver_support::{Serve, json_request, raw_http};
+use crate::support::{Serve, json_request, raw_http};
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
@@ -309,7 +307,7 @@ fn a_stalled_feed_reader_is_disconnected_with_a_logged_reason() {
         Err(err) => err.kind() == ErrorKind::ConnectionReset,
     };
     assert!(ended, "the stalled reader's connection was closed");
-    let total: u64 = receiver_support::spool_lines(&serve.dir)
+    let total: u64 = crate::support::spool_lines(&serve.dir)
         .iter()
         .map(|line| line.len() as u64 + 1)
         .sum();

@@ -1,7 +1,6 @@
 //! Helpers shared by the receiver tests: a spawned `toolcap-tui serve`, raw HTTP/1.1 requests
 //! over a plain TCP socket, and an independent reader of spool files (plain serde_json, not the
 //! receiver's own code), reusable for comparing with `dump --json`.
-#![allow(dead_code)]
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -116,10 +115,6 @@ pub struct StreamReader {
 }
 
 impl StreamReader {
-    pub fn open(addr: &str, path: &str, accept: &str) -> StreamReader {
-        Self::open_with_headers(addr, path, &[("Accept", accept)])
-    }
-
     pub fn open_with_headers(addr: &str, path: &str, headers: &[(&str, &str)]) -> StreamReader {
         let mut stream = TcpStream::connect(addr).expect("connect to stream");
         stream
@@ -184,13 +179,6 @@ impl StreamReader {
             assert!(line.is_empty(), "unexpected SSE line {line:?}");
         }
     }
-}
-
-/// Reads `count` records from the stream at `path`.
-pub fn read_stream(addr: &str, path: &str, accept: &str, count: usize) -> (String, Vec<String>) {
-    let mut reader = StreamReader::open(addr, path, accept);
-    let records = (0..count).map(|_| reader.next_record()).collect();
-    (reader.head, records)
 }
 
 /// Spool segment files in `dir`, in name order (= write order).

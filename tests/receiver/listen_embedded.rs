@@ -1,8 +1,6 @@
 //! `--listen`: the embedded receiver turns OTLP exports into batches on the app's ingest
 //! channel, with the same span ids the exporter sent, and reports itself for the status bar.
 
-mod receiver_support;
-
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -38,7 +36,7 @@ async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
             if let Some(a) = &authorization {
                 headers.push(("Authorization", a.as_str()));
             }
-            receiver_support::raw_http(&addr, "POST", "/v1/traces", &headers, &body)
+            crate::support::raw_http(&addr, "POST", "/v1/traces", &headers, &body)
                 .expect("request answered")
                 .status
         })

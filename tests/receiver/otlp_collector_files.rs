@@ -3,8 +3,6 @@
 //! and `Content-Encoding: zstd` request bodies: each loads to exactly the spans of the same
 //! requests written as plain JSON lines. Fixtures: tests/fixtures/corpus/otel-collector.
 
-mod receiver_support;
-
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -108,10 +106,10 @@ fn a_file_cut_inside_a_message_keeps_the_whole_ones_and_says_so() {
 #[test]
 fn a_zstd_request_body_is_spooled_with_its_exact_spans() {
     let dir = tempfile::tempdir().unwrap();
-    let serve = receiver_support::Serve::start(dir.path(), &[]);
+    let serve = crate::support::Serve::start(dir.path(), &[]);
     // Compressed by the reference `zstd` command (see SOURCES.md), not by our own crate.
     let body = std::fs::read(fixture("request-zstd.pb.zst.bin")).unwrap();
-    let response = receiver_support::raw_http(
+    let response = crate::support::raw_http(
         &serve.http,
         "POST",
         "/v1/traces",
@@ -128,7 +126,7 @@ fn a_zstd_request_body_is_spooled_with_its_exact_spans() {
         "{:?}",
         String::from_utf8_lossy(&response.body)
     );
-    let spooled = receiver_support::span_ids(&receiver_support::spool_lines(dir.path()));
+    let spooled = crate::support::span_ids(&crate::support::spool_lines(dir.path()));
     let expected: std::collections::BTreeSet<(String, String)> = [(2, 1), (2, 2), (3, 2)]
         .iter()
         .map(|(trace, span)| (format!("{trace:032x}"), format!("{trace:08x}{span:08x}")))

@@ -1,0 +1,15 @@
+//! Receiving traces: the OTLP/HTTP and OTLP/gRPC receiver's answers, `serve` as a process and
+//! under misbehaving clients, `--listen`, remote sources (a `serve` feed, Jaeger), the
+//! Collector's file exporter, and the real OpenTelemetry Python SDK as the client.
+//!
+//! One test binary for the family, so the library is linked once for all of it.
+
+mod jaeger_source;
+mod listen_embedded;
+mod otlp_collector_files;
+mod receiver_http;
+mod receiver_limits;
+mod receiver_python;
+mod receiver_serve;
+mod remote_sources;
+mod support;
