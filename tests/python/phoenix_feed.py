@@ -1,4 +1,4 @@
-"""Feeds a running Phoenix for tests/phoenix_source.rs: two agent runs through the
+"""Feeds a running Phoenix for tests/tui/phoenix_source.rs: two agent runs through the
 OpenTelemetry Python SDK (OTLP/HTTP), the second with a failed tool, then an LLM annotation
 "incorrect" on the second run's root span through Phoenix's own client. Prints what it sent,
 as JSON, on stdout.

@@ -2,8 +2,6 @@
 //! failure queue (`n`/`N`, `]`/`[`), the verdict block, conversation rows and sorting, and the
 //! mouse-capture toggle. Fixtures are in `tests/fixtures/triage` (see SOURCES.md there).
 
-mod tui_support;
-
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -12,7 +10,8 @@ use toolcap::store::Store;
 use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App, ListRow, Pane, SortKey};
 use toolcap::tui::config;
-use tui_support::{press, screen_text};
+
+use crate::support::{press, screen_text};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,8 +1,8 @@
 //! Shared helpers for the TUI tests: a store built in code (independent of the parsers), a
 //! key driver that goes through the real keymap, and rendering into a `TestBackend`.
-#![allow(dead_code)]
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use toolcap::model::{
@@ -371,4 +371,16 @@ pub fn all_symbols(app: &App) -> String {
         .iter()
         .map(|c| c.symbol())
         .collect()
+}
+
+/// `cases` per property, failures saved beside the test's file (`NAME.proptest-regressions`):
+/// proptest's default looks for the nearest `main.rs` and would use `tests/proptest-regressions/`.
+pub fn proptest_config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    }
 }

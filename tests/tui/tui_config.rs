@@ -41,21 +41,19 @@ fn every_theme_slot_has_a_default_and_a_name() {
 
 #[test]
 fn the_documented_example_config_parses_cleanly() {
-    let text = include_str!("fixtures/tui/config.toml");
+    let text = include_str!("../fixtures/tui/config.toml");
     let config = from_toml(text, false);
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
 }
 
-mod tui_support;
-
 #[test]
 fn no_color_draws_no_colours_but_keeps_the_selection_visible() {
     use ratatui::style::{Color, Modifier};
-    let mut app = tui_support::sample_app(100, 30);
+    let mut app = crate::support::sample_app(100, 30);
     app.config = from_toml("", true);
     // Rebuild cached detail lines with the colourless theme.
-    tui_support::press(&mut app, "rr");
-    let terminal = tui_support::draw(&app);
+    crate::support::press(&mut app, "rr");
+    let terminal = crate::support::draw(&app);
     let buffer = terminal.backend().buffer();
     for cell in buffer.content() {
         assert_eq!(cell.fg, Color::Reset, "{:?}", cell.symbol());

@@ -2,14 +2,13 @@
 //! from the tree, the payload from the detail — redacted unless revealed, a planted secret
 //! never copied — and the OSC 52 sequence decodes to exactly that text.
 
-mod tui_support;
-
 use std::path::Path;
 
 use base64::Engine as _;
 use toolcap::redact::Reveal;
 use toolcap::tui::app::{self, App, Pane};
-use tui_support::press;
+
+use crate::support::press;
 
 fn app() -> App {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arksim-two-turn");

@@ -3,8 +3,6 @@
 //! argument counts never read `0/0` beside real calls, and an arksim assertion is judged over
 //! its whole conversation, in `check` and in the TUI alike.
 
-mod tui_support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,7 +16,8 @@ use toolcap::gold::report::{CheckOptions, DiffReport};
 use toolcap::gold::{ActualCall, GoldCall, GoldSpec};
 use toolcap::redact::Reveal;
 use toolcap::tui::app::{self, App};
-use tui_support::{press, screen_text};
+
+use crate::support::{press, screen_text};
 
 fn args(v: Value) -> toolcap::gold::Args {
     v.as_object().cloned().unwrap_or_default()

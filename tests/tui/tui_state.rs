@@ -1,13 +1,12 @@
 //! State transitions driven by key and mouse events through the real keymap.
 
-mod tui_support;
-
 use crossterm::event::{MouseButton, MouseEventKind};
 use toolcap::model::{Batch, Span, SpanKind};
 use toolcap::redact::Reveal;
 use toolcap::sources::IngestEvent;
 use toolcap::tui::app::{self, App, Pane};
-use tui_support::{SECRET_CITY, T0, all_symbols, mouse, press, sample_app, screen_text};
+
+use crate::support::{SECRET_CITY, T0, all_symbols, mouse, press, sample_app, screen_text};
 
 fn selected_span_name(app: &App) -> String {
     let inv = app.invocation().unwrap();
@@ -371,7 +370,7 @@ fn tiny_and_odd_terminal_sizes_do_not_panic() {
 #[test]
 fn reveal_flag_starts_revealed() {
     let mut app = App::new(
-        tui_support::sample_store(),
+        crate::support::sample_store(),
         toolcap::tui::config::from_toml("", false),
         Reveal::Revealed,
     );

@@ -6,8 +6,6 @@
 //! model covers every field a format can carry text in; `hostile_files_*` below also go through
 //! real parsers end to end.
 
-mod tui_support;
-
 use std::process::Command;
 
 use proptest::prelude::*;
@@ -22,7 +20,8 @@ use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App};
 use toolcap::tui::config;
 use toolcap::views::dump;
-use tui_support::{press, screen_text};
+
+use crate::support::{press, proptest_config, screen_text};
 
 /// Where a planted value goes.
 #[derive(Debug, Clone, Copy)]
@@ -361,7 +360,7 @@ fn assert_hidden(field: Field, plant: &Plant, mode: Reveal, with_tui: bool) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    #![proptest_config(proptest_config(96))]
 
     #[test]
     fn planted_secrets_never_show_in_dump(field in proptest::sample::select(&FIELDS[..]), plant in secret()) {
@@ -376,7 +375,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(proptest_config(24))]
 
     #[test]
     fn planted_secrets_and_personal_data_never_show_in_the_tui(field in proptest::sample::select(&FIELDS[..]), plant in prop_oneof![secret(), personal()]) {

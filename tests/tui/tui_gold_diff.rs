@@ -2,12 +2,11 @@
 //! differences, Enter jumps to the call's span in the tree, redaction still applies, and the
 //! list shows the gold score.
 
-mod tui_support;
-
 use serde_json::json;
 use toolcap::model::{Batch, GoldCall, GoldSpec};
 use toolcap::tui::app;
-use tui_support::{SECRET_CITY, press, sample_app, screen_text};
+
+use crate::support::{SECRET_CITY, press, sample_app, screen_text};
 
 fn call(tool: &str, args: serde_json::Value) -> GoldCall {
     GoldCall {

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod tmux_support;
-use tmux_support::{Tmux, shell_quote};
+use crate::tmux::{Tmux, shell_quote};
 
 fn venv(tool: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,7 +1,6 @@
 //! A private tmux server with a fixed window size, for end-to-end tests of the real binary in a
 //! real pseudo-terminal: keys go in with `send-keys`, the screen comes back with `capture-pane`,
 //! and every wait polls a condition against a deadline.
-#![allow(dead_code)]
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -2,11 +2,9 @@
 //! window size) over the bundled sample traces. Keys go in with `send-keys`, the screen comes
 //! back with `capture-pane`; every wait polls a condition against a deadline.
 
-mod tmux_support;
-
 use std::time::{Duration, Instant};
 
-use tmux_support::{Tmux, WAIT, shell_quote};
+use crate::tmux::{Tmux, WAIT, shell_quote};
 
 /// An argument value of the failing `get_weather` call in the bundled arksim run: it must not
 /// be on screen while redacted, and must be after `r`.

@@ -1,13 +1,12 @@
 //! Bounded memory, visibly: with a budget, the oldest runs are evicted and the status bar
 //! says how many were kept, seen and evicted — never a silent cap.
 
-mod tui_support;
-
 use toolcap::redact::Reveal;
 use toolcap::store::{Budget, Store};
 use toolcap::tui::action::Action;
 use toolcap::tui::{app, config};
-use tui_support::{sample_batch, screen_text};
+
+use crate::support::{sample_batch, screen_text};
 
 #[test]
 fn the_status_bar_reports_evictions() {

@@ -1,9 +1,8 @@
 //! Snapshot tests of whole screens at 80x24 and 120x40, driven by key presses.
 
-mod tui_support;
-
 use insta::assert_snapshot;
-use tui_support::{draw, press, sample_app};
+
+use crate::support::{draw, press, sample_app};
 
 fn screens(name: &str, keys: &str) {
     for (w, h) in [(80, 24), (120, 40)] {

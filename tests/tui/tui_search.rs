@@ -2,8 +2,6 @@
 //! Enter, readline keys, history, presets, n/N over matches, only-matches, redaction, and
 //! snapshots of what is highlighted in the list, the tree and the detail pane.
 
-mod tui_support;
-
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 use ratatui::style::{Color, Modifier};
@@ -11,7 +9,8 @@ use toolcap::redact::Reveal;
 use toolcap::tui::app::{self, App};
 use toolcap::tui::config;
 use toolcap::tui::event_loop::action_for_event;
-use tui_support::{draw, press, sample_app, sample_store, screen_text};
+
+use crate::support::{draw, press, sample_app, sample_store, screen_text};
 
 fn key(app: &mut App, code: KeyCode, modifiers: KeyModifiers) {
     if let Some(action) = action_for_event(app, &Event::Key(KeyEvent::new(code, modifiers))) {
