@@ -12,6 +12,7 @@ mod tmux;
 mod tui_budget;
 mod tui_config;
 mod tui_copy;
+mod tui_copy_export_e2e;
 mod tui_e2e;
 mod tui_gold_diff;
 mod tui_screens;

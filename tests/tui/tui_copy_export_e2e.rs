@@ -3,15 +3,14 @@
 //! what the screen shows — a payload's shape while redacted, its value only once revealed — and
 //! `x` writes a report whose JSON is `dump --json` of the same runs.
 
-mod tmux_support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
-use tmux_support::{Tmux, WAIT, shell_quote};
+
+use crate::tmux::{Tmux, WAIT, shell_quote};
 
 /// The failing `get_weather` call's argument in the bundled arksim run.
 const HIDDEN_ARGUMENT: &str = "Atlantis";
