@@ -1,6 +1,7 @@
-//! The terminal UI: state transitions and whole screens driven by real key events, search,
-//! triage, the gold diff overlay, copying, the memory budget, redaction with no side doors, and
-//! the real binary in a real pseudo-terminal (tmux), including against a real Arize Phoenix.
+//! The terminal UI: state transitions and whole screens driven by real key events, rebound keys,
+//! search, triage (and its agreement with `dump` and `report`), the gold diff overlay, copying
+//! and export, the memory budget, redaction with no side doors, and the real binary in a real
+//! pseudo-terminal (tmux), including against a real Arize Phoenix.
 //!
 //! One test binary for the family, so the library is linked once for all of it.
 
@@ -9,12 +10,14 @@ mod phoenix_source;
 mod redaction_hostile;
 mod support;
 mod tmux;
+mod triage_agreement;
 mod tui_budget;
 mod tui_config;
 mod tui_copy;
 mod tui_copy_export_e2e;
 mod tui_e2e;
 mod tui_gold_diff;
+mod tui_keymap_rebind;
 mod tui_screens;
 mod tui_search;
 mod tui_state;

@@ -2,14 +2,13 @@
 //! bar agree on the bundled samples — span errors, evaluator verdicts and gold mismatches alike,
 //! with each turn of a whole-conversation gold judged by its own share.
 
-mod tmux_support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use tmux_support::{Tmux, shell_quote};
+
+use crate::tmux::{Tmux, shell_quote};
 
 fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

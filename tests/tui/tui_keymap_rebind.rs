@@ -2,8 +2,6 @@
 //! overlay, the status bar and the title of every overlay — and the new keys work while the old
 //! ones no longer do. Drawn into ratatui's `TestBackend`, asserted on the text.
 
-mod tui_support;
-
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use toolcap::model::{Batch, GoldCall, GoldSpec, Problem};
@@ -12,7 +10,8 @@ use toolcap::tui::app::{self, App};
 use toolcap::tui::config;
 use toolcap::tui::event_loop::action_for_event;
 use toolcap::tui::overlays::help::help_lines;
-use tui_support::{press, sample_app, screen_text};
+
+use crate::support::{press, sample_app, screen_text};
 
 /// Function keys only, so none collides with a default binding or with typed text.
 const REBOUND: &str = r#"
