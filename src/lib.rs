@@ -21,3 +21,5 @@ pub mod views;
 
 #[cfg(test)]
 mod layering;
+#[cfg(test)]
+mod test_layout;
