@@ -46,6 +46,7 @@ pub fn to_file_only(path: &Path) -> Result<(), String> {
     tracing_subscriber::fmt()
         .with_ansi(false)
         .with_target(false)
+        .log_internal_errors(false)
         .with_writer(Mutex::new(file))
         .try_init()
         .map_err(|e| e.to_string())
@@ -53,9 +54,12 @@ pub fn to_file_only(path: &Path) -> Result<(), String> {
 
 /// Logs to stderr, and to `path` too when given: for headless commands.
 pub fn to_stderr(path: Option<&Path>) -> Result<(), String> {
+    // A log line that cannot be written (a full disk, a file-size limit on stderr) is lost,
+    // never reported with `eprintln!`, which would panic the task serving the request.
     let builder = tracing_subscriber::fmt()
         .with_ansi(false)
-        .with_target(false);
+        .with_target(false)
+        .log_internal_errors(false);
     let result = match path {
         Some(path) => {
             let file = open_log(path)?;
