@@ -92,3 +92,24 @@ impl Drop for Tmux {
 pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
+
+/// The bundled sample traces, as an absolute path the app and `dump` both report sources by.
+pub fn samples() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/sample-traces")
+        .canonicalize()
+        .expect("the bundled samples")
+}
+
+/// `toolcap-tui dump --json ARGS… SAMPLES`, parsed.
+pub fn dump_samples_json(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .arg("dump")
+        .arg("--json")
+        .args(args)
+        .arg(samples())
+        .output()
+        .expect("dump runs");
+    assert_eq!(out.status.code(), Some(0));
+    serde_json::from_slice(&out.stdout).expect("dump prints JSON")
+}

@@ -3,29 +3,11 @@
 //! with each turn of a whole-conversation gold judged by its own share.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::tmux::{Tmux, shell_quote};
-
-fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/sample-traces")
-        .canonicalize()
-        .expect("the bundled samples")
-}
-
-fn dump() -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
-        .args(["dump", "--json"])
-        .arg(samples())
-        .output()
-        .expect("dump runs");
-    assert_eq!(out.status.code(), Some(0));
-    serde_json::from_slice(&out.stdout).expect("JSON")
-}
+use crate::tmux::{Tmux, dump_samples_json, samples, shell_quote};
 
 /// The arksim turns (unique names) and their facets.
 fn turn_facets(doc: &Value) -> BTreeMap<String, Vec<String>> {
@@ -48,7 +30,7 @@ fn turn_facets(doc: &Value) -> BTreeMap<String, Vec<String>> {
 
 #[test]
 fn dump_names_every_failing_facet_and_judges_each_turn_by_its_share() {
-    let doc = dump();
+    let doc = dump_samples_json(&[]);
     let facets = turn_facets(&doc);
     let of = |name: &str| facets.get(name).cloned().unwrap_or_default();
     // Judged failed by the evaluator with no span error, and its trajectory differs from the
@@ -70,7 +52,7 @@ fn dump_names_every_failing_facet_and_judges_each_turn_by_its_share() {
 
 #[test]
 fn the_tui_report_and_dump_count_the_same_failing_runs() {
-    let doc = dump();
+    let doc = dump_samples_json(&[]);
     let invocations = doc["invocations"].as_array().expect("invocations");
     let failing = invocations.iter().filter(|i| i["failing"] == true).count();
     let total = invocations.len();

@@ -5,22 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::tmux::{Tmux, WAIT, shell_quote};
+use crate::tmux::{Tmux, WAIT, dump_samples_json, samples, shell_quote};
 
 /// The failing `get_weather` call's argument in the bundled arksim run.
 const HIDDEN_ARGUMENT: &str = "Atlantis";
-
-fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/sample-traces")
-        .canonicalize()
-        .expect("the bundled samples")
-}
 
 /// Starts the binary on the samples with `dir` as its working directory (where `x` writes).
 fn start(dir: &Path) -> Tmux {
@@ -59,18 +51,6 @@ fn copy(tmux: &Tmux, previous: &str) -> String {
     }
 }
 
-fn dump_json(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
-        .arg("dump")
-        .arg("--json")
-        .args(args)
-        .arg(samples())
-        .output()
-        .expect("dump runs");
-    assert_eq!(out.status.code(), Some(0));
-    serde_json::from_slice(&out.stdout).expect("dump prints JSON")
-}
-
 fn by_id(doc: &Value) -> BTreeMap<String, Value> {
     doc["invocations"]
         .as_array()
@@ -90,7 +70,7 @@ fn y_reaches_the_terminal_clipboard_as_shown_and_x_writes_dump_json_beside_the_r
 
     // In the list, `y` copies the selected run's trace id: one of the ids dump knows.
     let trace_id = copy(&tmux, "");
-    let ids = by_id(&dump_json(&[]));
+    let ids = by_id(&dump_samples_json(&[]));
     assert!(ids.contains_key(&trace_id), "copied {trace_id:?}");
 
     // Onto the failing call, as a user would: filter, into the tree, the queue twice.
@@ -111,7 +91,7 @@ fn y_reaches_the_terminal_clipboard_as_shown_and_x_writes_dump_json_beside_the_r
 
     // In the detail, the payload (the call's output, captured): its shape while redacted, the
     // text `dump --reveal` shows once revealed.
-    let revealed_doc = dump_json(&["--reveal", "--filter", "kb_only"]);
+    let revealed_doc = dump_samples_json(&["--reveal", "--filter", "kb_only"]);
     let failed_call = revealed_doc["invocations"]
         .as_array()
         .expect("invocations")
@@ -156,7 +136,7 @@ fn y_reaches_the_terminal_clipboard_as_shown_and_x_writes_dump_json_beside_the_r
     let markdown_path = json_path.with_extension("md");
     let report: Value =
         serde_json::from_slice(&std::fs::read(json_path).expect("readable")).expect("JSON");
-    let expected = dump_json(&["--filter", "kb_only"]);
+    let expected = dump_samples_json(&["--filter", "kb_only"]);
     assert_eq!(by_id(&report), by_id(&expected));
     assert_eq!(report["invocations"].as_array().map(Vec::len), Some(2));
     let markdown = std::fs::read_to_string(markdown_path).expect("the Markdown beside it");
