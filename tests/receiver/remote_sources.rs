@@ -67,7 +67,13 @@ fn dumped_ids(stdout: &[u8]) -> BTreeSet<(String, String)> {
 #[test]
 fn dump_reads_a_token_protected_serve_once_and_exits() {
     let dir = tempfile::tempdir().unwrap();
-    let serve = Serve::start(dir.path(), &["--token", TOKEN]);
+    // The token from a file, as it should be given (a --token shows in `ps`).
+    let token_file = dir.path().join("ingest.token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let serve = Serve::start(
+        &dir.path().join("spool"),
+        &["--token-file", token_file.to_str().unwrap()],
+    );
     let spooled = feed_serve(&serve, 4);
     let url = format!("http://{}", serve.http);
 
