@@ -297,7 +297,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             let summary = inv.summary();
             let total = match metric {
                 Metric::Duration => summary.duration_ms(),
-                Metric::Tokens => (summary.input_tokens + summary.output_tokens) as f64,
+                Metric::Tokens => summary.tokens() as f64,
                 Metric::Score => match inv.eval.as_ref().and_then(|e| e.score) {
                     Some(score) => score,
                     // A run without a score has nothing to compare: it never matches.
@@ -313,7 +313,10 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 }
                 Metric::Tokens if holds => spans_where(inv, |s| {
                     s.llm.as_ref().is_some_and(|l| {
-                        let tokens = l.input_tokens.unwrap_or(0) + l.output_tokens.unwrap_or(0);
+                        let tokens = l
+                            .input_tokens
+                            .unwrap_or(0)
+                            .saturating_add(l.output_tokens.unwrap_or(0));
                         op.holds(tokens as f64, *value)
                     })
                 }),

@@ -200,8 +200,10 @@ impl Invocation {
             s.counts.errors += 1;
         }
         if let Some(llm) = &span.llm {
-            s.input_tokens += llm.input_tokens.unwrap_or(0);
-            s.output_tokens += llm.output_tokens.unwrap_or(0);
+            s.input_tokens = s.input_tokens.saturating_add(llm.input_tokens.unwrap_or(0));
+            s.output_tokens = s
+                .output_tokens
+                .saturating_add(llm.output_tokens.unwrap_or(0));
         }
         if !s.formats.contains(&span.format) {
             s.formats.push(span.format);

@@ -141,6 +141,11 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Input plus output tokens (saturating: the counts come from the trace).
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
     pub fn duration_ms(&self) -> f64 {
         self.end_unix_nano.saturating_sub(self.start_unix_nano) as f64 / 1e6
     }

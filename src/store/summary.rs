@@ -18,8 +18,9 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             counts.errors += 1;
         }
         if let Some(llm) = &span.llm {
-            input_tokens += llm.input_tokens.unwrap_or(0);
-            output_tokens += llm.output_tokens.unwrap_or(0);
+            // Counts come from the trace: a hostile one can sum past u64.
+            input_tokens = llm.input_tokens.unwrap_or(0).saturating_add(input_tokens);
+            output_tokens = llm.output_tokens.unwrap_or(0).saturating_add(output_tokens);
         }
         if !formats.contains(&span.format) {
             formats.push(span.format);

@@ -456,7 +456,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
     if s.failed_tool_calls > 0 {
         let _ = write!(out, " ({} failed)", s.failed_tool_calls);
     }
-    if s.input_tokens + s.output_tokens > 0 {
+    if s.tokens() > 0 {
         let _ = write!(out, " · tokens {}→{}", s.input_tokens, s.output_tokens);
     }
     let _ = writeln!(

@@ -45,9 +45,7 @@ impl SortKey {
         let primary = match self {
             SortKey::Start => sb.start_unix_nano.cmp(&sa.start_unix_nano),
             SortKey::Duration => sb.duration_ms().total_cmp(&sa.duration_ms()),
-            SortKey::Tokens => {
-                (sb.input_tokens + sb.output_tokens).cmp(&(sa.input_tokens + sa.output_tokens))
-            }
+            SortKey::Tokens => sb.tokens().cmp(&sa.tokens()),
             SortKey::FailedTools => sb.failed_tool_calls.cmp(&sa.failed_tool_calls),
             // Runs without a score go last.
             SortKey::Score => {

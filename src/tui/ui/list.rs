@@ -209,8 +209,8 @@ fn conversation_row<'a>(
         .unwrap_or(0);
     let tokens_total: u64 = members
         .iter()
-        .map(|i| i.summary().input_tokens + i.summary().output_tokens)
-        .sum();
+        .map(|i| i.summary().tokens())
+        .fold(0u64, u64::saturating_add);
     let tools: usize = members.iter().map(|i| i.summary().tool_calls.len()).sum();
     let llm: usize = members.iter().map(|i| i.summary().counts.llm).sum();
     let verdict = conversation_verdict(&members);
@@ -377,7 +377,7 @@ fn row_for<'a>(
         Cell::from(duration_ms(s.duration_ms())),
         Cell::from(tools),
         Cell::from(s.counts.llm.to_string()),
-        Cell::from(tokens(s.input_tokens + s.output_tokens)),
+        Cell::from(tokens(s.tokens())),
         Cell::from(eval),
     ])
 }
