@@ -2,6 +2,7 @@
 //! store the TUI reads, so anything the TUI shows can be asserted in a test.
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 
 use crate::gold::check::check_store;
 use crate::gold::conversation::passes_for;
-use crate::gold::report::CheckOptions;
+use crate::gold::report::{CheckOptions, DiffReport};
 use crate::model::{Payload, PayloadState, Span};
 use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
@@ -20,66 +21,106 @@ use crate::triage::{Facets, GoldOutcome};
 
 /// The invocations `dump` prints, oldest first, with the spans a filter matched.
 pub struct Selection<'a> {
+    store: &'a Store,
     pub rows: Vec<(&'a Invocation, Option<Match>)>,
     /// The filter's text, when one was given.
     pub query: Option<String>,
-    /// The gold comparison of every judged invocation (the golds the traces carry and their
-    /// sidecars), so the JSON's facets count a gold mismatch as the list and report do.
-    pub golds: HashMap<String, GoldOutcome>,
+    /// The gold comparisons, made on first use: text `dump` never needs them, the JSON's facets,
+    /// `is:gold-mismatch` and the report do.
+    golds: OnceLock<GoldReports>,
 }
 
-/// The gold outcome of every invocation a gold applies to; each turn of a whole-conversation
-/// gold is judged by its share ([`passes_for`]).
-pub fn gold_outcomes(store: &Store) -> HashMap<String, GoldOutcome> {
-    let mut problems = Vec::new();
-    check_store(store, None, CheckOptions::default(), &mut problems)
-        .into_iter()
-        .flat_map(|r| {
-            let ids = match &r.conversation {
+/// Every gold report of a store, and which one judges each invocation (a whole-conversation
+/// report judges each of its turns).
+#[derive(Default)]
+struct GoldReports {
+    reports: Vec<DiffReport>,
+    by_invocation: HashMap<String, usize>,
+}
+
+impl GoldReports {
+    fn of(store: &Store) -> Self {
+        let mut problems = Vec::new();
+        let mut golds = GoldReports::default();
+        for report in check_store(store, None, CheckOptions::default(), &mut problems) {
+            let index = golds.reports.len();
+            let ids = match &report.conversation {
                 Some(scope) => scope.turns.clone(),
-                None => vec![r.invocation.clone()],
+                None => vec![report.invocation.clone()],
             };
-            ids.into_iter()
-                .map(|id| {
-                    let passed = passes_for(&r, &id);
-                    (id, GoldOutcome::from_score(Some((r.metrics.score, passed))))
-                })
-                .collect::<Vec<_>>()
+            golds
+                .by_invocation
+                .extend(ids.into_iter().map(|id| (id, index)));
+            golds.reports.push(report);
+        }
+        golds
+    }
+
+    fn report(&self, id: &str) -> Option<&DiffReport> {
+        self.by_invocation.get(id).map(|&i| &self.reports[i])
+    }
+
+    /// The invocation's gold outcome; a turn of a whole-conversation gold is judged by its
+    /// share ([`passes_for`]).
+    fn outcome(&self, id: &str) -> GoldOutcome {
+        self.report(id).map_or(GoldOutcome::Unknown, |r| {
+            GoldOutcome::from_score(Some((r.metrics.score, passes_for(r, id))))
         })
-        .collect()
+    }
 }
 
 impl<'a> Selection<'a> {
     /// Every invocation, unfiltered.
     pub fn all(store: &'a Store) -> Self {
         Selection {
+            store,
             rows: store
                 .oldest_first()
                 .into_iter()
                 .map(|inv| (inv, None))
                 .collect(),
             query: None,
-            golds: gold_outcomes(store),
+            golds: OnceLock::new(),
         }
     }
 
     /// The invocations `query` matches; payload text is searched only when `mode` reveals.
     pub fn filtered(store: &'a Store, query: &Query, mode: Reveal) -> Self {
-        let golds = gold_outcomes(store);
-        let gold = |inv: &Invocation| golds.get(&inv.id).copied().unwrap_or_default();
+        let golds = query.needs_gold().then(|| GoldReports::of(store));
+        let gold = |inv: &Invocation| {
+            golds
+                .as_ref()
+                .map_or(GoldOutcome::Unknown, |g| g.outcome(&inv.id))
+        };
         let ctx = Context {
             reveal: mode,
             gold: &gold,
         };
+        let rows = store
+            .oldest_first()
+            .into_iter()
+            .filter_map(|inv| query.matches(inv, &ctx).map(|m| (inv, Some(m))))
+            .collect();
         Selection {
-            rows: store
-                .oldest_first()
-                .into_iter()
-                .filter_map(|inv| query.matches(inv, &ctx).map(|m| (inv, Some(m))))
-                .collect(),
+            store,
+            rows,
             query: Some(query.text().to_owned()),
-            golds,
+            golds: golds.map(OnceLock::from).unwrap_or_default(),
         }
+    }
+
+    fn golds(&self) -> &GoldReports {
+        self.golds.get_or_init(|| GoldReports::of(self.store))
+    }
+
+    /// The gold report that judges invocation `id`, if a gold applies to it.
+    pub fn gold_report(&self, id: &str) -> Option<&DiffReport> {
+        self.golds().report(id)
+    }
+
+    /// The gold outcome of invocation `id` (unknown when no gold applies).
+    pub fn gold(&self, id: &str) -> GoldOutcome {
+        self.golds().outcome(id)
     }
 }
 
@@ -160,7 +201,7 @@ pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Val
 fn selected_json(selection: &Selection, row: &(&Invocation, Option<Match>), mode: Reveal) -> Value {
     let (inv, matched) = row;
     let mut doc = invocation_json(inv, mode);
-    let gold = selection.golds.get(&inv.id).copied().unwrap_or_default();
+    let gold = selection.gold(&inv.id);
     let facets = Facets::of(inv, gold);
     doc["failing"] = json!(facets.failing());
     doc["facets"] = json!(

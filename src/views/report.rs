@@ -5,18 +5,14 @@
 //! text goes through the masking pass ([`redact::shown_line`]); payloads stay redacted unless
 //! `mode` reveals them.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::dump::{Selection, write_selection_json};
-use crate::gold::check::check_store;
-use crate::gold::conversation::passes_for;
-use crate::gold::report::{CheckOptions, DiffReport};
 use crate::model::Origin;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
-use crate::triage::{Facets, GoldOutcome};
+use crate::triage::Facets;
 
 /// A written-out report: the Markdown and the matching `dump --json` document.
 #[derive(Debug, Clone)]
@@ -24,26 +20,6 @@ pub struct TriageReport {
     pub markdown: String,
     pub listed: usize,
     pub failing: usize,
-}
-
-/// Gold reports of every judged invocation, by invocation id (a whole-conversation report is
-/// filed under each of its turns).
-fn gold_reports(store: &Store) -> HashMap<String, DiffReport> {
-    let mut problems = Vec::new();
-    let mut out = HashMap::new();
-    for report in check_store(store, None, CheckOptions::default(), &mut problems) {
-        match &report.conversation {
-            Some(scope) => {
-                for turn in &scope.turns {
-                    out.insert(turn.clone(), report.clone());
-                }
-            }
-            None => {
-                out.insert(report.invocation.clone(), report);
-            }
-        }
-    }
-    out
 }
 
 fn place(inv: &Invocation, span: usize) -> String {
@@ -60,16 +36,12 @@ fn place(inv: &Invocation, span: usize) -> String {
 
 /// Builds the report of `selection` (the invocations currently listed).
 pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport {
-    let golds = gold_reports(store);
     let line = |text: &str| redact::shown_line(text, mode);
     let mut body = String::new();
     let mut failing = 0;
     for (inv, _) in &selection.rows {
-        let gold = golds.get(&inv.id);
-        let outcome = gold.map_or(GoldOutcome::Unknown, |r| {
-            GoldOutcome::from_score(Some((r.metrics.score, passes_for(r, &inv.id))))
-        });
-        let facets = Facets::of(inv, outcome);
+        let gold = selection.gold_report(&inv.id);
+        let facets = Facets::of(inv, selection.gold(&inv.id));
         if !facets.failing() {
             continue;
         }
@@ -121,7 +93,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                 );
             }
         }
-        if let Some(report) = gold.filter(|r| !passes_for(r, &inv.id)) {
+        if let Some(report) = gold.filter(|_| facets.gold_mismatch()) {
             let _ = writeln!(
                 body,
                 "- gold ({}): toolcap gold: ✗ differs, score {:.2}",
