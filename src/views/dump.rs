@@ -12,12 +12,16 @@ use std::collections::HashMap;
 use crate::gold::check::check_store;
 use crate::gold::conversation::passes_for;
 use crate::gold::report::{CheckOptions, DiffReport};
-use crate::model::{Payload, PayloadState, Span};
+use crate::model::Span;
 use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::load::SourceReport;
 use crate::store::{Invocation, Store};
-use crate::triage::{Facets, GoldOutcome};
+use crate::triage::GoldOutcome;
+
+pub use super::dump_json::{
+    invocation_json, payload_json, selection_json, to_json, write_selection_json,
+};
 
 /// The invocations `dump` prints, oldest first, with the spans a filter matched.
 pub struct Selection<'a> {
@@ -174,274 +178,12 @@ pub fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
     out
 }
 
-/// The `dump --json` document (schema in README.md).
-pub fn to_json(store: &Store, mode: Reveal) -> Value {
-    selection_json(store, &Selection::all(store), mode)
-}
-
-/// The `dump --json` document for the selected invocations; a filtered one adds `filter`
-/// (query, matched, of) and each invocation's `matched_span_ids` (tree order).
-pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Value {
-    let mut doc = document_fields(store, selection, mode);
-    doc.insert(
-        "invocations".into(),
-        Value::Array(
-            selection
-                .rows
-                .iter()
-                .map(|row| selected_json(selection, row, mode))
-                .collect(),
-        ),
-    );
-    Value::Object(doc)
-}
-
-/// One listed invocation as the document shows it: its JSON, facets, gold outcome and the
-/// spans a filter matched.
-fn selected_json(selection: &Selection, row: &(&Invocation, Option<Match>), mode: Reveal) -> Value {
-    let (inv, matched) = row;
-    let mut doc = invocation_json(inv, mode);
-    let gold = selection.gold(&inv.id);
-    let facets = Facets::of(inv, gold);
-    doc["failing"] = json!(facets.failing());
-    doc["facets"] = json!(
-        facets
-            .list()
-            .into_iter()
-            .map(|f| f.name())
-            .collect::<Vec<_>>()
-    );
-    match gold {
-        GoldOutcome::Unknown => {}
-        GoldOutcome::Matches { score } | GoldOutcome::Differs { score } => {
-            doc["gold"] = json!({"matches": !facets.gold_mismatch(), "score": score});
-        }
-    }
-    if let Some(matched) = matched {
-        doc["matched_span_ids"] = json!(
-            matched_in_tree_order(inv, matched)
-                .into_iter()
-                .map(|i| inv.spans[i].span_id.as_str())
-                .collect::<Vec<_>>()
-        );
-    }
-    doc
-}
-
-/// The document's fields other than `invocations`: problems, stats, and the filter if any.
-fn document_fields(
-    store: &Store,
-    selection: &Selection,
-    mode: Reveal,
-) -> serde_json::Map<String, Value> {
-    let problems: Vec<Value> = store
-        .problems()
-        .iter()
-        .map(|p| {
-            json!({
-                "source": p.source, "line": p.line, "message": redact::shown_data(&p.message, mode),
-                "severity": p.severity.as_str(),
-            })
-        })
-        .collect();
-    let stats = store.stats();
-    let mut doc = serde_json::Map::new();
-    doc.insert("problems".into(), Value::Array(problems));
-    doc.insert(
-        "stats".into(),
-        json!({
-            "spans_seen": stats.spans_seen, "spans_kept": stats.spans_kept,
-            "duplicate_spans": stats.duplicate_spans,
-        }),
-    );
-    if let Some(query) = &selection.query {
-        doc.insert(
-            "filter".into(),
-            json!({"query": query, "matched": selection.rows.len(), "of": store.len()}),
-        );
-    }
-    doc
-}
-
-/// Writes exactly `to_string_pretty(selection_json(..) + extra) + "\n"`, one invocation at a
-/// time: the whole document never exists in memory (a 14 MB trace file made a 470 MiB one).
-pub fn write_selection_json(
-    out: &mut impl std::io::Write,
-    store: &Store,
-    selection: &Selection,
-    mode: Reveal,
-    extra: Vec<(&str, Value)>,
-) -> std::io::Result<()> {
-    let mut fields = document_fields(store, selection, mode);
-    for (key, value) in extra {
-        fields.insert(key.into(), value);
-    }
-    // serde_json's maps keep keys sorted; the invocations take their place among them.
-    let mut keys: Vec<&str> = fields.keys().map(String::as_str).collect();
-    keys.push("invocations");
-    keys.sort_unstable();
-    out.write_all(b"{")?;
-    for (n, key) in keys.iter().enumerate() {
-        out.write_all(if n == 0 { b"\n  " } else { b",\n  " })?;
-        serde_json::to_writer(&mut *out, key)?;
-        out.write_all(b": ")?;
-        if *key == "invocations" {
-            if selection.rows.is_empty() {
-                out.write_all(b"[]")?;
-                continue;
-            }
-            out.write_all(b"[")?;
-            for (i, row) in selection.rows.iter().enumerate() {
-                out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-                write_indented(out, &selected_json(selection, row, mode), "    ")?;
-            }
-            out.write_all(b"\n  ]")?;
-        } else if let Some(value) = fields.get(*key) {
-            write_indented(out, value, "  ")?;
-        }
-    }
-    out.write_all(b"\n}\n")
-}
-
-/// A value pretty-printed as if nested at `indent`: every line after the first is indented
-/// (pretty JSON has no raw newline inside a string, so lines are structure).
-fn write_indented(
-    out: &mut impl std::io::Write,
-    value: &Value,
-    indent: &str,
-) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    for (n, line) in text.split('\n').enumerate() {
-        if n > 0 {
-            out.write_all(b"\n")?;
-            out.write_all(indent.as_bytes())?;
-        }
-        out.write_all(line.as_bytes())?;
-    }
-    Ok(())
-}
-
 /// Matched span indices in tree (pre-)order, the order `spans` lists them.
-fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
+pub(super) fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
     let mut spans = matched.spans.clone();
     let row_of = &inv.tree().row_of_span;
     spans.sort_by_key(|&i| row_of.get(i).copied().unwrap_or(usize::MAX));
     spans
-}
-
-pub fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
-    let summary = inv.summary();
-    let counts = &summary.counts;
-    let tree = inv.tree();
-    let spans: Vec<Value> = tree
-        .rows
-        .iter()
-        .map(|row| {
-            let span = &inv.spans[row.span];
-            let llm = span.llm.as_ref();
-            let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
-            json!({
-                "span_id": span.span_id,
-                "parent_span_id": span.parent_span_id,
-                "depth": row.depth,
-                "orphan": row.orphan,
-                "cycle": row.cycle,
-                "name": redact::shown_data(&span.name, mode),
-                "kind": span.kind.as_str(),
-                "status": span.status.as_str(),
-                "health": inv.health_of(row.span).as_str(),
-                "error_type": text(span.error_type()),
-                "error_message": span.error.as_ref()
-                    .and_then(|e| redact::error_message(e, mode))
-                    .map(|m| redact::shown_data(&m, mode)),
-                "start_unix_nano": span.start_unix_nano,
-                "duration_ms": round3(span.duration_ms()),
-                "tool_name": text(span.tool_name()),
-                "tool_call_id": span.tool_call_id(),
-                "requested_by": span.tool.as_ref().and_then(|t| t.requested_by.as_deref()),
-                "model": text(span.model()),
-                "provider": text(llm.and_then(|l| l.provider.as_deref())),
-                "input_tokens": llm.and_then(|l| l.input_tokens),
-                "output_tokens": llm.and_then(|l| l.output_tokens),
-                "requested_tool_calls": llm.map(|l| l.requested_tool_calls.iter()
-                    .map(|c| json!({"id": c.id, "name": redact::shown_data(&c.name, mode)})).collect::<Vec<_>>()),
-                "attempt_index": span.identity.attempt_index,
-                "input": payload_json(&span.input, mode),
-                "output": payload_json(&span.output, mode),
-            })
-        })
-        .collect();
-    let mut doc = json!({
-        "id": inv.id,
-        "name": redact::shown_data(&summary.name, mode),
-        "status": summary.health.as_str(),
-        "format": summary.formats.first().copied().unwrap_or("unknown"),
-        "formats": summary.formats,
-        "start_unix_nano": summary.start_unix_nano,
-        "duration_ms": round3(summary.duration_ms()),
-        "counts": {
-            "spans": counts.spans, "llm": counts.llm, "tool": counts.tool,
-            "embedding": counts.embedding, "rerank": counts.rerank, "retrieval": counts.retrieval,
-            "agent": counts.agent, "node": counts.node, "other": counts.other,
-            "errors": counts.errors,
-        },
-        "tokens": {"input": summary.input_tokens, "output": summary.output_tokens},
-        "tool_calls": summary.tool_calls.iter().map(|c| json!({
-            "name": redact::shown_data(&c.name, mode), "call_id": c.call_id,
-            "status": if c.failed { "error" } else { "ok" }, "span_id": c.span_id,
-        })).collect::<Vec<_>>(),
-        "spans": spans,
-    });
-    if let Some(eval) = &inv.eval {
-        doc["eval"] = json!({
-            "passed": eval.passed, "score": eval.score,
-            "label": redact::shown_data(&eval.label, mode),
-            "reason": redact::shown_data(&eval.reason, mode),
-        });
-    }
-    doc
-}
-
-fn round3(ms: f64) -> f64 {
-    (ms * 1000.0).round() / 1000.0
-}
-
-fn state_name(state: PayloadState) -> &'static str {
-    match state {
-        PayloadState::NotCaptured => "not_captured",
-        PayloadState::Empty => "empty",
-        PayloadState::Present => "present",
-        PayloadState::Truncated { .. } => "truncated",
-    }
-}
-
-/// A payload in `dump --json`: size and state always; the value only when revealed.
-pub fn payload_json(payload: &Payload, mode: Reveal) -> Value {
-    let mut out = json!({
-        "redacted": mode == Reveal::Redacted,
-        "bytes": payload.bytes,
-        "state": state_name(payload.state),
-    });
-    if let PayloadState::Truncated { total_bytes } = payload.state {
-        out["total_bytes"] = json!(total_bytes);
-    }
-    if !payload.is_captured() {
-        return out;
-    }
-    match formats::load_payload(payload) {
-        Ok(Some(text)) => {
-            let parsed = redact::parse_payload(&text);
-            match redact::present(&parsed, mode) {
-                PayloadValue::Json(v) if mode == Reveal::Redacted => out["shape"] = v,
-                PayloadValue::Text(t) if mode == Reveal::Redacted => out["shape"] = json!(t),
-                PayloadValue::Json(v) => out["value"] = v,
-                PayloadValue::Text(t) => out["value"] = json!(t),
-            }
-        }
-        Ok(None) => {}
-        Err(e) => out["error"] = json!(e),
-    }
-    out
 }
 
 /// Text trees, one per invocation, oldest first.

@@ -2,6 +2,7 @@
 //! report. The TUI lives in `tui`.
 
 pub mod dump;
+mod dump_json;
 pub mod report;
 
 #[cfg(test)]

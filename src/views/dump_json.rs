@@ -1,0 +1,508 @@
+//! The `dump --json` document (schema in README.md) as typed serializers: serde writes each
+//! invocation straight to the output and no `serde_json::Value` is built on the way (building
+//! one per invocation was most of the time of a 10,000-run report). Every struct lists its
+//! fields alphabetically, because the document has always printed keys sorted (as
+//! `serde_json::Value` does); `dump_stream_tests` compares the streamed text with the `Value`
+//! form, which re-sorts, so a field out of order fails there.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value;
+
+use super::dump::{Selection, matched_in_tree_order};
+use crate::formats;
+use crate::model::{Payload, PayloadState, Span};
+use crate::query::Match;
+use crate::redact::{self, PayloadValue, Reveal};
+use crate::store::{Invocation, KindCounts, Store, TreeRow};
+use crate::triage::{Facets, GoldOutcome};
+
+/// The `dump --json` document of every invocation.
+pub fn to_json(store: &Store, mode: Reveal) -> Value {
+    selection_json(store, &Selection::all(store), mode)
+}
+
+/// The `dump --json` document for the selected invocations; a filtered one adds `filter`
+/// (query, matched, of) and each invocation's `matched_span_ids` (tree order).
+pub fn selection_json(store: &Store, selection: &Selection, mode: Reveal) -> Value {
+    to_value(&Document {
+        store,
+        selection,
+        mode,
+        extra: Vec::new(),
+    })
+}
+
+/// One invocation as the document shows it, without the selection's facets and filter.
+pub fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
+    to_value(&InvocationOut::new(inv, mode, None))
+}
+
+/// A payload in `dump --json`: size and state always; the value only when revealed.
+pub fn payload_json(payload: &Payload, mode: Reveal) -> Value {
+    to_value(&PayloadOut::new(payload, mode))
+}
+
+fn to_value(out: &impl Serialize) -> Value {
+    // Every serializer here is infallible: maps have string keys and numbers are finite or null.
+    serde_json::to_value(out).unwrap_or(Value::Null)
+}
+
+/// Writes the document of `selection` plus the `extra` top-level fields (they replace built
+/// fields of the same name), pretty-printed and newline-terminated, one invocation at a time:
+/// the whole document never exists in memory.
+pub fn write_selection_json(
+    out: &mut impl std::io::Write,
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+    extra: Vec<(&str, Value)>,
+) -> std::io::Result<()> {
+    let document = Document {
+        store,
+        selection,
+        mode,
+        extra,
+    };
+    serde_json::to_writer_pretty(&mut *out, &document).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+struct Document<'s, 'a> {
+    store: &'s Store,
+    selection: &'s Selection<'a>,
+    mode: Reveal,
+    extra: Vec<(&'s str, Value)>,
+}
+
+/// A top-level field of the document.
+enum Field<'d> {
+    Given(&'d Value),
+    Problems,
+    Stats,
+    Filter,
+    Invocations,
+}
+
+impl Serialize for Document<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut fields: BTreeMap<&str, Field> = BTreeMap::from([
+            ("invocations", Field::Invocations),
+            ("problems", Field::Problems),
+            ("stats", Field::Stats),
+        ]);
+        if self.selection.query.is_some() {
+            fields.insert("filter", Field::Filter);
+        }
+        for (key, value) in &self.extra {
+            fields.insert(key, Field::Given(value));
+        }
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for (key, field) in fields {
+            match field {
+                Field::Given(value) => map.serialize_entry(key, value)?,
+                Field::Problems => map.serialize_entry(key, &ProblemsOut(self))?,
+                Field::Stats => {
+                    let stats = self.store.stats();
+                    map.serialize_entry(
+                        key,
+                        &StatsOut {
+                            duplicate_spans: stats.duplicate_spans,
+                            spans_kept: stats.spans_kept,
+                            spans_seen: stats.spans_seen,
+                        },
+                    )?
+                }
+                Field::Filter => map.serialize_entry(
+                    key,
+                    &FilterOut {
+                        matched: self.selection.rows.len(),
+                        of: self.store.len(),
+                        query: self.selection.query.as_deref().unwrap_or_default(),
+                    },
+                )?,
+                Field::Invocations => map.serialize_entry(key, &InvocationsOut(self))?,
+            }
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct StatsOut {
+    duplicate_spans: u64,
+    spans_kept: u64,
+    spans_seen: u64,
+}
+
+#[derive(Serialize)]
+struct FilterOut<'a> {
+    matched: usize,
+    of: usize,
+    query: &'a str,
+}
+
+struct ProblemsOut<'d, 's, 'a>(&'d Document<'s, 'a>);
+
+impl Serialize for ProblemsOut<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct ProblemOut<'a> {
+            line: Option<u64>,
+            message: String,
+            severity: &'static str,
+            source: &'a str,
+        }
+        let problems = self.0.store.problems();
+        let mut seq = serializer.serialize_seq(Some(problems.len()))?;
+        for p in problems {
+            seq.serialize_element(&ProblemOut {
+                line: p.line,
+                message: redact::shown_data(&p.message, self.0.mode),
+                severity: p.severity.as_str(),
+                source: &p.source,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+struct InvocationsOut<'d, 's, 'a>(&'d Document<'s, 'a>);
+
+impl Serialize for InvocationsOut<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Document {
+            selection, mode, ..
+        } = self.0;
+        let mut seq = serializer.serialize_seq(Some(selection.rows.len()))?;
+        for (inv, matched) in &selection.rows {
+            let listed = Listed::of(selection, inv, matched.as_ref());
+            seq.serialize_element(&InvocationOut::new(inv, *mode, Some(listed)))?;
+        }
+        seq.end()
+    }
+}
+
+/// What a listed invocation adds: its facets, gold outcome and the spans a filter matched.
+struct Listed<'a> {
+    facets: Vec<&'static str>,
+    failing: bool,
+    gold: Option<GoldOut>,
+    matched_span_ids: Option<Vec<&'a str>>,
+}
+
+impl<'a> Listed<'a> {
+    fn of(selection: &Selection, inv: &'a Invocation, matched: Option<&Match>) -> Self {
+        let gold = selection.gold(&inv.id);
+        let facets = Facets::of(inv, gold);
+        let gold = match gold {
+            GoldOutcome::Unknown => None,
+            GoldOutcome::Matches { score } | GoldOutcome::Differs { score } => Some(GoldOut {
+                matches: !facets.gold_mismatch(),
+                score,
+            }),
+        };
+        Listed {
+            facets: facets.list().into_iter().map(|f| f.name()).collect(),
+            failing: facets.failing(),
+            gold,
+            matched_span_ids: matched.map(|m| {
+                matched_in_tree_order(inv, m)
+                    .into_iter()
+                    .map(|i| inv.spans[i].span_id.as_str())
+                    .collect()
+            }),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct GoldOut {
+    matches: bool,
+    score: f64,
+}
+
+#[derive(Serialize)]
+struct InvocationOut<'a> {
+    counts: CountsOut<'a>,
+    duration_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eval: Option<EvalOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    facets: Option<Vec<&'static str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failing: Option<bool>,
+    format: &'a str,
+    formats: &'a [&'static str],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gold: Option<GoldOut>,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    matched_span_ids: Option<Vec<&'a str>>,
+    name: String,
+    spans: SpansOut<'a>,
+    start_unix_nano: u64,
+    status: &'static str,
+    tokens: TokensOut,
+    tool_calls: ToolCallsOut<'a>,
+}
+
+impl<'a> InvocationOut<'a> {
+    fn new(inv: &'a Invocation, mode: Reveal, listed: Option<Listed<'a>>) -> Self {
+        let summary = inv.summary();
+        let (facets, failing, gold, matched_span_ids) = match listed {
+            Some(l) => (Some(l.facets), Some(l.failing), l.gold, l.matched_span_ids),
+            None => (None, None, None, None),
+        };
+        InvocationOut {
+            counts: CountsOut(&summary.counts),
+            duration_ms: round3(summary.duration_ms()),
+            eval: inv.eval.as_ref().map(|eval| EvalOut {
+                label: redact::shown_data(&eval.label, mode),
+                passed: eval.passed,
+                reason: redact::shown_data(&eval.reason, mode),
+                score: eval.score,
+            }),
+            facets,
+            failing,
+            format: summary.formats.first().copied().unwrap_or("unknown"),
+            formats: &summary.formats,
+            gold,
+            id: &inv.id,
+            matched_span_ids,
+            name: redact::shown_data(&summary.name, mode),
+            spans: SpansOut { inv, mode },
+            start_unix_nano: summary.start_unix_nano,
+            status: summary.health.as_str(),
+            tokens: TokensOut {
+                input: summary.input_tokens,
+                output: summary.output_tokens,
+            },
+            tool_calls: ToolCallsOut { inv, mode },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EvalOut {
+    label: String,
+    passed: bool,
+    reason: String,
+    score: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct TokensOut {
+    input: u64,
+    output: u64,
+}
+
+struct CountsOut<'a>(&'a KindCounts);
+
+impl Serialize for CountsOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let c = self.0;
+        let mut map = serializer.serialize_map(Some(10))?;
+        map.serialize_entry("agent", &c.agent)?;
+        map.serialize_entry("embedding", &c.embedding)?;
+        map.serialize_entry("errors", &c.errors)?;
+        map.serialize_entry("llm", &c.llm)?;
+        map.serialize_entry("node", &c.node)?;
+        map.serialize_entry("other", &c.other)?;
+        map.serialize_entry("rerank", &c.rerank)?;
+        map.serialize_entry("retrieval", &c.retrieval)?;
+        map.serialize_entry("spans", &c.spans)?;
+        map.serialize_entry("tool", &c.tool)?;
+        map.end()
+    }
+}
+
+struct ToolCallsOut<'a> {
+    inv: &'a Invocation,
+    mode: Reveal,
+}
+
+impl Serialize for ToolCallsOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct ToolCallOut<'a> {
+            call_id: &'a Option<String>,
+            name: String,
+            span_id: &'a str,
+            status: &'static str,
+        }
+        let calls = &self.inv.summary().tool_calls;
+        let mut seq = serializer.serialize_seq(Some(calls.len()))?;
+        for c in calls {
+            seq.serialize_element(&ToolCallOut {
+                call_id: &c.call_id,
+                name: redact::shown_data(&c.name, self.mode),
+                span_id: &c.span_id,
+                status: if c.failed { "error" } else { "ok" },
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// The spans in tree order.
+struct SpansOut<'a> {
+    inv: &'a Invocation,
+    mode: Reveal,
+}
+
+impl Serialize for SpansOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let rows = &self.inv.tree().rows;
+        let mut seq = serializer.serialize_seq(Some(rows.len()))?;
+        for row in rows {
+            seq.serialize_element(&SpanOut::new(self.inv, row, self.mode))?;
+        }
+        seq.end()
+    }
+}
+
+#[derive(Serialize)]
+struct SpanOut<'a> {
+    attempt_index: Option<u32>,
+    cycle: bool,
+    depth: usize,
+    duration_ms: f64,
+    error_message: Option<String>,
+    error_type: Option<String>,
+    health: &'static str,
+    input: PayloadOut,
+    input_tokens: Option<u64>,
+    kind: &'static str,
+    model: Option<String>,
+    name: String,
+    orphan: bool,
+    output: PayloadOut,
+    output_tokens: Option<u64>,
+    parent_span_id: Option<&'a str>,
+    provider: Option<String>,
+    requested_by: Option<&'a str>,
+    requested_tool_calls: Option<Vec<RequestedCallOut<'a>>>,
+    span_id: &'a str,
+    start_unix_nano: u64,
+    status: &'static str,
+    tool_call_id: Option<&'a str>,
+    tool_name: Option<String>,
+}
+
+#[derive(Serialize)]
+struct RequestedCallOut<'a> {
+    id: &'a Option<String>,
+    name: String,
+}
+
+impl<'a> SpanOut<'a> {
+    fn new(inv: &'a Invocation, row: &TreeRow, mode: Reveal) -> Self {
+        let span: &'a Span = &inv.spans[row.span];
+        let llm = span.llm.as_deref();
+        let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
+        SpanOut {
+            attempt_index: span.identity.attempt_index,
+            cycle: row.cycle,
+            depth: row.depth,
+            duration_ms: round3(span.duration_ms()),
+            error_message: span
+                .error
+                .as_ref()
+                .and_then(|e| redact::error_message(e, mode))
+                .map(|m| redact::shown_data(&m, mode)),
+            error_type: text(span.error_type()),
+            health: inv.health_of(row.span).as_str(),
+            input: PayloadOut::new(&span.input, mode),
+            input_tokens: llm.and_then(|l| l.input_tokens),
+            kind: span.kind.as_str(),
+            model: text(span.model()),
+            name: redact::shown_data(&span.name, mode),
+            orphan: row.orphan,
+            output: PayloadOut::new(&span.output, mode),
+            output_tokens: llm.and_then(|l| l.output_tokens),
+            parent_span_id: span.parent_span_id.as_deref(),
+            provider: text(llm.and_then(|l| l.provider.as_deref())),
+            requested_by: span.tool.as_ref().and_then(|t| t.requested_by.as_deref()),
+            requested_tool_calls: llm.map(|l| {
+                l.requested_tool_calls
+                    .iter()
+                    .map(|c| RequestedCallOut {
+                        id: &c.id,
+                        name: redact::shown_data(&c.name, mode),
+                    })
+                    .collect()
+            }),
+            span_id: &span.span_id,
+            start_unix_nano: span.start_unix_nano,
+            status: span.status.as_str(),
+            tool_call_id: span.tool_call_id(),
+            tool_name: text(span.tool_name()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct PayloadOut {
+    bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    redacted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shape: Option<Value>,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Value>,
+}
+
+impl PayloadOut {
+    fn new(payload: &Payload, mode: Reveal) -> Self {
+        let mut out = PayloadOut {
+            bytes: payload.bytes,
+            error: None,
+            redacted: mode == Reveal::Redacted,
+            shape: None,
+            state: state_name(payload.state),
+            total_bytes: match payload.state {
+                PayloadState::Truncated { total_bytes } => Some(total_bytes),
+                _ => None,
+            },
+            value: None,
+        };
+        if !payload.is_captured() {
+            return out;
+        }
+        match formats::load_payload(payload) {
+            Ok(Some(text)) => {
+                let shown = match redact::present(&redact::parse_payload(&text), mode) {
+                    PayloadValue::Json(v) => v,
+                    PayloadValue::Text(t) => Value::String(t),
+                };
+                match mode {
+                    Reveal::Redacted => out.shape = Some(shown),
+                    Reveal::Revealed => out.value = Some(shown),
+                }
+            }
+            Ok(None) => {}
+            Err(e) => out.error = Some(e),
+        }
+        out
+    }
+}
+
+fn round3(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}
+
+fn state_name(state: PayloadState) -> &'static str {
+    match state {
+        PayloadState::NotCaptured => "not_captured",
+        PayloadState::Empty => "empty",
+        PayloadState::Present => "present",
+        PayloadState::Truncated { .. } => "truncated",
+    }
+}
