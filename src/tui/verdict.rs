@@ -70,13 +70,10 @@ pub fn verdict_lines(
             ));
         }
         lines.push(Line::from(head));
-        // Verbatim, one screen line per line of the evaluator's text.
-        for (k, part) in eval
-            .reason
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .enumerate()
-        {
+        // Verbatim, one screen line per line of the evaluator's text. Masked whole first: a
+        // secret spanning lines (a PEM key block) is only recognised in one piece.
+        let reason = redact::mask_text(&eval.reason, mode);
+        for (k, part) in reason.lines().filter(|l| !l.trim().is_empty()).enumerate() {
             let label = if k == 0 { "reason" } else { "" };
             lines.push(Line::from(vec![
                 Span::styled(format!("{label:<10}"), dim),
