@@ -271,7 +271,7 @@ pub fn load_bytes_with(registry: &[&'static dyn Format], origin: Origin, raw: &[
     let mut input = Input::new(&origin, &bytes, extension_of(&origin));
     input.was_gzip = was_gzip;
     if let Some((format, reason)) = detect(registry, &input) {
-        let mut batch = format.parse(&input);
+        let mut batch = parse(format, &input);
         batch.problems.extend(container_problems);
         let reason = match &opened.container {
             Some(container) => format!("{container}; {reason}"),
@@ -355,6 +355,14 @@ pub fn unrecognised(origin: &Origin, bytes: &[u8], extension: Option<&str>) -> P
     Problem::note(origin, None, format!("skipped: not a trace ({what})"))
 }
 
+/// Parses `input` with `format`; payloads left in their records become byte ranges while the
+/// bytes are at hand (see [`common::ranges`]). Every load goes through here.
+pub fn parse(format: &dyn Format, input: &Input) -> Batch {
+    let mut batch = format.parse(input);
+    common::ranges::resolve_record_payloads(&mut batch, input);
+    batch
+}
+
 /// Parses a chunk of a source whose format is already known (a tailed JSONL file's new lines):
 /// no detection, and positions are shifted by `base_offset` / `base_line`.
 pub fn load_chunk_as(
@@ -367,7 +375,7 @@ pub fn load_chunk_as(
     let mut input = Input::new(&origin, bytes, extension_of(&origin));
     input.base_offset = base_offset;
     input.base_line = base_line;
-    let batch = format.parse(&input);
+    let batch = parse(format, &input);
     Loaded {
         detection: Detection {
             format: Some(format.name()),

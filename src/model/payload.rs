@@ -69,6 +69,9 @@ pub enum RawEncoding {
     JsonString,
     /// Any JSON value, shown as its text.
     RawJson,
+    /// Any JSON value, shown as `serde_json` prints it: strings unquoted, anything else as
+    /// compact JSON (what the JSON record formats show for a value).
+    JsonValue,
     /// The UTF-8 bytes of a protobuf `string` field.
     Utf8,
 }

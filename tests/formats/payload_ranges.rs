@@ -172,3 +172,90 @@ fn a_range_that_no_longer_matches_the_file_is_an_error_not_a_wrong_value() {
     let error = formats::load_payload(&span.input).unwrap_err();
     assert!(error.contains("changed on disk"), "{error}");
 }
+
+/// Every fixture file of every format, loaded as a file (payloads left on disk) and loaded from
+/// memory (payloads inline): each payload read back through its body equals the in-memory one.
+/// The JSON record formats hold theirs as byte ranges; message logs (whose model-call input is
+/// a prompt assembled from several messages, not one value of the file) re-read their record.
+#[test]
+fn every_formats_payloads_read_back_as_a_full_parse_gives_them() {
+    const RECORD_FORMATS: &[&str] = &[
+        "openai-agents",
+        "openarmature-events",
+        "arksim-simulation",
+        "arksim-evaluation",
+        "arksim-scenarios",
+        "a2a-task",
+    ];
+    let mut bodies: HashMap<(&'static str, &'static str), usize> = HashMap::new();
+    let mut compared = 0;
+    let mut stack = vec![PathBuf::from("tests/fixtures")];
+    let mut paths = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if files::is_candidate(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    for path in &paths {
+        let from_file = files::load_file(path);
+        let Some(format) = from_file.detection.format else {
+            continue;
+        };
+        let raw = std::fs::read(path).unwrap();
+        let in_memory = formats::load_bytes(Origin::Endpoint("memory".into()), &raw);
+        if in_memory.detection.format != Some(format) {
+            // Detected by its file name only (a `.pb` body): nothing to compare against.
+            continue;
+        }
+        let (ours, theirs) = (&from_file.batch.spans, &in_memory.batch.spans);
+        assert_eq!(ours.len(), theirs.len(), "{}", path.display());
+        for (span, full) in ours.iter().zip(theirs) {
+            assert_eq!(span.span_id, full.span_id, "{}", path.display());
+            let (mine, inline) = (payloads(span), payloads(full));
+            assert_eq!(
+                mine.len(),
+                inline.len(),
+                "{} {}",
+                path.display(),
+                span.span_id
+            );
+            for ((label, payload), (_, want)) in mine.iter().zip(&inline) {
+                let context = format!("{} span {} {label}", path.display(), span.span_id);
+                assert_eq!(
+                    formats::load_payload(payload).unwrap(),
+                    formats::load_payload(want).unwrap(),
+                    "{context}"
+                );
+                assert_eq!(payload.state, want.state, "{context}");
+                assert_eq!(payload.bytes, want.bytes, "{context}");
+                let body = match &payload.body {
+                    PayloadBody::Absent => "absent",
+                    PayloadBody::Inline(_) => "inline",
+                    PayloadBody::InRecord { .. } => "record",
+                    PayloadBody::Range(_) => "range",
+                };
+                *bodies.entry((format, body)).or_default() += 1;
+                compared += 1;
+                if RECORD_FORMATS.contains(&format) {
+                    assert_ne!(
+                        body, "record",
+                        "{context}: a record format re-parses its record"
+                    );
+                }
+            }
+        }
+    }
+    for format in ["openai-agents", "openarmature-events", "arksim-evaluation"] {
+        assert!(
+            bodies.get(&(format, "range")).copied().unwrap_or(0) > 0,
+            "no {format} payload held by range: {bodies:?}"
+        );
+    }
+    assert!(compared > 1000, "{compared} payloads compared");
+}

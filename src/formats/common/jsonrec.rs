@@ -9,8 +9,9 @@ use serde_json::Value;
 use crate::formats::Input;
 use crate::model::{AttrValue, Origin, PROVISIONAL_ATTR, Payload, RecordRef, Span};
 
-/// Payload texts up to this size are kept in memory; bigger ones are re-read from their record.
-pub const INLINE_MAX_BYTES: usize = 8 * 1024;
+/// Payload texts up to this size are kept in memory; bigger ones of a file are read from their
+/// byte range when shown ([`super::ranges`]).
+pub const INLINE_MAX_BYTES: usize = 256;
 
 /// One non-blank line of a JSONL input.
 pub struct Line<'a> {

@@ -45,6 +45,10 @@ pub fn decode(raw: &[u8], encoding: RawEncoding) -> Option<String> {
             String::from_utf8(raw.to_vec()).ok()
         }
         RawEncoding::Utf8 => String::from_utf8(raw.to_vec()).ok(),
+        RawEncoding::JsonValue => match serde_json::from_slice::<serde_json::Value>(raw).ok()? {
+            serde_json::Value::String(s) => Some(s),
+            other => Some(other.to_string()),
+        },
     }
 }
 

@@ -339,7 +339,7 @@ fn detect_in_chunk(
         input.base_offset = chunk.offset + start as u64;
         input.base_line = line;
         if let Some((format, _)) = formats::detect(registry, &input) {
-            return (Some(format), format.parse(&input), unrecognised);
+            return (Some(format), formats::parse(format, &input), unrecognised);
         }
         let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
         if unrecognised.is_none() && !rest.get(..end).unwrap_or_default().trim_ascii().is_empty() {
