@@ -128,7 +128,7 @@ const QUERIES: &[&str] = &[
     "kind:tool -is:error dur>2s",
 ];
 
-#[divan::bench(args = QUERIES)]
+#[divan::bench(args = QUERIES, sample_count = 20)]
 fn full_count(bencher: Bencher, query: &str) {
     let list = store();
     let q = Query::parse(query).unwrap();

@@ -491,3 +491,59 @@ fn text_hidden_by_the_masking_pass_is_not_matched() {
     assert_eq!(run(&store, "\"alice@example\"", Reveal::Revealed).len(), 1);
     assert_eq!(run(&store, "\"bounced\"", Reveal::Redacted).len(), 1);
 }
+
+#[test]
+fn case_insensitive_substring_is_exact_on_any_text() {
+    let cases = [
+        ("Upstream timed out (NON-FATAL)", "non-fatal", true),
+        ("non-fata", "non-fatal", false),
+        ("", "a", false),
+        ("abc", "", true),
+        ("café Ordre ORD-4040", "ord-4040", true),
+        ("ÄÖÜ ord", "ord", true),
+        ("aaab", "aab", true),
+        ("xyz", "xyza", false),
+        ("Grüße aus Köln", "köln", true),
+    ];
+    for (haystack, needle, want) in cases {
+        assert_eq!(
+            eval::contains_ci(haystack, needle),
+            want,
+            "{haystack:?} {needle:?}"
+        );
+        assert_eq!(
+            haystack.to_lowercase().contains(needle),
+            want,
+            "the reference disagrees on {haystack:?} {needle:?}"
+        );
+    }
+}
+
+#[test]
+fn fuzzy_words_match_exactly_when_the_skim_matcher_does() {
+    use fuzzy_matcher::FuzzyMatcher;
+    let skim = fuzzy_matcher::skim::SkimMatcherV2::default().ignore_case();
+    let names = [
+        "search_flights",
+        "execute_tool search_flights",
+        "Agent Run 12",
+        "chat gpt-4o",
+        "",
+        "sf",
+        "café lookup",
+        "retrieve docs",
+    ];
+    let words = [
+        "srchflt", "sf", "SF", "agt12", "gpt4", "a r", "zz", "caf", "", "docsx",
+    ];
+    for name in names {
+        for word in words {
+            let word = word.to_lowercase();
+            assert_eq!(
+                eval::fuzzy(name, &word),
+                skim.fuzzy_match(name, &word).is_some(),
+                "{name:?} {word:?}"
+            );
+        }
+    }
+}
