@@ -8,6 +8,7 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 use crate::model::{AttrValue, Health, Payload, Span};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::Invocation;
+use crate::store::search_index::{Field, Fields};
 use crate::triage::{Facets, GoldOutcome};
 
 use super::Query;
@@ -138,6 +139,10 @@ fn eval(expr: &Expr, inv: &Invocation, ctx: &Context) -> Outcome {
     }
 }
 
+fn only(field: Field) -> Fields {
+    Fields::none().with(field)
+}
+
 fn union(a: Vec<usize>, b: Vec<usize>) -> Vec<usize> {
     if a.is_empty() {
         return b;
@@ -167,6 +172,26 @@ fn union(a: Vec<usize>, b: Vec<usize>) -> Vec<usize> {
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
     out
+}
+
+/// Spans passing `test`, which looks for `needle` in text of `fields`: only the spans the run's
+/// search index names as candidates are tested (all of them when it cannot say).
+fn spans_by_text(
+    inv: &Invocation,
+    needle: &str,
+    fields: Fields,
+    test: impl Fn(&Span) -> bool,
+) -> Vec<usize> {
+    match inv
+        .search_index()
+        .candidates(needle, fields, inv.spans.len())
+    {
+        Some(candidates) => candidates
+            .into_iter()
+            .filter(|&i| inv.spans.get(i).is_some_and(&test))
+            .collect(),
+        None => spans_where(inv, test),
+    }
 }
 
 fn spans_where(inv: &Invocation, test: impl Fn(&Span) -> bool) -> Vec<usize> {
@@ -248,17 +273,31 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
     match term {
         Term::Text(text) => {
             let inv_hit = invocation_texts(inv).any(|t| shown_contains(t, text, ctx.reveal));
-            mixed(
-                inv_hit,
-                spans_where(inv, |s| span_has_text(s, text, ctx.reveal)),
-            )
+            let test = |s: &Span| span_has_text(s, text, ctx.reveal);
+            // Revealed payloads are searched too, and the index never holds payloads.
+            let spans = match ctx.reveal {
+                Reveal::Redacted => spans_by_text(inv, text, Fields::all(), test),
+                Reveal::Revealed => spans_where(inv, test),
+            };
+            mixed(inv_hit, spans)
         }
         Term::Fuzzy(word) => {
             let inv_hit = invocation_names(inv).any(|t| fuzzy(t, word));
-            mixed(
-                inv_hit,
-                spans_where(inv, |s| span_names(s).any(|t| fuzzy(t, word))),
-            )
+            let names = Fields::none()
+                .with(Field::Name)
+                .with(Field::Tool)
+                .with(Field::Model)
+                .with(Field::Service)
+                .with(Field::Value);
+            let spans = if inv
+                .search_index()
+                .may_hold_in_order(word, names, inv.spans.len())
+            {
+                spans_where(inv, |s| span_names(s).any(|t| fuzzy(t, word)))
+            } else {
+                Vec::new()
+            };
+            mixed(inv_hit, spans)
         }
         Term::Is(facet) => {
             let facets = Facets::of(inv, ctx.gold.gold(inv));
@@ -274,10 +313,10 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             Outcome { holds, spans }
         }
         Term::Kind(kind) => span_level(spans_where(inv, |s| s.kind == *kind)),
-        Term::Tool(v) => span_level(spans_where(inv, |s| {
+        Term::Tool(v) => span_level(spans_by_text(inv, v, only(Field::Tool), |s| {
             s.tool_name().is_some_and(|t| contains_ci(t, v))
         })),
-        Term::Model(v) => span_level(spans_where(inv, |s| {
+        Term::Model(v) => span_level(spans_by_text(inv, v, only(Field::Model), |s| {
             s.llm.as_ref().is_some_and(|l| {
                 l.model.as_deref().is_some_and(|m| contains_ci(m, v))
                     || l.response_model
@@ -285,18 +324,21 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                         .is_some_and(|m| contains_ci(m, v))
             })
         })),
-        Term::Provider(v) => span_level(spans_where(inv, |s| {
+        Term::Provider(v) => span_level(spans_by_text(inv, v, only(Field::Provider), |s| {
             s.llm
                 .as_ref()
                 .and_then(|l| l.provider.as_deref())
                 .is_some_and(|p| contains_ci(p, v))
         })),
-        Term::Service(v) => span_level(spans_where(inv, |s| {
+        Term::Service(v) => span_level(spans_by_text(inv, v, only(Field::Service), |s| {
             s.service.as_deref().is_some_and(|x| contains_ci(x, v))
         })),
         Term::Name(v) => {
             let inv_hit = invocation_names(inv).any(|t| contains_ci(t, v));
-            mixed(inv_hit, spans_where(inv, |s| contains_ci(&s.name, v)))
+            mixed(
+                inv_hit,
+                spans_by_text(inv, v, only(Field::Name), |s| contains_ci(&s.name, v)),
+            )
         }
         Term::Format(v) => span_level(spans_where(inv, |s| contains_ci(s.format, v))),
         Term::Source(v) => span_level(spans_where(inv, |s| {

@@ -68,6 +68,7 @@ impl Invocation {
             self.add_to_summary(i);
         }
         self.built = n;
+        self.search.extend(&self.spans);
         self.lay_out_rows();
         // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
         // sorted already, so this is a linear merge pass).

@@ -17,6 +17,18 @@ impl Invocation {
     pub fn summary(&self) -> &Summary {
         &self.summary
     }
+    pub fn search_index(&self) -> &super::search_index::SearchIndex {
+        &self.search
+    }
+    /// A copy whose search index is empty, so every query scans every span: what tests
+    /// compare the indexed evaluation with.
+    #[doc(hidden)]
+    pub fn without_search_index(&self) -> Invocation {
+        Invocation {
+            search: super::search_index::SearchIndex::default(),
+            ..self.clone()
+        }
+    }
     pub fn span_by_id(&self, span_id: &str) -> Option<usize> {
         self.span_index.get(span_id).copied()
     }
@@ -120,6 +132,7 @@ impl Invocation {
         link_tool_calls(&mut self.spans);
         self.tree = build_tree(&self.spans, &self.span_index);
         self.summary = summarize(self);
+        self.search = super::search_index::SearchIndex::of(&self.spans);
         self.work += self.spans.len() as u64;
         self.built = self.spans.len();
         self.has_stand_ins = self

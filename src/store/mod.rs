@@ -10,6 +10,7 @@ use std::path::Path;
 mod budget;
 mod grow;
 mod invocation;
+pub mod search_index;
 mod summary;
 mod tree;
 
@@ -165,6 +166,8 @@ pub struct Invocation {
     pub approx_bytes: u64,
     tree: Tree,
     summary: Summary,
+    /// What queries search the spans by; grows with the tree.
+    search: search_index::SearchIndex,
     /// Spans `0..built` are in the tree; later ones join it at the next settle.
     built: usize,
     /// The next settle rebuilds from scratch: a span was replaced or removed.

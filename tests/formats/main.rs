@@ -14,5 +14,6 @@ mod otlp_encodings;
 mod otlp_facts;
 mod otlp_negative;
 mod payload_ranges;
+mod query_index;
 mod store_incremental;
 mod store_split_files;

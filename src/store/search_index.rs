@@ -1,0 +1,301 @@
+//! A run's search index: the text its spans can be searched by (names, tool names, models,
+//! services, providers, error types and messages, attribute and event values — never
+//! payloads), ASCII-lower-cased into one contiguous buffer with the span and field of each
+//! piece. It grows with the run (new spans append their pieces; a rebuilt run re-indexes).
+//!
+//! It only narrows: the query evaluator asks it which spans *could* hold a needle, then checks
+//! each candidate with its own rule on the span itself, so a match is decided in one place.
+//! Scanning one buffer per run instead of chasing every span's strings across the heap is what
+//! makes a million-span search fast. Values too long to copy, and texts views compose
+//! (a hidden tool result's size line), make their span a candidate for every needle.
+
+use crate::model::{AttrValue, Span};
+
+/// Longest value copied into the index; a longer one makes its span always a candidate.
+const MAX_VALUE_BYTES: usize = 512;
+
+/// What a piece of indexed text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Tool,
+    Model,
+    Provider,
+    Service,
+    ErrorType,
+    ErrorMessage,
+    /// An attribute or event value, or an event name.
+    Value,
+}
+
+impl Field {
+    fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+/// A set of [`Field`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fields(u16);
+
+impl Fields {
+    pub const fn none() -> Fields {
+        Fields(0)
+    }
+    pub fn with(self, field: Field) -> Fields {
+        Fields(self.0 | field.bit())
+    }
+    /// Everything exact text looks at.
+    pub fn all() -> Fields {
+        Fields(u16::MAX)
+    }
+    fn has(self, field: Field) -> bool {
+        self.0 & field.bit() != 0
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    start: u32,
+    span: u32,
+    field: Field,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchIndex {
+    /// Every piece's text, ASCII-lower-cased, each followed by a 0 byte.
+    text: Vec<u8>,
+    pieces: Vec<Piece>,
+    /// Spans with text the index does not hold; candidates for every needle.
+    unindexed: Vec<u32>,
+    /// Spans indexed so far (`0..indexed`).
+    indexed: usize,
+}
+
+impl SearchIndex {
+    pub fn of(spans: &[Span]) -> SearchIndex {
+        let mut index = SearchIndex::default();
+        index.extend(spans);
+        index
+    }
+
+    /// Indexes the spans not indexed yet.
+    pub fn extend(&mut self, spans: &[Span]) {
+        for (i, span) in spans.iter().enumerate().skip(self.indexed) {
+            self.add_span(i as u32, span);
+        }
+        self.indexed = spans.len().max(self.indexed);
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity()
+            + self.pieces.capacity() * std::mem::size_of::<Piece>()
+            + self.unindexed.capacity() * 4
+    }
+
+    /// Adds one piece; false when the text is too long to copy.
+    fn add(&mut self, span: u32, field: Field, text: &str) -> bool {
+        if text.len() > MAX_VALUE_BYTES || self.text.len() + text.len() >= u32::MAX as usize {
+            return false;
+        }
+        self.pieces.push(Piece {
+            start: self.text.len() as u32,
+            span,
+            field,
+        });
+        self.text
+            .extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+        self.text.push(0);
+        true
+    }
+
+    fn add_values<K>(&mut self, span: u32, attributes: &[(K, AttrValue)]) -> bool {
+        let mut complete = true;
+        for (_, value) in attributes {
+            complete &= match value {
+                AttrValue::Str(s) => self.add(span, Field::Value, s),
+                AttrValue::Payload(_) | AttrValue::Bytes(_) | AttrValue::Null => true,
+                other => self.add(span, Field::Value, &other.display_short()),
+            };
+        }
+        complete
+    }
+
+    fn add_span(&mut self, at: u32, span: &Span) {
+        let mut complete = self.add(at, Field::Name, &span.name);
+        if let Some(tool) = span.tool_name() {
+            complete &= self.add(at, Field::Tool, tool);
+        }
+        if let Some(llm) = span.llm.as_deref() {
+            for model in [&llm.model, &llm.response_model].into_iter().flatten() {
+                complete &= self.add(at, Field::Model, model);
+            }
+            if let Some(provider) = &llm.provider {
+                complete &= self.add(at, Field::Provider, provider);
+            }
+        }
+        if let Some(service) = &span.service {
+            complete &= self.add(at, Field::Service, service);
+        }
+        if let Some(error) = span.error.as_deref() {
+            if let Some(t) = &error.error_type {
+                complete &= self.add(at, Field::ErrorType, t);
+            }
+            if let Some(m) = &error.message {
+                complete &= self.add(at, Field::ErrorMessage, m);
+            }
+            // Redacted views say the hidden result's size instead: text the index lacks.
+            complete &= !error.message_is_result;
+        }
+        complete &= self.add_values(at, &span.attributes);
+        for event in &span.events {
+            complete &= self.add(at, Field::Value, &event.name);
+            complete &= self.add_values(at, &event.attributes);
+        }
+        if !complete {
+            self.unindexed.push(at);
+        }
+    }
+
+    /// Spans (ascending) that may hold `needle` — ASCII, lower-case — in one of `fields`:
+    /// every span that does is among them. `None` when the index cannot answer (a non-ASCII
+    /// needle: lower-casing beyond ASCII is the evaluator's).
+    /// Spans from `0..span_count` not indexed yet (a run between two settles) are candidates.
+    pub fn candidates(
+        &self,
+        needle: &str,
+        fields: Fields,
+        span_count: usize,
+    ) -> Option<Vec<usize>> {
+        if !needle.is_ascii() || needle.as_bytes().contains(&0) {
+            return None;
+        }
+        let mut spans: Vec<usize> = self.unindexed.iter().map(|&s| s as usize).collect();
+        spans.extend(self.indexed..span_count);
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let mut from = 0;
+        while let Some(found) = finder.find(&self.text[from..]) {
+            let at = from + found;
+            // The piece holding the match; pieces end in 0, which no needle contains.
+            let piece = self.pieces.partition_point(|p| p.start as usize <= at) - 1;
+            let p = self.pieces[piece];
+            if fields.has(p.field) {
+                spans.push(p.span as usize);
+            }
+            let next = self
+                .pieces
+                .get(piece + 1)
+                .map_or(self.text.len(), |n| n.start as usize);
+            from = next.max(at + 1);
+        }
+        spans.sort_unstable();
+        spans.dedup();
+        Some(spans)
+    }
+
+    /// Whether some piece of `fields` may hold the characters of `pattern` (ASCII, lower-case)
+    /// in order; `false` means no span's such text does.
+    pub fn may_hold_in_order(&self, pattern: &str, fields: Fields, span_count: usize) -> bool {
+        if !pattern.is_ascii() || !self.unindexed.is_empty() || span_count > self.indexed {
+            return true;
+        }
+        let wanted = pattern.as_bytes();
+        self.pieces.iter().enumerate().any(|(n, p)| {
+            if !fields.has(p.field) {
+                return false;
+            }
+            let end = self
+                .pieces
+                .get(n + 1)
+                .map_or(self.text.len(), |next| next.start as usize);
+            let mut left = wanted.iter().peekable();
+            for b in &self.text[p.start as usize..end] {
+                if left.peek() == Some(&b) {
+                    left.next();
+                }
+            }
+            left.peek().is_none()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ErrorInfo, LlmFacts, ToolFacts};
+
+    fn spans() -> Vec<Span> {
+        let mut a = Span {
+            name: "Search Flights".into(),
+            ..Span::default()
+        };
+        a.tool = Some(Box::new(ToolFacts {
+            name: Some("search_flights".into()),
+            ..ToolFacts::default()
+        }));
+        a.attributes
+            .push(("order".into(), AttrValue::Str("ORD-4040".into())));
+        let mut b = Span {
+            name: "chat".into(),
+            ..Span::default()
+        };
+        b.llm = Some(Box::new(LlmFacts {
+            model: Some("GPT-4o".into()),
+            ..LlmFacts::default()
+        }));
+        b.error = Some(Box::new(ErrorInfo {
+            message: Some("upstream timed out (non-fatal)".into()),
+            ..ErrorInfo::default()
+        }));
+        b.attributes.push((
+            "big".into(),
+            AttrValue::Str("x".repeat(MAX_VALUE_BYTES + 1)),
+        ));
+        vec![a, b]
+    }
+
+    #[test]
+    fn finds_candidates_by_field_and_keeps_unindexed_spans() {
+        let index = SearchIndex::of(&spans());
+        assert_eq!(
+            index.candidates("ord-4040", Fields::all(), 2),
+            Some(vec![0, 1])
+        );
+        let tool = Fields::none().with(Field::Tool);
+        // Span 1 holds a value too long to index: always a candidate.
+        assert_eq!(index.candidates("flights", tool, 2), Some(vec![0, 1]));
+        let mut short = spans();
+        short[1].attributes.clear();
+        let index = SearchIndex::of(&short);
+        assert_eq!(index.candidates("flights", tool, 2), Some(vec![0]));
+        assert_eq!(
+            index.candidates("non-fatal", Fields::none().with(Field::ErrorMessage), 2),
+            Some(vec![1])
+        );
+        assert_eq!(index.candidates("gpt-4o", tool, 2), Some(vec![]));
+        assert_eq!(index.candidates("é", Fields::all(), 2), None);
+        // Pieces are separate: a needle across two pieces is not found.
+        assert_eq!(
+            index.candidates("flightssearch", Fields::all(), 2),
+            Some(vec![])
+        );
+        assert!(index.may_hold_in_order("srchflt", Fields::none().with(Field::Tool), 2));
+        assert!(!index.may_hold_in_order("srchflt", Fields::none().with(Field::Model), 2));
+    }
+
+    #[test]
+    fn grows_with_the_run() {
+        let all = spans();
+        let mut index = SearchIndex::of(&all[..1]);
+        assert_eq!(index.candidates("chat", Fields::all(), 1), Some(vec![]));
+        // A span the index has not seen yet is a candidate.
+        assert_eq!(index.candidates("chat", Fields::all(), 2), Some(vec![1]));
+        index.extend(&all);
+        assert_eq!(index.candidates("chat", Fields::all(), 2), Some(vec![1]));
+        assert_eq!(
+            index.candidates("search", Fields::all(), 2),
+            Some(vec![0, 1])
+        );
+    }
+}
