@@ -9,7 +9,7 @@ use crate::model::{AttrValue, Health, Payload, Span};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::Invocation;
 use crate::store::search_index::{Field, Fields};
-use crate::triage::{Facets, GoldOutcome};
+use crate::triage::{EvalFacet, Facets, GoldOutcome};
 
 use super::Query;
 use super::parse::{Expr, IsFacet, Metric, Term};
@@ -36,14 +36,20 @@ impl<F: Fn(&Invocation) -> GoldOutcome + Sync> GoldOutcomes for F {
     }
 }
 
-fn has_facet(facets: &Facets, facet: IsFacet) -> bool {
+/// Whether the run has `facet`, from its roll-up, evaluator verdict and gold outcome alone
+/// (no span is looked at).
+fn has_facet(inv: &Invocation, gold: GoldOutcome, facet: IsFacet) -> bool {
+    let health = inv.summary().health;
+    let eval_failed = inv.eval.as_ref().is_some_and(EvalFacet::failed);
+    let gold_mismatch = matches!(gold, GoldOutcome::Differs { .. });
+    let failing = health != Health::Ok || eval_failed || gold_mismatch;
     match facet {
-        IsFacet::Failing => facets.failing(),
-        IsFacet::Error => facets.health == Health::Error,
-        IsFacet::Degraded => facets.health == Health::Degraded,
-        IsFacet::EvalFailed => facets.eval_failed(),
-        IsFacet::GoldMismatch => facets.gold_mismatch(),
-        IsFacet::Ok => !facets.failing(),
+        IsFacet::Failing => failing,
+        IsFacet::Error => health == Health::Error,
+        IsFacet::Degraded => health == Health::Degraded,
+        IsFacet::EvalFailed => eval_failed,
+        IsFacet::GoldMismatch => gold_mismatch,
+        IsFacet::Ok => !failing,
     }
 }
 
@@ -289,23 +295,26 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 .with(Field::Model)
                 .with(Field::Service)
                 .with(Field::Value);
-            let spans = if inv
+            let test = |s: &Span| span_names(s).any(|t| fuzzy(t, word));
+            let spans = match inv
                 .search_index()
-                .may_hold_in_order(word, names, inv.spans.len())
+                .in_order_candidates(word, names, inv.spans.len())
             {
-                spans_where(inv, |s| span_names(s).any(|t| fuzzy(t, word)))
-            } else {
-                Vec::new()
+                Some(candidates) => candidates
+                    .into_iter()
+                    .filter(|&i| inv.spans.get(i).is_some_and(test))
+                    .collect(),
+                None => spans_where(inv, test),
             };
             mixed(inv_hit, spans)
         }
         Term::Is(facet) => {
-            let facets = Facets::of(inv, ctx.gold.gold(inv));
-            let holds = has_facet(&facets, *facet);
+            let gold = ctx.gold.gold(inv);
+            let holds = has_facet(inv, gold, *facet);
             // Failed agent spans are what `is:` points at inside a matching run.
             let mut spans = match facet {
                 IsFacet::Failing | IsFacet::Error | IsFacet::Degraded if holds => {
-                    facets.failed_spans
+                    Facets::of(inv, gold).failed_spans
                 }
                 _ => Vec::new(),
             };

@@ -173,7 +173,20 @@ impl SearchIndex {
         }
         let mut spans: Vec<usize> = self.unindexed.iter().map(|&s| s as usize).collect();
         spans.extend(self.indexed..span_count);
-        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        with_finder(needle.as_bytes(), |finder| {
+            self.collect_hits(finder, fields, &mut spans)
+        });
+        spans.sort_unstable();
+        spans.dedup();
+        Some(spans)
+    }
+
+    fn collect_hits(
+        &self,
+        finder: &memchr::memmem::Finder,
+        fields: Fields,
+        spans: &mut Vec<usize>,
+    ) {
         let mut from = 0;
         while let Some(found) = finder.find(&self.text[from..]) {
             let at = from + found;
@@ -189,21 +202,26 @@ impl SearchIndex {
                 .map_or(self.text.len(), |n| n.start as usize);
             from = next.max(at + 1);
         }
-        spans.sort_unstable();
-        spans.dedup();
-        Some(spans)
     }
 
-    /// Whether some piece of `fields` may hold the characters of `pattern` (ASCII, lower-case)
-    /// in order; `false` means no span's such text does.
-    pub fn may_hold_in_order(&self, pattern: &str, fields: Fields, span_count: usize) -> bool {
-        if !pattern.is_ascii() || !self.unindexed.is_empty() || span_count > self.indexed {
-            return true;
+    /// Spans (ascending) with a piece of `fields` holding the characters of `pattern` (ASCII,
+    /// lower-case) in order — what a fuzzy word needs — plus the spans the index cannot speak
+    /// for. `None` for a non-ASCII pattern.
+    pub fn in_order_candidates(
+        &self,
+        pattern: &str,
+        fields: Fields,
+        span_count: usize,
+    ) -> Option<Vec<usize>> {
+        if !pattern.is_ascii() {
+            return None;
         }
+        let mut spans: Vec<usize> = self.unindexed.iter().map(|&s| s as usize).collect();
+        spans.extend(self.indexed..span_count);
         let wanted = pattern.as_bytes();
-        self.pieces.iter().enumerate().any(|(n, p)| {
-            if !fields.has(p.field) {
-                return false;
+        for (n, p) in self.pieces.iter().enumerate() {
+            if !fields.has(p.field) || spans.last() == Some(&(p.span as usize)) {
+                continue;
             }
             let end = self
                 .pieces
@@ -215,9 +233,33 @@ impl SearchIndex {
                     left.next();
                 }
             }
-            left.peek().is_none()
-        })
+            if left.peek().is_none() {
+                spans.push(p.span as usize);
+            }
+        }
+        spans.sort_unstable();
+        spans.dedup();
+        Some(spans)
     }
+}
+
+/// The searcher for `needle`, built once per needle and thread: a query asks every run's index
+/// with the same needle, and building a SIMD searcher costs more than searching a small run.
+fn with_finder<T>(needle: &[u8], search: impl FnOnce(&memchr::memmem::Finder<'static>) -> T) -> T {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<memchr::memmem::Finder<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.as_ref().is_none_or(|f| f.needle() != needle) {
+            *last = Some(memchr::memmem::Finder::new(needle).into_owned());
+        }
+        match last.as_ref() {
+            Some(finder) => search(finder),
+            None => unreachable!("set just above"),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -280,8 +322,14 @@ mod tests {
             index.candidates("flightssearch", Fields::all(), 2),
             Some(vec![])
         );
-        assert!(index.may_hold_in_order("srchflt", Fields::none().with(Field::Tool), 2));
-        assert!(!index.may_hold_in_order("srchflt", Fields::none().with(Field::Model), 2));
+        assert_eq!(
+            index.in_order_candidates("srchflt", Fields::none().with(Field::Tool), 2),
+            Some(vec![0])
+        );
+        assert_eq!(
+            index.in_order_candidates("srchflt", Fields::none().with(Field::Model), 2),
+            Some(vec![])
+        );
     }
 
     #[test]

@@ -95,13 +95,18 @@ pub struct EvalFacet {
 }
 
 impl EvalFacet {
-    pub fn of(verdict: &EvalVerdict) -> Self {
+    /// Whether the evaluator failed the run: a failed verdict, or a score under its threshold.
+    pub fn failed(verdict: &EvalVerdict) -> bool {
         let under_threshold = matches!(
             (verdict.score, verdict.threshold),
             (Some(score), Some(threshold)) if score < threshold
         );
+        !verdict.passed || under_threshold
+    }
+
+    pub fn of(verdict: &EvalVerdict) -> Self {
         EvalFacet {
-            failed: !verdict.passed || under_threshold,
+            failed: EvalFacet::failed(verdict),
             label: verdict.label.clone(),
             score: verdict.score,
             threshold: verdict.threshold,
