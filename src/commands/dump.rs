@@ -31,6 +31,10 @@ pub struct DumpArgs {
     /// JSON lists each one's matched span ids.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,
+    /// Print on stderr where the loaded store's memory goes, structure by structure, and the
+    /// process's peak resident size.
+    #[arg(long)]
+    pub stats: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -73,6 +77,9 @@ pub fn run(args: &DumpArgs) -> i32 {
     };
     let _ = stdout.flush();
     drop(stdout);
+    if args.stats {
+        eprint!("{}", crate::views::dump::memory_text(&store));
+    }
     if store.is_empty() {
         // Say why on stderr too: the output may be a pipe into a JSON tool.
         for problem in store

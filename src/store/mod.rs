@@ -10,6 +10,7 @@ use std::path::Path;
 mod budget;
 mod grow;
 mod invocation;
+mod memory;
 pub mod search_index;
 mod summary;
 mod tree;
@@ -17,6 +18,7 @@ mod tree;
 pub use budget::Budget;
 use grow::{by_start, named_parent, root_order};
 use invocation::*;
+pub use memory::MemoryBreakdown;
 use summary::*;
 use tree::*;
 

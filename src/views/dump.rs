@@ -186,6 +186,44 @@ pub(super) fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<us
     spans
 }
 
+/// `dump --stats`: the store's memory by structure, and the process's peak resident size.
+pub fn memory_text(store: &Store) -> String {
+    let breakdown = store.memory_breakdown();
+    let total = breakdown.total().max(1);
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let mut out = format!(
+        "memory of {} invocations, {} spans (heap bytes by structure; allocator overhead not counted):\n",
+        store.len(),
+        store.stats().spans_kept
+    );
+    for (name, bytes) in &breakdown.rows {
+        let _ = writeln!(
+            out,
+            "  {name:<38} {:>9.1} MiB {:>5.1}%",
+            mib(*bytes),
+            *bytes as f64 * 100.0 / total as f64
+        );
+    }
+    let _ = writeln!(out, "  {:<38} {:>9.1} MiB", "total", mib(breakdown.total()));
+    if let Some(peak) = peak_resident_bytes() {
+        let _ = writeln!(
+            out,
+            "  {:<38} {:>9.1} MiB",
+            "process peak resident size",
+            mib(peak)
+        );
+    }
+    out
+}
+
+/// The process's peak resident size (`VmHWM`), where the system reports it.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Text trees, one per invocation, oldest first.
 pub fn to_text(store: &Store, mode: Reveal) -> String {
     selection_text(store, &Selection::all(store), mode)

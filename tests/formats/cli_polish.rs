@@ -92,3 +92,55 @@ fn without_a_terminal_the_tui_exits_2_and_points_at_dump() {
             .is_empty()
     );
 }
+
+#[test]
+fn dump_stats_breaks_the_store_memory_down_on_stderr_and_leaves_stdout_alone() {
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
+    let plain = toolcap(&["dump", "--json", samples]);
+    let with_stats = toolcap(&["dump", "--json", "--stats", samples]);
+    assert_eq!(with_stats.status.code(), Some(0));
+    assert_eq!(
+        plain.stdout, with_stats.stdout,
+        "--stats changed the document"
+    );
+    let stats = String::from_utf8(with_stats.stderr).unwrap();
+    assert!(
+        stats.starts_with("memory of 27 invocations, 218 spans"),
+        "{stats}"
+    );
+    let mib = |name: &str| -> f64 {
+        let line = stats
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line: {stats}"));
+        line[name.len() + 2..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // The samples' largest structures are big enough to show.
+    for row in ["span records", "attributes", "search index"] {
+        assert!(mib(row) > 0.0, "{row}: {stats}");
+    }
+    // The rows add up to the total (each rounded to 0.1 MiB).
+    let rows: f64 = stats
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("total"))
+        .map(|l| {
+            l.split_whitespace()
+                .rev()
+                .nth(2)
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        })
+        .sum();
+    assert!(
+        (rows - mib("total")).abs() < 0.1 * 14.0,
+        "{rows} vs {stats}"
+    );
+    assert!(mib("process peak resident size") > mib("total"), "{stats}");
+}

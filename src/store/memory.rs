@@ -1,0 +1,239 @@
+//! Where the store's memory goes, structure by structure (`dump --stats`, the benches). Heap
+//! sizes are counted from capacities; a shared allocation (a service name, an attribute key, a
+//! file path) is counted once, by its address. Allocator overhead is not counted, so the total is
+//! below the process's resident size.
+
+use std::collections::HashSet;
+use std::mem::size_of;
+use std::sync::Arc;
+
+use super::{Invocation, Store};
+use crate::model::{AttrValue, Origin, Payload, PayloadBody, Span};
+
+/// Bytes per structure, largest first.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryBreakdown {
+    pub rows: Vec<(&'static str, u64)>,
+}
+
+impl MemoryBreakdown {
+    pub fn total(&self) -> u64 {
+        self.rows.iter().map(|(_, b)| b).sum()
+    }
+
+    /// Bytes counted for `name` (0 when absent).
+    pub fn get(&self, name: &str) -> u64 {
+        self.rows
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0, |(_, b)| *b)
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    span_records: u64,
+    ids: u64,
+    names: u64,
+    facts: u64,
+    attributes: u64,
+    events: u64,
+    payloads_in_memory: u64,
+    shared: u64,
+    trees_and_summaries: u64,
+    id_maps: u64,
+    search_index: u64,
+    runs: u64,
+    seen: HashSet<usize>,
+}
+
+fn string(s: &String) -> u64 {
+    s.capacity() as u64
+}
+
+fn opt(s: &Option<String>) -> u64 {
+    s.as_ref().map_or(0, string)
+}
+
+impl Tally {
+    /// An allocation shared by many owners, counted the first time it is met.
+    fn shared_str(&mut self, s: &Arc<str>) {
+        if self.seen.insert(Arc::as_ptr(s) as *const u8 as usize) {
+            self.shared += s.len() as u64 + 16;
+        }
+    }
+
+    fn attr(&mut self, value: &AttrValue) -> u64 {
+        match value {
+            AttrValue::Str(s) => string(s),
+            AttrValue::Bytes(b) => b.capacity() as u64,
+            AttrValue::List(items) => {
+                let own = (items.capacity() * size_of::<AttrValue>()) as u64;
+                own + items.iter().map(|v| self.attr(v)).sum::<u64>()
+            }
+            AttrValue::Map(items) => {
+                let own = (items.capacity() * size_of::<(String, AttrValue)>()) as u64;
+                own + items
+                    .iter()
+                    .map(|(k, v)| string(k) + self.attr(v))
+                    .sum::<u64>()
+            }
+            AttrValue::Payload(p) => {
+                self.payload(p);
+                size_of::<Payload>() as u64
+            }
+            AttrValue::Int(_) | AttrValue::Float(_) | AttrValue::Bool(_) | AttrValue::Null => 0,
+        }
+    }
+
+    fn payload(&mut self, payload: &Payload) {
+        if let Some(field) = &payload.field {
+            self.shared_str(field);
+        }
+        match &payload.body {
+            PayloadBody::Inline(text) => self.payloads_in_memory += text.len() as u64 + 16,
+            PayloadBody::InRecord { locator, .. } => {
+                self.payloads_in_memory += locator.len() as u64
+            }
+            PayloadBody::Range(_) | PayloadBody::Absent => {}
+        }
+    }
+
+    fn span(&mut self, span: &Span) {
+        self.ids += string(&span.trace_id) + string(&span.span_id) + opt(&span.parent_span_id);
+        self.names += string(&span.name);
+        if let Some(service) = &span.service {
+            self.shared_str(service);
+        }
+        if let Some(e) = &span.error {
+            self.facts += size_of_val(e.as_ref()) as u64 + opt(&e.error_type) + opt(&e.message);
+        }
+        if let Some(l) = &span.llm {
+            self.facts += size_of_val(l.as_ref()) as u64
+                + opt(&l.provider)
+                + opt(&l.model)
+                + opt(&l.response_model)
+                + l.finish_reasons.iter().map(string).sum::<u64>()
+                + l.requested_tool_calls
+                    .iter()
+                    .map(|c| (size_of_val(c) as u64) + opt(&c.id) + string(&c.name))
+                    .sum::<u64>();
+        }
+        if let Some(t) = &span.tool {
+            self.facts += size_of_val(t.as_ref()) as u64
+                + opt(&t.name)
+                + opt(&t.call_id)
+                + opt(&t.requested_by);
+        }
+        if let Some(r) = &span.retrieval {
+            self.facts += size_of_val(r.as_ref()) as u64 + opt(&r.query);
+        }
+        if !span.identity.is_unset() {
+            let i = &*span.identity;
+            self.facts += size_of_val(i) as u64
+                + opt(&i.invocation_id)
+                + opt(&i.correlation_id)
+                + opt(&i.node_name)
+                + opt(&i.namespace)
+                + opt(&i.branch_name);
+        }
+        self.payload(&span.input);
+        self.payload(&span.output);
+        self.attributes += (span.attributes.capacity() * size_of::<(Arc<str>, AttrValue)>()) as u64;
+        for (key, value) in &span.attributes {
+            self.shared_str(key);
+            self.attributes += self.attr(value);
+        }
+        self.events += (span.events.capacity() * size_of::<crate::model::SpanEvent>()) as u64;
+        for event in &span.events {
+            self.events += string(&event.name);
+            for (key, value) in &event.attributes {
+                self.events +=
+                    string(key) + self.attr(value) + size_of::<(String, AttrValue)>() as u64;
+            }
+        }
+        if let Some(Origin::File(path)) = &span.origin
+            && self.seen.insert(Arc::as_ptr(path) as usize)
+        {
+            self.shared += path.as_os_str().len() as u64;
+        }
+    }
+
+    fn invocation(&mut self, inv: &Invocation) {
+        self.runs += (size_of::<Invocation>() + inv.id.capacity()) as u64;
+        self.span_records += (inv.spans.capacity() * size_of::<Span>()) as u64;
+        for span in &inv.spans {
+            self.span(span);
+        }
+        let tree = &inv.tree;
+        let vec_bytes = |len: usize, each: usize| (len * each) as u64;
+        self.trees_and_summaries += vec_bytes(tree.rows.capacity(), size_of::<super::TreeRow>())
+            + vec_bytes(tree.health.capacity(), 1)
+            + vec_bytes(tree.children.capacity(), size_of::<Vec<usize>>())
+            + tree
+                .children
+                .iter()
+                .map(|c| vec_bytes(c.capacity(), 8))
+                .sum::<u64>()
+            + vec_bytes(tree.row_of_span.capacity(), 8)
+            + vec_bytes(tree.parent.capacity(), size_of::<Option<usize>>())
+            + vec_bytes(tree.roots.capacity(), 8)
+            + inv.summary.name.capacity() as u64
+            + inv
+                .summary
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    (size_of_val(c) + c.name.capacity() + c.span_id.capacity()) as u64
+                        + opt(&c.call_id)
+                })
+                .sum::<u64>();
+        // A hash map entry: key, value and a control byte; keys own their strings.
+        let map_entry =
+            |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
+        self.id_maps += inv.span_index.keys().map(|k| map_entry(k, 8)).sum::<u64>()
+            + inv
+                .requester
+                .iter()
+                .map(|(k, v)| map_entry(k, 24) + string(v))
+                .sum::<u64>()
+            + inv
+                .tools_by_call
+                .iter()
+                .map(|(k, v)| map_entry(k, 24) + v.capacity() as u64 * 8)
+                .sum::<u64>();
+        self.search_index += inv.search.heap_bytes() as u64;
+    }
+}
+
+impl Store {
+    /// The store's memory, structure by structure.
+    pub fn memory_breakdown(&self) -> MemoryBreakdown {
+        let mut tally = Tally::default();
+        for inv in self.invocations.values() {
+            tally.invocation(inv);
+        }
+        let problems: u64 = self
+            .problems
+            .iter()
+            .map(|p| (size_of_val(p) + p.source.capacity() + p.message.capacity()) as u64)
+            .sum();
+        let mut rows = vec![
+            ("span records", tally.span_records),
+            ("ids (trace, span, parent)", tally.ids),
+            ("span names", tally.names),
+            ("facts (model, tool, error, identity)", tally.facts),
+            ("attributes", tally.attributes),
+            ("events", tally.events),
+            ("payloads held in memory", tally.payloads_in_memory),
+            ("shared names, keys and paths", tally.shared),
+            ("trees and summaries", tally.trees_and_summaries),
+            ("span id maps", tally.id_maps),
+            ("search index", tally.search_index),
+            ("runs", tally.runs),
+            ("problems", problems),
+        ];
+        rows.sort_by_key(|row| std::cmp::Reverse(row.1));
+        MemoryBreakdown { rows }
+    }
+}
