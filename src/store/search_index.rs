@@ -87,6 +87,15 @@ impl SearchIndex {
         self.indexed = spans.len().max(self.indexed);
     }
 
+    /// Returns unused capacity when the index covers at most `small_run` spans.
+    pub fn trim_slack(&mut self, small_run: usize) {
+        if self.indexed <= small_run {
+            self.text.shrink_to_fit();
+            self.pieces.shrink_to_fit();
+            self.unindexed.shrink_to_fit();
+        }
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.text.capacity()
@@ -110,10 +119,36 @@ impl SearchIndex {
         true
     }
 
+    /// Whether this span already has a piece with exactly `text` (ASCII case aside) in a field
+    /// every query that reads values also reads (`gen_ai.request.model` repeats the model).
+    fn span_has_piece(&self, span: u32, text: &str) -> bool {
+        let name_like = [
+            Field::Name,
+            Field::Tool,
+            Field::Model,
+            Field::Service,
+            Field::Value,
+        ];
+        let mut n = self.pieces.len();
+        while n > 0 && self.pieces[n - 1].span == span {
+            n -= 1;
+            let p = self.pieces[n];
+            let start = p.start as usize;
+            if name_like.contains(&p.field)
+                && self.text.get(start + text.len()) == Some(&0)
+                && self.text[start..start + text.len()].eq_ignore_ascii_case(text.as_bytes())
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     fn add_values<K>(&mut self, span: u32, attributes: &[(K, AttrValue)]) -> bool {
         let mut complete = true;
         for (_, value) in attributes {
             complete &= match value {
+                AttrValue::Str(s) if self.span_has_piece(span, s) => true,
                 AttrValue::Str(s) => self.add(span, Field::Value, s),
                 AttrValue::Payload(_) | AttrValue::Bytes(_) | AttrValue::Null => true,
                 other => self.add(span, Field::Value, &other.display_short()),
