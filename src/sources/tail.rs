@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 /// Window read per step while looking for complete lines.
 const READ_WINDOW: u64 = 4 << 20;
+/// Complete lines handed over by one poll, at most (plus one window): a big file arrives in
+/// pieces, so its first runs show while the rest is read and memory holds one piece at a time.
+const POLL_BUDGET: u64 = 8 << 20;
 /// A single line longer than this is reported and skipped rather than buffered.
 pub const MAX_LINE_BYTES: u64 = 64 << 20;
 /// Bytes hashed at the start of the file and just before the consumed offset to recognise a
@@ -40,6 +43,11 @@ pub struct TailPoll {
     pub oversize_lines: Vec<u64>,
     /// Bytes after the last newline that are waiting for the rest of their line.
     pub pending_bytes: u64,
+    /// The poll stopped at its budget: more complete lines may be waiting; poll again.
+    pub more: bool,
+    /// Bytes consumed so far, and the file's size when polled.
+    pub consumed: u64,
+    pub file_len: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +118,12 @@ impl Tailer {
         self.identity = identity;
 
         let mut window = READ_WINDOW;
+        let mut handed_over = 0;
         while self.offset < len {
+            if handed_over >= POLL_BUDGET {
+                out.more = true;
+                break;
+            }
             let remaining = len - self.offset;
             let want = remaining.min(window);
             let buf = read_range(&mut file, self.offset, want)?;
@@ -148,6 +161,7 @@ impl Tailer {
                     });
                     self.offset += consumed;
                     self.line += newlines;
+                    handed_over += consumed;
                     window = READ_WINDOW;
                 }
                 None if (buf.len() as u64) < remaining => {
@@ -181,6 +195,8 @@ impl Tailer {
         self.head = fingerprint(&mut file, 0, self.offset.min(FINGERPRINT_BYTES))?;
         let tail_len = self.offset.min(FINGERPRINT_BYTES);
         self.before_offset = fingerprint(&mut file, self.offset - tail_len, tail_len)?;
+        out.consumed = self.offset;
+        out.file_len = len;
         Ok(out)
     }
 

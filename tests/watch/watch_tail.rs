@@ -54,7 +54,12 @@ fn a_half_written_line_waits_for_its_newline() {
     assert_eq!(tailer.offset(), 30);
 
     // Nothing new: nothing handed over twice.
-    assert_eq!(tailer.poll(true).expect("poll"), Default::default());
+    let idle = tailer.poll(true).expect("poll");
+    assert_eq!(
+        (idle.reset, idle.chunks, idle.pending_bytes, idle.more),
+        (false, vec![], 0, false)
+    );
+    assert_eq!((idle.consumed, idle.file_len), (30, 30));
 }
 
 #[test]
@@ -148,4 +153,49 @@ fn a_vanished_file_is_an_error_not_a_panic() {
     std::fs::remove_file(&path).expect("remove");
     let error = tailer.poll(false).expect_err("gone");
     assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[test]
+fn a_big_file_is_handed_over_in_pieces_that_join_up_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.jsonl");
+    // ~20 MiB of 1 KiB lines: more than two polls' budget.
+    let line = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(1013));
+    assert_eq!(line.len(), 1024);
+    let lines = 20 * 1024;
+    write(&path, &line.repeat(lines));
+    let mut tailer = Tailer::new(&path);
+    let (mut polls, mut next_offset, mut next_line) = (0, 0u64, 0u64);
+    loop {
+        let poll = tailer.poll(false).expect("poll");
+        polls += 1;
+        assert_eq!(poll.file_len, (lines * 1024) as u64);
+        for c in &poll.chunks {
+            assert_eq!(
+                (c.offset, c.line),
+                (next_offset, next_line),
+                "a gap or overlap"
+            );
+            assert!(c.bytes.ends_with(b"\n"));
+            next_offset += c.bytes.len() as u64;
+            next_line += memchr_count(&c.bytes);
+        }
+        assert_eq!(poll.consumed, next_offset);
+        let handed: usize = poll.chunks.iter().map(|c| c.bytes.len()).sum();
+        assert!(
+            handed <= (8 << 20) + (4 << 20),
+            "{handed} bytes in one poll"
+        );
+        if !poll.more {
+            break;
+        }
+    }
+    assert!(polls >= 3, "{polls} polls");
+    assert_eq!(next_line, lines as u64);
+    assert_eq!(next_offset, (lines * 1024) as u64);
+    assert!(tailer.poll(false).expect("poll").chunks.is_empty());
+}
+
+fn memchr_count(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|b| **b == b'\n').count() as u64
 }

@@ -199,19 +199,37 @@ impl TrackedFile {
         }
     }
 
+    /// Reads and sends the file's new complete lines, a budget's worth per batch, so a big
+    /// file's first runs reach the list while the rest is read.
     fn follow_lines(
         &mut self,
         why: Why,
         ctx: &Ctx,
         out: &Emitter,
     ) -> Result<Result<(), Gone>, Closed> {
+        loop {
+            match self.follow_lines_once(why, ctx, out)? {
+                Ok(true) => {}
+                Ok(false) => return Ok(Ok(())),
+                Err(gone) => return Ok(Err(gone)),
+            }
+        }
+    }
+
+    /// One poll; `Ok(true)` when lines are still waiting past the poll's budget.
+    fn follow_lines_once(
+        &mut self,
+        why: Why,
+        ctx: &Ctx,
+        out: &Emitter,
+    ) -> Result<Result<bool, Gone>, Closed> {
         let Mode::Lines { tailer, .. } = &mut self.mode else {
-            return Ok(Ok(()));
+            return Ok(Ok(false));
         };
         let poll = match tailer.poll(why == Why::Settle) {
             Ok(poll) => poll,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(Gone)),
-            Err(e) => return self.report_error(e.to_string(), out).map(Ok),
+            Err(e) => return self.report_error(e.to_string(), out).map(|()| Ok(false)),
         };
         self.error_reported = false;
         if poll.reset {
@@ -226,7 +244,7 @@ impl TrackedFile {
                 // Rewritten: it may not even be JSON lines any more.
                 self.mode = Mode::Undecided;
             }
-            return self.process(why, ctx, out);
+            return self.process(why, ctx, out).map(|r| r.map(|()| false));
         }
         let mut batch = Batch::default();
         let Mode::Lines {
@@ -235,7 +253,7 @@ impl TrackedFile {
             ..
         } = &mut self.mode
         else {
-            return Ok(Ok(()));
+            return Ok(Ok(false));
         };
         for chunk in &poll.chunks {
             let parsed = match format {
@@ -280,7 +298,8 @@ impl TrackedFile {
         if poll.pending_bytes > 0 && why == Why::Change {
             self.deadline = Some(Instant::now() + ctx.quiet);
         }
-        self.send(batch, out).map(Ok)
+        self.send(batch, out)?;
+        Ok(Ok(poll.more))
     }
 
     fn extension_is_lines(&self) -> bool {
