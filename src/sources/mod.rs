@@ -45,6 +45,13 @@ pub enum SourceStatus {
         requests: u64,
         rejected: u64,
     },
+    /// A big file being read piece by piece: bytes read of its size, and the rate so far.
+    Reading {
+        path: PathBuf,
+        read: u64,
+        total: u64,
+        bytes_per_sec: u64,
+    },
     /// Attached to a running `serve` feed.
     Attached {
         url: String,

@@ -472,3 +472,52 @@ async fn a_single_file_root_is_followed_and_its_siblings_ignored() {
     assert_eq!(rec.total_spans(), 2);
     assert!(rec.by_file.keys().all(|k| k == &path));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_big_file_reaches_the_app_in_pieces_with_its_progress() {
+    let (_dir, root) = temp_root();
+    let path = root.join("big.jsonl");
+    // 24 MiB of 1 KiB lines: three of the tailer's 8 MiB pieces.
+    let count = 24 * 1024;
+    let pad = "x".repeat(1000);
+    let text: String = (0..count)
+        .map(|i| format!("{{\"t\":\"id{i:05}\",\"pad\":\"{pad}\"}}\n"))
+        .map(|line| format!("{line:>1024}"))
+        .collect();
+    std::fs::write(&path, &text).expect("write");
+    let size = text.len() as u64;
+    let (_watch, mut rx) = start(&root, Duration::from_secs(60), 4);
+    let mut rec = Recorder::default();
+    // Spans already delivered when each progress report arrived.
+    let mut progress: Vec<(u64, u64, usize)> = Vec::new();
+    while progress.last().is_none_or(|&(read, total, _)| read < total) {
+        let event = tokio::time::timeout(Duration::from_secs(120), rx.recv())
+            .await
+            .expect("the watcher went quiet")
+            .expect("the watcher stopped");
+        if let IngestEvent::Status(SourceStatus::Reading {
+            path: p,
+            read,
+            total,
+            ..
+        }) = &event
+        {
+            assert_eq!(p, &path);
+            progress.push((*read, *total, rec.total_spans()));
+        }
+        rec.apply(event);
+    }
+    assert!(progress.len() >= 3, "{progress:?}");
+    assert!(progress.iter().all(|&(_, total, _)| total == size));
+    assert!(progress.windows(2).all(|w| w[0].0 < w[1].0), "{progress:?}");
+    // Runs were in the app while the rest of the file was still being read.
+    let (read, _, delivered) = progress[0];
+    assert!(
+        read < size && delivered > 0 && delivered < count,
+        "{progress:?}"
+    );
+    assert_eq!(rec.total_spans(), count);
+    let ids = rec.ids(&path);
+    assert_eq!(ids.first().map(String::as_str), Some("id00000"));
+    assert_eq!(ids.last(), Some(&format!("id{:05}", count - 1)));
+}

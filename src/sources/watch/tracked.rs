@@ -6,8 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::formats::{self, Format, Input};
 use crate::model::{Batch, Origin, Problem};
-use crate::sources::IngestEvent;
 use crate::sources::tail::{LineChunk, MAX_LINE_BYTES, Tailer, is_whole_json};
+use crate::sources::{IngestEvent, SourceStatus};
 
 /// The app stopped listening; the watcher winds down.
 #[derive(Debug)]
@@ -207,29 +207,48 @@ impl TrackedFile {
         ctx: &Ctx,
         out: &Emitter,
     ) -> Result<Result<(), Gone>, Closed> {
+        let started = Instant::now();
+        let mut in_pieces = false;
         loop {
-            match self.follow_lines_once(why, ctx, out)? {
-                Ok(true) => {}
-                Ok(false) => return Ok(Ok(())),
+            let piece = match self.follow_lines_once(why, ctx, out)? {
+                Ok(piece) => piece,
                 Err(gone) => return Ok(Err(gone)),
+            };
+            // Progress is worth a status line only for a file that takes several pieces.
+            in_pieces |= piece.more;
+            if in_pieces && let Some((read, total)) = piece.progress {
+                let seconds = started.elapsed().as_secs_f64().max(1e-3);
+                out.send(IngestEvent::Status(SourceStatus::Reading {
+                    path: self.path.clone(),
+                    read,
+                    total: total.max(read),
+                    bytes_per_sec: (read as f64 / seconds) as u64,
+                }))?;
+            }
+            if !piece.more {
+                return Ok(Ok(()));
             }
         }
     }
 
-    /// One poll; `Ok(true)` when lines are still waiting past the poll's budget.
+    /// One poll and the batch of its lines.
     fn follow_lines_once(
         &mut self,
         why: Why,
         ctx: &Ctx,
         out: &Emitter,
-    ) -> Result<Result<bool, Gone>, Closed> {
+    ) -> Result<Result<Piece, Gone>, Closed> {
         let Mode::Lines { tailer, .. } = &mut self.mode else {
-            return Ok(Ok(false));
+            return Ok(Ok(Piece::default()));
         };
         let poll = match tailer.poll(why == Why::Settle) {
             Ok(poll) => poll,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(Gone)),
-            Err(e) => return self.report_error(e.to_string(), out).map(|()| Ok(false)),
+            Err(e) => {
+                return self
+                    .report_error(e.to_string(), out)
+                    .map(|()| Ok(Piece::default()));
+            }
         };
         self.error_reported = false;
         if poll.reset {
@@ -244,7 +263,9 @@ impl TrackedFile {
                 // Rewritten: it may not even be JSON lines any more.
                 self.mode = Mode::Undecided;
             }
-            return self.process(why, ctx, out).map(|r| r.map(|()| false));
+            return self
+                .process(why, ctx, out)
+                .map(|r| r.map(|()| Piece::default()));
         }
         let mut batch = Batch::default();
         let Mode::Lines {
@@ -253,7 +274,7 @@ impl TrackedFile {
             ..
         } = &mut self.mode
         else {
-            return Ok(Ok(false));
+            return Ok(Ok(Piece::default()));
         };
         for chunk in &poll.chunks {
             let parsed = match format {
@@ -299,7 +320,10 @@ impl TrackedFile {
             self.deadline = Some(Instant::now() + ctx.quiet);
         }
         self.send(batch, out)?;
-        Ok(Ok(poll.more))
+        Ok(Ok(Piece {
+            more: poll.more,
+            progress: Some((poll.consumed, poll.file_len)),
+        }))
     }
 
     fn extension_is_lines(&self) -> bool {
@@ -334,6 +358,15 @@ impl TrackedFile {
             .push(Problem::error(&self.origin, None, message));
         self.send(batch, out)
     }
+}
+
+/// What one poll of a lines file did.
+#[derive(Default)]
+struct Piece {
+    /// Complete lines are still waiting past the poll's budget.
+    more: bool,
+    /// Bytes consumed of the file's size.
+    progress: Option<(u64, u64)>,
 }
 
 const UNRECOGNISED: &str = "no known trace format recognised this content";

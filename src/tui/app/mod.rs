@@ -332,6 +332,7 @@ fn apply_ingest(app: &mut App, event: IngestEvent) {
 fn source_name(status: &SourceStatus) -> String {
     match status {
         SourceStatus::Watching { root, .. } => root.display().to_string(),
+        SourceStatus::Reading { path, .. } => path.display().to_string(),
         SourceStatus::Listening { http, .. } => http.clone(),
         SourceStatus::Attached { url, .. } => url.clone(),
     }

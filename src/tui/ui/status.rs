@@ -58,7 +58,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 theme.style(Role::Message),
             ));
         }
-        for source in &app.sources {
+        for source in app.sources.iter().filter(|s| !is_finished_read(s)) {
             spans.push(Span::styled(
                 format!(" · {}", redact::sanitize_line(&source_text(source))),
                 theme.style(Role::Dim),
@@ -97,8 +97,28 @@ fn triage_spans(app: &App) -> Vec<Span<'static>> {
     out
 }
 
+/// A file read to its end says nothing more: its runs are in the list.
+fn is_finished_read(status: &SourceStatus) -> bool {
+    matches!(status, SourceStatus::Reading { read, total, .. } if read >= total)
+}
+
 fn source_text(status: &SourceStatus) -> String {
+    let mb = |bytes: u64| bytes as f64 / 1e6;
     match status {
+        SourceStatus::Reading {
+            path,
+            read,
+            total,
+            bytes_per_sec,
+        } => format!(
+            "reading {} {:.1}/{:.1} MB · {:.1} MB/s",
+            path.file_name()
+                .unwrap_or(path.as_os_str())
+                .to_string_lossy(),
+            mb(*read),
+            mb(*total),
+            mb(*bytes_per_sec)
+        ),
         SourceStatus::Watching {
             root,
             files,
