@@ -161,23 +161,10 @@ pub fn decode(
     }
 }
 
-/// Why a span was rejected.
-fn invalid_id_reason(span: &Span) -> Option<&'static str> {
-    if span.trace_id.len() != 16 {
-        Some("trace id is not 16 bytes")
-    } else if span.trace_id.iter().all(|b| *b == 0) {
-        Some("trace id is all zero")
-    } else if span.span_id.len() != 8 {
-        Some("span id is not 8 bytes")
-    } else if span.span_id.iter().all(|b| *b == 0) {
-        Some("span id is all zero")
-    } else if !span.parent_span_id.is_empty() && span.parent_span_id.len() != 8 {
-        Some("parent span id is neither empty nor 8 bytes")
-    } else if !span.parent_span_id.is_empty() && span.parent_span_id.iter().all(|b| *b == 0) {
-        Some("parent span id is all zero")
-    } else {
-        None
-    }
+/// Why a span was rejected: the trace files' rule, so the receiver keeps exactly the spans a
+/// file holding the same request would show.
+fn invalid_id_reason(span: &Span) -> Option<String> {
+    crate::formats::otlp::span_id_problem(&span.trace_id, &span.span_id, &span.parent_span_id)
 }
 
 /// Result of [`retain_valid_spans`].
@@ -205,7 +192,8 @@ pub fn retain_valid_spans(request: &mut ExportTraceServiceRequest) -> Validation
                     }
                     Some(reason) => {
                         validation.rejected += 1;
-                        first_reason.get_or_insert(reason);
+                        first_reason
+                            .get_or_insert_with(|| format!("{reason} (span {:?})", span.name));
                         false
                     }
                 });

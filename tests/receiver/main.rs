@@ -9,6 +9,7 @@ mod listen_embedded;
 mod otlp_collector_files;
 mod receiver_http;
 mod receiver_limits;
+mod receiver_odd_ids;
 mod receiver_python;
 mod receiver_serve;
 mod remote_sources;

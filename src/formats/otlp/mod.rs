@@ -468,6 +468,14 @@ pub fn batch_from_request(
     batch
 }
 
+/// Why a decoded span's id bytes make it unusable, if they do: the one rule for files and the
+/// receiver (an all-zero or empty parent is a root; a parent of another length is refused).
+pub fn span_id_problem(trace_id: &[u8], span_id: &[u8], parent: &[u8]) -> Option<String> {
+    let trace = wire::check_id(trace_id, 16).map(|_| Vec::new());
+    let id = wire::check_id(span_id, 8).map(|_| Vec::new());
+    build::id_problem(&trace, &id, parent)
+}
+
 /// Counts spans the builder would keep and reject (for OTLP partial success), with the
 /// first rejection's reason.
 pub fn count_invalid_spans(request: &ExportTraceServiceRequest) -> (usize, usize, Option<String>) {
@@ -478,9 +486,7 @@ pub fn count_invalid_spans(request: &ExportTraceServiceRequest) -> (usize, usize
         .flat_map(|rs| &rs.scope_spans)
         .flat_map(|ss| &ss.spans);
     for span in spans {
-        let trace = wire::check_id(&span.trace_id, 16).map(|_| Vec::new());
-        let id = wire::check_id(&span.span_id, 8).map(|_| Vec::new());
-        match build::id_problem(&trace, &id, &span.parent_span_id) {
+        match span_id_problem(&span.trace_id, &span.span_id, &span.parent_span_id) {
             None => valid += 1,
             Some(reason) => {
                 rejected += 1;

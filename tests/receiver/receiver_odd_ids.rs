@@ -1,0 +1,181 @@
+//! One set of id rules: the same requests with odd ids (an all-zero parent, a short span id,
+//! upper-case hex, base64 as canonical protobuf JSON writes it, an all-zero trace id, a
+//! three-byte parent) sent to a real `serve` and written to a trace file give the same spans,
+//! and each request the receiver refuses a span of is refused in the file for the same reason.
+
+use std::collections::BTreeSet;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::support::{Serve, raw_http};
+
+fn request(name: &str, trace: &str, span: &str, parent: Option<&str>) -> Value {
+    let mut s = json!({
+        "traceId": trace, "spanId": span, "name": name, "kind": 1,
+        "startTimeUnixNano": "1764496800000000000", "endTimeUnixNano": "1764496800500000000",
+        "status": {}
+    });
+    if let Some(parent) = parent {
+        s["parentSpanId"] = parent.into();
+    }
+    json!({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [s]}]}]})
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Each request and the reason it is refused for, if it is.
+fn cases() -> Vec<(Value, Option<&'static str>)> {
+    let trace = "5b8efff798038103d269b633813fc60c";
+    vec![
+        (request("root", trace, "eee19b7ec3c1b174", None), None),
+        (
+            request("child", trace, "eee19b7ec3c1b175", Some("eee19b7ec3c1b174")),
+            None,
+        ),
+        (
+            request(
+                "zero parent",
+                trace,
+                "eee19b7ec3c1b176",
+                Some("0000000000000000"),
+            ),
+            None,
+        ),
+        (
+            request(
+                "upper",
+                "ABCDEF0123456789ABCDEF0123456789",
+                "ABCDEF0123456789",
+                None,
+            ),
+            None,
+        ),
+        (
+            request("base64", &b64(&[7; 16]), &b64(&[9; 8]), Some(&b64(&[0; 8]))),
+            None,
+        ),
+        (
+            request("short span", trace, "abcd", None),
+            Some("span id is 2 bytes long"),
+        ),
+        (
+            request(
+                "zero trace",
+                "00000000000000000000000000000000",
+                "eee19b7ec3c1b177",
+                None,
+            ),
+            Some("trace id is all zero"),
+        ),
+        (
+            request("short parent", trace, "eee19b7ec3c1b178", Some("abcdef")),
+            Some("parent span id is 3 bytes long"),
+        ),
+    ]
+}
+
+fn dump_json(path: &std::path::Path) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(path)
+        .output()
+        .expect("run dump");
+    serde_json::from_slice(&out.stdout).expect("dump --json is JSON")
+}
+
+/// (trace id, span id, parent id, name) of every span of a dump.
+fn spans(doc: &Value) -> BTreeSet<(String, String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    doc["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|inv| {
+            inv["spans"].as_array().unwrap().iter().map(move |s| {
+                (
+                    text(&inv["id"]),
+                    text(&s["span_id"]),
+                    text(&s["parent_span_id"]),
+                    text(&s["name"]),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn the_receiver_and_a_trace_file_keep_and_refuse_the_same_spans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = tmp.path().join("spool");
+    let serve = Serve::start(&spool, &[]);
+    let mut refused_by_receiver = Vec::new();
+    let mut lines = String::new();
+    for (body, refused) in cases() {
+        lines.push_str(&body.to_string());
+        lines.push('\n');
+        let response = raw_http(
+            &serve.http,
+            "POST",
+            "/v1/traces",
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        )
+        .expect("POST");
+        assert_eq!(response.status, 200, "{body}");
+        let answer = response.json();
+        let rejected = &answer["partialSuccess"]["rejectedSpans"];
+        let rejected = rejected
+            .as_u64()
+            .or_else(|| rejected.as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or(0);
+        let message = answer["partialSuccess"]["errorMessage"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert_eq!(rejected, u64::from(refused.is_some()), "{body}: {answer}");
+        if let Some(reason) = refused {
+            assert!(message.contains(reason), "{reason:?} not in {message:?}");
+            refused_by_receiver.push(reason);
+        }
+    }
+    assert_eq!(serve.terminate().code(), Some(0));
+
+    let file = tmp.path().join("same.jsonl");
+    std::fs::write(&file, &lines).unwrap();
+    let (from_receiver, from_file) = (dump_json(&spool), dump_json(&file));
+    let kept = spans(&from_file);
+    assert_eq!(spans(&from_receiver), kept);
+    let names: BTreeSet<&str> = kept.iter().map(|k| k.3.as_str()).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["root", "child", "zero parent", "upper", "base64"])
+    );
+    // Upper-case hex reads as lower-case, an all-zero parent as none.
+    let by_name = |name: &str| kept.iter().find(|k| k.3 == name).unwrap().clone();
+    assert_eq!(by_name("upper").0, "abcdef0123456789abcdef0123456789");
+    assert_eq!(by_name("zero parent").2, "");
+    assert_eq!(by_name("base64").2, "");
+    assert_eq!(by_name("child").2, "eee19b7ec3c1b174");
+
+    // The file reports each refused span on its line, for the receiver's reason.
+    let problems = from_file["problems"].as_array().unwrap();
+    for reason in &refused_by_receiver {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p["message"].as_str().unwrap_or("").contains(reason)),
+            "the file does not refuse for {reason:?}: {problems:?}"
+        );
+    }
+    let refusals = problems
+        .iter()
+        .filter(|p| {
+            let m = p["message"].as_str().unwrap_or("");
+            m.contains(" id is ") && !m.contains("base64")
+        })
+        .count();
+    assert_eq!(refusals, refused_by_receiver.len(), "{problems:?}");
+}
