@@ -9,7 +9,8 @@ use toolcap::formats::{self, otlp};
 use toolcap::model::{AttrValue, Origin, Payload, PayloadBody, Span};
 use toolcap::sources::files;
 
-fn otlp_files() -> Vec<PathBuf> {
+/// Every trace file under tests/fixtures, sorted.
+fn fixture_files() -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![PathBuf::from("tests/fixtures")];
     while let Some(dir) = stack.pop() {
@@ -24,6 +25,10 @@ fn otlp_files() -> Vec<PathBuf> {
     }
     found.sort();
     found
+}
+
+fn otlp_files() -> Vec<PathBuf> {
+    fixture_files()
         .into_iter()
         .filter(|p| {
             let loaded = files::load_file(p);
@@ -189,20 +194,7 @@ fn every_formats_payloads_read_back_as_a_full_parse_gives_them() {
     ];
     let mut bodies: HashMap<(&'static str, &'static str), usize> = HashMap::new();
     let mut compared = 0;
-    let mut stack = vec![PathBuf::from("tests/fixtures")];
-    let mut paths = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if files::is_candidate(&path) {
-                paths.push(path);
-            }
-        }
-    }
-    paths.sort();
-    for path in &paths {
+    for path in &fixture_files() {
         let from_file = files::load_file(path);
         let Some(format) = from_file.detection.format else {
             continue;
