@@ -32,7 +32,7 @@ pub struct AttachOptions {
     pub backoff_min: Duration,
     pub backoff_max: Duration,
     pub connect_timeout: Duration,
-    /// Default: [`formats::load_bytes`] on the line.
+    /// Default: the line decoded as the OTLP/JSON request the feed sends.
     pub parse: LineParser,
     /// Token and `--header`s sent with every request.
     pub remote: RemoteOptions,
@@ -44,14 +44,19 @@ impl Default for AttachOptions {
             backoff_min: Duration::from_millis(250),
             backoff_max: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
-            parse: parse_with_registry,
+            parse: parse_feed_line,
             remote: RemoteOptions::default(),
         }
     }
 }
 
-fn parse_with_registry(origin: Origin, line: &[u8]) -> Batch {
-    formats::load_bytes(origin, line).batch
+/// A feed line is an OTLP/JSON request (`serve` writes nothing else), decoded as one: no
+/// format detection per line.
+fn parse_feed_line(origin: Origin, line: &[u8]) -> Batch {
+    match formats::by_name("otlp-json") {
+        Some(otlp) => formats::load_chunk_as(otlp, origin, line, 0, 0).batch,
+        None => formats::load_bytes(origin, line).batch,
+    }
 }
 
 /// Follows `url` (e.g. `http://127.0.0.1:4318`) until `tx` is closed. Must be called from
