@@ -79,3 +79,50 @@ fn files_5000_of_one_trace_settled_per_file(bencher: divan::Bencher) {
         store
     });
 }
+
+/// Issue 11 item 6: one drain that adds a span to an open run of 100,001 spans (a root with
+/// 1,000 agent steps of 100 spans each) — the new span joins the tree and the roll-ups along
+/// its path, nothing is rebuilt. Target: at most 5 ms.
+#[divan::bench(sample_count = 20, sample_size = 10)]
+fn drain_into_an_open_100001_span_run(bencher: divan::Bencher) {
+    use toolcap::model::{Batch, Span, SpanKind};
+    use toolcap::store::Store;
+    let span = |id: String, parent: Option<String>, at: u64| Span {
+        trace_id: "0af7651916cd43dd8448eb211c80319c".into(),
+        span_id: id,
+        parent_span_id: parent,
+        name: "step".into(),
+        kind: SpanKind::Tool,
+        start_unix_nano: at,
+        end_unix_nano: at + 10,
+        format: "bench",
+        ..Span::default()
+    };
+    let mut spans = vec![span("root".into(), None, 0)];
+    for step in 0..1_000u64 {
+        spans.push(span(format!("s{step}"), Some("root".into()), step * 1_000));
+        for leaf in 0..99u64 {
+            let at = step * 1_000 + leaf;
+            spans.push(span(
+                format!("s{step}-{leaf}"),
+                Some(format!("s{step}")),
+                at,
+            ));
+        }
+    }
+    let mut store = Store::new();
+    store.ingest(Batch {
+        spans,
+        ..Batch::default()
+    });
+    assert_eq!(store.stats().spans_kept, 100_001);
+    let mut next = 0u64;
+    bencher.bench_local(|| {
+        next += 1;
+        let parent = format!("s{}", next % 1_000);
+        store.ingest(Batch {
+            spans: vec![span(format!("new{next}"), Some(parent), 2_000_000 + next)],
+            ..Batch::default()
+        });
+    });
+}
