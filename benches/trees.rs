@@ -81,8 +81,8 @@ fn files_5000_of_one_trace_settled_per_file(bencher: divan::Bencher) {
 }
 
 /// Issue 11 item 6: one drain that adds a span to an open run of 100,001 spans (a root with
-/// 1,000 agent steps of 100 spans each) — the new span joins the tree and the roll-ups along
-/// its path, nothing is rebuilt. Target: at most 5 ms.
+/// 1,000 steps of 100 tool spans each, the worst case for the ordered tool calls) — the new
+/// span joins the tree and the roll-ups along its path, nothing is rebuilt. Target: 5 ms.
 #[divan::bench(sample_count = 20, sample_size = 10)]
 fn drain_into_an_open_100001_span_run(bencher: divan::Bencher) {
     use toolcap::model::{Batch, Span, SpanKind};

@@ -73,11 +73,10 @@ impl Invocation {
         // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
         // sorted already, so this is a linear merge pass).
         if !self.summary.tool_calls.is_empty() {
-            let (spans, rows) = (&self.spans, &self.tree.row_of_span);
+            let rows = &self.tree.row_of_span;
             self.summary.tool_calls.sort_by(|a, b| {
-                spans[a.span]
-                    .start_unix_nano
-                    .cmp(&spans[b.span].start_unix_nano)
+                a.start_unix_nano
+                    .cmp(&b.start_unix_nano)
                     .then_with(|| rows[a.span].cmp(&rows[b.span]))
             });
         }
@@ -231,6 +230,7 @@ impl Invocation {
             failed,
             span_id: span.span_id.clone(),
             span: i,
+            start_unix_nano: span.start_unix_nano,
         });
         s.failed_tool_calls += usize::from(failed);
     }

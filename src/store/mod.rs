@@ -121,6 +121,8 @@ pub struct ToolCallRef {
     pub failed: bool,
     pub span_id: String,
     pub span: usize,
+    /// The span's start, kept here so ordering the calls reads no span.
+    pub start_unix_nano: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

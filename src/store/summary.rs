@@ -53,6 +53,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             failed: spans[i].status.is_error(),
             span_id: spans[i].span_id.clone(),
             span: i,
+            start_unix_nano: spans[i].start_unix_nano,
         })
         .collect();
     let failed_tool_calls = tool_calls.iter().filter(|c| c.failed).count();
