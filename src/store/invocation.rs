@@ -29,6 +29,12 @@ impl Invocation {
             ..self.clone()
         }
     }
+    /// The store generation in which this run last changed (spans, verdict, gold or name):
+    /// a result computed at generation `g` is current for every run with `changed_at() <= g`,
+    /// so a filter re-evaluates only the runs changed since.
+    pub fn changed_at(&self) -> u64 {
+        self.changed_at
+    }
     pub fn span_by_id(&self, span_id: &str) -> Option<usize> {
         self.span_index.get(span_id).copied()
     }

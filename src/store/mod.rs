@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 mod budget;
 mod grow;
@@ -190,14 +191,18 @@ pub struct Invocation {
     reported_cycles: HashSet<String>,
     /// Some span is a provisional tool stand-in (see [`covered_stand_ins`]).
     has_stand_ins: bool,
+    /// The store generation its last change was settled in (see [`Invocation::changed_at`]).
+    changed_at: u64,
 }
 
 /// All invocations, problems and running totals.
 #[derive(Debug, Default)]
 pub struct Store {
-    /// Boxed: the map keeps up to half its slots empty, and an invocation is several hundred
-    /// bytes, so empty slots hold a pointer's worth rather than an invocation's.
-    invocations: HashMap<String, Box<Invocation>>,
+    /// Behind a pointer: the map keeps up to half its slots empty, and an invocation is several
+    /// hundred bytes, so empty slots hold a pointer's worth rather than an invocation's. Shared
+    /// (`Arc`), so a query running on another thread can hold a snapshot of the runs while
+    /// ingest goes on: a run changed while a snapshot holds it is copied once (`make_mut`).
+    invocations: HashMap<String, Arc<Invocation>>,
     aliases: HashMap<String, String>,
     problems: Vec<Problem>,
     stats: StoreStats,
@@ -238,15 +243,19 @@ impl Store {
         self.invocations.is_empty()
     }
     pub fn get(&self, id: &str) -> Option<&Invocation> {
-        self.invocations.get(id).map(Box::as_ref)
+        self.invocations.get(id).map(Arc::as_ref)
     }
     pub fn invocations(&self) -> impl Iterator<Item = &Invocation> {
-        self.invocations.values().map(Box::as_ref)
+        self.invocations.values().map(Arc::as_ref)
+    }
+    /// The runs as shared handles: a snapshot another thread can read while the store changes.
+    pub fn shared_invocations(&self) -> impl Iterator<Item = &Arc<Invocation>> {
+        self.invocations.values()
     }
 
     /// Invocations newest first (by start time, then id, so the order is stable).
     pub fn newest_first(&self) -> Vec<&Invocation> {
-        let mut list: Vec<&Invocation> = self.invocations.values().map(Box::as_ref).collect();
+        let mut list: Vec<&Invocation> = self.invocations.values().map(Arc::as_ref).collect();
         list.sort_by(|a, b| {
             b.summary
                 .start_unix_nano
@@ -298,6 +307,7 @@ impl Store {
             // Spans already stored under the aliased id move to their real invocation.
             if let Some(moved) = self.invocations.remove(&from) {
                 let target = self.resolve(&to);
+                let moved = Arc::unwrap_or_clone(moved);
                 for span in moved.spans {
                     self.insert_span(&target, span, &mut dirty);
                 }
@@ -344,6 +354,8 @@ impl Store {
         changed.sort();
         for id in &changed {
             if let Some(inv) = self.invocations.get_mut(id) {
+                let inv = Arc::make_mut(inv);
+                inv.changed_at = self.generation + 1;
                 let before = inv.work;
                 inv.refresh();
                 self.stats.tree_work += inv.work - before;
@@ -363,10 +375,10 @@ impl Store {
             self.stats.invocations_seen += 1;
             self.invocations.insert(
                 id.to_owned(),
-                Box::new(Invocation::new(id.to_owned(), self.arrivals)),
+                Arc::new(Invocation::new(id.to_owned(), self.arrivals)),
             );
         }
-        self.invocations.get_mut(id).expect("inserted above")
+        Arc::make_mut(self.invocations.get_mut(id).expect("inserted above"))
     }
 
     fn insert_span(&mut self, target: &str, span: Span, dirty: &mut HashSet<String>) {
@@ -392,10 +404,16 @@ impl Store {
 
     /// Forgets every span read from `path` (a file truncated or rewritten is re-read whole).
     pub fn remove_origin(&mut self, path: &Path) {
-        let origin = Origin::File(std::sync::Arc::new(path.to_path_buf()));
+        let origin = Origin::File(Arc::new(path.to_path_buf()));
         let mut emptied = Vec::new();
         for (id, inv) in self.invocations.iter_mut() {
-            let removed = inv.retain_spans(|s| s.origin.as_ref() != Some(&origin));
+            let from_origin = |s: &Span| s.origin.as_ref() == Some(&origin);
+            if !inv.spans.iter().any(from_origin) {
+                continue;
+            }
+            let inv = Arc::make_mut(inv);
+            inv.changed_at = self.generation + 1;
+            let removed = inv.retain_spans(|s| !from_origin(s));
             if removed > 0 {
                 if inv.spans.is_empty() && inv.eval.is_none() && inv.gold.is_none() {
                     emptied.push(id.clone());

@@ -302,3 +302,36 @@ fn aliases_join_spans_into_another_invocation() {
     ingest(&mut store, vec![span("agents-trace", "y", Some("x"), 2)]);
     assert_eq!(store.get("turn-1").unwrap().spans.len(), 2);
 }
+
+#[test]
+fn changed_at_names_the_generation_of_each_runs_last_change() {
+    let mut store = Store::new();
+    ingest(
+        &mut store,
+        vec![span("a", "a1", None, 1), span("b", "b1", None, 2)],
+    );
+    let first = store.generation();
+    assert_eq!(store.get("a").unwrap().changed_at(), first);
+    assert_eq!(store.get("b").unwrap().changed_at(), first);
+    ingest(&mut store, vec![span("b", "b2", Some("b1"), 3)]);
+    assert_eq!(store.get("a").unwrap().changed_at(), first, "untouched");
+    assert_eq!(store.get("b").unwrap().changed_at(), store.generation());
+    // A duplicate changes nothing.
+    ingest(&mut store, vec![span("a", "a1", None, 1)]);
+    assert_eq!(store.get("a").unwrap().changed_at(), first);
+}
+
+#[test]
+fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
+    let mut store = Store::new();
+    ingest(&mut store, vec![span("a", "a1", None, 1)]);
+    let snapshot: Vec<Arc<Invocation>> = store.shared_invocations().cloned().collect();
+    ingest(&mut store, vec![span("a", "a2", Some("a1"), 2)]);
+    assert_eq!(
+        snapshot[0].spans.len(),
+        1,
+        "the snapshot is not mutated under its reader"
+    );
+    assert_eq!(store.get("a").unwrap().spans.len(), 2);
+    assert_eq!(store.get("a").unwrap().summary().counts.spans, 2);
+}
