@@ -30,6 +30,7 @@ mod highlight;
 mod parse;
 #[cfg(test)]
 mod tests;
+pub mod worker;
 
 use std::fmt;
 
