@@ -1,7 +1,7 @@
-//! The one event loop: `tokio::select!` over terminal input and the ingest channel. Nothing
-//! on screen animates, so there is no timer: an idle app sleeps until a key or data arrives.
-//! Work left between events (gold scores of rows not drawn yet) runs in short steps, after
-//! keys and data.
+//! The one event loop: `tokio::select!` over terminal input, the list search's results (the
+//! query worker answers on a channel) and the ingest channel. Nothing on screen animates, so
+//! there is no timer: an idle app sleeps until a key, a result or data arrives. Work left
+//! between events (gold scores of rows not drawn yet) runs in short steps, after keys and data.
 //! Ingest events are drained in batches; a frame is drawn only when the store or the UI state
 //! changed since the last one.
 
@@ -17,10 +17,24 @@ use super::action::Action;
 use super::app::{self, App};
 use super::overlays::Overlay;
 use super::ui;
+use crate::query::worker::Chunk;
 use crate::sources::IngestEvent;
 
 /// Most ingest events applied before the screen gets a chance to redraw.
 const INGEST_BATCH: usize = 256;
+/// Most query result chunks taken in before the screen gets a chance to redraw.
+const RESULT_BATCH: usize = 64;
+
+/// The next chunks of query results; never ready when there is no channel.
+async fn next_results(
+    results: &mut Option<mpsc::UnboundedReceiver<Chunk>>,
+    into: &mut Vec<Chunk>,
+) -> usize {
+    match results {
+        Some(rx) => rx.recv_many(into, RESULT_BATCH).await,
+        None => std::future::pending().await,
+    }
+}
 
 /// Turns one terminal event into an action (none when it means nothing here).
 pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
@@ -91,6 +105,8 @@ where
     let mut input = EventStream::new();
     let mut ingest_open = true;
     let mut pending = Vec::with_capacity(INGEST_BATCH);
+    let mut results = app::take_query_results(app);
+    let mut chunks = Vec::with_capacity(RESULT_BATCH);
     let mut drawn: Option<(u64, u64)> = None;
     // The caller captured the mouse before the loop; `M` releases and retakes it.
     let mut mouse_captured = app.mouse_capture;
@@ -130,8 +146,8 @@ where
             set_mouse_capture(mouse_captured);
         }
         tokio::select! {
-            // Keys and data first; background work (scoring rows off screen) only when
-            // neither is waiting, one short step at a time.
+            // Keys first, then what a running search found, then data; background work
+            // (scoring rows off screen) only when none is waiting, one short step at a time.
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
@@ -142,6 +158,12 @@ where
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
+            received = next_results(&mut results, &mut chunks) => {
+                if received == 0 {
+                    results = None;
+                }
+                app::query_results(app, chunks.drain(..));
+            }
             received = ingest_rx.recv_many(&mut pending, INGEST_BATCH), if ingest_open => {
                 if received == 0 {
                     ingest_open = false;

@@ -3,7 +3,7 @@
 
 use super::nav::{reveal_row, select_row};
 use super::{App, Pane};
-use crate::query::{Context, Query};
+use crate::query::Context;
 use crate::store::Invocation;
 use crate::triage::GoldOutcome;
 use crate::tui::action::Action;
@@ -165,14 +165,6 @@ pub(super) fn preset(app: &mut App, n: u8) {
     list_changed(app);
     if let Some(e) = &app.list_search.error {
         app.message = Some(format!("preset {n}: {e}"));
-    }
-}
-
-/// Whether the list filter matches `inv` (no filter matches everything).
-pub(super) fn list_matches(app: &App, query: Option<&Query>, inv: &Invocation) -> bool {
-    match query {
-        None => true,
-        Some(q) => with_context(app, |ctx| q.matches(inv, ctx).is_some()),
     }
 }
 

@@ -71,6 +71,21 @@ impl GoldContext {
     pub fn version(&self) -> u64 {
         self.version
     }
+
+    /// Every gold outcome known so far, by run id: what a query evaluated on another thread
+    /// sees of `is:gold-mismatch` and `is:failing`.
+    pub fn outcomes(&self) -> std::collections::HashMap<String, crate::triage::GoldOutcome> {
+        self.scores
+            .iter()
+            .filter_map(|(id, (_, scored))| {
+                let s = scored.as_ref()?;
+                Some((
+                    id.clone(),
+                    crate::triage::GoldOutcome::from_score(Some((s.score, s.passed))),
+                ))
+            })
+            .collect()
+    }
 }
 
 pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {

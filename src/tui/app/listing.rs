@@ -40,7 +40,7 @@ impl SortKey {
     }
 
     /// `Less` when `a` goes above `b`.
-    fn compare(self, a: &Invocation, b: &Invocation) -> Ordering {
+    pub(super) fn compare(self, a: &Invocation, b: &Invocation) -> Ordering {
         let (sa, sb) = (a.summary(), b.summary());
         let primary = match self {
             SortKey::Start => sb.start_unix_nano.cmp(&sa.start_unix_nano),

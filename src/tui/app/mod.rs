@@ -10,6 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 pub mod export;
+mod filter;
 mod find;
 mod gold_diff;
 pub mod listing;
@@ -19,6 +20,7 @@ pub mod triage;
 
 pub use gold_diff::{DiffOverlay, GoldContext};
 pub use listing::{ListRow, SortKey};
+pub use filter::{INLINE_RUNS, ListFilter, finish_search};
 pub use refresh::refresh;
 pub use triage::TriageView;
 
@@ -79,7 +81,10 @@ pub struct ListView {
     /// Invocation id → its conversation row, for runs grouped under one.
     pub conversation_of: HashMap<String, String>,
     pub offset: usize,
-    key: Option<(u64, String, SortKey, u64)>,
+    /// Bumped whenever `ids` were rebuilt, for views derived from them.
+    pub version: u64,
+    /// (store generation, text of the query shown, sort, folds version, filter version).
+    key: Option<(u64, String, SortKey, u64, u64)>,
 }
 
 /// The selected invocation's visible tree rows.
@@ -165,6 +170,8 @@ pub struct App {
     pub list_search: crate::tui::search::ListSearch,
     /// Find in the selected trace.
     pub find: crate::tui::search::Find,
+    /// Which runs the list search matches, evaluated off the UI thread.
+    pub filter: ListFilter,
 }
 
 impl App {
@@ -206,6 +213,7 @@ impl App {
             clipboard: None,
             list_search: Default::default(),
             find: Default::default(),
+            filter: Default::default(),
         };
         refresh(&mut app);
         app
@@ -336,6 +344,22 @@ fn source_name(status: &SourceStatus) -> String {
         SourceStatus::Listening { http, .. } => http.clone(),
         SourceStatus::Attached { url, .. } => url.clone(),
     }
+}
+
+/// Takes in results of the list search from the query worker; redraws when the list changed.
+pub fn query_results(app: &mut App, chunks: impl IntoIterator<Item = crate::query::worker::Chunk>) {
+    let was_searching = app.filter.is_searching();
+    if filter::receive(app, chunks) || was_searching != app.filter.is_searching() {
+        app.version += 1;
+        refresh(app);
+    }
+}
+
+/// The channel the query worker answers on, for the event loop (taken once).
+pub fn take_query_results(
+    app: &mut App,
+) -> Option<tokio::sync::mpsc::UnboundedReceiver<crate::query::worker::Chunk>> {
+    app.filter.take_receiver()
 }
 
 /// Records where a frame drew the panes. Not a state change: nothing redraws because of it.

@@ -21,30 +21,32 @@ pub fn refresh(app: &mut App) {
 }
 
 pub(super) fn refresh_list(app: &mut App) {
+    super::filter::sync(app);
     let key = (
         app.store.generation(),
-        app.search.clone(),
+        app.filter.shown_text().to_owned(),
         app.sort,
         app.folded_version,
+        app.filter.version,
     );
     if app.list.key.as_ref() != Some(&key) {
-        let search_changed = app.list.key.as_ref().is_none_or(|k| k.1 != app.search);
+        let search_changed = app.list.key.as_ref().is_none_or(|k| k.1 != key.1);
         // An evicted run leaves the cursor where it was; a new search starts at the best match.
         let previous_pos = if search_changed {
             None
         } else {
             app.selected_order_position()
         };
-        let query = app.list_search.query.as_ref();
-        let listed = app
-            .store
-            .invocations()
-            .filter(|inv| super::find::list_matches(app, query, inv))
-            .collect();
-        let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
+        let listed = super::filter::listed(app);
+        let arranged = super::listing::arrange(
+            listed.iter().map(AsRef::as_ref).collect(),
+            app.sort,
+            &app.folded_conversations,
+        );
         app.list.ids = arranged.ids;
         app.list.rows = arranged.rows;
         app.list.conversation_of = arranged.conversation_of;
+        app.list.version += 1;
         if app
             .selected_conversation
             .as_ref()

@@ -10,7 +10,8 @@ use crate::triage::{Facets, GoldOutcome};
 /// list or a gold score changed.
 #[derive(Debug, Default, Clone)]
 pub struct TriageView {
-    key: Option<(u64, u64, Vec<String>)>,
+    /// (store generation, gold scores version, list version).
+    key: Option<(u64, u64, u64)>,
     pub facets: HashMap<String, Facets>,
     /// Failing invocations among the listed ones.
     pub failing: usize,
@@ -25,11 +26,7 @@ impl TriageView {
 }
 
 pub(super) fn refresh_triage(app: &mut App) {
-    let key = (
-        app.store.generation(),
-        app.gold.version(),
-        app.list.ids.clone(),
-    );
+    let key = (app.store.generation(), app.gold.version(), app.list.version);
     if app.triage.key.as_ref() == Some(&key) {
         return;
     }

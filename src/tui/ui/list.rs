@@ -20,7 +20,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let total = app.store.len();
     let sort = app.sort.label();
-    let shown = app.list.ids.len();
+    // While a new search runs, how many it has found so far (the rows may still be the
+    // previous search's until a screenful has arrived).
+    let shown = app.filter.found_so_far().unwrap_or(app.list.ids.len());
+    let searching = if app.filter.is_searching() {
+        " · searching…"
+    } else {
+        ""
+    };
     let keymap = &app.config.keymap;
     let scopes = [Scope::List, Scope::Global];
     let sort = match keymap.first_key(&scopes, Action::CycleSort) {
@@ -30,18 +37,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let clears = keymap.first_key(&scopes, Action::Cancel);
     let title = if app.searching {
         format!(
-            " Invocations · /{} · {shown} of {total} · {sort} ",
+            " Invocations · /{} · {shown} of {total}{searching} · {sort} ",
             redact::sanitize_line(app.list_search.editor.text())
         )
     } else if app.search.is_empty() {
-        format!(" Invocations ({total}) · {sort} ")
+        format!(" Invocations ({total}){searching} · {sort} ")
     } else {
         let clears = clears
             .as_ref()
             .map(|key| format!("{key} clears · "))
             .unwrap_or_default();
         format!(
-            " Invocations · filter: {} · {shown} of {total} · {clears}{sort} ",
+            " Invocations · filter: {} · {shown} of {total}{searching} · {clears}{sort} ",
             redact::sanitize_line(&app.search)
         )
     };

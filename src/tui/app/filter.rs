@@ -1,0 +1,374 @@
+//! The list filter, off the UI thread: which runs the search matches, evaluated by the query
+//! worker ([`crate::query::worker`]) when there are many runs to look at, and kept current as
+//! the store changes by re-evaluating only the runs changed since.
+//!
+//! - A new query over more than [`ListFilter::inline_runs`] runs goes to the worker; the list
+//!   keeps showing the previous result (never an empty screen) until a screenful of the new
+//!   one has arrived in list order, then grows as more arrives (each time it has doubled, so
+//!   rebuilding the list costs linear time overall), and is whole when the last block is in.
+//! - A query that extends the previous one ([`Query::narrows`]) looks only at the previous
+//!   matches (and the runs changed since).
+//! - A store change re-evaluates only the runs whose [`Invocation::changed_at`] is newer than
+//!   the result: an ingest drain never re-runs the query over every run.
+//! - Small sets (a few hundred runs: well under a frame) are evaluated inline, so a small store
+//!   answers within the key press, as before.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+
+use super::{App, SortKey};
+use crate::query::worker::{self, Assembly, Chunk, GoldSnapshot, QueryWorker, Request};
+use crate::query::{Context, Query};
+use crate::redact::Reveal;
+use crate::store::Invocation;
+
+/// Runs evaluated on the UI thread at most (a few milliseconds); more go to the worker.
+pub const INLINE_RUNS: usize = 1_000;
+
+/// What a result is the result of: the query text and the reveal mode (payload text is
+/// searched only while revealed).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Want {
+    text: String,
+    reveal: Reveal,
+}
+
+/// A complete result: which runs matched `query` as of store generation `as_of`.
+struct Applied {
+    want: Want,
+    query: Query,
+    as_of: u64,
+    /// `None`: every run (the empty query).
+    matched: Option<HashSet<String>>,
+}
+
+/// An evaluation on the worker.
+struct Running {
+    want: Want,
+    query: Query,
+    /// A new query's result (else: the changed runs of the applied result, re-evaluated).
+    replaces: bool,
+    as_of: u64,
+    runs: Arc<[Arc<Invocation>]>,
+    assembly: Assembly,
+    /// How many of the new query's matches the list shows (0: still the previous result).
+    shown: usize,
+    /// Matches that fill the list pane: the first moment worth showing.
+    screenful: usize,
+}
+
+/// The filter's state: the result in force, the evaluation running, and the worker.
+pub struct ListFilter {
+    applied: Option<Applied>,
+    running: Option<Running>,
+    /// Every run in list order, as of (store generation, sort).
+    order: Arc<[Arc<Invocation>]>,
+    order_key: Option<(u64, SortKey)>,
+    worker: Option<QueryWorker>,
+    sender: UnboundedSender<Chunk>,
+    receiver: Option<UnboundedReceiver<Chunk>>,
+    last_ticket: u64,
+    /// Bumped whenever what the list should show changed.
+    pub version: u64,
+    /// Runs evaluated inline at most; more go to the worker (tests set 0 to use the worker).
+    pub inline_runs: usize,
+    /// Runs per block sent back by the worker.
+    pub block: usize,
+}
+
+impl Default for ListFilter {
+    fn default() -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        ListFilter {
+            applied: None,
+            running: None,
+            order: Arc::from(Vec::new()),
+            order_key: None,
+            worker: None,
+            sender,
+            receiver: Some(receiver),
+            last_ticket: 0,
+            version: 0,
+            inline_runs: INLINE_RUNS,
+            block: worker::BLOCK,
+        }
+    }
+}
+
+impl std::fmt::Debug for ListFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListFilter")
+            .field("applied", &self.applied.as_ref().map(|a| &a.want))
+            .field("running", &self.running.as_ref().map(|r| &r.want))
+            .field("version", &self.version)
+            .finish()
+    }
+}
+
+impl ListFilter {
+    /// A query is being evaluated on the worker.
+    pub fn is_searching(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// While a new query runs: how many matches it has found so far.
+    pub fn found_so_far(&self) -> Option<usize> {
+        self.running
+            .as_ref()
+            .filter(|r| r.replaces)
+            .map(|r| r.assembly.counted)
+    }
+
+    /// The query text of the result the list shows.
+    pub fn shown_text(&self) -> &str {
+        match &self.running {
+            Some(r) if r.replaces && r.shown > 0 => &r.want.text,
+            _ => self.applied.as_ref().map_or("", |a| a.want.text.as_str()),
+        }
+    }
+
+    /// The channel the worker's results arrive on, for the event loop to listen to.
+    pub fn take_receiver(&mut self) -> Option<UnboundedReceiver<Chunk>> {
+        self.receiver.take()
+    }
+
+    fn ticket(&mut self) -> u64 {
+        self.last_ticket += 1;
+        self.last_ticket
+    }
+
+    fn cancel(&mut self) {
+        if self.running.take().is_some()
+            && let Some(worker) = &self.worker
+        {
+            worker.cancel();
+        }
+    }
+}
+
+/// Brings the filter in line with the search, the reveal mode and the store: starts (or
+/// finishes inline) whatever evaluation that needs. Cheap when nothing changed.
+pub(super) fn sync(app: &mut App) {
+    let want = Want {
+        text: app.search.clone(),
+        reveal: app.reveal,
+    };
+    let generation = app.store.generation();
+    let applied_want = app.filter.applied.as_ref().map(|a| &a.want);
+    if let Some(r) = &app.filter.running {
+        let still_wanted = if r.replaces {
+            r.want == want
+        } else {
+            applied_want == Some(&want)
+        };
+        if still_wanted {
+            // Its completion brings the rest (runs changed meanwhile) up to date.
+            return;
+        }
+        app.filter.cancel();
+    }
+    match &app.filter.applied {
+        Some(a) if a.want == want && a.as_of == generation => {}
+        Some(a) if a.want == want => start(app, want, false),
+        _ => start(app, want, true),
+    }
+}
+
+/// The runs in list order, re-sorted only when the store or the sort changed.
+fn order(app: &mut App) -> Arc<[Arc<Invocation>]> {
+    let key = (app.store.generation(), app.sort);
+    if app.filter.order_key != Some(key) {
+        let mut runs: Vec<Arc<Invocation>> = app.store.shared_invocations().cloned().collect();
+        runs.sort_by(|a, b| app.sort.compare(a, b));
+        app.filter.order = Arc::from(runs);
+        app.filter.order_key = Some(key);
+    }
+    Arc::clone(&app.filter.order)
+}
+
+fn start(app: &mut App, want: Want, replaces: bool) {
+    let generation = app.store.generation();
+    let query = app.list_search.query.clone().unwrap_or_else(Query::all);
+    if query.is_empty() {
+        app.filter.applied = Some(Applied {
+            want,
+            query,
+            as_of: generation,
+            matched: None,
+        });
+        app.filter.version += 1;
+        return;
+    }
+    let order = order(app);
+    let previous = app.filter.applied.as_ref();
+    // The runs whose answer may differ from what the applied result says.
+    let narrowed = previous.filter(|a| {
+        !replaces
+            || (a.want.reveal == want.reveal
+                && !query.needs_gold()
+                && query.narrows(&a.query))
+    });
+    let runs: Arc<[Arc<Invocation>]> = match narrowed {
+        None => order,
+        Some(a) => order
+            .iter()
+            .filter(|inv| {
+                inv.changed_at() > a.as_of
+                    || (replaces && a.matched.as_ref().is_none_or(|m| m.contains(&inv.id)))
+            })
+            .cloned()
+            .collect(),
+    };
+    let gold = Arc::new(if query.needs_gold() {
+        GoldSnapshot(app.gold.outcomes())
+    } else {
+        GoldSnapshot::default()
+    });
+    if runs.len() <= app.filter.inline_runs {
+        let ctx = Context {
+            reveal: want.reveal,
+            gold: gold.as_ref(),
+        };
+        let matches = worker::evaluate(&query, &runs, 0..runs.len(), &ctx);
+        let matched = matches.iter().map(|(i, _)| runs[*i].id.clone());
+        apply(app, want, query, replaces, generation, &runs, matched);
+        return;
+    }
+    let request = Request {
+        ticket: app.filter.ticket(),
+        query: query.clone(),
+        reveal: want.reveal,
+        gold,
+        runs: Arc::clone(&runs),
+        block: app.filter.block,
+    };
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let sender = app.filter.sender.clone();
+    let worker = app
+        .filter
+        .worker
+        .get_or_insert_with(|| QueryWorker::new(threads, sender));
+    let assembly = Assembly::new(&request);
+    worker.submit(request);
+    app.filter.running = Some(Running {
+        want,
+        query,
+        replaces,
+        as_of: generation,
+        runs,
+        assembly,
+        shown: 0,
+        screenful: app.regions().list_body().height.max(1) as usize,
+    });
+}
+
+/// Puts a complete evaluation in force: a new query's matches, or the re-evaluated runs of the
+/// query in force.
+fn apply(
+    app: &mut App,
+    want: Want,
+    query: Query,
+    replaces: bool,
+    as_of: u64,
+    evaluated: &[Arc<Invocation>],
+    matched: impl Iterator<Item = String>,
+) {
+    let store = &app.store;
+    match app.filter.applied.as_mut().filter(|_| !replaces) {
+        Some(applied) => {
+            let set = applied.matched.get_or_insert_with(HashSet::new);
+            for inv in evaluated {
+                set.remove(&inv.id);
+            }
+            set.extend(matched);
+            // Runs gone from the store (evicted, their file forgotten) leave the set.
+            set.retain(|id| store.get(id).is_some());
+            applied.as_of = as_of;
+        }
+        None => {
+            app.filter.applied = Some(Applied {
+                want,
+                query,
+                as_of,
+                matched: Some(matched.collect()),
+            });
+        }
+    }
+    app.filter.version += 1;
+}
+
+/// Takes in chunks from the worker. Returns whether what the list shows changed.
+pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) -> bool {
+    let before = app.filter.version;
+    for chunk in chunks {
+        let Some(running) = app.filter.running.as_mut() else {
+            continue;
+        };
+        if !running.assembly.add(chunk) {
+            continue;
+        }
+        if running.assembly.is_complete() {
+            let r = app.filter.running.take().expect("checked above");
+            let matched = r
+                .assembly
+                .matches
+                .iter()
+                .map(|(i, _)| r.runs[*i].id.clone());
+            apply(app, r.want, r.query, r.replaces, r.as_of, &r.runs, matched);
+            continue;
+        }
+        let found = running.assembly.matches.len();
+        let worth_showing = if running.shown == 0 {
+            found >= running.screenful
+        } else {
+            found >= running.shown * 2
+        };
+        if running.replaces && worth_showing {
+            running.shown = found;
+            app.filter.version += 1;
+        }
+    }
+    app.filter.version != before
+}
+
+/// The runs the list shows, in list order: the new query's matches once a screenful has
+/// arrived, else the result in force (the previous query's until the new one shows).
+pub(super) fn listed(app: &mut App) -> Vec<Arc<Invocation>> {
+    if let Some(r) = &app.filter.running
+        && r.replaces
+        && r.shown > 0
+    {
+        return r
+            .assembly
+            .matches
+            .iter()
+            .map(|(i, _)| Arc::clone(&r.runs[*i]))
+            .collect();
+    }
+    let order = order(app);
+    match app.filter.applied.as_ref().and_then(|a| a.matched.as_ref()) {
+        None => order.to_vec(),
+        Some(matched) => order
+            .iter()
+            .filter(|inv| matched.contains(&inv.id))
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Waits for the running evaluation to finish (blocking: for tests and benchmarks, which have
+/// no event loop; the event loop listens to the channel instead).
+pub fn finish_search(app: &mut App) {
+    while app.filter.running.is_some() {
+        let chunk = app
+            .filter
+            .receiver
+            .as_mut()
+            .expect("the event loop owns the results channel: it finishes searches itself")
+            .blocking_recv()
+            .expect("the worker sends until its request is done");
+        super::query_results(app, std::iter::once(chunk));
+    }
+}
