@@ -21,5 +21,6 @@ mod tui_keymap_rebind;
 mod tui_offscreen_gold;
 mod tui_screens;
 mod tui_search;
+mod tui_search_worker;
 mod tui_state;
 mod tui_triage;

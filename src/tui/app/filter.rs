@@ -76,6 +76,9 @@ pub struct ListFilter {
     pub inline_runs: usize,
     /// Runs per block sent back by the worker.
     pub block: usize,
+    /// How many runs the last evaluation started looked at (narrowing and ingest updates
+    /// look at fewer than all).
+    pub last_evaluated: usize,
 }
 
 impl Default for ListFilter {
@@ -93,6 +96,7 @@ impl Default for ListFilter {
             version: 0,
             inline_runs: INLINE_RUNS,
             block: worker::BLOCK,
+            last_evaluated: 0,
         }
     }
 }
@@ -206,9 +210,7 @@ fn start(app: &mut App, want: Want, replaces: bool) {
     // The runs whose answer may differ from what the applied result says.
     let narrowed = previous.filter(|a| {
         !replaces
-            || (a.want.reveal == want.reveal
-                && !query.needs_gold()
-                && query.narrows(&a.query))
+            || (a.want.reveal == want.reveal && !query.needs_gold() && query.narrows(&a.query))
     });
     let runs: Arc<[Arc<Invocation>]> = match narrowed {
         None => order,
@@ -221,6 +223,7 @@ fn start(app: &mut App, want: Want, replaces: bool) {
             .cloned()
             .collect(),
     };
+    app.filter.last_evaluated = runs.len();
     let gold = Arc::new(if query.needs_gold() {
         GoldSnapshot(app.gold.outcomes())
     } else {
@@ -358,17 +361,25 @@ pub(super) fn listed(app: &mut App) -> Vec<Arc<Invocation>> {
     }
 }
 
-/// Waits for the running evaluation to finish (blocking: for tests and benchmarks, which have
-/// no event loop; the event loop listens to the channel instead).
-pub fn finish_search(app: &mut App) {
-    while app.filter.running.is_some() {
-        let chunk = app
-            .filter
-            .receiver
-            .as_mut()
-            .expect("the event loop owns the results channel: it finishes searches itself")
-            .blocking_recv()
-            .expect("the worker sends until its request is done");
-        super::query_results(app, std::iter::once(chunk));
+/// Waits for the next chunk of results and takes it in; false when no search is running.
+/// Blocking: for tests and benchmarks, which have no event loop (the event loop listens to
+/// the channel instead).
+pub fn receive_search_result(app: &mut App) -> bool {
+    if app.filter.running.is_none() {
+        return false;
     }
+    let chunk = app
+        .filter
+        .receiver
+        .as_mut()
+        .expect("the event loop owns the results channel: it receives results itself")
+        .blocking_recv()
+        .expect("the worker sends until its request is done");
+    super::query_results(app, std::iter::once(chunk));
+    true
+}
+
+/// Waits until the running search (if any) has finished: see [`receive_search_result`].
+pub fn finish_search(app: &mut App) {
+    while receive_search_result(app) {}
 }

@@ -18,9 +18,9 @@ mod nav;
 mod refresh;
 pub mod triage;
 
+pub use filter::{INLINE_RUNS, ListFilter, finish_search, receive_search_result};
 pub use gold_diff::{DiffOverlay, GoldContext};
 pub use listing::{ListRow, SortKey};
-pub use filter::{INLINE_RUNS, ListFilter, finish_search};
 pub use refresh::refresh;
 pub use triage::TriageView;
 

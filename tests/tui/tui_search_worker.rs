@@ -1,0 +1,266 @@
+//! The list search off the UI thread: results from the query worker equal the evaluator's own
+//! answer, narrowing an extended query and re-evaluating only changed runs on ingest change
+//! nothing in the result, the previous results stay on screen until a screenful of the new ones
+//! has arrived, and a superseded search leaves no trace. Synchronised by the results channel
+//! (`receive_search_result` blocks for the next chunk), never by sleeping.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use toolcap::model::{Batch, ErrorInfo, Span, SpanKind, SpanStatus, ToolFacts};
+use toolcap::query::{Context, Query};
+use toolcap::redact::Reveal;
+use toolcap::store::Store;
+use toolcap::tui::action::Action;
+use toolcap::tui::app::{self, App};
+use toolcap::tui::config;
+use toolcap::tui::event_loop::action_for_event;
+
+use crate::support::press;
+
+const TOOLS: [&str; 4] = ["search_flights", "refund", "get_weather", "lookup_order"];
+
+/// Runs `from..to`, three spans each; every 5th run's tool fails with a "(non-fatal)" timeout.
+fn runs(from: usize, to: usize) -> Batch {
+    let mut spans = Vec::new();
+    for r in from..to {
+        let trace = format!("run{r:05}");
+        let base = |id: &str, parent: Option<&str>, name: String, kind| Span {
+            trace_id: trace.clone(),
+            span_id: format!("{trace}-{id}"),
+            parent_span_id: parent.map(|p| format!("{trace}-{p}")),
+            name,
+            kind,
+            start_unix_nano: 1_764_496_800_000_000_000 + r as u64 * 1_000_000_000,
+            end_unix_nano: 1_764_496_801_000_000_000 + r as u64 * 1_000_000_000,
+            format: "test",
+            ..Default::default()
+        };
+        spans.push(base(
+            "root",
+            None,
+            format!("agent_{}", r % 7),
+            SpanKind::Agent,
+        ));
+        let tool_name = TOOLS[r % TOOLS.len()];
+        let mut tool = base(
+            "tool",
+            Some("root"),
+            format!("execute_tool {tool_name}"),
+            SpanKind::Tool,
+        );
+        tool.tool = Some(Box::new(ToolFacts {
+            name: Some(tool_name.into()),
+            ..Default::default()
+        }));
+        if r % 5 == 0 {
+            tool.status = SpanStatus::Error;
+            tool.error = Some(Box::new(ErrorInfo {
+                message: Some("upstream timed out (non-fatal)".into()),
+                ..Default::default()
+            }));
+        }
+        spans.push(tool);
+    }
+    Batch {
+        spans,
+        ..Default::default()
+    }
+}
+
+fn synthetic(n: usize) -> Store {
+    let mut store = Store::new();
+    store.ingest(runs(0, n));
+    store
+}
+
+/// The fixture corpus and the sample traces, loaded as `toolcap-tui` loads them.
+fn fixtures() -> Store {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let paths: Vec<PathBuf> = [
+        "tests/fixtures/corpus/openarmature/otlp-json/payload-on.batch.jsonl",
+        "tests/fixtures/corpus/arksim/run-direct/simulation.json",
+        "tests/fixtures/corpus/arksim/run-direct/evaluation.json",
+        "tests/fixtures/logs/anthropic_is_error.json",
+        "tests/fixtures/logs/mcp_ids_and_errors.json",
+        "assets/sample-traces",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    toolcap::sources::load::load_store(&paths).0
+}
+
+fn app_over(store: Store, inline_runs: usize, block: usize) -> App {
+    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
+    app.filter.inline_runs = inline_runs;
+    app.filter.block = block;
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 120,
+            height: 30,
+        },
+    );
+    app
+}
+
+/// What the evaluator itself says the list search `text` matches, straight over the store.
+fn expected(store: &Store, text: &str) -> BTreeSet<String> {
+    let query = Query::parse(text).unwrap();
+    store
+        .invocations()
+        .filter(|inv| query.matches(inv, &Context::default()).is_some())
+        .map(|inv| inv.id.clone())
+        .collect()
+}
+
+fn listed(app: &App) -> BTreeSet<String> {
+    app.list.ids.iter().cloned().collect()
+}
+
+fn list_title(app: &App) -> String {
+    crate::support::screen_text(app)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Queries typed one key at a time: each key extends the query, so most steps narrow.
+const TYPED: &[&str] = &[
+    "tool:lookup_order",
+    "\"non-fatal\"",
+    "\"quote service timed out\"",
+    "get_stock agent",
+    "model:claude -is:error",
+    "kind:tool dur>0 refund",
+    "searchf OR tool:weather",
+];
+
+/// Types `query` into the list search one key at a time; after each key (and `finish`ing a
+/// worker search) the list equals the evaluator's answer for the query in force.
+fn type_and_compare(app: &mut App, store_of: &Store, query: &str, finish: bool) -> usize {
+    press(app, "/");
+    let mut fewest = usize::MAX;
+    for c in query.chars() {
+        press(app, &c.to_string());
+        fewest = fewest.min(app.filter.last_evaluated);
+        if finish {
+            app::finish_search(app);
+            assert_eq!(
+                listed(app),
+                expected(store_of, &app.search),
+                "{:?} typed towards {query:?}",
+                app.search
+            );
+        }
+    }
+    app::finish_search(app);
+    assert_eq!(listed(app), expected(store_of, query), "{query:?}");
+    press(app, "<esc>");
+    fewest
+}
+
+#[test]
+fn narrowing_and_the_worker_give_what_a_full_evaluation_gives_on_the_fixtures() {
+    let store = fixtures();
+    assert!(store.len() >= 20, "the fixtures hold {} runs", store.len());
+    for query in TYPED {
+        // Inline (the fixtures are small), the worker with two-run blocks, the worker with
+        // keys typed faster than it answers (each key supersedes the search before).
+        let mut inline = app_over(fixtures(), app::INLINE_RUNS, 2);
+        let narrowed_to = type_and_compare(&mut inline, &store, query, true);
+        assert!(
+            narrowed_to < store.len(),
+            "{query:?}: some key narrowed to the previous matches ({narrowed_to} of {})",
+            store.len()
+        );
+        let mut worker = app_over(fixtures(), 0, 2);
+        type_and_compare(&mut worker, &store, query, true);
+        let mut hurried = app_over(fixtures(), 0, 2);
+        type_and_compare(&mut hurried, &store, query, false);
+        assert_eq!(inline.list.ids, worker.list.ids, "{query:?}: same order");
+    }
+    // Not vacuous: the table's queries find something, and not everything.
+    for query in [
+        "tool:lookup_order",
+        "\"non-fatal\"",
+        "\"quote service timed out\"",
+    ] {
+        let found = expected(&store, query).len();
+        assert!(found > 0 && found < store.len(), "{query}: {found}");
+    }
+}
+
+#[test]
+fn the_previous_results_stay_until_a_screenful_of_the_new_ones_has_arrived() {
+    let mut app = app_over(synthetic(400), 0, 1);
+    let all = app.list.ids.len();
+    assert_eq!(all, 400);
+    let screenful = app.regions().list_body().height as usize;
+    press(&mut app, "/\"non-fatal\"");
+    // Nothing received yet: the old list is on screen, the title says it is searching.
+    assert_eq!(app.list.ids.len(), all);
+    assert!(
+        list_title(&app).contains("searching…"),
+        "{}",
+        list_title(&app)
+    );
+    let mut sizes = Vec::new();
+    while app::receive_search_result(&mut app) {
+        sizes.push(app.list.ids.len());
+        assert!(!app.list.ids.is_empty(), "never an empty screen");
+    }
+    let matching = expected(&app.store, "\"non-fatal\"");
+    assert_eq!(matching.len(), 80);
+    assert_eq!(listed(&app), matching);
+    // The list switched from the old result to the new one once it filled the pane, grew
+    // while more arrived, and ended whole.
+    let first_new = sizes.iter().position(|&n| n != all).expect("switched");
+    assert!(sizes[first_new] >= screenful && sizes[first_new] < matching.len());
+    assert!(sizes[first_new..].windows(2).all(|w| w[0] <= w[1]));
+    let title = list_title(&app);
+    assert!(
+        title.contains("80 of 400") && !title.contains("searching"),
+        "{title}"
+    );
+}
+
+#[test]
+fn a_superseded_search_leaves_nothing_behind() {
+    let mut app = app_over(synthetic(300), 0, 3);
+    // Every key starts a search that supersedes the one before; none is waited for.
+    press(&mut app, "/tool:refund");
+    let ctrl_u = Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    let clear = action_for_event(&app, &ctrl_u).expect("Ctrl-U edits the prompt");
+    app::update(&mut app, clear);
+    press(&mut app, "-agent_3<enter>");
+    app::finish_search(&mut app);
+    assert_eq!(app.search, "-agent_3");
+    let expected = expected(&app.store, "-agent_3");
+    assert!(expected.len() > 200 && expected.len() < 300);
+    assert_eq!(listed(&app), expected);
+    assert!(!list_title(&app).contains("searching"));
+}
+
+#[test]
+fn ingest_re_evaluates_only_the_runs_that_changed() {
+    let mut app = app_over(synthetic(3_000), 0, 256);
+    press(&mut app, "/tool:refund<enter>");
+    app::finish_search(&mut app);
+    assert_eq!(app.list.ids.len(), 750);
+    // 40 new runs, and a failing refund added to an old run that had none.
+    let mut batch = runs(3_000, 3_040);
+    let mut late = batch.spans[3].clone();
+    late.trace_id = "run00000".into();
+    late.span_id = "run00000-late".into();
+    late.parent_span_id = Some("run00000-root".into());
+    batch.spans.push(late);
+    app::ingest(&mut app, toolcap::sources::IngestEvent::Batch(batch));
+    app::finish_search(&mut app);
+    assert_eq!(app.filter.last_evaluated, 41, "only the changed runs");
+    assert_eq!(listed(&app), expected(&app.store, "tool:refund"));
+    assert_eq!(app.list.ids.len(), 750 + 10 + 1);
+}
