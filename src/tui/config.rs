@@ -115,6 +115,23 @@ pub fn from_toml(text: &str, no_color: bool) -> Config {
         theme = theme.without_colour();
     }
     let mut keymap = Keymap::default();
+    let mut presets = Vec::new();
+    for (name, query) in file.presets {
+        match crate::query::Query::parse(&query) {
+            Ok(_) if presets.len() < 9 => presets.push((name, query)),
+            Ok(_) => warnings.push(format!(
+                "preset {name:?}: only 9 presets fit on number keys"
+            )),
+            Err(e) => warnings.push(format!("preset {name:?}: {e}")),
+        }
+    }
+    // Number keys in the list apply the presets: real bindings, so the help and footer list
+    // them, and `[keys.list]` below can take a digit back.
+    for n in 1..=presets.len() {
+        if let Ok(key) = KeySpec::parse(&n.to_string()) {
+            keymap.bind(Scope::List, key, Some(Action::Preset(n as u8)));
+        }
+    }
     for (scope_name, table) in &file.keys {
         let Some(scope) = Scope::from_key(scope_name) else {
             warnings.push(format!("unknown key scope {scope_name:?}"));
@@ -132,16 +149,6 @@ pub fn from_toml(text: &str, no_color: bool) -> Config {
                 (Ok(spec), Ok(action)) => keymap.bind(scope, spec, action),
                 (Err(e), _) | (_, Err(e)) => warnings.push(format!("keys.{scope_name}: {e}")),
             }
-        }
-    }
-    let mut presets = Vec::new();
-    for (name, query) in file.presets {
-        match crate::query::Query::parse(&query) {
-            Ok(_) if presets.len() < 9 => presets.push((name, query)),
-            Ok(_) => warnings.push(format!(
-                "preset {name:?}: only 9 presets fit on number keys"
-            )),
-            Err(e) => warnings.push(format!("preset {name:?}: {e}")),
         }
     }
     Config {
@@ -186,5 +193,58 @@ mod tests {
         let config = from_toml("[theme", false);
         assert_eq!(config.warnings.len(), 1);
         assert!(config.keymap.is_bound(Action::Quit));
+    }
+
+    #[test]
+    fn presets_are_list_bindings_on_number_keys_that_the_keys_table_can_take_back() {
+        let text = r#"
+            [presets]
+            failing = "is:failing"
+            llm = "kind:llm"
+            slow = "dur>2s"
+            [keys.list]
+            "2" = "none"
+        "#;
+        let config = from_toml(text, false);
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        let list = [Scope::List, Scope::Global];
+        assert_eq!(
+            config.keymap.lookup(&list, &key('1')),
+            Some(Action::Preset(1))
+        );
+        assert_eq!(config.keymap.lookup(&list, &key('2')), None, "rebound");
+        assert_eq!(
+            config.keymap.lookup(&list, &key('3')),
+            Some(Action::Preset(3))
+        );
+        assert_eq!(
+            config.keymap.lookup(&list, &key('4')),
+            None,
+            "no 4th preset"
+        );
+        // Only the list: in the tree a digit is not a preset.
+        let tree = [Scope::Tree, Scope::Global];
+        assert_eq!(config.keymap.lookup(&tree, &key('1')), None);
+        let hints = config.keymap.hints(Scope::List);
+        let presets: Vec<(Vec<String>, Action)> = hints
+            .into_iter()
+            .filter(|h| matches!(h.action, Action::Preset(_)))
+            .map(|h| (h.keys, h.action))
+            .collect();
+        assert_eq!(
+            presets,
+            [
+                (vec!["1".to_owned()], Action::Preset(1)),
+                (vec!["3".to_owned()], Action::Preset(3))
+            ]
+        );
+        assert!(
+            from_toml("", false)
+                .keymap
+                .hints(Scope::List)
+                .iter()
+                .all(|h| !matches!(h.action, Action::Preset(_)))
+        );
     }
 }

@@ -43,20 +43,7 @@ pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
             if let Some(overlay) = Overlay::open(app) {
                 return overlay.action_for_key(app, key);
             }
-            app.config
-                .keymap
-                .lookup(&app.key_scopes(), key)
-                .or_else(|| {
-                    // Number keys in the list apply the config file's presets.
-                    match key.code {
-                        crossterm::event::KeyCode::Char(c @ '1'..='9')
-                            if app.focus == super::app::Pane::List && !app.payload_fullscreen =>
-                        {
-                            Some(Action::Preset(c as u8 - b'0'))
-                        }
-                        _ => None,
-                    }
-                })
+            app.config.keymap.lookup(&app.key_scopes(), key)
         }
         Event::Mouse(mouse) => match mouse.kind {
             MouseEventKind::Down(_) => Some(Action::Click {

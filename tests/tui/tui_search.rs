@@ -143,6 +143,20 @@ fn presets_from_the_config_file_are_on_number_keys() {
             height: 40,
         },
     );
+    // The footer has one hint for all presets (wide enough to reach it).
+    app::update(
+        &mut app,
+        toolcap::tui::action::Action::Resize {
+            width: 160,
+            height: 40,
+        },
+    );
+    let footer = screen_text(&app)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(footer.contains("1-2 presets"), "{footer}");
     press(&mut app, "1");
     assert_eq!(app.search, "is:failing");
     assert_eq!(app.list.ids, ["trip"]);

@@ -10,7 +10,7 @@ use crate::redact;
 use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::keymap::{Hint, KeyContext, Keymap, Scope};
-use crate::tui::theme::{Role, Theme};
+use crate::tui::theme::Role;
 
 /// While the help is open: scrolling, and the keys that close it (either toggle closes it,
 /// as `p` from here would otherwise stack a second overlay).
@@ -30,16 +30,32 @@ pub const KEYS: KeyContext = KeyContext {
     text_input: false,
 };
 
-fn hint_lines(hints: Vec<Hint>, theme: &Theme) -> impl Iterator<Item = Line<'static>> + '_ {
+fn hint_lines<'a>(hints: Vec<Hint>, app: &'a App) -> impl Iterator<Item = Line<'static>> + 'a {
+    let theme = &app.config.theme;
     hints.into_iter().map(move |hint| {
         Line::from(vec![
             Span::styled(
                 format!("  {:<22}", hint.keys.join(" ")),
                 theme.style(Role::HintKey),
             ),
-            Span::raw(hint.action.description().unwrap_or("").to_owned()),
+            Span::raw(describe(app, hint.action)),
         ])
     })
+}
+
+/// What a binding does: the action's description, or for a preset its name and query.
+fn describe(app: &App, action: Action) -> String {
+    match action {
+        Action::Preset(n) => match app.config.presets.get(usize::from(n).wrapping_sub(1)) {
+            Some((name, query)) => format!(
+                "preset {}: {}",
+                redact::sanitize_line(name),
+                redact::sanitize_line(query)
+            ),
+            None => format!("preset {n} (not in the config file)"),
+        },
+        other => other.description().unwrap_or("").to_owned(),
+    }
 }
 
 /// The overlay's lines (also used by tests to check every binding is listed).
@@ -53,7 +69,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             continue;
         }
         lines.push(Line::styled(scope.title(), theme.style(Role::Title)));
-        lines.extend(hint_lines(hints, theme));
+        lines.extend(hint_lines(hints, app));
         lines.push(Line::raw(""));
     }
     // The diff first: of the overlays it has the most keys of its own.
@@ -67,7 +83,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             overlay.heading(keymap),
             theme.style(Role::Title),
         ));
-        lines.extend(hint_lines(keymap.hints_in(overlay.keys()), theme));
+        lines.extend(hint_lines(keymap.hints_in(overlay.keys()), app));
         if overlay == Overlay::Search {
             lines.push(Line::styled(
                 "  readline editing: C-u C-w C-a C-e C-b C-f M-b M-f, ← →, ↑ ↓ history",
@@ -99,7 +115,8 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
 }
 
 /// The query language, as typed after the search key in the list (filters runs) or the tree
-/// (finds spans), and `dump --filter`; the presets of the config file on number keys.
+/// (finds spans), and `dump --filter` (the config file's presets are bindings: listed with the
+/// list's keys).
 fn query_lines(app: &App) -> Vec<Line<'static>> {
     let theme = &app.config.theme;
     let mut lines = vec![Line::styled(
@@ -129,16 +146,6 @@ fn query_lines(app: &App) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled(format!("  {syntax:<18}"), theme.style(Role::HintKey)),
             Span::raw(meaning),
-        ]));
-    }
-    for (n, (name, query)) in app.config.presets.iter().enumerate() {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<18}", n + 1), theme.style(Role::HintKey)),
-            Span::raw(format!(
-                "preset {}: {}",
-                redact::sanitize_line(name),
-                redact::sanitize_line(query)
-            )),
         ]));
     }
     lines.push(Line::raw(""));
@@ -179,7 +186,10 @@ mod tests {
 
     #[test]
     fn help_lists_the_query_language_and_the_configured_presets() {
-        let config = config::from_toml("[presets]\nfailing = \"is:failing\"\n", false);
+        let config = config::from_toml(
+            "[presets]\nfailing = \"is:failing\"\nslow = \"dur>2s\"\n",
+            false,
+        );
         let app = App::new(Store::new(), config, Reveal::Redacted);
         let help = crate::tui::plain_text(&help_lines(&app));
         for needle in [
@@ -188,9 +198,23 @@ mod tests {
             "gold-mismatch",
             "attr:KEY[=VALUE]",
             "dur>2s",
-            "preset failing: is:failing",
         ] {
             assert!(help.contains(needle), "{needle} missing from:\n{help}");
         }
+        // The presets are bindings of the list, listed with its keys under their names.
+        let list = help
+            .split("Invocation list")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .expect("a list section");
+        let line_of = |needle: &str| {
+            list.lines()
+                .find(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("{needle} missing from:\n{list}"))
+                .trim()
+                .to_owned()
+        };
+        assert!(line_of("preset failing: is:failing").starts_with("1 "));
+        assert!(line_of("preset slow: dur>2s").starts_with("2 "));
     }
 }

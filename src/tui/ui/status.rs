@@ -196,7 +196,21 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
         .filter(|h| TRIAGE_FIRST.contains(&h.action))
         .map(hint_text)
         .collect();
-    out.extend(keymap.hints(scope).iter().map(hint_text));
+    let (presets, own): (Vec<_>, Vec<_>) = keymap
+        .hints(scope)
+        .into_iter()
+        .partition(|h| matches!(h.action, Action::Preset(_)));
+    out.extend(own.iter().map(hint_text));
+    // The presets share one hint (`1-3 presets`); the help names each.
+    let preset_keys: Vec<String> = presets
+        .iter()
+        .filter_map(|h| h.keys.first().cloned())
+        .collect();
+    match preset_keys.as_slice() {
+        [] => {}
+        [only] => out.push((only.clone(), "preset")),
+        [first, .., last] => out.push((format!("{first}-{last}"), "presets")),
+    }
     for hint in global {
         if FOOTER_GLOBALS.contains(&hint.action) && !TRIAGE_FIRST.contains(&hint.action) {
             out.push((
