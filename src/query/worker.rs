@@ -216,6 +216,9 @@ fn work(shared: &Shared, results: &UnboundedSender<Chunk>) {
 pub struct Assembly {
     pub ticket: u64,
     blocks: usize,
+    /// Runs per block and in all, as the request had them.
+    block: usize,
+    runs: usize,
     /// Chunks that arrived ahead of an earlier block.
     waiting: BTreeMap<usize, Vec<(usize, Match)>>,
     /// Blocks `0..contiguous` are in `matches`.
@@ -231,6 +234,8 @@ impl Assembly {
         Assembly {
             ticket: request.ticket,
             blocks: request.blocks(),
+            block: request.block.max(1),
+            runs: request.runs.len(),
             waiting: BTreeMap::new(),
             contiguous: 0,
             matches: Vec::new(),
@@ -240,7 +245,11 @@ impl Assembly {
 
     /// Takes a chunk in; false (and nothing changes) when it belongs to another request.
     pub fn add(&mut self, chunk: Chunk) -> bool {
-        if chunk.ticket != self.ticket || chunk.block < self.contiguous {
+        if chunk.ticket != self.ticket
+            || chunk.block < self.contiguous
+            || chunk.block >= self.blocks
+            || self.waiting.contains_key(&chunk.block)
+        {
             return false;
         }
         self.counted += chunk.matches.len();
@@ -255,6 +264,20 @@ impl Assembly {
     /// Every block has arrived.
     pub fn is_complete(&self) -> bool {
         self.contiguous >= self.blocks
+    }
+
+    /// Positions (ascending) that may match as far as is known: the matches of the blocks
+    /// that arrived and every run of those that did not. A query that narrows this one needs
+    /// to look at no others.
+    pub fn undecided_or_matched(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.matches.iter().map(|(i, _)| *i).collect();
+        for block in self.contiguous..self.blocks {
+            match self.waiting.get(&block) {
+                Some(matches) => out.extend(matches.iter().map(|(i, _)| *i)),
+                None => out.extend(block * self.block..((block + 1) * self.block).min(self.runs)),
+            }
+        }
+        out
     }
 }
 

@@ -198,6 +198,16 @@ fn assembly_puts_blocks_back_in_order_and_refuses_other_tickets() {
             .collect(),
     };
     let mut assembly = Assembly::new(&req);
+    assert_eq!(assembly.undecided_or_matched(), (0..10).collect::<Vec<_>>());
+    let only_9 = Chunk {
+        ticket: 5,
+        block: 2,
+        matches: vec![(9, Match::default())],
+    };
+    let mut early = assembly.clone();
+    assert!(early.add(only_9.clone()));
+    assert!(!early.add(only_9), "a block twice");
+    assert_eq!(early.undecided_or_matched(), [0, 1, 2, 3, 4, 5, 6, 7, 9]);
     assert!(assembly.add(chunk(5, 2)));
     assert!(assembly.matches.is_empty(), "block 2 waits for 0 and 1");
     assert_eq!(assembly.counted, 2);

@@ -264,3 +264,30 @@ fn ingest_re_evaluates_only_the_runs_that_changed() {
     assert_eq!(listed(&app), expected(&app.store, "tool:refund"));
     assert_eq!(app.list.ids.len(), 750 + 10 + 1);
 }
+
+#[test]
+fn a_key_typed_before_the_search_finished_narrows_it_and_keeps_its_rows_on_screen() {
+    let mut app = app_over(synthetic(400), 0, 10);
+    press(&mut app, "/tool:refun");
+    while app.filter.shown_text() != "tool:refun" {
+        assert!(
+            app::receive_search_result(&mut app),
+            "it shows before it ends"
+        );
+    }
+    assert!(app.filter.is_searching());
+    let on_screen = app.list.ids.clone();
+    assert!(!on_screen.is_empty() && on_screen.len() < 100);
+    press(&mut app, "d");
+    // The new search looks only at what the old one had not ruled out yet...
+    assert!(
+        app.filter.last_evaluated < 400,
+        "{} runs looked at",
+        app.filter.last_evaluated
+    );
+    // ...and until it shows, the old one's rows stay.
+    assert_eq!(app.list.ids, on_screen);
+    app::finish_search(&mut app);
+    assert_eq!(listed(&app), expected(&app.store, "tool:refund"));
+    assert_eq!(app.list.ids.len(), 100);
+}

@@ -7,7 +7,9 @@
 //!   one has arrived in list order, then grows as more arrives (each time it has doubled, so
 //!   rebuilding the list costs linear time overall), and is whole when the last block is in.
 //! - A query that extends the previous one ([`Query::narrows`]) looks only at the previous
-//!   matches (and the runs changed since).
+//!   matches (and the runs changed since); one typed before the previous search finished looks
+//!   only at what that search had not ruled out yet, and the rows it showed stay on screen
+//!   until the new one has a screenful.
 //! - A store change re-evaluates only the runs whose [`Invocation::changed_at`] is newer than
 //!   the result: an ingest drain never re-runs the query over every run.
 //! - Small sets (a few hundred runs: well under a frame) are evaluated inline, so a small store
@@ -63,6 +65,9 @@ struct Running {
 pub struct ListFilter {
     applied: Option<Applied>,
     running: Option<Running>,
+    /// What a superseded search had shown, kept on screen until its successor shows (typing
+    /// faster than the worker answers never flips the list back to an older result).
+    interim: Option<(String, Vec<Arc<Invocation>>)>,
     /// Every run in list order, as of (store generation, sort).
     order: Arc<[Arc<Invocation>]>,
     order_key: Option<(u64, SortKey)>,
@@ -87,6 +92,7 @@ impl Default for ListFilter {
         ListFilter {
             applied: None,
             running: None,
+            interim: None,
             order: Arc::from(Vec::new()),
             order_key: None,
             worker: None,
@@ -127,8 +133,9 @@ impl ListFilter {
 
     /// The query text of the result the list shows.
     pub fn shown_text(&self) -> &str {
-        match &self.running {
-            Some(r) if r.replaces && r.shown > 0 => &r.want.text,
+        match (&self.running, &self.interim) {
+            (Some(r), _) if r.replaces && r.shown > 0 => &r.want.text,
+            (_, Some((text, _))) => text,
             _ => self.applied.as_ref().map_or("", |a| a.want.text.as_str()),
         }
     }
@@ -142,14 +149,6 @@ impl ListFilter {
         self.last_ticket += 1;
         self.last_ticket
     }
-
-    fn cancel(&mut self) {
-        if self.running.take().is_some()
-            && let Some(worker) = &self.worker
-        {
-            worker.cancel();
-        }
-    }
 }
 
 /// Brings the filter in line with the search, the reveal mode and the store: starts (or
@@ -161,6 +160,7 @@ pub(super) fn sync(app: &mut App) {
     };
     let generation = app.store.generation();
     let applied_want = app.filter.applied.as_ref().map(|a| &a.want);
+    let mut superseded = None;
     if let Some(r) = &app.filter.running {
         let still_wanted = if r.replaces {
             r.want == want
@@ -171,13 +171,33 @@ pub(super) fn sync(app: &mut App) {
             // Its completion brings the rest (runs changed meanwhile) up to date.
             return;
         }
-        app.filter.cancel();
+        if let Some(worker) = &app.filter.worker {
+            worker.cancel();
+        }
+        superseded = app.filter.running.take();
+        if let Some(r) = superseded.as_ref().filter(|r| r.replaces && r.shown > 0) {
+            app.filter.interim = Some((r.want.text.clone(), shown_runs(r)));
+        }
     }
     match &app.filter.applied {
         Some(a) if a.want == want && a.as_of == generation => {}
-        Some(a) if a.want == want => start(app, want, false),
-        _ => start(app, want, true),
+        Some(a) if a.want == want => start(app, want, false, None),
+        _ => start(app, want, true, superseded),
     }
+    if !app.filter.running.as_ref().is_some_and(|r| r.replaces) && app.filter.interim.is_some() {
+        // Back to the result in force: nothing new is on its way to replace the interim.
+        app.filter.interim = None;
+        app.filter.version += 1;
+    }
+}
+
+/// The matches a running search has in list order so far.
+fn shown_runs(r: &Running) -> Vec<Arc<Invocation>> {
+    r.assembly
+        .matches
+        .iter()
+        .map(|(i, _)| Arc::clone(&r.runs[*i]))
+        .collect()
 }
 
 /// The runs in list order, re-sorted only when the store or the sort changed.
@@ -192,7 +212,10 @@ fn order(app: &mut App) -> Arc<[Arc<Invocation>]> {
     Arc::clone(&app.filter.order)
 }
 
-fn start(app: &mut App, want: Want, replaces: bool) {
+/// Evaluates `want`: a new query (`replaces`) or the runs changed since the result in force.
+/// A new query that narrows the result in force, or the search it `supersedes` (typed faster
+/// than the worker answered), looks only at what that one may still match.
+fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>) {
     let generation = app.store.generation();
     let query = app.list_search.query.clone().unwrap_or_else(Query::all);
     if query.is_empty() {
@@ -202,19 +225,20 @@ fn start(app: &mut App, want: Want, replaces: bool) {
             as_of: generation,
             matched: None,
         });
+        app.filter.interim = None;
         app.filter.version += 1;
         return;
     }
     let order = order(app);
+    let narrows = |reveal: Reveal, previous: &Query| {
+        reveal == want.reveal && !query.needs_gold() && query.narrows(previous)
+    };
     let previous = app.filter.applied.as_ref();
-    // The runs whose answer may differ from what the applied result says.
-    let narrowed = previous.filter(|a| {
-        !replaces
-            || (a.want.reveal == want.reveal && !query.needs_gold() && query.narrows(&a.query))
-    });
-    let runs: Arc<[Arc<Invocation>]> = match narrowed {
-        None => order,
-        Some(a) => order
+    // The runs whose answer may differ from what the applied result says (a run unchanged
+    // since it did not match a query this one narrows cannot match this one).
+    let mut as_of = generation;
+    let mut runs: Arc<[Arc<Invocation>]> = match previous {
+        Some(a) if !replaces || narrows(a.want.reveal, &a.query) => order
             .iter()
             .filter(|inv| {
                 inv.changed_at() > a.as_of
@@ -222,7 +246,17 @@ fn start(app: &mut App, want: Want, replaces: bool) {
             })
             .cloned()
             .collect(),
+        _ => order,
     };
+    // The superseded search's snapshot, less what it has ruled out already: its result then
+    // stands as of its snapshot, and the runs changed since are evaluated after.
+    if let Some(r) = supersedes.filter(|r| r.replaces && narrows(r.want.reveal, &r.query)) {
+        let undecided = r.assembly.undecided_or_matched();
+        if undecided.len() < runs.len() {
+            runs = undecided.iter().map(|&i| Arc::clone(&r.runs[i])).collect();
+            as_of = r.as_of;
+        }
+    }
     app.filter.last_evaluated = runs.len();
     let gold = Arc::new(if query.needs_gold() {
         GoldSnapshot(app.gold.outcomes())
@@ -236,7 +270,7 @@ fn start(app: &mut App, want: Want, replaces: bool) {
         };
         let matches = worker::evaluate(&query, &runs, 0..runs.len(), &ctx);
         let matched = matches.iter().map(|(i, _)| runs[*i].id.clone());
-        apply(app, want, query, replaces, generation, &runs, matched);
+        apply(app, want, query, replaces, as_of, &runs, matched);
         return;
     }
     let request = Request {
@@ -259,7 +293,7 @@ fn start(app: &mut App, want: Want, replaces: bool) {
         want,
         query,
         replaces,
-        as_of: generation,
+        as_of,
         runs,
         assembly,
         shown: 0,
@@ -297,6 +331,7 @@ fn apply(
                 as_of,
                 matched: Some(matched.collect()),
             });
+            app.filter.interim = None;
         }
     }
     app.filter.version += 1;
@@ -330,6 +365,7 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
         };
         if running.replaces && worth_showing {
             running.shown = found;
+            app.filter.interim = None;
             app.filter.version += 1;
         }
     }
@@ -343,12 +379,10 @@ pub(super) fn listed(app: &mut App) -> Vec<Arc<Invocation>> {
         && r.replaces
         && r.shown > 0
     {
-        return r
-            .assembly
-            .matches
-            .iter()
-            .map(|(i, _)| Arc::clone(&r.runs[*i]))
-            .collect();
+        return shown_runs(r);
+    }
+    if let Some((_, runs)) = &app.filter.interim {
+        return runs.clone();
     }
     let order = order(app);
     match app.filter.applied.as_ref().and_then(|a| a.matched.as_ref()) {
