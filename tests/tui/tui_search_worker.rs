@@ -212,6 +212,13 @@ fn the_previous_results_stay_until_a_screenful_of_the_new_ones_has_arrived() {
     while app::receive_search_result(&mut app) {
         sizes.push(app.list.ids.len());
         assert!(!app.list.ids.is_empty(), "never an empty screen");
+        if let Some(found) = app.filter.found_so_far() {
+            let title = list_title(&app);
+            assert!(
+                title.contains(&format!("· {found} of 400 · searching…")),
+                "{title}"
+            );
+        }
     }
     let matching = expected(&app.store, "\"non-fatal\"");
     assert_eq!(matching.len(), 80);

@@ -337,9 +337,11 @@ fn apply(
     app.filter.version += 1;
 }
 
-/// Takes in chunks from the worker. Returns whether what the list shows changed.
+/// Takes in chunks from the worker. Returns whether any belonged to the running search (so
+/// at least the count in the title moved; the list itself is rebuilt only when a screenful
+/// arrived, when what arrived doubled, and at the end).
 pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) -> bool {
-    let before = app.filter.version;
+    let mut accepted = false;
     for chunk in chunks {
         let Some(running) = app.filter.running.as_mut() else {
             continue;
@@ -347,6 +349,7 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
         if !running.assembly.add(chunk) {
             continue;
         }
+        accepted = true;
         if running.assembly.is_complete() {
             let r = app.filter.running.take().expect("checked above");
             let matched = r
@@ -369,7 +372,7 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
             app.filter.version += 1;
         }
     }
-    app.filter.version != before
+    accepted
 }
 
 /// The runs the list shows, in list order: the new query's matches once a screenful has

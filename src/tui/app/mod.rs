@@ -346,7 +346,8 @@ fn source_name(status: &SourceStatus) -> String {
     }
 }
 
-/// Takes in results of the list search from the query worker; redraws when the list changed.
+/// Takes in results of the list search from the query worker; redraws when they were the
+/// running search's (stale ones change nothing).
 pub fn query_results(app: &mut App, chunks: impl IntoIterator<Item = crate::query::worker::Chunk>) {
     let was_searching = app.filter.is_searching();
     if filter::receive(app, chunks) || was_searching != app.filter.is_searching() {
