@@ -87,10 +87,12 @@ pub fn evaluate(
         .collect()
 }
 
-/// The job the threads share: a request and the next block nobody has taken.
+/// The job the threads share: a request, the next block nobody has taken, and how many blocks
+/// are not evaluated yet.
 struct Job {
     request: Request,
     next_block: AtomicUsize,
+    unfinished: AtomicUsize,
 }
 
 struct Shared {
@@ -138,6 +140,7 @@ impl QueryWorker {
     pub fn submit(&self, request: Request) {
         self.shared.latest.store(request.ticket, Ordering::SeqCst);
         let job = Arc::new(Job {
+            unfinished: AtomicUsize::new(request.blocks()),
             request,
             next_block: AtomicUsize::new(0),
         });
@@ -197,6 +200,17 @@ fn work(shared: &Shared, results: &UnboundedSender<Chunk>) {
                 request.block_range(block),
                 &ctx,
             );
+            if job.unfinished.fetch_sub(1, Ordering::SeqCst) == 1 {
+                // The last block: let go of the snapshot, so the store can change its runs in
+                // place again instead of copying the ones it still shares with this request.
+                let mut slot = shared.job.lock().unwrap_or_else(|e| e.into_inner());
+                if slot
+                    .as_ref()
+                    .is_some_and(|j| j.request.ticket == request.ticket)
+                {
+                    *slot = None;
+                }
+            }
             let chunk = Chunk {
                 ticket: request.ticket,
                 block,

@@ -298,3 +298,29 @@ fn a_key_typed_before_the_search_finished_narrows_it_and_keeps_its_rows_on_scree
     assert_eq!(listed(&app), expected(&app.store, "tool:refund"));
     assert_eq!(app.list.ids.len(), 100);
 }
+
+/// The app's own state (list order, results) holds no run across an ingest: changing a run
+/// changes it in place. (A search running on the worker holds its snapshot until it ends: a
+/// run changed meanwhile is copied once.)
+#[test]
+fn ingest_into_a_run_copies_nothing_while_no_search_holds_it() {
+    let mut app = app_over(synthetic(50), app::INLINE_RUNS, 10);
+    press(&mut app, "/tool:refund<enter>");
+    assert!(!app.filter.is_searching());
+    let address = |app: &App| {
+        app.store
+            .shared_invocations()
+            .find(|inv| inv.id == "run00001")
+            .map(|inv| std::sync::Arc::as_ptr(inv) as usize)
+            .expect("run00001")
+    };
+    let before = address(&app);
+    let mut batch = runs(1, 2);
+    batch.spans.truncate(1);
+    batch.spans[0].span_id = "run00001-more".into();
+    batch.spans[0].parent_span_id = Some("run00001-root".into());
+    app::ingest(&mut app, toolcap::sources::IngestEvent::Batch(batch));
+    app::finish_search(&mut app);
+    assert_eq!(app.store.get("run00001").unwrap().spans.len(), 3);
+    assert_eq!(address(&app), before, "changed in place, not copied");
+}

@@ -145,6 +145,14 @@ impl ListFilter {
         self.receiver.take()
     }
 
+    /// Lets go of the runs held for list order: called before the store changes, so changing
+    /// a run does not copy it (`Arc::make_mut` copies only what someone else still holds). The
+    /// order is stale after the change anyway.
+    pub(super) fn release_order(&mut self) {
+        self.order = Arc::from(Vec::new());
+        self.order_key = None;
+    }
+
     fn ticket(&mut self) -> u64 {
         self.last_ticket += 1;
         self.last_ticket

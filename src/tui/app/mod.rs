@@ -311,6 +311,7 @@ pub fn ingest(app: &mut App, event: IngestEvent) {
 
 /// Applies a drained batch of source events, then recomputes the views once.
 pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>) {
+    app.filter.release_order();
     for event in events {
         apply_ingest(app, event);
     }
