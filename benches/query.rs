@@ -6,9 +6,9 @@
 //! `full_count` / `first_screen`: the evaluator alone, on this thread ("first screen" is the
 //! first 40 matches in list order; "full count" evaluates every run).
 //! `tui_*`: the TUI's list search as a user meets it, the query worker included: from the key
-//! that sets a query (over the unfiltered list, so nothing narrows) until the list shows the
-//! first screen of new results, and until the last result is in and the list rebuilt; and one
-//! key plus one frame drawn into a TestBackend while the worker runs.
+//! that sets a query on the unfiltered list (so every run is looked at) until the list shows
+//! the first screen of new results, and until the last result is in and the list rebuilt; and
+//! one key plus one frame drawn into a TestBackend while the worker runs.
 
 use std::sync::{Mutex, OnceLock};
 
