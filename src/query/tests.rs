@@ -216,6 +216,24 @@ fn narrowing_is_recognised_only_when_safe() {
     assert!(!n("-sear", "-sea"));
     assert!(!n("a OR b", "a"));
     assert!(!n("", "a"));
+    // More cases, each (new, old, narrows): conservative wherever a subset is not certain.
+    for (new, old, expected) in [
+        ("(a OR b) c", "a OR b", true),
+        ("a OR b c", "a OR b", false),
+        ("sea rch", "sea", true),
+        ("rch sea", "sea", true),
+        ("is:error tool:refund", "tool:refund", true),
+        ("tool:refund", "tool:refund is:error", false),
+        ("dur>3s", "dur>2s", false),
+        ("-sea x", "-sea", true),
+        ("name:\"plan trip\"", "name:plan", true),
+        ("model:gpt", "model:gpt-4o", false),
+        ("conv:abc", "conv:ab", true),
+        ("conv:abc", "conv:bc", false),
+        ("kind:tool", "kind:llm", false),
+    ] {
+        assert_eq!(n(new, old), expected, "{new:?} after {old:?}");
+    }
 }
 
 // ---- evaluator ----
