@@ -12,16 +12,25 @@ use crate::triage::{Facets, GoldOutcome};
 pub struct TriageView {
     /// (store generation, gold scores version, list version).
     key: Option<(u64, u64, u64)>,
-    pub facets: HashMap<String, Facets>,
+    facets: HashMap<String, CachedFacets>,
     /// Failing invocations among the listed ones.
     pub failing: usize,
     /// Where `n` stops: (invocation id, span index), in reading order.
     pub stops: Vec<(String, usize)>,
 }
 
+/// A run's facets and what they were computed from: reused while both hold, so a list rebuilt
+/// several times while a search streams in does not recompute every run's facets each time.
+#[derive(Debug, Clone)]
+struct CachedFacets {
+    changed_at: u64,
+    gold: GoldOutcome,
+    facets: Facets,
+}
+
 impl TriageView {
     pub fn facets_of(&self, id: &str) -> Option<&Facets> {
-        self.facets.get(id)
+        self.facets.get(id).map(|c| &c.facets)
     }
 }
 
@@ -30,6 +39,7 @@ pub(super) fn refresh_triage(app: &mut App) {
     if app.triage.key.as_ref() == Some(&key) {
         return;
     }
+    let mut previous = std::mem::take(&mut app.triage.facets);
     let mut facets = HashMap::with_capacity(app.list.ids.len());
     let mut stops = Vec::new();
     let mut failing = 0;
@@ -37,12 +47,21 @@ pub(super) fn refresh_triage(app: &mut App) {
         let Some(inv) = app.store.get(id) else {
             continue;
         };
-        let f = Facets::of(inv, GoldOutcome::from_score(app.gold.score(id)));
+        let gold = GoldOutcome::from_score(app.gold.score(id));
+        let cached = match previous.remove(id) {
+            Some(c) if c.changed_at == inv.changed_at() && c.gold == gold => c,
+            _ => CachedFacets {
+                changed_at: inv.changed_at(),
+                gold,
+                facets: Facets::of(inv, gold),
+            },
+        };
+        let f = &cached.facets;
         if f.failing() {
             failing += 1;
             stops.extend(f.stops().into_iter().map(|span| (id.clone(), span)));
         }
-        facets.insert(id.clone(), f);
+        facets.insert(id.clone(), cached);
     }
     app.triage = TriageView {
         key: Some(key),
