@@ -8,7 +8,7 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 use crate::model::{AttrValue, Health, Payload, Span};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::Invocation;
-use crate::store::search_index::{Field, Fields};
+use crate::store::search_index::{Field, Fields, holds_in_order};
 use crate::triage::{EvalFacet, Facets, GoldOutcome};
 
 use super::Query;
@@ -244,23 +244,9 @@ pub(super) fn fuzzy(haystack: &str, pattern: &str) -> bool {
     // `cheap_matches`); the rest of its work is scoring, which a filter does not use. For ASCII
     // text that condition is checked here directly, ~20× cheaper than asking the scorer.
     if haystack.is_ascii() && pattern.is_ascii() {
-        return is_subsequence_ci(haystack, pattern);
+        return holds_in_order(haystack.as_bytes(), pattern.as_bytes());
     }
     MATCHER.fuzzy_match(haystack, pattern).is_some()
-}
-
-fn is_subsequence_ci(haystack: &str, pattern: &str) -> bool {
-    let mut wanted = pattern.bytes().peekable();
-    for b in haystack.bytes() {
-        match wanted.peek() {
-            Some(w) if w.eq_ignore_ascii_case(&b) => {
-                wanted.next();
-            }
-            Some(_) => {}
-            None => break,
-        }
-    }
-    wanted.peek().is_none()
 }
 
 fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {

@@ -262,13 +262,7 @@ impl SearchIndex {
                 .pieces
                 .get(n + 1)
                 .map_or(self.text.len(), |next| next.start as usize);
-            let mut left = wanted.iter().peekable();
-            for b in &self.text[p.start as usize..end] {
-                if left.peek() == Some(&b) {
-                    left.next();
-                }
-            }
-            if left.peek().is_none() {
+            if holds_in_order(&self.text[p.start as usize..end], wanted) {
                 spans.push(p.span as usize);
             }
         }
@@ -276,6 +270,22 @@ impl SearchIndex {
         spans.dedup();
         Some(spans)
     }
+}
+
+/// Whether `wanted`'s bytes occur in `haystack` in order (ASCII case aside): the condition for
+/// a fuzzy match, shared with the query evaluator.
+pub fn holds_in_order(haystack: &[u8], wanted: &[u8]) -> bool {
+    let mut left = wanted.iter().peekable();
+    for b in haystack {
+        match left.peek() {
+            Some(w) if w.eq_ignore_ascii_case(b) => {
+                left.next();
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    left.peek().is_none()
 }
 
 /// The searcher for `needle`, built once per needle and thread: a query asks every run's index
