@@ -173,12 +173,16 @@ fn a_superseded_requests_chunks_are_turned_away() {
         synchronous("tool:refund", &runs),
         "only the new request's matches, in order"
     );
-    // Whatever of the old one was still in flight was refused above; nothing of it follows
-    // once the threads are idle: a further request's stream holds only its own chunks.
+    // A thread checks the ticket between blocks, so at most one block per thread of the old
+    // request can still arrive after the new one finished (the new stream may end before the
+    // other thread's last old block is sent): never more, and never inside an assembly.
     let after = request(3, "is:error", &runs, 500);
     worker.submit(after.clone());
     let (assembly, turned_away) = collect(&mut rx, &after);
-    assert_eq!(turned_away, 0);
+    assert!(
+        turned_away <= 2,
+        "{turned_away} stale chunks from 2 threads"
+    );
     assert_eq!(named(&assembly, &runs), synchronous("is:error", &runs));
 }
 
