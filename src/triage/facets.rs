@@ -157,6 +157,13 @@ impl Facets {
         }
     }
 
+    /// Whether the facets of `inv` would be [`Facets::failing`], from its roll-up alone.
+    pub fn would_fail(inv: &Invocation, gold: GoldOutcome) -> bool {
+        inv.summary().health != Health::Ok
+            || inv.eval.as_ref().is_some_and(EvalFacet::failed)
+            || matches!(gold, GoldOutcome::Differs { .. })
+    }
+
     pub fn span_failed(&self) -> bool {
         self.health != Health::Ok
     }

@@ -299,12 +299,12 @@ fn d_on_any_turn_finds_the_conversations_gold_and_the_tui_agrees_with_check() {
     let mut app = two_turn_app();
     let turns: Vec<String> = app
         .list
-        .ids
-        .iter()
+        .ids()
+        .into_iter()
         .filter(|id| id.contains("/turn-"))
-        .cloned()
+        .map(str::to_owned)
         .collect();
-    assert_eq!(turns.len(), 2, "{:?}", app.list.ids);
+    assert_eq!(turns.len(), 2, "{:?}", app.list.ids());
     for turn in &turns {
         let (_, passed) = app.gold.score(turn).expect("each turn shows its share");
         assert!(passed, "{turn}: its share of a met assertion passes");

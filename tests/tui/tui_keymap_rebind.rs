@@ -172,7 +172,7 @@ fn the_search_prompt_and_full_screen_title_name_the_rebound_keys() {
     assert!(app.searching);
     function_key(&mut app, 7);
     assert!(!app.searching);
-    assert_eq!(app.list.ids, ["summ"]);
+    assert_eq!(app.list.ids(), ["summ"]);
     assert!(screen_text(&app).contains("F2 clears"));
     press(&mut app, "<tab>f");
     assert!(app.payload_fullscreen);

@@ -59,9 +59,9 @@ fn a_gold_mismatch_below_the_screen_counts_once_the_list_is_scored() {
             height: 40,
         },
     );
-    assert_eq!(app.list.ids.len(), RUNS);
+    assert_eq!(app.list.ids().len(), RUNS);
     assert_eq!(
-        app.list.ids.last().map(String::as_str),
+        app.list.ids().last().copied(),
         Some("run-0000"),
         "the mismatching run is listed last, far below the screen"
     );

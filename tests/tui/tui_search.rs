@@ -75,11 +75,11 @@ fn list_search_filters_live_and_says_k_of_n() {
         "{}",
         list_title(&app)
     );
-    assert_eq!(app.list.ids, ["trip"]);
+    assert_eq!(app.list.ids(), ["trip"]);
     // Esc restores what was in force before the prompt opened: nothing.
     press(&mut app, "<esc>");
     assert!(!app.searching);
-    assert_eq!(app.list.ids.len(), 3);
+    assert_eq!(app.list.ids().len(), 3);
     assert!(list_title(&app).contains("Invocations (3)"));
     // Enter keeps the filter, shown in the title; Esc then clears it.
     press(&mut app, "/kind:tool<enter>");
@@ -90,7 +90,7 @@ fn list_search_filters_live_and_says_k_of_n() {
         list_title(&app)
     );
     press(&mut app, "<esc>");
-    assert_eq!(app.list.ids.len(), 3);
+    assert_eq!(app.list.ids().len(), 3);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn a_bad_query_shows_its_position_and_keeps_the_last_good_filter() {
     let screen = screen_text(&app);
     assert!(screen.contains("✗ col 11: expected a term"), "{screen}");
     // The filter in force is still `tool:get`: the list is not emptied by a half-typed query.
-    assert_eq!(app.list.ids, ["trip"]);
+    assert_eq!(app.list.ids(), ["trip"]);
 }
 
 #[test]
@@ -159,10 +159,10 @@ fn presets_from_the_config_file_are_on_number_keys() {
     assert!(footer.contains("1-2 presets"), "{footer}");
     press(&mut app, "1");
     assert_eq!(app.search, "is:failing");
-    assert_eq!(app.list.ids, ["trip"]);
+    assert_eq!(app.list.ids(), ["trip"]);
     press(&mut app, "2");
     assert_eq!(app.search, "kind:llm");
-    assert_eq!(app.list.ids.len(), 2);
+    assert_eq!(app.list.ids().len(), 2);
     let bad = config::from_toml("[presets]\nbroken = \"tool:(\"\n", false);
     assert!(bad.presets.is_empty());
     assert!(

@@ -117,7 +117,7 @@ fn expected(store: &Store, text: &str) -> BTreeSet<String> {
 }
 
 fn listed(app: &App) -> BTreeSet<String> {
-    app.list.ids.iter().cloned().collect()
+    app.list.ids().into_iter().map(str::to_owned).collect()
 }
 
 fn list_title(app: &App) -> String {
@@ -181,7 +181,7 @@ fn narrowing_and_the_worker_give_what_a_full_evaluation_gives_on_the_fixtures() 
         type_and_compare(&mut worker, &store, query, true);
         let mut hurried = app_over(fixtures(), 0, 2);
         type_and_compare(&mut hurried, &store, query, false);
-        assert_eq!(inline.list.ids, worker.list.ids, "{query:?}: same order");
+        assert_eq!(inline.list.ids(), worker.list.ids(), "{query:?}: same order");
     }
     // Not vacuous: the table's queries find something, and not everything.
     for query in [
@@ -197,12 +197,12 @@ fn narrowing_and_the_worker_give_what_a_full_evaluation_gives_on_the_fixtures() 
 #[test]
 fn the_previous_results_stay_until_a_screenful_of_the_new_ones_has_arrived() {
     let mut app = app_over(synthetic(400), 0, 1);
-    let all = app.list.ids.len();
+    let all = app.list.ids().len();
     assert_eq!(all, 400);
     let screenful = app.regions().list_body().height as usize;
     press(&mut app, "/\"non-fatal\"");
     // Nothing received yet: the old list is on screen, the title says it is searching.
-    assert_eq!(app.list.ids.len(), all);
+    assert_eq!(app.list.ids().len(), all);
     assert!(
         list_title(&app).contains("searching…"),
         "{}",
@@ -210,8 +210,8 @@ fn the_previous_results_stay_until_a_screenful_of_the_new_ones_has_arrived() {
     );
     let mut sizes = Vec::new();
     while app::receive_search_result(&mut app) {
-        sizes.push(app.list.ids.len());
-        assert!(!app.list.ids.is_empty(), "never an empty screen");
+        sizes.push(app.list.ids().len());
+        assert!(!app.list.ids().is_empty(), "never an empty screen");
         if let Some(found) = app.filter.found_so_far() {
             let title = list_title(&app);
             assert!(
@@ -257,7 +257,7 @@ fn ingest_re_evaluates_only_the_runs_that_changed() {
     let mut app = app_over(synthetic(3_000), 0, 256);
     press(&mut app, "/tool:refund<enter>");
     app::finish_search(&mut app);
-    assert_eq!(app.list.ids.len(), 750);
+    assert_eq!(app.list.ids().len(), 750);
     // 40 new runs, and a failing refund added to an old run that had none.
     let mut batch = runs(3_000, 3_040);
     let mut late = batch.spans[3].clone();
@@ -269,7 +269,7 @@ fn ingest_re_evaluates_only_the_runs_that_changed() {
     app::finish_search(&mut app);
     assert_eq!(app.filter.last_evaluated, 41, "only the changed runs");
     assert_eq!(listed(&app), expected(&app.store, "tool:refund"));
-    assert_eq!(app.list.ids.len(), 750 + 10 + 1);
+    assert_eq!(app.list.ids().len(), 750 + 10 + 1);
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn a_key_typed_before_the_search_finished_narrows_it_and_keeps_its_rows_on_scree
         );
     }
     assert!(app.filter.is_searching());
-    let on_screen = app.list.ids.clone();
+    let on_screen = listed_ids(&app);
     assert!(!on_screen.is_empty() && on_screen.len() < 100);
     press(&mut app, "d");
     // The new search looks only at what the old one had not ruled out yet...
@@ -293,10 +293,10 @@ fn a_key_typed_before_the_search_finished_narrows_it_and_keeps_its_rows_on_scree
         app.filter.last_evaluated
     );
     // ...and until it shows, the old one's rows stay.
-    assert_eq!(app.list.ids, on_screen);
+    assert_eq!(listed_ids(&app), on_screen);
     app::finish_search(&mut app);
     assert_eq!(listed(&app), expected(&app.store, "tool:refund"));
-    assert_eq!(app.list.ids.len(), 100);
+    assert_eq!(app.list.ids().len(), 100);
 }
 
 /// The app's own state (list order, results) holds no run across an ingest: changing a run
@@ -323,4 +323,8 @@ fn ingest_into_a_run_copies_nothing_while_no_search_holds_it() {
     app::finish_search(&mut app);
     assert_eq!(app.store.get("run00001").unwrap().spans.len(), 3);
     assert_eq!(address(&app), before, "changed in place, not copied");
+}
+
+fn listed_ids(app: &App) -> Vec<String> {
+    app.list.ids().into_iter().map(str::to_owned).collect()
 }

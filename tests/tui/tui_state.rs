@@ -17,7 +17,7 @@ fn selected_span_name(app: &App) -> String {
 fn starts_on_the_newest_invocation_with_the_list_focused() {
     let app = sample_app(80, 24);
     // Newest first: trip (T0) > summ (T0-1h) > hostile (T0-2h).
-    assert_eq!(app.list.ids, ["trip", "summ", "hostile"]);
+    assert_eq!(app.list.ids(), ["trip", "summ", "hostile"]);
     assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
     assert_eq!(app.focus, Pane::List);
     assert_eq!(app.reveal, Reveal::Redacted);
@@ -46,7 +46,7 @@ fn selection_is_keyed_by_id_and_survives_new_data() {
             ..Default::default()
         }),
     );
-    assert_eq!(app.list.ids[0], "newer");
+    assert_eq!(app.list.ids()[0], "newer");
     assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
     assert_eq!(app.selected_list_position(), Some(2));
 }
@@ -235,16 +235,16 @@ fn footer_hints_follow_focus() {
 fn search_filters_the_list_and_esc_clears_it() {
     let mut app = sample_app(80, 24);
     press(&mut app, "/summ<enter>");
-    assert_eq!(app.list.ids, ["summ"]);
+    assert_eq!(app.list.ids(), ["summ"]);
     assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
     // Typing `q` in the search box does not quit.
     press(&mut app, "/q");
     assert!(!app.should_quit);
     // Esc while typing restores the filter kept before (`summ`); Esc again clears it.
     press(&mut app, "<esc>");
-    assert_eq!(app.list.ids, ["summ"]);
+    assert_eq!(app.list.ids(), ["summ"]);
     press(&mut app, "<esc>");
-    assert_eq!(app.list.ids.len(), 3);
+    assert_eq!(app.list.ids().len(), 3);
 }
 
 #[test]
@@ -394,7 +394,7 @@ fn a_search_that_filters_out_the_selection_selects_the_first_match() {
     assert_eq!(app.selected_invocation.as_deref(), Some("hostile"));
     press(&mut app, "/invoke_agent<enter>");
     // hostile's name does not match; trip (newest match) is selected, not the second row.
-    assert_eq!(app.list.ids, ["trip", "summ"]);
+    assert_eq!(app.list.ids(), ["trip", "summ"]);
     assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
 }
 

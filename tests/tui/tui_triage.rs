@@ -126,10 +126,10 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
     assert!(total >= 7, "stops: {:?}", app.triage.stops);
     let failing: HashSet<String> = app
         .list
-        .ids
-        .iter()
+        .ids()
+        .into_iter()
         .filter(|id| app.triage.facets_of(id).is_some_and(|f| f.failing()))
-        .cloned()
+        .map(str::to_owned)
         .collect();
     assert_eq!(app.triage.failing, failing.len());
     assert!(
@@ -256,21 +256,19 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
         .list
         .rows
         .iter()
-        .position(|r| matches!(r, ListRow::Conversation { id, turns: 2 } if id == "conv-refund"))
+        .position(|r| matches!(r, ListRow::Conversation { id, turns: 2, .. } if id == "conv-refund"))
         .expect("conv-refund has a conversation row");
     let turns: Vec<&str> = app.list.rows[conversation_row + 1..conversation_row + 3]
         .iter()
-        .map(|r| match r {
-            ListRow::Invocation(id) => id.as_str(),
-            other => panic!("{other:?}"),
-        })
+        .map(|r| app.list.row_id(r).unwrap_or_else(|| panic!("{r:?}")))
         .collect();
     assert_eq!(turns, ["conv-refund/turn-0", "conv-refund/turn-1"]);
     // The single-turn conversation is not grouped.
     assert!(
         app.list
             .rows
-            .contains(&ListRow::Invocation("conv-hours/turn-0".into()))
+            .iter()
+            .any(|r| app.list.row_id(r) == Some("conv-hours/turn-0"))
     );
     let inv = app.store.get("conv-refund/turn-1").unwrap();
     assert_eq!(inv.conversation_id(), Some("conv-refund"));
@@ -309,7 +307,7 @@ fn genai_conversation_ids_and_openinference_sessions_group_runs() {
         .rows
         .iter()
         .filter_map(|r| match r {
-            ListRow::Conversation { id, turns } => Some((id.clone(), *turns)),
+            ListRow::Conversation { id, turns, .. } => Some((id.clone(), *turns)),
             _ => None,
         })
         .collect();
@@ -318,10 +316,13 @@ fn genai_conversation_ids_and_openinference_sessions_group_runs() {
         [("sess-9".to_owned(), 2), ("chat-42".to_owned(), 2)]
     );
     // chat-7 has one run: a plain row.
-    assert!(app.list.rows.contains(&ListRow::Invocation(
-        "33333333333333333333333333333333".into()
-    )));
-    let pos = |id: &str| app.list.ids.iter().position(|x| x == id).unwrap();
+    assert!(
+        app.list
+            .rows
+            .iter()
+            .any(|r| app.list.row_id(r) == Some("33333333333333333333333333333333"))
+    );
+    let pos = |id: &str| app.list.position(id).unwrap();
     assert!(
         pos("11111111111111111111111111111111") < pos("22222222222222222222222222222222"),
         "turns in start order inside their conversation, whatever the list sort"
@@ -336,7 +337,7 @@ fn openai_agents_group_ids_group_traces() {
         .rows
         .iter()
         .filter_map(|r| match r {
-            ListRow::Conversation { id, turns } => Some((id.clone(), *turns)),
+            ListRow::Conversation { id, turns, .. } => Some((id.clone(), *turns)),
             _ => None,
         })
         .collect();
@@ -382,7 +383,7 @@ fn s_cycles_the_sort_key_and_the_list_header_says_which() {
         .rows
         .iter()
         .filter_map(|r| match r {
-            ListRow::Invocation(id) => app.store.get(id)?.eval.as_ref()?.score,
+            ListRow::Invocation(_) => app.store.get(app.list.row_id(r)?)?.eval.as_ref()?.score,
             ListRow::Conversation { .. } => None,
         })
         .collect();

@@ -43,7 +43,37 @@ struct Applied {
     query: Query,
     as_of: u64,
     /// `None`: every run (the empty query).
-    matched: Option<HashSet<String>>,
+    matched: Option<Matched>,
+}
+
+/// The runs a result matched: as the evaluation handed them over (list order, no id copied:
+/// copying and hashing 100,000 ids cost more than evaluating them), or as a set of ids, which
+/// an update after a store change edits run by run.
+enum Matched {
+    /// Every match, as of the result's store generation, in list order.
+    InOrder(Vec<Arc<Invocation>>),
+    Ids(HashSet<String>),
+}
+
+impl Matched {
+    /// The matches as a set of ids (made once from the runs when first asked for).
+    fn ids(&mut self) -> &mut HashSet<String> {
+        if let Matched::InOrder(runs) = self {
+            *self = Matched::Ids(runs.iter().map(|inv| inv.id.clone()).collect());
+        }
+        match self {
+            Matched::Ids(ids) => ids,
+            Matched::InOrder(_) => unreachable!("made a set just above"),
+        }
+    }
+
+    /// Whether `inv` is a match. Linear in the matches until [`Matched::ids`] was asked for.
+    fn contains(&self, inv: &Invocation) -> bool {
+        match self {
+            Matched::InOrder(runs) => runs.iter().any(|r| std::ptr::eq(r.as_ref(), inv)),
+            Matched::Ids(ids) => ids.contains(&inv.id),
+        }
+    }
 }
 
 /// An evaluation on the worker.
@@ -151,6 +181,9 @@ impl ListFilter {
     pub(super) fn release_order(&mut self) {
         self.order = Arc::from(Vec::new());
         self.order_key = None;
+        if let Some(matched) = self.applied.as_mut().and_then(|a| a.matched.as_mut()) {
+            matched.ids();
+        }
     }
 
     fn ticket(&mut self) -> u64 {
@@ -238,6 +271,13 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
         return;
     }
     let order = order(app);
+    if let Some(a) = app.filter.applied.as_mut()
+        && a.as_of != generation
+        && let Some(matched) = a.matched.as_mut()
+    {
+        // What follows asks run by run whether it matched: by id, not by a pass per run.
+        matched.ids();
+    }
     let narrows = |reveal: Reveal, previous: &Query| {
         reveal == want.reveal && !query.needs_gold() && query.narrows(previous)
     };
@@ -249,11 +289,21 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
         // Everything matched and nothing changed since: every run, without a pass over them
         // (each pass touches 100,000 scattered runs: milliseconds).
         Some(a) if replaces && a.matched.is_none() && a.as_of == generation => order,
+        // Nothing changed since the result this one narrows: its matches, as they are.
+        Some(Applied {
+            matched: Some(Matched::InOrder(matches)),
+            as_of,
+            want,
+            query: previous,
+            ..
+        }) if replaces && *as_of == generation && narrows(want.reveal, previous) => {
+            Arc::from(matches.as_slice())
+        }
         Some(a) if !replaces || narrows(a.want.reveal, &a.query) => order
             .iter()
             .filter(|inv| {
                 inv.changed_at() > a.as_of
-                    || (replaces && a.matched.as_ref().is_none_or(|m| m.contains(&inv.id)))
+                    || (replaces && a.matched.as_ref().is_none_or(|m| m.contains(inv)))
             })
             .cloned()
             .collect(),
@@ -280,7 +330,7 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
             gold: gold.as_ref(),
         };
         let matches = worker::evaluate(&query, &runs, 0..runs.len(), &ctx);
-        let matched = matches.iter().map(|(i, _)| runs[*i].id.clone());
+        let matched = matches.iter().map(|(i, _)| &runs[*i]);
         apply(app, want, query, replaces, as_of, &runs, matched);
         return;
     }
@@ -314,23 +364,26 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
 
 /// Puts a complete evaluation in force: a new query's matches, or the re-evaluated runs of the
 /// query in force.
-fn apply(
+fn apply<'a>(
     app: &mut App,
     want: Want,
     query: Query,
     replaces: bool,
     as_of: u64,
     evaluated: &[Arc<Invocation>],
-    matched: impl Iterator<Item = String>,
+    matched: impl Iterator<Item = &'a Arc<Invocation>>,
 ) {
     let store = &app.store;
     match app.filter.applied.as_mut().filter(|_| !replaces) {
         Some(applied) => {
-            let set = applied.matched.get_or_insert_with(HashSet::new);
+            let set = applied
+                .matched
+                .get_or_insert_with(|| Matched::Ids(HashSet::new()))
+                .ids();
             for inv in evaluated {
                 set.remove(&inv.id);
             }
-            set.extend(matched);
+            set.extend(matched.map(|inv| inv.id.clone()));
             // Runs gone from the store (evicted, their file forgotten) leave the set.
             set.retain(|id| store.get(id).is_some());
             applied.as_of = as_of;
@@ -340,7 +393,7 @@ fn apply(
                 want,
                 query,
                 as_of,
-                matched: Some(matched.collect()),
+                matched: Some(Matched::InOrder(matched.cloned().collect())),
             });
             app.filter.interim = None;
         }
@@ -367,7 +420,7 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
                 .assembly
                 .matches
                 .iter()
-                .map(|(i, _)| r.runs[*i].id.clone());
+                .map(|(i, _)| &r.runs[*i]);
             apply(app, r.want, r.query, r.replaces, r.as_of, &r.runs, matched);
             continue;
         }
@@ -398,14 +451,27 @@ pub(super) fn listed(app: &mut App) -> Vec<Arc<Invocation>> {
     if let Some((_, runs)) = &app.filter.interim {
         return runs.clone();
     }
+    let generation = app.store.generation();
+    if let Some(Applied {
+        matched: Some(Matched::InOrder(runs)),
+        as_of,
+        ..
+    }) = &app.filter.applied
+        && *as_of == generation
+    {
+        return runs.clone();
+    }
     let order = order(app);
-    match app.filter.applied.as_ref().and_then(|a| a.matched.as_ref()) {
+    match app.filter.applied.as_mut().and_then(|a| a.matched.as_mut()) {
         None => order.to_vec(),
-        Some(matched) => order
-            .iter()
-            .filter(|inv| matched.contains(&inv.id))
-            .cloned()
-            .collect(),
+        Some(matched) => {
+            let ids = matched.ids();
+            order
+                .iter()
+                .filter(|inv| ids.contains(&inv.id))
+                .cloned()
+                .collect()
+        }
     }
 }
 

@@ -53,6 +53,11 @@ impl GoldContext {
     }
 
     /// Score and pass/fail of an invocation's last computed report, if it has a gold.
+    /// Whether any run has a gold score yet (most stores have no gold at all).
+    pub fn has_scores(&self) -> bool {
+        !self.scores.is_empty()
+    }
+
     pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
         self.scores
             .get(invocation)
@@ -214,12 +219,12 @@ pub(super) fn refresh_scores(app: &mut App) {
     let start = app.list.offset;
     let ids: Vec<String> = app
         .list
-        .ids
+        .runs
         .iter()
         .skip(start)
         .take(SCORED_ROWS)
-        .filter(|id| needs_score(app, id))
-        .cloned()
+        .filter(|inv| needs_score(app, &inv.id))
+        .map(|inv| inv.id.clone())
         .collect();
     for id in ids {
         score_one(app, id);
@@ -264,24 +269,24 @@ pub(super) struct OffscreenScan {
 /// Whether rows off screen may still lack a score: a failure anywhere counts in the status
 /// bar, the queue and `is:` filters, not only on the rows drawn so far.
 pub fn scoring_pending(app: &App) -> bool {
-    let list = Some((app.store.generation(), app.list.ids.len()));
-    app.gold.offscreen.list != list || app.gold.offscreen.next < app.list.ids.len()
+    let list = Some((app.store.generation(), app.list.len()));
+    app.gold.offscreen.list != list || app.gold.offscreen.next < app.list.len()
 }
 
 /// One bounded step of scoring the list's rows in order; returns whether a score changed.
 pub(super) fn score_offscreen(app: &mut App) -> bool {
-    let list = Some((app.store.generation(), app.list.ids.len()));
+    let list = Some((app.store.generation(), app.list.len()));
     if app.gold.offscreen.list != list {
         app.gold.offscreen = OffscreenScan { list, next: 0 };
     }
     let version = app.gold.version;
     app.gold.conversations.refresh(&app.store);
     let start = app.gold.offscreen.next;
-    let end = (start + OFFSCREEN_LOOKED_AT).min(app.list.ids.len());
+    let end = (start + OFFSCREEN_LOOKED_AT).min(app.list.len());
     let mut scored = 0;
     let mut next = start;
     while next < end && scored < OFFSCREEN_SCORED {
-        let id = app.list.ids[next].clone();
+        let id = app.list.runs[next].id.clone();
         next += 1;
         if needs_score(app, &id) {
             score_one(app, id);

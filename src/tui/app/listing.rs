@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::store::Invocation;
 
@@ -67,36 +68,58 @@ impl SortKey {
 /// One row of the list as drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListRow {
-    /// A conversation's header row, with its number of turns.
+    /// A conversation's header row, with its number of turns; they follow each other in
+    /// reading order from position `first`.
     Conversation {
         id: String,
         turns: usize,
+        first: usize,
     },
-    Invocation(String),
+    /// A run: its position in [`Arranged::runs`] (the list's reading order).
+    Invocation(usize),
 }
 
 /// The list's order: every listed invocation (members of folded conversations too, for the
 /// failure queue) and the rows shown.
 pub struct Arranged {
-    pub ids: Vec<String>,
+    pub runs: Vec<Arc<Invocation>>,
     pub rows: Vec<ListRow>,
     /// Invocation id → the conversation row it sits under.
     pub conversation_of: HashMap<String, String>,
 }
 
-/// Sorts `listed` by `key` and groups runs sharing a conversation (two or more) under a row
+/// Sorts `listed` by `key` (a pass that only checks, when it already is in that order, as the
+/// filter hands it over) and groups runs sharing a conversation (two or more) under a row
 /// placed where its best-sorted turn would be; turns follow in turn order.
-pub fn arrange(mut listed: Vec<&Invocation>, key: SortKey, folded: &HashSet<String>) -> Arranged {
-    listed.sort_by(|a, b| key.compare(a, b));
-    let mut members: HashMap<&str, Vec<&Invocation>> = HashMap::new();
-    for inv in &listed {
+///
+/// Runs are handed on as shared handles and rows refer to them by position: a list of 100,000
+/// runs is built without copying an id (copying them was most of a rebuild's cost).
+pub fn arrange(
+    mut listed: Vec<Arc<Invocation>>,
+    key: SortKey,
+    folded: &HashSet<String>,
+) -> Arranged {
+    if !listed.is_sorted_by(|a, b| key.compare(a, b) != Ordering::Greater) {
+        listed.sort_by(|a, b| key.compare(a, b));
+    }
+    let mut members: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, inv) in listed.iter().enumerate() {
         if let Some(conversation) = inv.conversation_id() {
-            members.entry(conversation).or_default().push(inv);
+            members.entry(conversation).or_default().push(k);
         }
     }
     members.retain(|_, turns| turns.len() >= 2);
+    if members.is_empty() {
+        let rows = (0..listed.len()).map(ListRow::Invocation).collect();
+        return Arranged {
+            runs: listed,
+            rows,
+            conversation_of: HashMap::new(),
+        };
+    }
     for turns in members.values_mut() {
-        turns.sort_by(|a, b| {
+        turns.sort_by(|&a, &b| {
+            let (a, b) = (&listed[a], &listed[b]);
             let (sa, sb) = (a.summary(), b.summary());
             sa.turn
                 .cmp(&sb.turn)
@@ -104,15 +127,15 @@ pub fn arrange(mut listed: Vec<&Invocation>, key: SortKey, folded: &HashSet<Stri
                 .then_with(|| a.id.cmp(&b.id))
         });
     }
-    let mut ids = Vec::with_capacity(listed.len());
+    let mut order = Vec::with_capacity(listed.len());
     let mut rows = Vec::with_capacity(listed.len());
     let mut conversation_of = HashMap::new();
     let mut placed: HashSet<&str> = HashSet::new();
-    for inv in &listed {
+    for (k, inv) in listed.iter().enumerate() {
         match inv.conversation_id().filter(|c| members.contains_key(c)) {
             None => {
-                ids.push(inv.id.clone());
-                rows.push(ListRow::Invocation(inv.id.clone()));
+                rows.push(ListRow::Invocation(order.len()));
+                order.push(k);
             }
             Some(conversation) => {
                 if !placed.insert(conversation) {
@@ -122,20 +145,22 @@ pub fn arrange(mut listed: Vec<&Invocation>, key: SortKey, folded: &HashSet<Stri
                 rows.push(ListRow::Conversation {
                     id: conversation.to_owned(),
                     turns: turns.len(),
+                    first: order.len(),
                 });
                 let open = !folded.contains(conversation);
-                for turn in turns {
-                    ids.push(turn.id.clone());
-                    conversation_of.insert(turn.id.clone(), conversation.to_owned());
+                for &turn in turns {
+                    conversation_of.insert(listed[turn].id.clone(), conversation.to_owned());
                     if open {
-                        rows.push(ListRow::Invocation(turn.id.clone()));
+                        rows.push(ListRow::Invocation(order.len()));
                     }
+                    order.push(turn);
                 }
             }
         }
     }
+    let runs = order.into_iter().map(|k| Arc::clone(&listed[k])).collect();
     Arranged {
-        ids,
+        runs,
         rows,
         conversation_of,
     }

@@ -53,17 +53,12 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
 /// conversation's first turn.
 pub(super) fn select_invocation(app: &mut App, pos: usize) {
     match app.list.rows.get(pos) {
-        Some(ListRow::Invocation(id)) => {
-            app.selected_invocation = Some(id.clone());
+        Some(ListRow::Invocation(k)) => {
+            app.selected_invocation = app.list.id(*k).map(str::to_owned);
             app.selected_conversation = None;
         }
-        Some(ListRow::Conversation { id, .. }) => {
-            let first = app
-                .list
-                .ids
-                .iter()
-                .find(|inv| app.list.conversation_of.get(*inv) == Some(id))
-                .cloned();
+        Some(ListRow::Conversation { id, first, .. }) => {
+            let first = app.list.id(*first).map(str::to_owned);
             app.selected_conversation = Some(id.clone());
             if first.is_some() {
                 app.selected_invocation = first;

@@ -31,19 +31,16 @@ pub(super) fn refresh_list(app: &mut App) {
     );
     if app.list.key.as_ref() != Some(&key) {
         let search_changed = app.list.key.as_ref().is_none_or(|k| k.1 != key.1);
+        let released_at = app.list.released_at.take();
         // An evicted run leaves the cursor where it was; a new search starts at the best match.
         let previous_pos = if search_changed {
             None
         } else {
-            app.selected_order_position()
+            released_at.or_else(|| app.selected_order_position())
         };
         let listed = super::filter::listed(app);
-        let arranged = super::listing::arrange(
-            listed.iter().map(AsRef::as_ref).collect(),
-            app.sort,
-            &app.folded_conversations,
-        );
-        app.list.ids = arranged.ids;
+        let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
+        app.list.runs = arranged.runs;
         app.list.rows = arranged.rows;
         app.list.conversation_of = arranged.conversation_of;
         app.list.version += 1;
@@ -55,17 +52,14 @@ pub(super) fn refresh_list(app: &mut App) {
             app.selected_conversation = None;
         }
         app.list.key = Some(key);
-        let still_there = app
-            .selected_invocation
-            .as_ref()
-            .is_some_and(|id| app.list.ids.contains(id));
+        let still_there = app.selected_order_position().is_some();
         if app.follow_newest {
-            app.selected_invocation = app.list.ids.first().cloned();
+            app.selected_invocation = app.list.id(0).map(str::to_owned);
         } else if !still_there {
             let pos = previous_pos
                 .unwrap_or(0)
-                .min(app.list.ids.len().saturating_sub(1));
-            app.selected_invocation = app.list.ids.get(pos).cloned();
+                .min(app.list.len().saturating_sub(1));
+            app.selected_invocation = app.list.id(pos).map(str::to_owned);
         }
     }
     let height = app.regions().list_body().height as usize;

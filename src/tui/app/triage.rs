@@ -12,6 +12,7 @@ use crate::triage::{Facets, GoldOutcome};
 pub struct TriageView {
     /// (store generation, gold scores version, list version).
     key: Option<(u64, u64, u64)>,
+    /// Failing runs only: a run without facets here passes.
     facets: HashMap<String, CachedFacets>,
     /// Failing invocations among the listed ones.
     pub failing: usize,
@@ -29,6 +30,7 @@ struct CachedFacets {
 }
 
 impl TriageView {
+    /// The facets of a failing listed run (`None`: it passes, or is not listed).
     pub fn facets_of(&self, id: &str) -> Option<&Facets> {
         self.facets.get(id).map(|c| &c.facets)
     }
@@ -40,15 +42,21 @@ pub(super) fn refresh_triage(app: &mut App) {
         return;
     }
     let mut previous = std::mem::take(&mut app.triage.facets);
-    let mut facets = HashMap::with_capacity(app.list.ids.len());
+    let mut facets = HashMap::new();
     let mut stops = Vec::new();
     let mut failing = 0;
-    for id in &app.list.ids {
-        let Some(inv) = app.store.get(id) else {
-            continue;
+    let scored = app.gold.has_scores();
+    for inv in &app.list.runs {
+        let gold = if scored {
+            GoldOutcome::from_score(app.gold.score(&inv.id))
+        } else {
+            GoldOutcome::Unknown
         };
-        let gold = GoldOutcome::from_score(app.gold.score(id));
-        let cached = match previous.remove(id) {
+        // Most runs pass: decided from their roll-up, without building their facets.
+        if !Facets::would_fail(inv, gold) {
+            continue;
+        }
+        let cached = match previous.remove(&inv.id) {
             Some(c) if c.changed_at == inv.changed_at() && c.gold == gold => c,
             _ => CachedFacets {
                 changed_at: inv.changed_at(),
@@ -56,12 +64,10 @@ pub(super) fn refresh_triage(app: &mut App) {
                 facets: Facets::of(inv, gold),
             },
         };
+        failing += 1;
         let f = &cached.facets;
-        if f.failing() {
-            failing += 1;
-            stops.extend(f.stops().into_iter().map(|span| (id.clone(), span)));
-        }
-        facets.insert(id.clone(), cached);
+        stops.extend(f.stops().into_iter().map(|span| (inv.id.clone(), span)));
+        facets.insert(inv.id.clone(), cached);
     }
     app.triage = TriageView {
         key: Some(key),
@@ -83,7 +89,7 @@ fn here(app: &App) -> Option<(usize, Option<usize>)> {
 
 /// A stop's position in reading order.
 fn place(app: &App, stop: &(String, usize)) -> Option<(usize, Option<usize>)> {
-    let pos = app.list.ids.iter().position(|id| *id == stop.0)?;
+    let pos = app.list.position(&stop.0)?;
     let row = *app.store.get(&stop.0)?.tree().row_of_span.get(stop.1)?;
     Some((pos, Some(row)))
 }
@@ -120,7 +126,7 @@ pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
     let mut seen = std::collections::HashSet::new();
     for (k, stop) in app.triage.stops.iter().enumerate() {
         if seen.insert(stop.0.as_str())
-            && let Some(pos) = app.list.ids.iter().position(|id| *id == stop.0)
+            && let Some(pos) = app.list.position(&stop.0)
         {
             firsts.push((pos, k));
         }

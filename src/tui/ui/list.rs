@@ -7,6 +7,8 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use crate::model::{AttrValue, Health};
 use crate::redact;
+use std::sync::Arc;
+
 use crate::store::Invocation;
 use crate::triage::Facets;
 use crate::tui::action::Action;
@@ -22,7 +24,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let sort = app.sort.label();
     // While a new search runs, how many it has found so far (the rows may still be the
     // previous search's until a screenful has arrived).
-    let shown = app.filter.found_so_far().unwrap_or(app.list.ids.len());
+    let shown = app.filter.found_so_far().unwrap_or(app.list.len());
     let searching = if app.filter.is_searching() {
         " · searching…"
     } else {
@@ -66,7 +68,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             theme.style(Role::Title),
         ));
     }
-    if app.list.ids.is_empty() {
+    if app.list.is_empty() {
         let note = match (total, clears) {
             (0, _) => "no invocations yet — loading, or nothing recognised in the sources".into(),
             (_, Some(key)) => format!("no invocation matches the search ({key} clears it)"),
@@ -92,14 +94,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .filter_map(|(pos, row)| {
             let is_selected = cursor == Some(pos);
             let row = match row {
-                ListRow::Invocation(id) => {
+                ListRow::Invocation(k) => {
+                    // The store's current version of the run: a list shown while a search
+                    // runs may hold an older one.
+                    let id = &app.list.runs.get(*k)?.id;
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_of(id);
                     let nested = app.list.conversation_of.contains_key(id);
                     row_for(app, inv, facets, wide, is_selected, nested)
                 }
-                ListRow::Conversation { id, turns } => {
-                    conversation_row(app, id, *turns, theme, wide, is_selected)
+                ListRow::Conversation { id, turns, first } => {
+                    let members = app.list.runs.get(*first..*first + *turns).unwrap_or_default();
+                    conversation_row(app, id, members, theme, wide, is_selected)
                 }
             };
             Some(if is_selected && selected.is_some() {
@@ -169,17 +175,15 @@ fn facet_cell<'a>(facets: Option<&Facets>, theme: &Theme) -> Cell<'a> {
 fn conversation_row<'a>(
     app: &App,
     id: &str,
-    turns: usize,
+    listed_turns: &[Arc<Invocation>],
     theme: &Theme,
     wide: bool,
     selected: bool,
 ) -> Row<'a> {
-    let members: Vec<&Invocation> = app
-        .list
-        .ids
+    let turns = listed_turns.len();
+    let members: Vec<&Invocation> = listed_turns
         .iter()
-        .filter(|inv| app.list.conversation_of.get(*inv).map(String::as_str) == Some(id))
-        .filter_map(|inv| app.store.get(inv))
+        .filter_map(|inv| app.store.get(&inv.id))
         .collect();
     let failing = members
         .iter()

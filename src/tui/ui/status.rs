@@ -71,7 +71,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
 /// `N failing of M`, and `failure k of T` while the selection is one of the queue's stops.
 fn triage_spans(app: &App) -> Vec<Span<'static>> {
     let theme = &app.config.theme;
-    let listed = app.list.ids.len();
+    let listed = app.list.len();
     let failing = app.triage.failing;
     let mut out = vec![Span::styled(
         format!(" · {failing} failing of {listed}"),
