@@ -77,7 +77,7 @@ fn a_gold_mismatch_below_the_screen_counts_once_the_list_is_scored() {
     }
     assert_eq!(app.triage.failing, 1, "the mismatch counts once scored");
     assert_eq!(app.triage.stops.len(), 1);
-    assert_eq!(app.triage.stops[0].0, "run-0000");
+    assert_eq!(app.stop(0).unwrap().0, "run-0000");
     assert!(
         app.gold
             .score("run-0000")

@@ -128,7 +128,7 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
         .list
         .ids()
         .into_iter()
-        .filter(|id| app.triage.facets_of(id).is_some_and(|f| f.failing()))
+        .filter(|id| app.facets_of(id).is_some_and(|f| f.failing()))
         .map(str::to_owned)
         .collect();
     assert_eq!(app.triage.failing, failing.len());
@@ -144,7 +144,7 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
     let mut last_place = None;
     for k in 1..=total {
         press(&mut app, "n");
-        let stop = app.triage.stops[k - 1].clone();
+        let stop = app.stop(k - 1).unwrap();
         assert_eq!(
             (
                 app.selected_invocation.clone().unwrap(),
@@ -168,7 +168,7 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
         last_place = Some(place);
         visited.push(at(&app));
     }
-    let visited_runs: HashSet<String> = app.triage.stops.iter().map(|(id, _)| id.clone()).collect();
+    let visited_runs: HashSet<String> = (0..total).map(|k| app.stop(k).unwrap().0).collect();
     assert_eq!(visited_runs, failing, "every failing run is visited");
     // Failed tool calls are stops of their own, after their turn's verdict.
     assert!(
@@ -227,18 +227,15 @@ fn n_and_brackets_work_from_every_pane() {
                 app.selected_invocation.clone().unwrap(),
                 app.selected_span_index().unwrap()
             ),
-            app.triage.stops[0],
+            app.stop(0).unwrap(),
             "n from {focus:?}"
         );
         assert_eq!(app.focus, focus, "n keeps the focus");
         let first_run = app.selected_invocation.clone();
         press(&mut app, "]");
         assert_ne!(app.selected_invocation, first_run, "] from {focus:?}");
-        let stop = app
-            .triage
-            .stops
-            .iter()
-            .position(|(id, _)| Some(id) == app.selected_invocation.as_ref());
+        let stop = (0..app.triage.stops.len())
+            .position(|k| app.stop(k).map(|s| s.0) == app.selected_invocation);
         assert_eq!(
             app.selected_span_index(),
             stop.map(|k| app.triage.stops[k].1),

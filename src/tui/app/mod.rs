@@ -370,15 +370,46 @@ impl App {
             .position(|r| matches!(r, ListRow::Conversation { id, .. } if id == conversation))
     }
 
-    /// Facets of the selected run.
+    /// Facets of the selected run, when it fails.
     pub fn facets(&self) -> Option<&crate::triage::Facets> {
-        self.triage.facets_of(self.selected_invocation.as_deref()?)
+        self.triage.facets_at(self.selected_order_position()?)
+    }
+
+    /// Stop `k` of the failure queue: (run id, span index).
+    pub fn stop(&self, k: usize) -> Option<(String, usize)> {
+        let &(pos, span) = self.triage.stops.get(k)?;
+        Some((self.list.id(pos)?.to_owned(), span))
+    }
+
+    /// Facets of listed run `id`, when it fails.
+    pub fn facets_of(&self, id: &str) -> Option<&crate::triage::Facets> {
+        self.triage.facets_at(self.list.position(id)?)
     }
 
     pub fn is_collapsed(&self, inv: &str, span_id: &str) -> bool {
         self.collapsed
             .get(inv)
             .is_some_and(|set| set.contains(span_id))
+    }
+}
+
+/// Drops `value` on a thread kept for that: letting go of a list of 100,000 runs costs
+/// milliseconds (a cache miss per run), which the key that replaced the list should not wait for.
+pub(super) fn drop_elsewhere<T: Send + 'static>(value: T) {
+    type Garbage = Box<dyn Send>;
+    static DROPPER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Garbage>>> =
+        std::sync::OnceLock::new();
+    let dropper = DROPPER.get_or_init(|| {
+        let (sender, receiver) = std::sync::mpsc::channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("toolcap-drop".into())
+            .spawn(move || receiver.into_iter().for_each(drop))
+            .ok()
+            .map(|_| sender)
+    });
+    // Without the thread (it could not start), dropped here.
+    if let Some(sender) = dropper {
+        let _ = sender.send(Box::new(value));
     }
 }
 

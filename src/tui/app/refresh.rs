@@ -40,9 +40,12 @@ pub(super) fn refresh_list(app: &mut App) {
         };
         let listed = super::filter::listed(app);
         let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
-        app.list.runs = arranged.runs;
-        app.list.rows = arranged.rows;
-        app.list.conversation_of = arranged.conversation_of;
+        let replaced = (
+            std::mem::replace(&mut app.list.runs, arranged.runs),
+            std::mem::replace(&mut app.list.rows, arranged.rows),
+            std::mem::replace(&mut app.list.conversation_of, arranged.conversation_of),
+        );
+        super::drop_elsewhere(replaced);
         app.list.version += 1;
         if app
             .selected_conversation

@@ -1,38 +1,35 @@
 //! The failure queue: every listed invocation's facets, and the stops `n`/`N` walk in reading
 //! order (list order, then tree order within a run). `]`/`[` walk failing runs instead.
-
-use std::collections::HashMap;
+//!
+//! Runs are named by their position in the list's reading order (`list.runs`): the view is
+//! rebuilt whenever the list is, and a list of 100,000 runs is walked without hashing or
+//! copying an id.
 
 use super::{App, nav};
 use crate::triage::{Facets, GoldOutcome};
 
-/// Facets of the listed invocations and the queue built from them; rebuilt when the store, the
-/// list or a gold score changed.
+/// Facets of the failing listed invocations and the queue built from them; rebuilt when the
+/// store, the list or a gold score changed.
 #[derive(Debug, Default, Clone)]
 pub struct TriageView {
     /// (store generation, gold scores version, list version).
     key: Option<(u64, u64, u64)>,
-    /// Failing runs only: a run without facets here passes.
-    facets: HashMap<String, CachedFacets>,
+    /// (list position, facets) of failing runs, by position: a run without facets passes.
+    failing_facets: Vec<(usize, Facets)>,
     /// Failing invocations among the listed ones.
     pub failing: usize,
-    /// Where `n` stops: (invocation id, span index), in reading order.
-    pub stops: Vec<(String, usize)>,
-}
-
-/// A run's facets and what they were computed from: reused while both hold, so a list rebuilt
-/// several times while a search streams in does not recompute every run's facets each time.
-#[derive(Debug, Clone)]
-struct CachedFacets {
-    changed_at: u64,
-    gold: GoldOutcome,
-    facets: Facets,
+    /// Where `n` stops: (list position, span index), in reading order.
+    pub stops: Vec<(usize, usize)>,
 }
 
 impl TriageView {
-    /// The facets of a failing listed run (`None`: it passes, or is not listed).
-    pub fn facets_of(&self, id: &str) -> Option<&Facets> {
-        self.facets.get(id).map(|c| &c.facets)
+    /// The facets of the run at list position `pos` when it fails (`None`: it passes).
+    pub fn facets_at(&self, pos: usize) -> Option<&Facets> {
+        let k = self
+            .failing_facets
+            .binary_search_by_key(&pos, |(p, _)| *p)
+            .ok()?;
+        Some(&self.failing_facets[k].1)
     }
 }
 
@@ -41,12 +38,10 @@ pub(super) fn refresh_triage(app: &mut App) {
     if app.triage.key.as_ref() == Some(&key) {
         return;
     }
-    let mut previous = std::mem::take(&mut app.triage.facets);
-    let mut facets = HashMap::new();
+    let mut failing_facets = Vec::new();
     let mut stops = Vec::new();
-    let mut failing = 0;
     let scored = app.gold.has_scores();
-    for inv in &app.list.runs {
+    for (pos, inv) in app.list.runs.iter().enumerate() {
         let gold = if scored {
             GoldOutcome::from_score(app.gold.score(&inv.id))
         } else {
@@ -56,25 +51,20 @@ pub(super) fn refresh_triage(app: &mut App) {
         if !Facets::would_fail(inv, gold) {
             continue;
         }
-        let cached = match previous.remove(&inv.id) {
-            Some(c) if c.changed_at == inv.changed_at() && c.gold == gold => c,
-            _ => CachedFacets {
-                changed_at: inv.changed_at(),
-                gold,
-                facets: Facets::of(inv, gold),
-            },
-        };
-        failing += 1;
-        let f = &cached.facets;
-        stops.extend(f.stops().into_iter().map(|span| (inv.id.clone(), span)));
-        facets.insert(inv.id.clone(), cached);
+        let facets = Facets::of(inv, gold);
+        stops.extend(facets.stops().into_iter().map(|span| (pos, span)));
+        failing_facets.push((pos, facets));
     }
-    app.triage = TriageView {
-        key: Some(key),
-        facets,
-        failing,
-        stops,
-    };
+    let previous = std::mem::replace(
+        &mut app.triage,
+        TriageView {
+            key: Some(key),
+            failing: failing_facets.len(),
+            failing_facets,
+            stops,
+        },
+    );
+    super::drop_elsewhere(previous);
 }
 
 /// The selection as a position in reading order: (list position, tree row). A cursor on a
@@ -88,20 +78,16 @@ fn here(app: &App) -> Option<(usize, Option<usize>)> {
 }
 
 /// A stop's position in reading order.
-fn place(app: &App, stop: &(String, usize)) -> Option<(usize, Option<usize>)> {
-    let pos = app.list.position(&stop.0)?;
-    let row = *app.store.get(&stop.0)?.tree().row_of_span.get(stop.1)?;
+fn place(app: &App, &(pos, span): &(usize, usize)) -> Option<(usize, Option<usize>)> {
+    let row = *app.list.runs.get(pos)?.tree().row_of_span.get(span)?;
     Some((pos, Some(row)))
 }
 
 /// Index into `triage.stops` of the current selection, when it is a stop.
 pub fn current_stop(app: &App) -> Option<usize> {
-    let id = app.selected_invocation.as_deref()?;
+    let pos = app.selected_order_position()?;
     let span = app.selected_span_index()?;
-    app.triage
-        .stops
-        .iter()
-        .position(|(i, s)| i == id && *s == span)
+    app.triage.stops.iter().position(|&stop| stop == (pos, span))
 }
 
 /// `n` / `N`: the next failure after the selection (a failed span of this run, else the first
@@ -123,11 +109,8 @@ pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
     let here_pos = app.selected_order_position();
     // One entry per failing run: its first stop.
     let mut firsts: Vec<(usize, usize)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (k, stop) in app.triage.stops.iter().enumerate() {
-        if seen.insert(stop.0.as_str())
-            && let Some(pos) = app.list.position(&stop.0)
-        {
+    for (k, &(pos, _)) in app.triage.stops.iter().enumerate() {
+        if firsts.last().is_none_or(|&(last, _)| last != pos) {
             firsts.push((pos, k));
         }
     }
@@ -180,16 +163,16 @@ fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
         app.message = Some(none.into());
         return;
     };
-    let Some((id, span)) = app.triage.stops.get(k).cloned() else {
+    let Some(&(pos, span)) = app.triage.stops.get(k) else {
         return;
     };
-    app.selected_invocation = Some(id.clone());
+    let Some(inv) = app.list.runs.get(pos).cloned() else {
+        return;
+    };
+    app.selected_invocation = Some(inv.id.clone());
     app.follow_newest = false;
-    nav::expand_conversation_of(app, &id);
-    let row = app
-        .store
-        .get(&id)
-        .and_then(|inv| inv.tree().row_of_span.get(span).copied());
+    nav::expand_conversation_of(app, &inv.id);
+    let row = inv.tree().row_of_span.get(span).copied();
     if let Some(row) = row {
         nav::reveal_row(app, row);
         nav::select_row(app, row);

@@ -7,8 +7,6 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use crate::model::{AttrValue, Health};
 use crate::redact;
-use std::sync::Arc;
-
 use crate::store::Invocation;
 use crate::triage::Facets;
 use crate::tui::action::Action;
@@ -99,13 +97,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     // runs may hold an older one.
                     let id = &app.list.runs.get(*k)?.id;
                     let inv = app.store.get(id)?;
-                    let facets = app.triage.facets_of(id);
+                    let facets = app.triage.facets_at(*k);
                     let nested = app.list.conversation_of.contains_key(id);
                     row_for(app, inv, facets, wide, is_selected, nested)
                 }
                 ListRow::Conversation { id, turns, first } => {
-                    let members = app.list.runs.get(*first..*first + *turns).unwrap_or_default();
-                    conversation_row(app, id, members, theme, wide, is_selected)
+                    conversation_row(app, id, *first..*first + *turns, theme, wide, is_selected)
                 }
             };
             Some(if is_selected && selected.is_some() {
@@ -175,28 +172,24 @@ fn facet_cell<'a>(facets: Option<&Facets>, theme: &Theme) -> Cell<'a> {
 fn conversation_row<'a>(
     app: &App,
     id: &str,
-    listed_turns: &[Arc<Invocation>],
+    listed_turns: std::ops::Range<usize>,
     theme: &Theme,
     wide: bool,
     selected: bool,
 ) -> Row<'a> {
     let turns = listed_turns.len();
-    let members: Vec<&Invocation> = listed_turns
-        .iter()
-        .filter_map(|inv| app.store.get(&inv.id))
+    let turn_facets: Vec<&Facets> = listed_turns
+        .clone()
+        .filter_map(|pos| app.triage.facets_at(pos))
         .collect();
-    let failing = members
-        .iter()
-        .filter(|inv| app.triage.facets_of(&inv.id).is_some_and(Facets::failing))
-        .count();
+    let members: Vec<&Invocation> = listed_turns
+        .filter_map(|pos| app.store.get(app.list.id(pos)?))
+        .collect();
+    let failing = turn_facets.iter().filter(|f| f.failing()).count();
     let mut glyphs: Vec<char> = Vec::new();
-    for inv in &members {
-        if let Some(f) = app.triage.facets_of(&inv.id) {
-            for facet in f.list() {
-                if !glyphs.contains(&facet.glyph()) {
-                    glyphs.push(facet.glyph());
-                }
-            }
+    for facet in turn_facets.iter().flat_map(|f| f.list()) {
+        if !glyphs.contains(&facet.glyph()) {
+            glyphs.push(facet.glyph());
         }
     }
     let facet = if glyphs.is_empty() {
