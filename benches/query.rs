@@ -297,7 +297,8 @@ fn zz_timing(bencher: Bencher) {
             let t = std::time::Instant::now();
             app::update(&mut app, preset_of("tool:refund"));
             eprintln!("key {:?}", t.elapsed());
-            while app.filter.shown_text() != "tool:refund" && app::receive_search_result(&mut app) {}
+            while app.filter.shown_text() != "tool:refund" && app::receive_search_result(&mut app) {
+            }
             eprintln!("first screen {:?}", t.elapsed());
             app::finish_search(&mut app);
             eprintln!("full {:?}", t.elapsed());

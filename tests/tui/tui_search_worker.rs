@@ -159,6 +159,15 @@ fn type_and_compare(app: &mut App, store_of: &Store, query: &str, finish: bool) 
     }
     app::finish_search(app);
     assert_eq!(listed(app), expected(store_of, query), "{query:?}");
+    // The failure queue grown block by block as results streamed in is the one built afresh.
+    let streamed = (app.triage.failing, app.triage.stops.clone());
+    app.triage = Default::default();
+    app::refresh(app);
+    assert_eq!(
+        streamed,
+        (app.triage.failing, app.triage.stops.clone()),
+        "{query:?}: failure queue"
+    );
     press(app, "<esc>");
     fewest
 }
@@ -181,7 +190,11 @@ fn narrowing_and_the_worker_give_what_a_full_evaluation_gives_on_the_fixtures() 
         type_and_compare(&mut worker, &store, query, true);
         let mut hurried = app_over(fixtures(), 0, 2);
         type_and_compare(&mut hurried, &store, query, false);
-        assert_eq!(inline.list.ids(), worker.list.ids(), "{query:?}: same order");
+        assert_eq!(
+            inline.list.ids(),
+            worker.list.ids(),
+            "{query:?}: same order"
+        );
     }
     // Not vacuous: the table's queries find something, and not everything.
     for query in [

@@ -253,7 +253,9 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
         .list
         .rows
         .iter()
-        .position(|r| matches!(r, ListRow::Conversation { id, turns: 2, .. } if id == "conv-refund"))
+        .position(
+            |r| matches!(r, ListRow::Conversation { id, turns: 2, .. } if id == "conv-refund"),
+        )
         .expect("conv-refund has a conversation row");
     let turns: Vec<&str> = app.list.rows[conversation_row + 1..conversation_row + 3]
         .iter()

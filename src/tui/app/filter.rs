@@ -416,11 +416,7 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
         accepted = true;
         if running.assembly.is_complete() {
             let r = app.filter.running.take().expect("checked above");
-            let matched = r
-                .assembly
-                .matches
-                .iter()
-                .map(|(i, _)| &r.runs[*i]);
+            let matched = r.assembly.matches.iter().map(|(i, _)| &r.runs[*i]);
             apply(app, r.want, r.query, r.replaces, r.as_of, &r.runs, matched);
             continue;
         }

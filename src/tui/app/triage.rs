@@ -5,7 +5,10 @@
 //! rebuilt whenever the list is, and a list of 100,000 runs is walked without hashing or
 //! copying an id.
 
+use std::sync::Arc;
+
 use super::{App, nav};
+use crate::store::Invocation;
 use crate::triage::{Facets, GoldOutcome};
 
 /// Facets of the failing listed invocations and the queue built from them; rebuilt when the
@@ -20,6 +23,10 @@ pub struct TriageView {
     pub failing: usize,
     /// Where `n` stops: (list position, span index), in reading order.
     pub stops: Vec<(usize, usize)>,
+    /// The runs looked at, in list order (addresses, only compared): a list that starts with
+    /// them, over the same store and gold scores, is looked at from where this one ended. A
+    /// search streaming in grows its list that way, so each run is looked at once.
+    looked_at: Vec<usize>,
 }
 
 impl TriageView {
@@ -38,10 +45,27 @@ pub(super) fn refresh_triage(app: &mut App) {
     if app.triage.key.as_ref() == Some(&key) {
         return;
     }
-    let mut failing_facets = Vec::new();
-    let mut stops = Vec::new();
+    let address = |inv: &Arc<Invocation>| Arc::as_ptr(inv) as usize;
+    let runs = &app.list.runs;
+    let extends = app
+        .triage
+        .key
+        .is_some_and(|(generation, gold, _)| (generation, gold) == (key.0, key.1))
+        && app.triage.looked_at.len() <= runs.len()
+        && app
+            .triage
+            .looked_at
+            .iter()
+            .zip(runs)
+            .all(|(&seen, inv)| seen == address(inv));
+    let mut view = if extends {
+        std::mem::take(&mut app.triage)
+    } else {
+        TriageView::default()
+    };
     let scored = app.gold.has_scores();
-    for (pos, inv) in app.list.runs.iter().enumerate() {
+    for (pos, inv) in runs.iter().enumerate().skip(view.looked_at.len()) {
+        view.looked_at.push(address(inv));
         let gold = if scored {
             GoldOutcome::from_score(app.gold.score(&inv.id))
         } else {
@@ -52,19 +76,13 @@ pub(super) fn refresh_triage(app: &mut App) {
             continue;
         }
         let facets = Facets::of(inv, gold);
-        stops.extend(facets.stops().into_iter().map(|span| (pos, span)));
-        failing_facets.push((pos, facets));
+        view.stops
+            .extend(facets.stops().into_iter().map(|span| (pos, span)));
+        view.failing_facets.push((pos, facets));
     }
-    let previous = std::mem::replace(
-        &mut app.triage,
-        TriageView {
-            key: Some(key),
-            failing: failing_facets.len(),
-            failing_facets,
-            stops,
-        },
-    );
-    super::drop_elsewhere(previous);
+    view.failing = view.failing_facets.len();
+    view.key = Some(key);
+    super::drop_elsewhere(std::mem::replace(&mut app.triage, view));
 }
 
 /// The selection as a position in reading order: (list position, tree row). A cursor on a
@@ -87,7 +105,10 @@ fn place(app: &App, &(pos, span): &(usize, usize)) -> Option<(usize, Option<usiz
 pub fn current_stop(app: &App) -> Option<usize> {
     let pos = app.selected_order_position()?;
     let span = app.selected_span_index()?;
-    app.triage.stops.iter().position(|&stop| stop == (pos, span))
+    app.triage
+        .stops
+        .iter()
+        .position(|&stop| stop == (pos, span))
 }
 
 /// `n` / `N`: the next failure after the selection (a failed span of this run, else the first
