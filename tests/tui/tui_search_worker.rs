@@ -341,3 +341,26 @@ fn ingest_into_a_run_copies_nothing_while_no_search_holds_it() {
 fn listed_ids(app: &App) -> Vec<String> {
     app.list.ids().into_iter().map(str::to_owned).collect()
 }
+
+#[test]
+fn a_long_result_grows_the_list_to_a_bounded_number_of_screens_until_it_is_whole() {
+    let mut app = app_over(synthetic(3_000), 0, 8);
+    let screenful = app.regions().list_body().height as usize;
+    let bound = 2 * screenful * app::SCREENS_WHILE_SEARCHING + 8;
+    press(&mut app, "/kind:tool");
+    let mut waited = false;
+    while app::receive_search_result(&mut app) {
+        if let Some(found) = app.filter.found_so_far() {
+            assert!(
+                app.list.len() <= bound,
+                "{} rows while searching",
+                app.list.len()
+            );
+            waited |= found > app.list.len();
+        }
+    }
+    let matching = expected(&app.store, "kind:tool");
+    assert!(matching.len() > bound, "{} matches", matching.len());
+    assert!(waited, "the list stopped growing before the search ended");
+    assert_eq!(listed(&app), matching);
+}

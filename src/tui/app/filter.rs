@@ -4,8 +4,10 @@
 //!
 //! - A new query over more than [`ListFilter::inline_runs`] runs goes to the worker; the list
 //!   keeps showing the previous result (never an empty screen) until a screenful of the new
-//!   one has arrived in list order, then grows as more arrives (each time it has doubled, so
-//!   rebuilding the list costs linear time overall), and is whole when the last block is in.
+//!   one has arrived in list order, then grows as more arrives (each time it has doubled, up
+//!   to [`SCREENS_WHILE_SEARCHING`] screens: more is more than anyone scrolls through before
+//!   the search ends, and each rebuild of a long list takes the UI thread from the worker),
+//!   and is whole when the last block is in.
 //! - A query that extends the previous one ([`Query::narrows`]) looks only at the previous
 //!   matches (and the runs changed since); one typed before the previous search finished looks
 //!   only at what that search had not ruled out yet, and the rows it showed stay on screen
@@ -25,6 +27,9 @@ use crate::query::worker::{self, Assembly, Chunk, GoldSnapshot, QueryWorker, Req
 use crate::query::{Context, Query};
 use crate::redact::Reveal;
 use crate::store::Invocation;
+
+/// Screens of rows a search's list grows to before its last block is in.
+pub const SCREENS_WHILE_SEARCHING: usize = 16;
 
 /// Runs evaluated on the UI thread at most (a few milliseconds); more go to the worker.
 pub const INLINE_RUNS: usize = 1_000;
@@ -425,6 +430,7 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
             found >= running.screenful
         } else {
             found >= running.shown * 2
+                && running.shown < running.screenful * SCREENS_WHILE_SEARCHING
         };
         if running.replaces && worth_showing {
             running.shown = found;

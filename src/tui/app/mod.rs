@@ -19,7 +19,9 @@ mod nav;
 mod refresh;
 pub mod triage;
 
-pub use filter::{INLINE_RUNS, ListFilter, finish_search, receive_search_result};
+pub use filter::{
+    INLINE_RUNS, ListFilter, SCREENS_WHILE_SEARCHING, finish_search, receive_search_result,
+};
 pub use gold_diff::{DiffOverlay, GoldContext};
 pub use listing::{ListRow, SortKey};
 pub use refresh::refresh;
