@@ -286,22 +286,3 @@ fn tui_typed_key_frame_while_searching(bencher: Bencher) {
             app.filter.is_searching()
         });
 }
-
-#[divan::bench(sample_count = 3, sample_size = 1)]
-fn zz_timing(bencher: Bencher) {
-    let app = tui();
-    bencher
-        .with_inputs(|| unfiltered(&mut app.lock().unwrap()))
-        .bench_local_values(|()| {
-            let mut app = app.lock().unwrap();
-            let t = std::time::Instant::now();
-            app::update(&mut app, preset_of("tool:refund"));
-            eprintln!("key {:?}", t.elapsed());
-            while app.filter.shown_text() != "tool:refund" && app::receive_search_result(&mut app) {
-            }
-            eprintln!("first screen {:?}", t.elapsed());
-            app::finish_search(&mut app);
-            eprintln!("full {:?}", t.elapsed());
-            app.list.ids().len()
-        });
-}

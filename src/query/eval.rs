@@ -282,16 +282,31 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 .with(Field::Service)
                 .with(Field::Value);
             let test = |s: &Span| span_names(s).any(|t| fuzzy(t, word));
-            let spans = match inv
-                .search_index()
-                .in_order_candidates(word, names, inv.spans.len())
-            {
-                Some(candidates) => candidates
-                    .into_iter()
-                    .filter(|&i| inv.spans.get(i).is_some_and(test))
-                    .collect(),
-                None => spans_where(inv, test),
-            };
+            // A name, tool, model or service found in the index decides by itself; other
+            // candidates (an agent name among attribute values) are tested on the span.
+            let decisive = Fields::none()
+                .with(Field::Name)
+                .with(Field::Tool)
+                .with(Field::Model)
+                .with(Field::Service);
+            let spans =
+                match inv
+                    .search_index()
+                    .in_order_split(word, names, decisive, inv.spans.len())
+                {
+                    Some(split) => {
+                        let mut spans = split.decided;
+                        spans.extend(
+                            split
+                                .undecided
+                                .into_iter()
+                                .filter(|&i| inv.spans.get(i).is_some_and(test)),
+                        );
+                        spans.sort_unstable();
+                        spans
+                    }
+                    None => spans_where(inv, test),
+                };
             mixed(inv_hit, spans)
         }
         Term::Is(facet) => {

@@ -248,28 +248,63 @@ impl SearchIndex {
         fields: Fields,
         span_count: usize,
     ) -> Option<Vec<usize>> {
+        let split = self.in_order_split(pattern, fields, Fields::none(), span_count)?;
+        let mut spans = split.decided;
+        spans.extend(split.undecided);
+        spans.sort_unstable();
+        spans.dedup();
+        Some(spans)
+    }
+
+    /// [`SearchIndex::in_order_candidates`], split: spans found through an ASCII piece of a
+    /// `decisive` field are `decided` (the piece is the field's whole text, lower-cased, so an
+    /// in-order test on the span's own text says the same); the rest need the caller's test.
+    pub fn in_order_split(
+        &self,
+        pattern: &str,
+        fields: Fields,
+        decisive: Fields,
+        span_count: usize,
+    ) -> Option<InOrderSplit> {
         if !pattern.is_ascii() {
             return None;
         }
-        let mut spans: Vec<usize> = self.unindexed.iter().map(|&s| s as usize).collect();
-        spans.extend(self.indexed..span_count);
+        let mut undecided: Vec<usize> = self.unindexed.iter().map(|&s| s as usize).collect();
+        undecided.extend(self.indexed..span_count);
+        let mut decided: Vec<usize> = Vec::new();
         let wanted = pattern.as_bytes();
         for (n, p) in self.pieces.iter().enumerate() {
-            if !fields.has(p.field) || spans.last() == Some(&(p.span as usize)) {
+            let span = p.span as usize;
+            if !fields.has(p.field) || decided.last() == Some(&span) {
                 continue;
             }
             let end = self
                 .pieces
                 .get(n + 1)
                 .map_or(self.text.len(), |next| next.start as usize);
-            if holds_in_order(&self.text[p.start as usize..end], wanted) {
-                spans.push(p.span as usize);
+            let text = &self.text[p.start as usize..end];
+            if holds_in_order(text, wanted) {
+                if decisive.has(p.field) && text.is_ascii() {
+                    decided.push(span);
+                } else if undecided.last() != Some(&span) {
+                    undecided.push(span);
+                }
             }
         }
-        spans.sort_unstable();
-        spans.dedup();
-        Some(spans)
+        decided.sort_unstable();
+        decided.dedup();
+        undecided.sort_unstable();
+        undecided.dedup();
+        undecided.retain(|s| decided.binary_search(s).is_err());
+        Some(InOrderSplit { decided, undecided })
     }
+}
+
+/// Spans a fuzzy word may match, as [`SearchIndex::in_order_split`] sorts them (ascending).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InOrderSplit {
+    pub decided: Vec<usize>,
+    pub undecided: Vec<usize>,
 }
 
 /// Whether `wanted`'s bytes occur in `haystack` in order (ASCII case aside): the condition for
