@@ -165,3 +165,96 @@ pub fn arrange(
         conversation_of,
     }
 }
+
+/// The invocation list as shown: filtered by the search, sorted, conversations grouped.
+#[derive(Debug, Default, Clone)]
+pub struct ListView {
+    /// Every listed invocation in reading order (turns of folded conversations included).
+    /// Emptied just before the store changes (see [`ListView::release`]).
+    pub runs: Vec<Arc<Invocation>>,
+    /// The rows drawn: conversation rows and the invocations not folded away.
+    pub rows: Vec<ListRow>,
+    /// Invocation id → its conversation row, for runs grouped under one.
+    pub conversation_of: HashMap<String, String>,
+    pub offset: usize,
+    /// Bumped whenever `ids` were rebuilt, for views derived from them.
+    pub version: u64,
+    /// (store generation, text of the query shown, sort, folds version, filter version).
+    pub(super) key: Option<(u64, String, SortKey, u64, u64)>,
+    /// Where the selected run was in reading order when the runs were released.
+    pub(super) released_at: Option<usize>,
+    /// Where the last position asked for was found: the cursor moves a row at a time, so the
+    /// next question is answered by looking there first, not by a pass over every run.
+    last_found: FoundAt,
+}
+
+/// A position remembered across `&self` calls (read by the query worker's threads too).
+#[derive(Debug, Default)]
+struct FoundAt(std::sync::atomic::AtomicUsize);
+
+impl Clone for FoundAt {
+    fn clone(&self) -> Self {
+        FoundAt(self.get().into())
+    }
+}
+
+impl FoundAt {
+    fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn set(&self, at: usize) {
+        self.0.store(at, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl ListView {
+    /// The listed runs' ids in reading order.
+    pub fn ids(&self) -> Vec<&str> {
+        self.runs.iter().map(|inv| inv.id.as_str()).collect()
+    }
+
+    /// The id of the run at `pos` in reading order.
+    pub fn id(&self, pos: usize) -> Option<&str> {
+        self.runs.get(pos).map(|inv| inv.id.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Position of run `id` in reading order.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        let near = self.last_found.get();
+        let found = (near.saturating_sub(1)..near.saturating_add(2))
+            .find(|&k| self.id(k) == Some(id))
+            .or_else(|| self.runs.iter().position(|inv| inv.id == id))?;
+        self.last_found.set(found);
+        Some(found)
+    }
+
+    /// The id of the run a row shows (`None` for a conversation row).
+    pub fn row_id(&self, row: &ListRow) -> Option<&str> {
+        self.run_of(row).map(|inv| inv.id.as_str())
+    }
+
+    /// The run a row shows.
+    pub fn run_of(&self, row: &ListRow) -> Option<&Arc<Invocation>> {
+        match row {
+            ListRow::Invocation(k) => self.runs.get(*k),
+            ListRow::Conversation { .. } => None,
+        }
+    }
+
+    /// Lets go of the listed runs before the store changes, so changing a run does not copy it
+    /// (`Arc::make_mut` copies what someone else still holds), remembering where the selection
+    /// was. The list is rebuilt from the changed store right after.
+    pub(super) fn release(&mut self, selected: Option<&str>) {
+        self.released_at = selected.and_then(|id| self.position(id));
+        self.runs = Vec::new();
+        self.key = None;
+    }
+}

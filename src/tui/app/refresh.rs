@@ -45,7 +45,7 @@ pub(super) fn refresh_list(app: &mut App) {
             std::mem::replace(&mut app.list.rows, arranged.rows),
             std::mem::replace(&mut app.list.conversation_of, arranged.conversation_of),
         );
-        super::drop_elsewhere(replaced);
+        super::garbage::drop_elsewhere(replaced);
         app.list.version += 1;
         if app
             .selected_conversation

@@ -82,7 +82,7 @@ pub(super) fn refresh_triage(app: &mut App) {
     }
     view.failing = view.failing_facets.len();
     view.key = Some(key);
-    super::drop_elsewhere(std::mem::replace(&mut app.triage, view));
+    super::garbage::drop_elsewhere(std::mem::replace(&mut app.triage, view));
 }
 
 /// The selection as a position in reading order: (list position, tree row). A cursor on a
