@@ -272,7 +272,7 @@ impl SearchIndex {
         let mut undecided: Vec<usize> = self.unindexed.iter().map(|&s| s as usize).collect();
         undecided.extend(self.indexed..span_count);
         let mut decided: Vec<usize> = Vec::new();
-        let wanted = pattern.as_bytes();
+        let wanted = pattern.to_ascii_lowercase();
         for (n, p) in self.pieces.iter().enumerate() {
             let span = p.span as usize;
             if !fields.has(p.field) || decided.last() == Some(&span) {
@@ -283,7 +283,7 @@ impl SearchIndex {
                 .get(n + 1)
                 .map_or(self.text.len(), |next| next.start as usize);
             let text = &self.text[p.start as usize..end];
-            if holds_in_order(text, wanted) {
+            if holds_lowered_in_order(text, wanted.as_bytes()) {
                 if decisive.has(p.field) && text.is_ascii() {
                     decided.push(span);
                 } else if undecided.last() != Some(&span) {
@@ -323,6 +323,19 @@ pub fn holds_in_order(haystack: &[u8], wanted: &[u8]) -> bool {
     left.peek().is_none()
 }
 
+/// [`holds_in_order`] for a haystack and a pattern both lower-case already (the index's own
+/// text): each next wanted byte is found by a SIMD search, not compared byte by byte.
+fn holds_lowered_in_order(haystack: &[u8], wanted: &[u8]) -> bool {
+    let mut from = 0;
+    for &b in wanted {
+        match memchr::memchr(b, &haystack[from..]) {
+            Some(at) => from += at + 1,
+            None => return false,
+        }
+    }
+    true
+}
+
 /// The searcher for `needle`, built once per needle and thread: a query asks every run's index
 /// with the same needle, and building a SIMD searcher costs more than searching a small run.
 fn with_finder<T>(needle: &[u8], search: impl FnOnce(&memchr::memmem::Finder<'static>) -> T) -> T {
@@ -346,6 +359,31 @@ fn with_finder<T>(needle: &[u8], search: impl FnOnce(&memchr::memmem::Finder<'st
 mod tests {
     use super::*;
     use crate::model::{ErrorInfo, LlmFacts, ToolFacts};
+
+    #[test]
+    fn the_searched_in_order_test_says_what_the_plain_one_says() {
+        let hay = [
+            "search_flights",
+            "get_weather",
+            "",
+            "s",
+            "fls",
+            "flights_search",
+            "sss",
+        ];
+        let wanted = ["srchflt", "s", "", "ss", "flt", "sf", "zz", "searchflights"];
+        for h in hay {
+            for w in wanted {
+                assert_eq!(
+                    holds_lowered_in_order(h.as_bytes(), w.as_bytes()),
+                    holds_in_order(h.as_bytes(), w.as_bytes()),
+                    "{w:?} in {h:?}"
+                );
+            }
+        }
+        assert!(holds_lowered_in_order(b"search_flights", b"srchflt"));
+        assert!(!holds_lowered_in_order(b"flights_search", b"srchflt"));
+    }
 
     fn spans() -> Vec<Span> {
         let mut a = Span {
