@@ -40,7 +40,7 @@ impl<F: Fn(&Invocation) -> GoldOutcome + Sync> GoldOutcomes for F {
 /// (no span is looked at).
 fn has_facet(inv: &Invocation, gold: GoldOutcome, facet: IsFacet) -> bool {
     let health = inv.summary().health;
-    let eval_failed = inv.eval.as_ref().is_some_and(EvalFacet::failed);
+    let eval_failed = inv.eval.as_deref().is_some_and(EvalFacet::failed);
     let gold_mismatch = matches!(gold, GoldOutcome::Differs { .. });
     let failing = health != Health::Ok || eval_failed || gold_mismatch;
     match facet {

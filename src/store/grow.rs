@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use crate::model::{Health, Span, SpanKind};
 
-use super::{Invocation, ToolCallRef, TreeRow};
+use super::{Invocation, Links, ToolCallRef, TreeRow, links_mut};
 
 /// Order of children and of roots within their group: start time, then span id.
 pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
@@ -58,6 +58,9 @@ impl Invocation {
         // failed attempt leaves the tree untouched.
         if self.would_close_cycle(from) {
             return false;
+        }
+        if self.links.is_none() {
+            self.links = Some(Box::new(self.compute_links()));
         }
         self.tree.children.resize(n, Vec::new());
         self.tree.health.resize(n, Health::Ok);
@@ -125,13 +128,18 @@ impl Invocation {
                 tree.parent[i] = Some(p);
             }
             Some((missing, None)) => {
-                self.waiting.entry(missing.to_owned()).or_default().push(i);
+                links_mut(&mut self.links)
+                    .waiting
+                    .entry(missing.to_owned())
+                    .or_default()
+                    .push(i);
                 insert_root(spans, &mut tree.roots, i);
             }
             None => insert_root(spans, &mut tree.roots, i),
         }
         // Orphans that waited for this span become its children.
-        if let Some(adopted) = self.waiting.remove(&spans[i].span_id) {
+        let adopted = (self.links.as_mut()).and_then(|l| l.waiting.remove(&spans[i].span_id));
+        if let Some(adopted) = adopted {
             tree.roots.retain(|r| !adopted.contains(r));
             for c in adopted {
                 let list = &mut tree.children[i];
@@ -161,31 +169,36 @@ impl Invocation {
             }
         }
         // Tool calls find the LLM span that asked for them, whichever arrived first.
+        let known = |links: &Option<Box<Links>>, id: &str| {
+            links.as_ref().is_some_and(|l| l.requester.contains_key(id))
+        };
         let asked: Vec<String> = self.spans[i]
             .llm
             .iter()
             .flat_map(|llm| llm.requested_tool_calls.iter().filter_map(|c| c.id.clone()))
-            .filter(|id| !self.requester.contains_key(id))
+            .filter(|id| !known(&self.links, id))
             .collect();
         for id in asked {
             let by = self.spans[i].span_id.clone();
-            if self.requester.contains_key(&id) {
+            let links = links_mut(&mut self.links);
+            if links.requester.contains_key(&id) {
                 continue;
             }
-            for &t in self.tools_by_call.get(&id).into_iter().flatten() {
+            for &t in links.tools_by_call.get(&id).into_iter().flatten() {
                 if let Some(tool) = &mut self.spans[t].tool {
                     tool.requested_by = Some(by.clone());
                 }
             }
-            self.requester.insert(id, by);
+            links.requester.insert(id, by);
         }
         let span = &mut self.spans[i];
         if let Some(tool) = &mut span.tool
             && let Some(id) = &tool.call_id
         {
-            self.tools_by_call.entry(id.clone()).or_default().push(i);
-            if !self.requester.is_empty() {
-                tool.requested_by = self.requester.get(id).cloned();
+            let links = links_mut(&mut self.links);
+            links.tools_by_call.entry(id.clone()).or_default().push(i);
+            if !links.requester.is_empty() {
+                tool.requested_by = links.requester.get(id).cloned();
             }
         }
     }
@@ -289,7 +302,8 @@ impl Invocation {
         };
         self.summary.name = self
             .display_name
-            .clone()
+            .as_deref()
+            .map(str::to_owned)
             .or_else(|| root.map(|r| spans[r].name.clone()))
             .unwrap_or_else(|| self.id.clone());
     }

@@ -126,9 +126,11 @@ impl Invocation {
     /// Gives back the room vectors keep for growth, in small runs: most runs are a handful of
     /// spans, and a vector of four spans holding two wasted a quarter of a 100 MB load's
     /// store. Big runs keep theirs, so a run growing drain by drain is not copied every time.
+    /// Small runs also drop growth's lookups: recomputing them from a few spans is cheap.
     fn trim_slack(&mut self) {
         const SMALL_RUN: usize = 256;
         if self.spans.len() <= SMALL_RUN {
+            self.links = None;
             self.spans.shrink_to_fit();
             for span in &mut self.spans {
                 span.attributes.shrink_to_fit();
@@ -167,31 +169,41 @@ impl Invocation {
             .map(|s| s.end_unix_nano)
             .max()
             .unwrap_or(0);
-        // What the incremental path needs to pick up from here.
-        self.waiting.clear();
+        // Growth recomputes what it looks up from the rebuilt tree when it next needs it.
+        self.links = None;
+    }
+
+    /// What growth looks up, from the spans already in the tree (`0..built`).
+    pub(super) fn compute_links(&self) -> Links {
+        let mut links = Links::default();
         for &r in &self.tree.roots {
+            // A parent that arrived after the build is still missing from the tree.
             if let Some(missing) = named_parent(&self.spans[r])
-                && !self.span_index.contains_key(missing)
+                && (self.span_index.get(missing)).is_none_or(|&p| p >= self.built)
             {
-                self.waiting.entry(missing.to_owned()).or_default().push(r);
+                links.waiting.entry(missing.to_owned()).or_default().push(r);
             }
         }
-        self.requester.clear();
-        self.tools_by_call.clear();
-        for (i, span) in self.spans.iter().enumerate() {
+        for (i, span) in self.spans[..self.built].iter().enumerate() {
             if let Some(llm) = &span.llm {
                 for call in &llm.requested_tool_calls {
                     if let Some(id) = &call.id {
-                        self.requester
+                        links
+                            .requester
                             .entry(id.clone())
                             .or_insert_with(|| span.span_id.clone());
                     }
                 }
             }
             if let Some(id) = span.tool_call_id() {
-                self.tools_by_call.entry(id.to_owned()).or_default().push(i);
+                links
+                    .tools_by_call
+                    .entry(id.to_owned())
+                    .or_default()
+                    .push(i);
             }
         }
+        links
     }
 
     /// Parent cycles not reported before, as problems.
@@ -204,7 +216,8 @@ impl Invocation {
                 .collect();
             let chain = ids.join(" → ");
             ids.sort_unstable();
-            if !self.reported_cycles.insert(ids.join(",")) {
+            let reported = self.reported_cycles.get_or_insert_with(Box::default);
+            if !reported.insert(ids.join(",")) {
                 continue;
             }
             let first = &self.spans[cycle[0]];

@@ -160,7 +160,19 @@ impl Tally {
     }
 
     fn invocation(&mut self, inv: &Invocation) {
-        self.runs += (size_of::<Invocation>() + inv.id.capacity()) as u64;
+        self.runs += (size_of::<Invocation>() + inv.id.capacity()) as u64
+            + inv.display_name.as_ref().map_or(0, |n| n.len() as u64);
+        if let Some(eval) = &inv.eval {
+            self.runs += (size_of_val(eval.as_ref()) + eval.label.capacity()) as u64
+                + eval.reason.capacity() as u64;
+        }
+        if let Some(gold) = &inv.gold {
+            // The calls' expected arguments (JSON trees) are not counted.
+            self.runs += (size_of_val(gold.as_ref()) + gold.source.capacity()) as u64
+                + opt(&gold.match_mode)
+                + opt(&gold.arg_match_mode)
+                + (gold.calls.capacity() * size_of::<crate::model::GoldCall>()) as u64;
+        }
         self.span_records += (inv.spans.capacity() * size_of::<Span>()) as u64;
         for span in &inv.spans {
             self.span(span);
@@ -191,17 +203,25 @@ impl Tally {
         // A hash map entry: key, value and a control byte; keys own their strings.
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
-        self.id_maps += inv.span_index.keys().map(|k| map_entry(k, 8)).sum::<u64>()
-            + inv
-                .requester
-                .iter()
-                .map(|(k, v)| map_entry(k, 24) + string(v))
-                .sum::<u64>()
-            + inv
-                .tools_by_call
-                .iter()
-                .map(|(k, v)| map_entry(k, 24) + v.capacity() as u64 * 8)
-                .sum::<u64>();
+        self.id_maps += inv.span_index.keys().map(|k| map_entry(k, 8)).sum::<u64>();
+        if let Some(links) = &inv.links {
+            self.id_maps += size_of_val(links.as_ref()) as u64
+                + links
+                    .requester
+                    .iter()
+                    .map(|(k, v)| map_entry(k, 24) + string(v))
+                    .sum::<u64>()
+                + links
+                    .tools_by_call
+                    .iter()
+                    .chain(&links.waiting)
+                    .map(|(k, v)| map_entry(k, 24) + v.capacity() as u64 * 8)
+                    .sum::<u64>();
+        }
+        if let Some(cycles) = &inv.reported_cycles {
+            self.id_maps += size_of_val(cycles.as_ref()) as u64
+                + cycles.iter().map(|k| map_entry(k, 0)).sum::<u64>();
+        }
         self.search_index += inv.search.heap_bytes() as u64;
     }
 }

@@ -163,9 +163,11 @@ pub struct Invocation {
     pub id: String,
     pub spans: Vec<Span>,
     span_index: HashMap<String, usize>,
-    pub eval: Option<EvalVerdict>,
-    pub gold: Option<GoldSpec>,
-    pub display_name: Option<String>,
+    // Verdict, gold and name are absent from most runs: boxed, so a run without them pays a
+    // pointer each rather than their size.
+    pub eval: Option<Box<EvalVerdict>>,
+    pub gold: Option<Box<GoldSpec>>,
+    pub display_name: Option<Box<str>>,
     /// Order of arrival across the store, for oldest-first eviction.
     pub arrival: u64,
     pub approx_bytes: u64,
@@ -177,22 +179,37 @@ pub struct Invocation {
     built: usize,
     /// The next settle rebuilds from scratch: a span was replaced or removed.
     needs_rebuild: bool,
+    /// What incremental growth looks up. Small runs drop it after each settle and the next
+    /// growth recomputes it from their few spans; big runs keep it (see `Invocation::trim`).
+    links: Option<Box<Links>>,
+    /// Cycles already reported as problems, by their sorted span ids. Boxed on purpose: an
+    /// empty set is still 48 bytes in every run, and almost no run has a cycle.
+    #[allow(clippy::box_collection)]
+    reported_cycles: Option<Box<HashSet<String>>>,
+    /// Latest end time of any span (the summary's end is never before its start).
+    latest_end: u64,
+    /// Spans placed into the tree so far, for [`StoreStats::tree_work`].
+    work: u64,
+    /// Some span is a provisional tool stand-in (see [`covered_stand_ins`]).
+    has_stand_ins: bool,
+    /// The store generation its last change was settled in (see [`Invocation::changed_at`]).
+    changed_at: u64,
+}
+
+/// The lookups incremental growth needs between settles, out of line (see `Invocation::links`).
+#[derive(Debug, Clone, Default)]
+struct Links {
     /// Orphan roots by the parent id they wait for.
     waiting: HashMap<String, Vec<usize>>,
     /// Tool call id → span id of the LLM span that requested it.
     requester: HashMap<String, String>,
     /// Tool call id → tool spans carrying it.
     tools_by_call: HashMap<String, Vec<usize>>,
-    /// Latest end time of any span (the summary's end is never before its start).
-    latest_end: u64,
-    /// Spans placed into the tree so far, for [`StoreStats::tree_work`].
-    work: u64,
-    /// Cycles already reported as problems, by their sorted span ids.
-    reported_cycles: HashSet<String>,
-    /// Some span is a provisional tool stand-in (see [`covered_stand_ins`]).
-    has_stand_ins: bool,
-    /// The store generation its last change was settled in (see [`Invocation::changed_at`]).
-    changed_at: u64,
+}
+
+/// The run's links, allocated on first write.
+fn links_mut(links: &mut Option<Box<Links>>) -> &mut Links {
+    links.get_or_insert_with(Box::default)
 }
 
 /// All invocations, problems and running totals.
@@ -330,17 +347,17 @@ impl Store {
         }
         for (id, eval) in batch.evals {
             let target = self.resolve(&id);
-            self.entry(&target).eval = Some(eval);
+            self.entry(&target).eval = Some(Box::new(eval));
             dirty.insert(target);
         }
         for (id, gold) in batch.golds {
             let target = self.resolve(&id);
-            self.entry(&target).gold = Some(gold);
+            self.entry(&target).gold = Some(Box::new(gold));
             dirty.insert(target);
         }
         for (id, name) in batch.invocation_names {
             let target = self.resolve(&id);
-            self.entry(&target).display_name = Some(name);
+            self.entry(&target).display_name = Some(name.into_boxed_str());
             dirty.insert(target);
         }
         self.problems.extend(batch.problems);

@@ -82,7 +82,8 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     };
     let name = inv
         .display_name
-        .clone()
+        .as_deref()
+        .map(str::to_owned)
         .or_else(|| root.map(|r| spans[r].name.clone()))
         .unwrap_or_else(|| inv.id.clone());
     let (conversation, turn) = conversation_of(spans);

@@ -335,3 +335,20 @@ fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
     assert_eq!(store.get("a").unwrap().spans.len(), 2);
     assert_eq!(store.get("a").unwrap().summary().counts.spans, 2);
 }
+
+/// Every run and every span pays these fixed sizes, so growth is a regression even when no
+/// test notices it: raise a bound only on purpose.
+#[test]
+fn fixed_sizes_of_runs_and_spans_stay_small() {
+    use std::mem::size_of;
+    let sizes = [
+        ("Invocation", size_of::<Invocation>(), 700),
+        ("Span", size_of::<Span>(), 424),
+    ];
+    for (name, size, bound) in sizes {
+        assert!(
+            size <= bound,
+            "{name} is {size} bytes, over its bound of {bound}"
+        );
+    }
+}

@@ -152,7 +152,7 @@ impl Facets {
             health: inv.summary().health,
             failed_spans,
             root,
-            eval: inv.eval.as_ref().map(EvalFacet::of),
+            eval: inv.eval.as_deref().map(EvalFacet::of),
             gold,
         }
     }
@@ -160,7 +160,7 @@ impl Facets {
     /// Whether the facets of `inv` would be [`Facets::failing`], from its roll-up alone.
     pub fn would_fail(inv: &Invocation, gold: GoldOutcome) -> bool {
         inv.summary().health != Health::Ok
-            || inv.eval.as_ref().is_some_and(EvalFacet::failed)
+            || inv.eval.as_deref().is_some_and(EvalFacet::failed)
             || matches!(gold, GoldOutcome::Differs { .. })
     }
 
