@@ -145,15 +145,19 @@ impl fmt::Display for Origin {
 }
 
 /// A small attribute value. Big strings are moved into [`AttrValue::Payload`].
+///
+/// Every variant is at most two words, so a value is 24 bytes: a span holds a dozen.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttrValue {
-    Str(String),
+    /// Shared: the same values (models, providers, operation names) repeat on span after span,
+    /// and a parser hands out one allocation for all of them (see `formats::common::intern`).
+    Str(Arc<str>),
     Int(i64),
     Float(f64),
     Bool(bool),
-    Bytes(Vec<u8>),
-    List(Vec<AttrValue>),
-    Map(Vec<(String, AttrValue)>),
+    Bytes(Box<[u8]>),
+    List(Box<[AttrValue]>),
+    Map(Box<[(String, AttrValue)]>),
     /// Boxed: a payload is several times the size of the other variants, and most
     /// attributes are small.
     Payload(Box<Payload>),
@@ -179,7 +183,7 @@ impl AttrValue {
     /// A short one-line rendering for attribute tables (not for payloads).
     pub fn display_short(&self) -> String {
         match self {
-            AttrValue::Str(s) => s.clone(),
+            AttrValue::Str(s) => s.to_string(),
             AttrValue::Int(i) => i.to_string(),
             AttrValue::Float(f) => f.to_string(),
             AttrValue::Bool(b) => b.to_string(),

@@ -20,7 +20,7 @@ pub fn conversation_of(invocation: &Invocation) -> Option<&str> {
         .spans
         .iter()
         .find_map(|s| match s.attr("arksim.conversation_id") {
-            Some(AttrValue::Str(id)) => Some(id.as_str()),
+            Some(AttrValue::Str(id)) => Some(&**id),
             _ => None,
         })
 }
@@ -31,7 +31,7 @@ fn turn_key(invocation: &Invocation) -> (u64, String) {
         .spans
         .iter()
         .find_map(|s| match s.attr("arksim.turn_id") {
-            Some(AttrValue::Str(t)) => Some(t.clone()),
+            Some(AttrValue::Str(t)) => Some(t.to_string()),
             Some(AttrValue::Int(t)) => Some(t.to_string()),
             _ => None,
         })

@@ -472,7 +472,7 @@ fn searchable_attr_text(key: &str, value: &AttrValue) -> Option<String> {
         return None;
     }
     let text = match value {
-        AttrValue::Str(s) => s.clone(),
+        AttrValue::Str(s) => s.to_string(),
         AttrValue::Int(i) => i.to_string(),
         AttrValue::Float(f) => f.to_string(),
         AttrValue::Bool(b) => b.to_string(),

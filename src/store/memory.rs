@@ -63,16 +63,25 @@ impl Tally {
         }
     }
 
+    /// The bytes of a shared string the first time it is met, 0 after.
+    fn once(&mut self, s: &Arc<str>) -> u64 {
+        if self.seen.insert(Arc::as_ptr(s) as *const u8 as usize) {
+            s.len() as u64 + 16
+        } else {
+            0
+        }
+    }
+
     fn attr(&mut self, value: &AttrValue) -> u64 {
         match value {
-            AttrValue::Str(s) => string(s),
-            AttrValue::Bytes(b) => b.capacity() as u64,
+            AttrValue::Str(s) => self.once(s),
+            AttrValue::Bytes(b) => b.len() as u64,
             AttrValue::List(items) => {
-                let own = (items.capacity() * size_of::<AttrValue>()) as u64;
+                let own = size_of_val::<[AttrValue]>(items) as u64;
                 own + items.iter().map(|v| self.attr(v)).sum::<u64>()
             }
             AttrValue::Map(items) => {
-                let own = (items.capacity() * size_of::<(String, AttrValue)>()) as u64;
+                let own = size_of_val::<[(String, AttrValue)]>(items) as u64;
                 own + items
                     .iter()
                     .map(|(k, v)| string(k) + self.attr(v))

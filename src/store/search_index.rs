@@ -410,7 +410,7 @@ mod tests {
         }));
         b.attributes.push((
             "big".into(),
-            AttrValue::Str("x".repeat(MAX_VALUE_BYTES + 1)),
+            AttrValue::Str("x".repeat(MAX_VALUE_BYTES + 1).into()),
         ));
         vec![a, b]
     }

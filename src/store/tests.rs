@@ -344,6 +344,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 700),
         ("Span", size_of::<Span>(), 424),
+        ("AttrValue", size_of::<crate::model::AttrValue>(), 24),
     ];
     for (name, size, bound) in sizes {
         assert!(

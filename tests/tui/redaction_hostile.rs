@@ -206,18 +206,18 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
     .into();
     root.attributes.push((
         "note".into(),
-        AttrValue::Str(text(Field::AttributeValue, "plain value")),
+        AttrValue::Str(text(Field::AttributeValue, "plain value").into()),
     ));
     root.attributes.push((
         "tags".into(),
-        AttrValue::List(vec![AttrValue::Str(text(Field::AttributeListValue, "a"))]),
+        AttrValue::List(vec![AttrValue::Str(text(Field::AttributeListValue, "a").into())].into()),
     ));
     root.events.push(SpanEvent {
         time_unix_nano: T0 + 1,
         name: text(Field::EventName, "started"),
         attributes: vec![(
             "detail".into(),
-            AttrValue::Str(text(Field::EventAttribute, "fine")),
+            AttrValue::Str(text(Field::EventAttribute, "fine").into()),
         )],
     });
     let llm = Span {

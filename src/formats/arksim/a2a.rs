@@ -225,8 +225,10 @@ impl TaskState {
             ..Default::default()
         };
         if let Some(state) = &self.state {
-            root.attributes
-                .push(("a2a.task.state".into(), AttrValue::Str(state.clone())));
+            root.attributes.push((
+                "a2a.task.state".into(),
+                AttrValue::Str(state.clone().into()),
+            ));
             if matches!(state.as_str(), "failed" | "rejected") {
                 root.status = SpanStatus::Error;
                 root.error = Some(Box::new(ErrorInfo {

@@ -119,7 +119,7 @@ impl ToolCallRecord {
         if let Some(source) = &self.source {
             span.attributes.push((
                 "arksim.tool_call.source".into(),
-                AttrValue::Str(source.clone()),
+                AttrValue::Str(source.clone().into()),
             ));
         }
         if let Some(error) = &self.error {

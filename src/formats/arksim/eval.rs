@@ -168,7 +168,7 @@ fn turn_attributes(
 ) -> Vec<(String, AttrValue)> {
     let mut attrs = vec![(
         "arksim.conversation_id".to_owned(),
-        AttrValue::Str(conversation_id.to_owned()),
+        AttrValue::Str(conversation_id.into()),
     )];
     for key in [
         "turn_id",
@@ -203,7 +203,7 @@ fn turn_attributes(
         let reason = jsonrec::str_at(qual, "reason").unwrap_or("");
         attrs.push((
             format!("arksim.qual.{q}.{name}"),
-            AttrValue::Str(format!("{value}: {reason}")),
+            AttrValue::Str(format!("{value}: {reason}").into()),
         ));
     }
     for key in [
@@ -236,7 +236,10 @@ fn turn_attributes(
                 jsonrec::str_at(error, "behavior_failure_category").unwrap_or("?"),
                 jsonrec::str_at(error, "unique_error_description").unwrap_or("")
             );
-            attrs.push((format!("arksim.unique_error.{id}"), AttrValue::Str(text)));
+            attrs.push((
+                format!("arksim.unique_error.{id}"),
+                AttrValue::Str(text.into()),
+            ));
         }
     }
     attrs

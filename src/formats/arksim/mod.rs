@@ -256,7 +256,7 @@ impl TurnContext<'_> {
         ] {
             if !value.is_empty() {
                 root.attributes
-                    .push((key.into(), AttrValue::Str(value.to_owned())));
+                    .push((key.into(), AttrValue::Str(value.into())));
             }
         }
         let mut calls = Vec::new();
@@ -335,9 +335,9 @@ pub(crate) fn turn_root_span(
         attributes: vec![
             (
                 "arksim.conversation_id".into(),
-                AttrValue::Str(conversation_id.to_owned()),
+                AttrValue::Str(conversation_id.into()),
             ),
-            ("arksim.turn_id".into(), AttrValue::Str(turn_id.to_owned())),
+            ("arksim.turn_id".into(), AttrValue::Str(turn_id.into())),
         ],
         origin: Some(input.origin.clone()),
         ..Default::default()

@@ -133,8 +133,8 @@ pub fn attr_of(value: &Value) -> AttrValue {
             .as_i64()
             .map(AttrValue::Int)
             .unwrap_or_else(|| AttrValue::Float(n.as_f64().unwrap_or(f64::NAN))),
-        Value::String(s) => AttrValue::Str(s.clone()),
-        other => AttrValue::Str(other.to_string()),
+        Value::String(s) => AttrValue::Str(s.clone().into()),
+        other => AttrValue::Str(other.to_string().into()),
     }
 }
 

@@ -141,8 +141,8 @@ impl RequestId {
             RequestId::Number(n) => n
                 .parse::<i64>()
                 .map(AttrValue::Int)
-                .unwrap_or_else(|_| AttrValue::Str(n.clone())),
-            RequestId::Text(s) => AttrValue::Str(s.clone()),
+                .unwrap_or_else(|_| AttrValue::Str(n.clone().into())),
+            RequestId::Text(s) => AttrValue::Str(s.clone().into()),
         }
     }
 }
@@ -209,10 +209,13 @@ impl Session<'_, '_> {
         match root.get("server_command") {
             Some(Value::Array(parts)) => {
                 let command: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-                self.root_attr("mcp.server.command", AttrValue::Str(command.join(" ")));
+                self.root_attr(
+                    "mcp.server.command",
+                    AttrValue::Str(command.join(" ").into()),
+                );
             }
             Some(Value::String(command)) => {
-                self.root_attr("mcp.server.command", AttrValue::Str(command.clone()));
+                self.root_attr("mcp.server.command", AttrValue::Str(command.clone().into()));
             }
             _ => {}
         }
@@ -412,8 +415,10 @@ impl Session<'_, '_> {
             }
             Some(Waiting::Protocol(method)) => {
                 let result = message.get("result").unwrap_or(&Value::Null);
-                let mut attributes =
-                    vec![("mcp.method.name".into(), AttrValue::Str(method.clone()))];
+                let mut attributes = vec![(
+                    "mcp.method.name".into(),
+                    AttrValue::Str(method.clone().into()),
+                )];
                 if method == "initialize" {
                     if let Some(server) = result.get("serverInfo") {
                         self.info_attrs("mcp.server", server);
@@ -428,13 +433,13 @@ impl Session<'_, '_> {
                         .filter_map(|t| str_field(t, "name"))
                         .map(|n| AttrValue::Str(n.into()))
                         .collect();
-                    self.root_attr("mcp.server.tools", AttrValue::List(names.clone()));
-                    attributes.push(("tools".into(), AttrValue::List(names)));
+                    self.root_attr("mcp.server.tools", AttrValue::List(names.clone().into()));
+                    attributes.push(("tools".into(), AttrValue::List(names.into())));
                 }
                 if let Some(error) = error {
                     attributes.push((
                         "error.message".into(),
-                        AttrValue::Str(message_logs::error_text(error)),
+                        AttrValue::Str(message_logs::error_text(error).into()),
                     ));
                 }
                 self.event(time, format!("response {method}"), attributes);

@@ -140,7 +140,7 @@ impl Conversation {
             time_unix_nano: time,
             name: "unpaired tool result".into(),
             attributes: vec![
-                ("what".into(), AttrValue::Str(what.to_owned())),
+                ("what".into(), AttrValue::Str(what.into())),
                 (
                     "content".into(),
                     AttrValue::Payload(Box::new(Payload::inline("content", payload_text(content)))),

@@ -229,7 +229,7 @@ impl Parser {
         };
         span.attributes.push((
             "openai_agents.span_type".into(),
-            AttrValue::Str(data_type.to_owned()),
+            AttrValue::Str(data_type.into()),
         ));
         let name_field = jsonrec::str_at(data, "name");
         match data_type {

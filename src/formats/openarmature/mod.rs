@@ -241,7 +241,7 @@ impl Parser {
         span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(str::to_owned);
         span.attributes.push((
             "openarmature.invocation_id".into(),
-            AttrValue::Str(invocation.to_owned()),
+            AttrValue::Str(invocation.into()),
         ));
         if let Some(entry) = event.get("entry_node") {
             span.attributes.push((
@@ -383,7 +383,7 @@ impl Parser {
                         if let Some(category) = category {
                             span.attributes.push((
                                 "openarmature.error.category".into(),
-                                AttrValue::Str(category.clone()),
+                                AttrValue::Str(category.clone().into()),
                             ));
                             self.failure_category
                                 .insert(invocation.to_owned(), category);

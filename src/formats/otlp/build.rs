@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::classify::{self, AttrSource};
 use super::wire::{self, Leniency, Scalar, Text};
+use crate::formats::common::intern;
 use crate::model::{
     AttrValue, Batch, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
     RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
@@ -173,7 +174,7 @@ fn build_span(
         .iter()
         .map(|kv| {
             (
-                intern_field(&kv.key),
+                intern::name(&kv.key),
                 payloads.attr_value(&kv.key, kv.value.as_ref()),
             )
         })
@@ -275,7 +276,7 @@ impl Payloads<'_> {
             if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
                 return AttrValue::Payload(Box::new(self.payload(key, text)));
             }
-            return AttrValue::Str(text.decoded().into_owned());
+            return AttrValue::Str(intern::value(&text.decoded()));
         }
         plain_value(value)
     }
@@ -306,37 +307,16 @@ impl Payloads<'_> {
         Payload {
             state,
             bytes: len as u64,
-            field: Some(intern_field(field)),
+            field: Some(intern::name(field)),
             body: PayloadBody::Range(range),
         }
     }
 }
 
-/// Attribute keys and payload field names repeat on every span: share one allocation per name (per thread, and
-/// only for the first few thousand names, so hostile input cannot grow it without bound).
-fn intern_field(field: &str) -> Arc<str> {
-    const MAX_NAMES: usize = 4096;
-    thread_local! {
-        static NAMES: std::cell::RefCell<std::collections::HashMap<Box<str>, Arc<str>>> =
-            std::cell::RefCell::new(std::collections::HashMap::new());
-    }
-    NAMES.with(|names| {
-        let mut names = names.borrow_mut();
-        if let Some(name) = names.get(field) {
-            return name.clone();
-        }
-        let name: Arc<str> = field.into();
-        if names.len() < MAX_NAMES {
-            names.insert(field.into(), name.clone());
-        }
-        name
-    })
-}
-
 /// Non-string values (strings nested in arrays and maps stay inline: they are rarely big).
 fn plain_value(value: &wire::AnyValue) -> AttrValue {
     if let Some(text) = &value.string_value {
-        AttrValue::Str(text.decoded().into_owned())
+        AttrValue::Str(intern::value(&text.decoded()))
     } else if let Some(b) = value.bool_value {
         AttrValue::Bool(b)
     } else if let Some(i) = &value.int_value {
@@ -347,7 +327,7 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
         use base64::Engine as _;
         base64::engine::general_purpose::STANDARD
             .decode(b.as_bytes())
-            .map_or(AttrValue::Null, AttrValue::Bytes)
+            .map_or(AttrValue::Null, |bytes| AttrValue::Bytes(bytes.into()))
     } else if let Some(array) = &value.array_value {
         AttrValue::List(array.values.iter().map(plain_value).collect())
     } else if let Some(kv) = &value.kvlist_value {
@@ -406,7 +386,7 @@ impl AttrSource for WireSource<'_, '_, '_> {
 pub fn render_json(value: &AttrValue) -> serde_json::Value {
     use serde_json::Value;
     match value {
-        AttrValue::Str(s) => Value::String(s.clone()),
+        AttrValue::Str(s) => Value::String(s.to_string()),
         AttrValue::Int(i) => Value::from(*i),
         AttrValue::Float(f) => Value::from(*f),
         AttrValue::Bool(b) => Value::Bool(*b),

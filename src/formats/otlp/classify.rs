@@ -122,7 +122,7 @@ impl<'s> Attrs<'s> {
             Some(AttrValue::Str(s)) if s.starts_with('[') => {
                 serde_json::from_str::<Vec<String>>(s).unwrap_or_default()
             }
-            Some(AttrValue::Str(s)) if !s.is_empty() => vec![s.clone()],
+            Some(AttrValue::Str(s)) if !s.is_empty() => vec![s.to_string()],
             _ => Vec::new(),
         }
     }
@@ -490,7 +490,7 @@ mod tests {
     fn attrs(pairs: &[(&str, &str)]) -> Vec<(std::sync::Arc<str>, AttrValue)> {
         pairs
             .iter()
-            .map(|(k, v)| ((*k).into(), AttrValue::Str(v.to_string())))
+            .map(|(k, v)| ((*k).into(), AttrValue::Str(v.to_string().into())))
             .collect()
     }
 
