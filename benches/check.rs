@@ -105,7 +105,7 @@ fn store() -> Store {
                     name: Some(call.name),
                     ..ToolFacts::default()
                 })),
-                input: Payload::inline("gen_ai.tool.call.arguments", args),
+                input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
                 format: "bench",
                 ..Span::default()
             });

@@ -41,7 +41,8 @@ fn store() -> Store {
         tool.input = Payload::inline(
             "gen_ai.tool.call.arguments",
             format!(r#"{{"order_id": "ORD-{inv}", "customer": "c{inv}@example.com"}}"#),
-        );
+        )
+        .into();
         if failing {
             tool.status = SpanStatus::Error;
             tool.error = Some(Box::new(ErrorInfo {

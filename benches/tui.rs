@@ -71,7 +71,8 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
                     call_id: Some(format!("call{n}-{c}")),
                     requested_by: None,
                 }));
-                span.input = Payload::inline("args", r#"{"query":"weather in Oslo","limit":5}"#);
+                span.input =
+                    Payload::inline("args", r#"{"query":"weather in Oslo","limit":5}"#).into();
                 if c % 7 == 1 {
                     span.status = SpanStatus::Error;
                 }

@@ -300,10 +300,12 @@ pub struct Span {
     pub llm: Option<Box<LlmFacts>>,
     pub tool: Option<Box<ToolFacts>>,
     pub retrieval: Option<Box<RetrievalFacts>>,
+    // Payloads are absent from most spans (a run's agent, chain and plain spans record none):
+    // out of line, so those spans pay a pointer each instead of two payloads' size.
     /// Arguments, prompt messages, query or input strings.
-    pub input: Payload,
+    pub input: Sparse<Payload>,
     /// Result, completion, documents.
-    pub output: Payload,
+    pub output: Sparse<Payload>,
     /// Keys are shared: the same few names repeat on every span.
     pub attributes: Vec<(Arc<str>, AttrValue)>,
     pub events: Vec<SpanEvent>,

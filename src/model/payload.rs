@@ -100,6 +100,15 @@ pub struct Payload {
     pub body: PayloadBody,
 }
 
+impl super::SparseEmpty for Payload {
+    const EMPTY: &'static Self = &Payload {
+        state: PayloadState::NotCaptured,
+        bytes: 0,
+        field: None,
+        body: PayloadBody::Absent,
+    };
+}
+
 /// The marker OpenArmature appends to a value it cut: `…[truncated, N bytes total]`.
 pub fn truncation_marker_total(text: &str) -> Option<u64> {
     let tail_start = text.rfind("[truncated, ")?;

@@ -586,7 +586,7 @@ fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
         AttrValue::Payload(p) => Some(p.as_ref()),
         _ => None,
     });
-    [&span.input, &span.output]
+    [&*span.input, &*span.output]
         .into_iter()
         .chain(payload_attrs)
         .any(|p| revealed_payload_text(p).is_some_and(|t| contains_ci(&t, needle)))

@@ -294,7 +294,7 @@ fn sample_store() -> Store {
         call_id: Some("call_r1".into()),
         requested_by: None,
     }));
-    tool2.input = Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#);
+    tool2.input = Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#).into();
     tool2.format = "openai-agents";
 
     let mut store = Store::new();

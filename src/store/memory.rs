@@ -146,8 +146,13 @@ impl Tally {
                 + opt(&i.namespace)
                 + opt(&i.branch_name);
         }
-        self.payload(&span.input);
-        self.payload(&span.output);
+        for payload in [&span.input, &span.output] {
+            // Out of line when set: part of the span's record.
+            if !payload.is_unset() {
+                self.span_records += size_of::<Payload>() as u64;
+            }
+            self.payload(payload);
+        }
         self.attributes += (span.attributes.capacity() * size_of::<(Arc<str>, AttrValue)>()) as u64;
         for (key, value) in &span.attributes {
             self.shared_str(key);

@@ -34,13 +34,13 @@ impl LoadedPayloads {
         LoadedPayloads {
             input: load(&span.input),
             output: load(&span.output),
-            loaded_from: (span.input.clone(), span.output.clone()),
+            loaded_from: ((*span.input).clone(), (*span.output).clone()),
         }
     }
 
     /// Whether these texts still belong to `span` (its payload references are unchanged).
     pub fn is_current_for(&self, span: &TraceSpan) -> bool {
-        self.loaded_from.0 == span.input && self.loaded_from.1 == span.output
+        self.loaded_from.0 == *span.input && self.loaded_from.1 == *span.output
     }
 }
 

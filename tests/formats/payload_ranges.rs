@@ -40,8 +40,8 @@ fn otlp_files() -> Vec<PathBuf> {
 /// Every payload a span holds, labelled by where it sits.
 fn payloads(span: &Span) -> Vec<(String, &Payload)> {
     let mut out = vec![
-        ("input".to_owned(), &span.input),
-        ("output".to_owned(), &span.output),
+        ("input".to_owned(), &*span.input),
+        ("output".to_owned(), &*span.output),
     ];
     for (key, value) in &span.attributes {
         if let AttrValue::Payload(p) = value {

@@ -45,7 +45,7 @@ fn tool_span(
             name: Some(name.into()),
             ..ToolFacts::default()
         })),
-        input: Payload::inline("gen_ai.tool.call.arguments", args),
+        input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
         origin: Some(Origin::File(std::sync::Arc::new(file.to_path_buf()))),
         format: "test",
         ..Span::default()

@@ -86,7 +86,8 @@ fn llm(
     s.input = Payload::inline(
         "gen_ai.input.messages",
         r#"[{"role":"user","content":"Plan a trip to the coast"}]"#,
-    );
+    )
+    .into();
     s
 }
 
@@ -113,7 +114,7 @@ fn tool(
         call_id: Some(call.into()),
         requested_by: None,
     }));
-    s.input = Payload::inline("gen_ai.tool.call.arguments", args);
+    s.input = Payload::inline("gen_ai.tool.call.arguments", args).into();
     s
 }
 
@@ -178,7 +179,8 @@ pub fn sample_batch() -> Batch {
     spans[3].output = Payload::inline(
         "gen_ai.tool.call.result",
         r#"{"flights": ["LA123", "LA456"]}"#,
-    );
+    )
+    .into();
     spans[5].retrieval = Some(Box::new(RetrievalFacts {
         query: Some("visa rules for Peru".into()),
         document_count: Some(3),
@@ -186,7 +188,8 @@ pub fn sample_batch() -> Batch {
     spans[5].output = Payload::inline(
         "documents",
         "[\"doc one\", \"doc t…[truncated, 9000 bytes total]",
-    );
+    )
+    .into();
 
     let s = "summ";
     let mut summary = vec![
@@ -231,7 +234,8 @@ pub fn sample_batch() -> Batch {
     hostile[0].output = Payload::inline(
         "output",
         "before\u{1b}[2J after \u{1b}]52;c;SGVsbG8=\u{7} end",
-    );
+    )
+    .into();
     for sp in &mut hostile {
         sp.start_unix_nano -= 7_200_000 * MS;
         sp.end_unix_nano -= 7_200_000 * MS;

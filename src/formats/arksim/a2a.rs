@@ -303,9 +303,9 @@ impl TaskState {
             }
         }
         root.output = if texts.is_empty() {
-            crate::model::Payload::not_captured()
+            crate::model::Payload::not_captured().into()
         } else {
-            crate::model::Payload::inline("artifacts.parts.text", texts.join("\n"))
+            crate::model::Payload::inline("artifacts.parts.text", texts.join("\n")).into()
         };
         let count = calls.len();
         for (index, call) in calls.iter().enumerate() {

@@ -95,13 +95,15 @@ impl ToolCallRecord {
                 Some(&self.arguments),
                 at.record,
                 &format!("{}/arguments", self.pointer),
-            ),
+            )
+            .into(),
             output: jsonrec::payload_null_is_absent(
                 "result",
                 self.result.as_ref(),
                 at.record,
                 &format!("{}/result", self.pointer),
-            ),
+            )
+            .into(),
             format: at.format,
             origin: Some(input.origin.clone()),
             ..Default::default()

@@ -104,7 +104,8 @@ impl Format for ArksimEvaluation {
                         Some(turn),
                         record.as_ref(),
                         &format!("/conversations/{c}/turn_scores/{t}"),
-                    ),
+                    )
+                    .into(),
                     ..Default::default()
                 };
                 // The span carries the verdict's status, so a failed evaluation never reads ✓ ok.

@@ -240,7 +240,8 @@ impl TurnContext<'_> {
                 user.get("content"),
                 self.record,
                 &format!("{}/{i}/content", self.pointer),
-            );
+            )
+            .into();
         }
         if let Some((i, assistant)) = turn.assistant.last() {
             root.output = jsonrec::payload(
@@ -248,7 +249,8 @@ impl TurnContext<'_> {
                 assistant.get("content"),
                 self.record,
                 &format!("{}/{i}/content", self.pointer),
-            );
+            )
+            .into();
         }
         for (key, value) in [
             ("arksim.scenario_id", self.scenario_id),

@@ -47,7 +47,7 @@ fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
 }
 
 fn slots(span: &Span) -> Vec<(Slot, &Payload)> {
-    let mut out = vec![(Slot::Input, &span.input), (Slot::Output, &span.output)];
+    let mut out = vec![(Slot::Input, &*span.input), (Slot::Output, &*span.output)];
     for (i, (_, value)) in span.attributes.iter().enumerate() {
         if let AttrValue::Payload(p) = value {
             out.push((Slot::Attr(i), p));

@@ -118,9 +118,10 @@ pub fn build(
                 let mut span = base(turn_id.clone(), Some(&root_id), name, SpanKind::Llm);
                 span.start_unix_nano = turn.start;
                 span.line = turn.line;
-                span.output = Payload::inline("message", payload_text(&turn.message));
+                span.output = Payload::inline("message", payload_text(&turn.message)).into();
                 if !turn.prompt.is_empty() {
-                    span.input = Payload::inline("messages", Value::Array(turn.prompt).to_string());
+                    span.input =
+                        Payload::inline("messages", Value::Array(turn.prompt).to_string()).into();
                 }
                 span.attributes = crate::model::shared_keys(turn.attributes);
                 let mut llm = turn.llm;
@@ -250,8 +251,8 @@ fn tool_span(
         call_id: call.call_id,
         requested_by: None,
     }));
-    span.input = payload_of(call.args_field, call.args.as_ref());
-    span.output = payload_of(call.result_field, call.result.as_ref());
+    span.input = payload_of(call.args_field, call.args.as_ref()).into();
+    span.output = payload_of(call.result_field, call.result.as_ref()).into();
     span.status = if call.error.is_some() {
         SpanStatus::Error
     } else if call.result.is_some() {

@@ -25,7 +25,7 @@ use super::common::timestamp;
 use super::{Format, Input, arksim};
 use crate::model::{
     AttrValue, Batch, ErrorInfo, Identity, LlmFacts, Payload, Problem, RequestedToolCall, Span,
-    SpanKind, SpanStatus, ToolFacts,
+    SpanKind, SpanStatus, Sparse, ToolFacts,
 };
 
 pub struct OpenAiAgents;
@@ -265,18 +265,18 @@ impl Parser {
                 {
                     self.null_payload_functions += 1;
                 }
-                span.input = jsonrec::payload_null_is_absent(
+                span.input = Sparse::from(jsonrec::payload_null_is_absent(
                     "input",
                     input_value,
                     record,
                     &pointer("input"),
-                );
-                span.output = jsonrec::payload_null_is_absent(
+                ));
+                span.output = Sparse::from(jsonrec::payload_null_is_absent(
                     "output",
                     data.get("output"),
                     record,
                     &pointer("output"),
-                );
+                ));
                 if let Some(mcp) = data.get("mcp_data").filter(|v| !v.is_null()) {
                     span.attributes
                         .push(("openai_agents.mcp_data".into(), jsonrec::attr_of(mcp)));
@@ -290,26 +290,26 @@ impl Parser {
                     self.requested
                         .push((span.trace_id.clone(), id, name, arguments));
                 }
-                span.input = jsonrec::payload_null_is_absent(
+                span.input = Sparse::from(jsonrec::payload_null_is_absent(
                     "input",
                     data.get("input"),
                     record,
                     &pointer("input"),
-                );
-                span.output = jsonrec::payload_null_is_absent(
+                ));
+                span.output = Sparse::from(jsonrec::payload_null_is_absent(
                     "output",
                     data.get("output"),
                     record,
                     &pointer("output"),
-                );
+                ));
             }
             "response" => {
                 span.kind = SpanKind::Llm;
                 span.name = "response".into();
                 span.llm = Some(Box::new(llm_facts(data)));
                 // The SDK exports only the response id and usage: the text is never recorded.
-                span.input = Payload::not_captured();
-                span.output = Payload::not_captured();
+                span.input = Payload::not_captured().into();
+                span.output = Payload::not_captured().into();
                 if let Some(id) = data.get("response_id") {
                     span.attributes
                         .push(("openai_agents.response_id".into(), jsonrec::attr_of(id)));
@@ -340,12 +340,12 @@ impl Parser {
             "custom" => {
                 span.kind = SpanKind::Node;
                 span.name = name_field.unwrap_or("custom").to_owned();
-                span.output = jsonrec::payload_null_is_absent(
+                span.output = Sparse::from(jsonrec::payload_null_is_absent(
                     "data",
                     data.get("data"),
                     record,
                     &pointer("data"),
-                );
+                ));
             }
             "mcp_tools" => {
                 span.kind = SpanKind::Tool;
@@ -355,12 +355,12 @@ impl Parser {
                     name: Some(span.name.clone()),
                     ..Default::default()
                 }));
-                span.output = jsonrec::payload_null_is_absent(
+                span.output = Sparse::from(jsonrec::payload_null_is_absent(
                     "result",
                     data.get("result"),
                     record,
                     &pointer("result"),
-                );
+                ));
             }
             other => {
                 span.kind = SpanKind::Other;

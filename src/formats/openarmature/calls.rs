@@ -70,7 +70,8 @@ impl Parser {
             event.get("input_messages"),
             record,
             "/input_messages",
-        );
+        )
+        .into();
         span.output = match event.get("output_content").filter(|c| !c.is_null()) {
             Some(content) => {
                 jsonrec::payload("output_content", Some(content), record, "/output_content")
@@ -81,7 +82,8 @@ impl Parser {
                 record,
                 "/output_tool_calls",
             ),
-        };
+        }
+        .into();
         self.spans.push(span);
     }
 
@@ -116,13 +118,15 @@ impl Parser {
                 event.get("input_strings"),
                 record,
                 "/input_strings",
-            );
+            )
+            .into();
             span.output = jsonrec::payload_null_is_absent(
                 "output_vectors",
                 event.get("output_vectors"),
                 record,
                 "/output_vectors",
-            );
+            )
+            .into();
         } else if event_type.starts_with("Rerank") {
             span.span_id = format!("rerank:{call_id}");
             span.name = "openarmature.rerank.complete".into();
@@ -138,13 +142,14 @@ impl Parser {
                 document_count: jsonrec::u64_at(event, "document_count"),
             }));
             span.input =
-                jsonrec::payload("documents", event.get("documents"), record, "/documents");
+                jsonrec::payload("documents", event.get("documents"), record, "/documents").into();
             span.output = jsonrec::payload_null_is_absent(
                 "output_results",
                 event.get("output_results"),
                 record,
                 "/output_results",
-            );
+            )
+            .into();
         } else {
             self.tool_calls += 1;
             span.span_id = format!("tool:{call_id}");
@@ -156,11 +161,11 @@ impl Parser {
                 requested_by: None,
             }));
             span.input =
-                jsonrec::payload("arguments", event.get("arguments"), record, "/arguments");
+                jsonrec::payload("arguments", event.get("arguments"), record, "/arguments").into();
             span.output = if event_type == "ToolCallEvent" {
-                jsonrec::payload("result", event.get("result"), record, "/result")
+                jsonrec::payload("result", event.get("result"), record, "/result").into()
             } else {
-                crate::model::Payload::not_captured()
+                crate::model::Payload::not_captured().into()
             };
         }
         self.spans.push(span);

@@ -332,7 +332,8 @@ impl Parser {
                     event.get("pre_state"),
                     record,
                     "/pre_state",
-                );
+                )
+                .into();
                 let (start, _) = self.tick(NODE_TICK_NS);
                 span.start_unix_nano = start;
                 span.end_unix_nano = start;
@@ -367,7 +368,8 @@ impl Parser {
                     event.get("post_state"),
                     record,
                     "/post_state",
-                );
+                )
+                .into();
                 span.line = Some(line.number);
                 match event.get("error").filter(|e| !e.is_null()) {
                     Some(error) => {

@@ -233,8 +233,8 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
     span.tool = tool.map(Box::new);
     span.llm = llm.map(Box::new);
     span.retrieval = retrieval.map(Box::new);
-    span.input = input;
-    span.output = output;
+    span.input = input.into();
+    span.output = output.into();
 }
 
 fn first_payload(keys: &[&str], attrs: &Attrs, source: &dyn AttrSource) -> Payload {
