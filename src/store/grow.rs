@@ -93,10 +93,10 @@ impl Invocation {
         let parent_of = |i: usize| -> Option<usize> {
             if i < from {
                 return self.tree.parent[i].or_else(|| {
-                    named_parent(&self.spans[i]).and_then(|p| self.span_index.get(p).copied())
+                    named_parent(&self.spans[i]).and_then(|p| self.span_index.get(&self.spans, p))
                 });
             }
-            named_parent(&self.spans[i]).and_then(|p| self.span_index.get(p).copied())
+            named_parent(&self.spans[i]).and_then(|p| self.span_index.get(&self.spans, p))
         };
         for i in from..self.spans.len() {
             let mut at = i;
@@ -118,7 +118,7 @@ impl Invocation {
         if spans[i].status.is_error() {
             tree.health[i] = Health::Error;
         }
-        match named_parent(&spans[i]).map(|p| (p, self.span_index.get(p).copied())) {
+        match named_parent(&spans[i]).map(|p| (p, self.span_index.get(spans, p))) {
             Some((_, Some(p))) => {
                 let list = &mut tree.children[p];
                 let at = list

@@ -36,7 +36,7 @@ impl Invocation {
         self.changed_at
     }
     pub fn span_by_id(&self, span_id: &str) -> Option<usize> {
-        self.span_index.get(span_id).copied()
+        self.span_index.get(&self.spans, span_id)
     }
     pub fn health_of(&self, span: usize) -> Health {
         self.tree.health.get(span).copied().unwrap_or_default()
@@ -52,7 +52,7 @@ impl Invocation {
     /// differs, the copy that carries a failure is kept (a failure is never hidden) and the
     /// conflict is reported.
     pub(super) fn push(&mut self, span: Span) -> Pushed {
-        if let Some(&existing) = self.span_index.get(&span.span_id) {
+        if let Some(existing) = self.span_index.get(&self.spans, &span.span_id) {
             let Some(slot) = self.spans.get_mut(existing) else {
                 return Pushed::Duplicate;
             };
@@ -94,21 +94,15 @@ impl Invocation {
         }
         self.approx_bytes += approx_span_bytes(&span);
         self.has_stand_ins |= span.kind == SpanKind::Tool && span.is_provisional();
-        self.span_index
-            .insert(span.span_id.clone(), self.spans.len());
         self.spans.push(span);
+        self.span_index.pushed(&self.spans);
         Pushed::Added
     }
 
     pub(super) fn retain_spans(&mut self, keep: impl Fn(&Span) -> bool) -> usize {
         let before = self.spans.len();
         self.spans.retain(keep);
-        self.span_index = self
-            .spans
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.span_id.clone(), i))
-            .collect();
+        self.span_index = span_index::SpanIndex::of(&self.spans);
         self.approx_bytes = self.spans.iter().map(approx_span_bytes).sum();
         self.needs_rebuild = true;
         before - self.spans.len()
@@ -179,7 +173,7 @@ impl Invocation {
         for &r in &self.tree.roots {
             // A parent that arrived after the build is still missing from the tree.
             if let Some(missing) = named_parent(&self.spans[r])
-                && (self.span_index.get(missing)).is_none_or(|&p| p >= self.built)
+                && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built)
             {
                 links.waiting.entry(missing.to_owned()).or_default().push(r);
             }

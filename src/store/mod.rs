@@ -13,6 +13,7 @@ mod grow;
 mod invocation;
 mod memory;
 pub mod search_index;
+mod span_index;
 mod summary;
 mod tree;
 
@@ -162,7 +163,7 @@ impl Summary {
 pub struct Invocation {
     pub id: String,
     pub spans: Vec<Span>,
-    span_index: HashMap<String, usize>,
+    span_index: span_index::SpanIndex,
     // Verdict, gold and name are absent from most runs: boxed, so a run without them pays a
     // pointer each rather than their size.
     pub eval: Option<Box<EvalVerdict>>,

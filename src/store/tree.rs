@@ -67,9 +67,9 @@ pub(super) fn link_tool_calls(spans: &mut [Span]) {
     }
 }
 
-pub(super) fn build_tree(spans: &[Span], index: &HashMap<String, usize>) -> Tree {
+pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -> Tree {
     let n = spans.len();
-    let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(p).copied());
+    let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(spans, p));
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut roots: Vec<usize> = Vec::new();
     for (i, span) in spans.iter().enumerate() {
