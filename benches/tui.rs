@@ -301,7 +301,7 @@ fn received(spans: Vec<OtlpSpan>) -> Batch {
             ..Default::default()
         }],
     };
-    let origin = Origin::Endpoint("otlp://127.0.0.1:4318".into());
+    let origin = Origin::endpoint("otlp://127.0.0.1:4318");
     batch_from_request(&request, &origin, "otlp-protobuf", None)
 }
 

@@ -139,7 +139,7 @@ fn decode_request(data: &[u8], compression: Compression, body_types: &[BodyType]
             continue;
         };
         let _ = decode::retain_valid_spans(&mut request);
-        let origin = Origin::Endpoint("otlp://fuzz".into());
+        let origin = Origin::endpoint("otlp://fuzz");
         let batch = formats::otlp::batch_from_request(&request, &origin, "otlp-protobuf", None);
         let mut store = Store::new();
         store.ingest(batch);

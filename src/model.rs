@@ -131,8 +131,15 @@ impl Health {
 pub enum Origin {
     /// Shared: every span of a file carries its origin, and a clone is a reference count.
     File(Arc<PathBuf>),
-    /// A network endpoint (receiver or attached feed); payloads from here are inline.
-    Endpoint(String),
+    /// A network endpoint (receiver or attached feed); payloads from here are inline. Shared
+    /// like a file's path (an `Arc<String>`, one word, keeps an origin at two words).
+    Endpoint(Arc<String>),
+}
+
+impl Origin {
+    pub fn endpoint(name: impl Into<String>) -> Origin {
+        Origin::Endpoint(Arc::new(name.into()))
+    }
 }
 
 impl fmt::Display for Origin {

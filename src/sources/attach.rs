@@ -119,7 +119,7 @@ impl Feed {
         let client = remote::client(options.connect_timeout, &options.remote);
         Feed {
             base: url.trim_end_matches('/').to_owned(),
-            origin: Origin::Endpoint(url.clone()),
+            origin: Origin::endpoint(url.clone()),
             url,
             tx,
             options,

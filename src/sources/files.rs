@@ -185,9 +185,9 @@ pub fn load_file(path: &Path) -> Loaded {
     let stdin = path == Path::new(STDIN);
     let special = !stdin && std::fs::metadata(path).is_ok_and(|m| !m.is_file());
     let origin = if stdin {
-        Origin::Endpoint("stdin".into())
+        Origin::endpoint("stdin")
     } else if special {
-        Origin::Endpoint(path.display().to_string())
+        Origin::endpoint(path.display().to_string())
     } else {
         Origin::File(std::sync::Arc::new(path.to_path_buf()))
     };

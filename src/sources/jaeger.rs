@@ -242,7 +242,7 @@ pub async fn read_window(
         Err((_, message)) => return Err(message),
     };
     let found = pages(&search)?;
-    let origin = Origin::Endpoint(origin_url.to_owned());
+    let origin = Origin::endpoint(origin_url.to_owned());
     let mut loaded = Vec::new();
     let mut read = Vec::new();
     for id in trace_ids(&found)

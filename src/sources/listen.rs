@@ -60,7 +60,7 @@ pub async fn spawn_listen(
         .map(|a| a.to_string())
         .unwrap_or_default();
     let grpc = receiver.grpc_addr.map(|a| a.to_string());
-    let origin = Origin::Endpoint(format!("otlp://{http}"));
+    let origin = Origin::endpoint(format!("otlp://{http}"));
     let status = move |requests: u64| {
         IngestEvent::Status(SourceStatus::Listening {
             http: http.clone(),

@@ -243,7 +243,7 @@ pub async fn snapshot(
         options,
     )
     .await?;
-    let origin = Origin::Endpoint(url.to_owned());
+    let origin = Origin::endpoint(url.to_owned());
     let mut trace_of: HashMap<String, String> = HashMap::new();
     for span in &spans {
         if let (Some(span_id), Some(trace_id)) =

@@ -277,7 +277,7 @@ async fn serve_feed_snapshot(
         };
         return Err(status_problem("/api/v1/stream", response.status(), hint));
     }
-    let origin = Origin::Endpoint(url.to_owned());
+    let origin = Origin::endpoint(url.to_owned());
     let mut out = Vec::new();
     let mut body = response.into_body();
     let mut pending: Vec<u8> = Vec::new();
@@ -316,7 +316,7 @@ async fn serve_feed_snapshot(
 
 /// A remote source that yielded nothing, with the reason as its problem.
 pub fn failed(url: &str, message: String) -> Loaded {
-    let origin = Origin::Endpoint(url.to_owned());
+    let origin = Origin::endpoint(url.to_owned());
     let mut batch = Batch::default();
     batch.problems.push(Problem::error(&origin, None, message));
     Loaded {

@@ -166,10 +166,14 @@ impl Tally {
                     string(key) + self.attr(value) + size_of::<(String, AttrValue)>() as u64;
             }
         }
-        if let Some(Origin::File(path)) = &span.origin
-            && self.seen.insert(Arc::as_ptr(path) as usize)
-        {
-            self.shared += path.as_os_str().len() as u64;
+        match &span.origin {
+            Some(Origin::File(path)) if self.seen.insert(Arc::as_ptr(path) as usize) => {
+                self.shared += path.as_os_str().len() as u64;
+            }
+            Some(Origin::Endpoint(name)) if self.seen.insert(Arc::as_ptr(name) as usize) => {
+                self.shared += name.capacity() as u64;
+            }
+            _ => {}
         }
     }
 

@@ -343,7 +343,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 700),
-        ("Span", size_of::<Span>(), 296),
+        ("Span", size_of::<Span>(), 288),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 24),
     ];
     for (name, size, bound) in sizes {

@@ -29,7 +29,7 @@ fn place(inv: &Invocation, span: usize) -> String {
     match (&s.origin, s.line) {
         (Some(Origin::File(path)), Some(line)) => format!("{}:{line}", path.display()),
         (Some(Origin::File(path)), None) => path.display().to_string(),
-        (Some(Origin::Endpoint(endpoint)), _) => endpoint.clone(),
+        (Some(Origin::Endpoint(endpoint)), _) => endpoint.to_string(),
         (None, _) => String::new(),
     }
 }

@@ -132,7 +132,7 @@ fn hostile_lines_are_reported_and_the_rest_loads() {
         ),
     ];
     for (bytes, format, problem) in cases {
-        let loaded = formats::load_bytes(Origin::Endpoint("test".into()), bytes);
+        let loaded = formats::load_bytes(Origin::endpoint("test"), bytes);
         assert_eq!(loaded.detection.format, format);
         assert!(
             loaded

@@ -321,7 +321,7 @@ fn large_attribute_values_become_payloads_by_reference_or_inline() {
     assert!(warnings.is_empty());
     let batch = otlp::batch_from_request(
         &decoded,
-        &Origin::Endpoint("127.0.0.1:4318".into()),
+        &Origin::endpoint("127.0.0.1:4318"),
         "otlp-json",
         None,
     );
@@ -338,7 +338,7 @@ fn receiver_api_counts_and_rejects_invalid_spans() {
     let (valid, rejected, reason) = otlp::count_invalid_spans(&request);
     assert_eq!((valid, rejected), (2, 4));
     assert!(reason.unwrap().contains("trace id is missing"));
-    let origin = Origin::Endpoint("test".into());
+    let origin = Origin::endpoint("test");
     let batch = otlp::batch_from_request(&request, &origin, "otlp-json", None);
     assert_eq!(batch.spans.len(), 2);
     assert_eq!(batch.problems.len(), 4);

@@ -62,7 +62,7 @@ fn payloads(span: &Span) -> Vec<(String, &Payload)> {
 fn parsed_in_memory(path: &Path, format: &'static str) -> Vec<Span> {
     let raw = std::fs::read(path).unwrap();
     let bytes = formats::maybe_gunzip(&raw).unwrap().unwrap_or(raw);
-    let origin = Origin::Endpoint("memory".into());
+    let origin = Origin::endpoint("memory");
     let mut spans = Vec::new();
     if format == "otlp-protobuf" {
         // Framed files (the Collector's length-prefixed protobuf) are not one request.
@@ -200,7 +200,7 @@ fn every_formats_payloads_read_back_as_a_full_parse_gives_them() {
             continue;
         };
         let raw = std::fs::read(path).unwrap();
-        let in_memory = formats::load_bytes(Origin::Endpoint("memory".into()), &raw);
+        let in_memory = formats::load_bytes(Origin::endpoint("memory"), &raw);
         if in_memory.detection.format != Some(format) {
             // Detected by its file name only (a `.pb` body): nothing to compare against.
             continue;

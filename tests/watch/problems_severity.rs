@@ -147,7 +147,7 @@ fn dump_explain_shows_every_severity() {
 
 #[test]
 fn unrecognised_content_is_classified_by_what_it_looks_like() {
-    let origin = Origin::Endpoint("test".into());
+    let origin = Origin::endpoint("test");
     let cases: [(&[u8], Option<&str>, Severity); 8] = [
         (b"", None, Severity::Note),
         (b"  \n", Some("json"), Severity::Note),

@@ -105,7 +105,7 @@ impl Recorder {
                     self.delivered += 1;
                     let key = match &span.origin {
                         Some(Origin::File(path)) => (**path).clone(),
-                        Some(Origin::Endpoint(url)) => PathBuf::from(url),
+                        Some(Origin::Endpoint(url)) => PathBuf::from(url.as_str()),
                         None => PathBuf::new(),
                     };
                     let offset = match span.attributes.first() {

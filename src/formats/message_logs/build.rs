@@ -224,7 +224,7 @@ fn leave_big_payloads_on_disk(
 pub fn reload_payload(format: &dyn Format, record: &[u8], locator: &str) -> Option<String> {
     let (span_id, which) = locator.rsplit_once('#')?;
     // A non-file origin keeps every payload inline in the re-parse.
-    let origin = Origin::Endpoint("payload reload".into());
+    let origin = Origin::endpoint("payload reload");
     let input = Input::new(&origin, record, None);
     let batch = format.parse(&input);
     let span = batch.spans.iter().find(|s| s.span_id == span_id)?;

@@ -299,7 +299,7 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
 fn evaluation_without_its_id_is_still_an_evaluation() {
     let doc = br#"{"simulation_id": "s", "conversations": [{"conversation_id": "c", "turn_scores": [
         {"turn_id": 0, "turn_score": 1.5, "turn_behavior_failure": "repetition", "turn_behavior_failure_reason": "again"}]}]}"#;
-    let loaded = formats::load_bytes(Origin::Endpoint("test".into()), doc);
+    let loaded = formats::load_bytes(Origin::endpoint("test"), doc);
     assert_eq!(loaded.detection.format, Some("arksim-evaluation"));
     let (id, verdict) = &loaded.batch.evals[0];
     assert_eq!(id, "c/turn-0");
