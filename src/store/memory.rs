@@ -221,7 +221,10 @@ impl Tally {
         // A hash map entry: key, value and a control byte; keys own their strings.
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
-        self.id_maps += inv.span_index.keys().map(|k| map_entry(k, 8)).sum::<u64>();
+        if inv.span_index.has_map() {
+            self.id_maps += size_of::<std::collections::HashMap<String, usize>>() as u64
+                + inv.span_index.keys().map(|k| map_entry(k, 8)).sum::<u64>();
+        }
         if let Some(links) = &inv.links {
             self.id_maps += size_of_val(links.as_ref()) as u64
                 + links
