@@ -228,17 +228,18 @@ pub struct ErrorInfo {
     pub message_is_result: bool,
 }
 
-/// Identity fields that tie spans to runs, nodes and retries.
+/// Identity fields that tie spans to runs, nodes and retries. The texts are shared: every span
+/// of a run or node repeats them, and a parser hands out the attribute value's own allocation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Identity {
-    pub invocation_id: Option<String>,
-    pub correlation_id: Option<String>,
-    pub node_name: Option<String>,
-    pub namespace: Option<String>,
+    pub invocation_id: Option<Arc<str>>,
+    pub correlation_id: Option<Arc<str>>,
+    pub node_name: Option<Arc<str>>,
+    pub namespace: Option<Arc<str>>,
     /// `openarmature.llm.attempt_index`: sibling LLM spans 0..N are attempts of one call.
     pub attempt_index: Option<u32>,
     pub fan_out_index: Option<u32>,
-    pub branch_name: Option<String>,
+    pub branch_name: Option<Arc<str>>,
 }
 
 impl SparseEmpty for Identity {

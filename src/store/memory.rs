@@ -139,12 +139,17 @@ impl Tally {
         }
         if !span.identity.is_unset() {
             let i = &*span.identity;
-            self.facts += size_of_val(i) as u64
-                + opt(&i.invocation_id)
-                + opt(&i.correlation_id)
-                + opt(&i.node_name)
-                + opt(&i.namespace)
-                + opt(&i.branch_name);
+            self.facts += size_of_val(i) as u64;
+            let texts = [
+                &i.invocation_id,
+                &i.correlation_id,
+                &i.node_name,
+                &i.namespace,
+                &i.branch_name,
+            ];
+            for text in texts.into_iter().flatten() {
+                self.facts += self.once(text);
+            }
         }
         for payload in [&span.input, &span.output] {
             // Out of line when set: part of the span's record.

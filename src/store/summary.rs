@@ -128,7 +128,7 @@ pub(super) fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
         spans
             .iter()
             .filter(|s| s.format == "openai-agents")
-            .find_map(|s| s.identity.correlation_id.clone())
+            .find_map(|s| s.identity.correlation_id.as_deref().map(str::to_owned))
             .filter(|v| !v.trim().is_empty())
     });
     let turn = ["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"]

@@ -193,13 +193,16 @@ pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'st
             ident.push(format!("{k}={v}"));
         }
     };
-    add("node", id.node_name.clone());
+    add("node", id.node_name.as_deref().map(str::to_owned));
     add("attempt", id.attempt_index.map(|a| a.to_string()));
     add("fan-out", id.fan_out_index.map(|a| a.to_string()));
-    add("branch", id.branch_name.clone());
-    add("namespace", id.namespace.clone());
-    add("invocation", id.invocation_id.clone());
-    add("correlation", id.correlation_id.clone());
+    add("branch", id.branch_name.as_deref().map(str::to_owned));
+    add("namespace", id.namespace.as_deref().map(str::to_owned));
+    add("invocation", id.invocation_id.as_deref().map(str::to_owned));
+    add(
+        "correlation",
+        id.correlation_id.as_deref().map(str::to_owned),
+    );
     if !ident.is_empty() {
         lines.push(fact(
             theme,

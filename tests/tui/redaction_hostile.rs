@@ -200,7 +200,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         ..Default::default()
     };
     root.identity = Identity {
-        node_name: Some(text(Field::NodeName, "plan")),
+        node_name: Some(text(Field::NodeName, "plan").into()),
         ..Default::default()
     }
     .into();

@@ -215,8 +215,8 @@ impl TaskState {
             start_unix_nano: self.time,
             end_unix_nano: self.time,
             identity: Identity {
-                invocation_id: Some(self.id.clone()),
-                correlation_id: self.context_id.clone(),
+                invocation_id: Some(self.id.clone().into()),
+                correlation_id: self.context_id.clone().map(Into::into),
                 ..Default::default()
             }
             .into(),

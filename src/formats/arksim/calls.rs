@@ -81,7 +81,7 @@ impl ToolCallRecord {
             start_unix_nano: at.time,
             end_unix_nano: at.time,
             identity: Identity {
-                invocation_id: Some(at.trace_id.to_owned()),
+                invocation_id: Some(at.trace_id.into()),
                 ..Default::default()
             }
             .into(),

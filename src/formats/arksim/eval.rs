@@ -118,8 +118,8 @@ impl Format for ArksimEvaluation {
                     }));
                 }
                 batch.evals.push((invocation.clone(), verdict));
-                span.identity.invocation_id = Some(invocation);
-                span.identity.correlation_id = Some(conversation_id.clone());
+                span.identity.invocation_id = Some(invocation.into());
+                span.identity.correlation_id = Some(conversation_id.clone().into());
                 let mut attributes =
                     turn_attributes(conversation, turn, &conversation_id, unique_errors);
                 attributes.push((EVALUATOR_ATTR.to_owned(), AttrValue::Bool(true)));

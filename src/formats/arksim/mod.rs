@@ -329,8 +329,8 @@ pub(crate) fn turn_root_span(
         start_unix_nano: time,
         end_unix_nano: time,
         identity: Identity {
-            invocation_id: Some(turn_invocation_id(conversation_id, turn_id)),
-            correlation_id: Some(conversation_id.to_owned()),
+            invocation_id: Some(turn_invocation_id(conversation_id, turn_id).into()),
+            correlation_id: Some(conversation_id.into()),
             ..Default::default()
         }
         .into(),

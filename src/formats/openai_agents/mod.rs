@@ -208,7 +208,7 @@ impl Parser {
         let pointer = |field: &str| format!("{prefix}/span_data/{field}");
         let mut span = Span {
             identity: Identity {
-                invocation_id: Some(trace_id.clone()),
+                invocation_id: Some(trace_id.clone().into()),
                 ..Default::default()
             }
             .into(),
@@ -415,7 +415,7 @@ impl Parser {
             let Some(info) = self.traces.get(&span.trace_id) else {
                 continue;
             };
-            span.identity.correlation_id = info.group_id.clone();
+            span.identity.correlation_id = info.group_id.clone().map(Into::into);
             if let Some((conversation, turn)) = &info.arksim_turn
                 && span.parent_span_id.as_deref().is_none_or(str::is_empty)
             {

@@ -156,7 +156,7 @@ impl Parser {
         Span {
             trace_id: invocation.to_owned(),
             identity: Identity {
-                invocation_id: Some(invocation.to_owned()),
+                invocation_id: Some(invocation.into()),
                 ..Default::default()
             }
             .into(),
@@ -238,7 +238,7 @@ impl Parser {
         let (start, _) = self.tick(NODE_TICK_NS);
         span.start_unix_nano = start;
         span.end_unix_nano = start;
-        span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(str::to_owned);
+        span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(Into::into);
         span.attributes.push((
             "openarmature.invocation_id".into(),
             AttrValue::Str(invocation.into()),
@@ -315,12 +315,11 @@ impl Parser {
                     .or_else(|| key.namespace.last().cloned())
                     .unwrap_or_else(|| "node".into());
                 span.kind = SpanKind::Node;
-                span.identity.node_name = Some(span.name.clone());
-                span.identity.namespace = Some(key.namespace.join("/"));
+                span.identity.node_name = Some(span.name.clone().into());
+                span.identity.namespace = Some(key.namespace.join("/").into());
                 span.identity.fan_out_index =
                     jsonrec::u64_at(event, "fan_out_index").and_then(|i| u32::try_from(i).ok());
-                span.identity.branch_name =
-                    jsonrec::str_at(event, "branch_name").map(str::to_owned);
+                span.identity.branch_name = jsonrec::str_at(event, "branch_name").map(Into::into);
                 span.attributes.push((
                     "openarmature.node.attempt_index".into(),
                     AttrValue::Int(key.attempt as i64),
@@ -419,8 +418,8 @@ impl Parser {
     ) -> Span {
         let mut span = self.base_span(input, line, invocation);
         span.parent_span_id = Some(self.caller_of(event, invocation));
-        span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(str::to_owned);
-        span.identity.node_name = jsonrec::str_at(event, "node_name").map(str::to_owned);
+        span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(Into::into);
+        span.identity.node_name = jsonrec::str_at(event, "node_name").map(Into::into);
         let latency_ns = event
             .get("latency_ms")
             .and_then(Value::as_f64)

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 mod tool_calls;
 
+use crate::formats::common::intern;
 use crate::model::{
     AttrValue, ErrorInfo, Identity, LlmFacts, Payload, RetrievalFacts, Span, SpanKind, SpanStatus,
     ToolFacts,
@@ -104,6 +105,16 @@ impl<'s> Attrs<'s> {
     }
     fn first_str(&self, keys: &[&str]) -> Option<&'s str> {
         keys.iter().find_map(|k| self.str(k))
+    }
+    /// The value's own shared allocation, for facts that keep it.
+    fn shared_str(&self, key: &str) -> Option<std::sync::Arc<str>> {
+        match self.get(key)? {
+            AttrValue::Str(s) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        }
+    }
+    fn first_shared_str(&self, keys: &[&str]) -> Option<std::sync::Arc<str>> {
+        keys.iter().find_map(|k| self.shared_str(k))
     }
     fn int(&self, key: &str) -> Option<i64> {
         self.get(key)?.as_i64()
@@ -281,9 +292,9 @@ fn error_of(
 
 fn identity_of(attrs: &Attrs) -> Identity {
     let namespace = match attrs.strings("openarmature.node.namespace") {
-        parts if !parts.is_empty() => Some(parts.join("/")),
+        parts if !parts.is_empty() => Some(intern::value(&parts.join("/"))),
         _ => match attrs.strings(&format!("{LF_META}namespace")) {
-            parts if !parts.is_empty() => Some(parts.join("/")),
+            parts if !parts.is_empty() => Some(intern::value(&parts.join("/"))),
             _ => None,
         },
     };
@@ -293,22 +304,18 @@ fn identity_of(attrs: &Attrs) -> Identity {
             .and_then(|i| u32::try_from(i).ok())
     };
     Identity {
-        invocation_id: attrs
-            .first_str(&[
-                "openarmature.invocation_id",
-                "gen_ai.conversation.id",
-                "session.id",
-                "langfuse.session.id",
-            ])
-            .map(str::to_owned),
-        correlation_id: attrs
-            .first_str(&[
-                "openarmature.correlation_id",
-                "langfuse.observation.metadata.correlation_id",
-                "langfuse.trace.metadata.correlation_id",
-            ])
-            .map(str::to_owned),
-        node_name: attrs.str("openarmature.node.name").map(str::to_owned),
+        invocation_id: attrs.first_shared_str(&[
+            "openarmature.invocation_id",
+            "gen_ai.conversation.id",
+            "session.id",
+            "langfuse.session.id",
+        ]),
+        correlation_id: attrs.first_shared_str(&[
+            "openarmature.correlation_id",
+            "langfuse.observation.metadata.correlation_id",
+            "langfuse.trace.metadata.correlation_id",
+        ]),
+        node_name: attrs.shared_str("openarmature.node.name"),
         namespace,
         attempt_index: index(&[
             "openarmature.llm.attempt_index",
@@ -316,9 +323,7 @@ fn identity_of(attrs: &Attrs) -> Identity {
             "langfuse.observation.metadata.attempt_index",
         ]),
         fan_out_index: index(&["openarmature.node.fan_out_index"]),
-        branch_name: attrs
-            .str("openarmature.node.branch_name")
-            .map(str::to_owned),
+        branch_name: attrs.shared_str("openarmature.node.branch_name"),
     }
 }
 
