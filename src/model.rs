@@ -261,11 +261,13 @@ pub struct RequestedToolCall {
     pub name: String,
 }
 
+/// Provider and model names are shared texts: they repeat on every call, and a parser hands out
+/// the attribute value's own allocation.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LlmFacts {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub response_model: Option<String>,
+    pub provider: Option<Arc<str>>,
+    pub model: Option<Arc<str>>,
+    pub response_model: Option<Arc<str>>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,

@@ -118,10 +118,13 @@ impl Tally {
             self.facts += size_of_val(e.as_ref()) as u64 + opt(&e.error_type) + opt(&e.message);
         }
         if let Some(l) = &span.llm {
+            for name in [&l.provider, &l.model, &l.response_model]
+                .into_iter()
+                .flatten()
+            {
+                self.facts += self.once(name);
+            }
             self.facts += size_of_val(l.as_ref()) as u64
-                + opt(&l.provider)
-                + opt(&l.model)
-                + opt(&l.response_model)
                 + l.finish_reasons.iter().map(string).sum::<u64>()
                 + l.requested_tool_calls
                     .iter()

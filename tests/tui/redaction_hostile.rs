@@ -230,8 +230,8 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         end_unix_nano: T0 + 2_000_000,
         format: "test",
         llm: Some(Box::new(LlmFacts {
-            provider: Some(text(Field::Provider, "openai")),
-            model: Some(text(Field::Model, "gpt-4o")),
+            provider: Some(text(Field::Provider, "openai").into()),
+            model: Some(text(Field::Model, "gpt-4o").into()),
             requested_tool_calls: vec![RequestedToolCall {
                 id: Some("call_1".into()),
                 name: text(Field::RequestedToolName, "lookup"),

@@ -209,7 +209,8 @@ impl Reader<'_, '_> {
                 provider: Some("anthropic".into()),
                 model: str_field(message, "model")
                     .map(str::to_owned)
-                    .or_else(|| self.wrapper_model.clone()),
+                    .or_else(|| self.wrapper_model.clone())
+                    .map(Into::into),
                 ..Default::default()
             },
             ..Default::default()

@@ -154,7 +154,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .response
                         .and_then(|r| get(r, "modelVersion", "model_version"))
                         .and_then(Value::as_str)
-                        .map(str::to_owned),
+                        .map(Into::into),
                     input_tokens: usage
                         .and_then(|u| u64_field(u, &["promptTokenCount", "prompt_token_count"])),
                     output_tokens: usage.and_then(|u| {

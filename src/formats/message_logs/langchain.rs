@@ -265,7 +265,7 @@ impl Reader<'_, '_> {
                 provider: Some("langchain".into()),
                 model: metadata
                     .and_then(|m| str_field(m, "model_name").or_else(|| str_field(m, "model")))
-                    .map(str::to_owned),
+                    .map(Into::into),
                 input_tokens: usage.and_then(|u| u64_field(u, &["input_tokens"])),
                 output_tokens: usage.and_then(|u| u64_field(u, &["output_tokens"])),
                 finish_reasons: metadata

@@ -116,7 +116,8 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                     provider: Some("openai".into()),
                     model: str_field(message, "model")
                         .map(str::to_owned)
-                        .or_else(|| src.model.clone()),
+                        .or_else(|| src.model.clone())
+                        .map(Into::into),
                     input_tokens: src
                         .usage
                         .and_then(|u| u64_field(u, &["prompt_tokens", "input_tokens"])),

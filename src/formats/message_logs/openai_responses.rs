@@ -67,7 +67,7 @@ pub fn read(input: &Input, doc: &Doc) -> Conversation {
         open_turn: None,
         llm: LlmFacts {
             provider: Some("openai".into()),
-            model: str_field(root, "model").map(str::to_owned),
+            model: str_field(root, "model").map(Into::into),
             input_tokens: usage.and_then(|u| u64_field(u, &["input_tokens"])),
             output_tokens: usage.and_then(|u| u64_field(u, &["output_tokens"])),
             ..Default::default()

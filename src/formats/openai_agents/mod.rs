@@ -562,7 +562,7 @@ fn llm_facts(data: &Value) -> LlmFacts {
         |keys: &[&str]| usage.and_then(|u| keys.iter().find_map(|k| jsonrec::u64_at(u, k)));
     let mut facts = LlmFacts {
         provider: Some("openai".into()),
-        model: jsonrec::str_at(data, "model").map(str::to_owned),
+        model: jsonrec::str_at(data, "model").map(Into::into),
         input_tokens: tokens(&["input_tokens", "prompt_tokens"]),
         output_tokens: tokens(&["output_tokens", "completion_tokens"]),
         cache_read_tokens: usage

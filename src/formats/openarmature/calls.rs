@@ -38,9 +38,9 @@ impl Parser {
         span.identity.attempt_index = u32::try_from(attempt).ok();
         let usage = event.get("usage").filter(|u| u.is_object());
         let mut facts = LlmFacts {
-            provider: jsonrec::str_at(event, "provider").map(str::to_owned),
-            model: jsonrec::str_at(event, "model").map(str::to_owned),
-            response_model: jsonrec::str_at(event, "response_model").map(str::to_owned),
+            provider: jsonrec::str_at(event, "provider").map(Into::into),
+            model: jsonrec::str_at(event, "model").map(Into::into),
+            response_model: jsonrec::str_at(event, "response_model").map(Into::into),
             input_tokens: usage.and_then(|u| jsonrec::u64_at(u, "prompt_tokens")),
             output_tokens: usage.and_then(|u| jsonrec::u64_at(u, "completion_tokens")),
             cache_read_tokens: usage.and_then(|u| jsonrec::u64_at(u, "cached_tokens")),
@@ -105,9 +105,9 @@ impl Parser {
             span.name = "openarmature.embedding.complete".into();
             span.kind = SpanKind::Embedding;
             span.llm = Some(Box::new(LlmFacts {
-                provider: jsonrec::str_at(event, "provider").map(str::to_owned),
-                model: jsonrec::str_at(event, "model").map(str::to_owned),
-                response_model: jsonrec::str_at(event, "response_model").map(str::to_owned),
+                provider: jsonrec::str_at(event, "provider").map(Into::into),
+                model: jsonrec::str_at(event, "model").map(Into::into),
+                response_model: jsonrec::str_at(event, "response_model").map(Into::into),
                 input_tokens: event
                     .get("usage")
                     .and_then(|u| jsonrec::u64_at(u, "input_tokens")),
@@ -132,9 +132,9 @@ impl Parser {
             span.name = "openarmature.rerank.complete".into();
             span.kind = SpanKind::Rerank;
             span.llm = Some(Box::new(LlmFacts {
-                provider: jsonrec::str_at(event, "provider").map(str::to_owned),
-                model: jsonrec::str_at(event, "model").map(str::to_owned),
-                response_model: jsonrec::str_at(event, "response_model").map(str::to_owned),
+                provider: jsonrec::str_at(event, "provider").map(Into::into),
+                model: jsonrec::str_at(event, "model").map(Into::into),
+                response_model: jsonrec::str_at(event, "response_model").map(Into::into),
                 ..Default::default()
             }));
             span.retrieval = Some(Box::new(RetrievalFacts {

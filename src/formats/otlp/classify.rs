@@ -380,31 +380,25 @@ fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> LlmFacts {
         .unwrap_or_default();
     }
     LlmFacts {
-        provider: attrs
-            .first_str(&[
-                "gen_ai.provider.name",
-                "gen_ai.system",
-                "llm.provider",
-                "llm.system",
-                "langfuse.observation.metadata.system",
-            ])
-            .map(str::to_owned),
-        model: attrs
-            .first_str(&[
-                "gen_ai.request.model",
-                "openarmature.llm.model",
-                "llm.model_name",
-                "embedding.model_name",
-                "reranker.model_name",
-                "langfuse.observation.model.name",
-            ])
-            .map(str::to_owned),
-        response_model: attrs
-            .first_str(&[
-                "gen_ai.response.model",
-                "langfuse.observation.metadata.response_model",
-            ])
-            .map(str::to_owned),
+        provider: attrs.first_shared_str(&[
+            "gen_ai.provider.name",
+            "gen_ai.system",
+            "llm.provider",
+            "llm.system",
+            "langfuse.observation.metadata.system",
+        ]),
+        model: attrs.first_shared_str(&[
+            "gen_ai.request.model",
+            "openarmature.llm.model",
+            "llm.model_name",
+            "embedding.model_name",
+            "reranker.model_name",
+            "langfuse.observation.model.name",
+        ]),
+        response_model: attrs.first_shared_str(&[
+            "gen_ai.response.model",
+            "langfuse.observation.metadata.response_model",
+        ]),
         input_tokens: attrs
             .first_u64(&[
                 "gen_ai.usage.input_tokens",
