@@ -342,9 +342,10 @@ fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
 fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
-        ("Invocation", size_of::<Invocation>(), 700),
+        ("Invocation", size_of::<Invocation>(), 648),
         ("Span", size_of::<Span>(), 288),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 24),
+        ("Payload", size_of::<crate::model::Payload>(), 72),
     ];
     for (name, size, bound) in sizes {
         assert!(
