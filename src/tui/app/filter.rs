@@ -426,19 +426,24 @@ pub(super) fn receive(app: &mut App, chunks: impl IntoIterator<Item = Chunk>) ->
             continue;
         }
         let found = running.assembly.matches.len();
-        let worth_showing = if running.shown == 0 {
-            found >= running.screenful
-        } else {
-            found >= running.shown * 2
-                && running.shown < running.screenful * SCREENS_WHILE_SEARCHING
-        };
-        if running.replaces && worth_showing {
+        if running.replaces && worth_showing(running.shown, found, running.screenful) {
             running.shown = found;
             app.filter.interim = None;
             app.filter.version += 1;
         }
     }
     accepted
+}
+
+/// Whether a running search that shows `shown` matches (0: none yet) should show the `found`
+/// it has now: a first screenful, then each time it has doubled, until it shows
+/// [`SCREENS_WHILE_SEARCHING`] screens.
+fn worth_showing(shown: usize, found: usize, screenful: usize) -> bool {
+    if shown == 0 {
+        found >= screenful
+    } else {
+        found >= shown * 2 && shown < screenful * SCREENS_WHILE_SEARCHING
+    }
 }
 
 /// The runs the list shows, in list order: the new query's matches once a screenful has
@@ -498,4 +503,27 @@ pub fn receive_search_result(app: &mut App) -> bool {
 /// Waits until the running search (if any) has finished: see [`receive_search_result`].
 pub fn finish_search(app: &mut App) {
     while receive_search_result(app) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SCREENS_WHILE_SEARCHING, worth_showing};
+
+    #[test]
+    fn a_streaming_list_shows_a_screenful_then_doublings_up_to_a_bound() {
+        let screen = 40;
+        let mut shown = 0;
+        let mut sizes = Vec::new();
+        for found in (1..=100_000).step_by(7) {
+            if worth_showing(shown, found, screen) {
+                shown = found;
+                sizes.push(found);
+            }
+        }
+        assert!(sizes[0] >= screen && sizes[0] < screen + 7, "{sizes:?}");
+        assert!(sizes.windows(2).all(|w| w[1] >= 2 * w[0]), "{sizes:?}");
+        let last = *sizes.last().unwrap();
+        assert!(last >= screen * SCREENS_WHILE_SEARCHING, "{sizes:?}");
+        assert!(last < 2 * screen * SCREENS_WHILE_SEARCHING + 7, "{sizes:?}");
+    }
 }
