@@ -238,10 +238,8 @@ impl SearchIndex {
             complete &= self.add(Field::Value, &event.name);
             complete &= self.add_values(&event.attributes);
         }
-        if !complete {
-            if let Some(last) = self.spans.last_mut() {
-                *last |= UNINDEXED;
-            }
+        if !complete && let Some(last) = self.spans.last_mut() {
+            *last |= UNINDEXED;
         }
     }
 
