@@ -7,60 +7,12 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::model::{Batch, ErrorInfo, Span, SpanKind, SpanStatus, ToolFacts};
 use crate::store::Store;
 
-const TOOLS: [&str; 4] = ["search_flights", "refund", "get_weather", "lookup_order"];
-
-/// `runs` runs of three spans: an agent root, a tool (every 5th fails with a "(non-fatal)"
-/// timeout), and a chat span.
+/// `runs` runs of two spans (see [`crate::store::sample_runs::tool_runs`]).
 fn store(runs: usize) -> Store {
-    let mut spans = Vec::new();
-    for r in 0..runs {
-        let trace = format!("{r:08x}");
-        let base = |id: &str, parent: Option<&str>, name: String, kind| Span {
-            trace_id: trace.clone(),
-            span_id: format!("{trace}{id}"),
-            parent_span_id: parent.map(|p| format!("{trace}{p}")),
-            name,
-            kind,
-            start_unix_nano: 1_000_000_000 + r as u64 * 1_000,
-            end_unix_nano: 2_000_000_000 + r as u64 * 1_000_000,
-            format: "test",
-            ..Default::default()
-        };
-        spans.push(base(
-            "root",
-            None,
-            format!("agent {}", r % 7),
-            SpanKind::Agent,
-        ));
-        let tool_name = TOOLS[r % TOOLS.len()];
-        let mut tool = base(
-            "tool",
-            Some("root"),
-            format!("execute_tool {tool_name}"),
-            SpanKind::Tool,
-        );
-        tool.tool = Some(Box::new(ToolFacts {
-            name: Some(tool_name.into()),
-            ..Default::default()
-        }));
-        if r % 5 == 0 {
-            tool.status = SpanStatus::Error;
-            tool.error = Some(Box::new(ErrorInfo {
-                message: Some("timed out (non-fatal)".into()),
-                ..Default::default()
-            }));
-        }
-        spans.push(tool);
-        spans.push(base("chat", Some("root"), "chat".into(), SpanKind::Llm));
-    }
     let mut store = Store::new();
-    store.ingest(Batch {
-        spans,
-        ..Default::default()
-    });
+    store.ingest(crate::store::sample_runs::tool_runs(0, runs));
     store
 }
 

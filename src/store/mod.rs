@@ -12,6 +12,8 @@ mod budget;
 mod grow;
 mod invocation;
 mod memory;
+#[doc(hidden)]
+pub mod sample_runs;
 pub mod search_index;
 mod span_index;
 mod summary;

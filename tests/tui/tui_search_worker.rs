@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use toolcap::model::{Batch, ErrorInfo, Span, SpanKind, SpanStatus, ToolFacts};
+use toolcap::model::Batch;
 use toolcap::query::{Context, Query};
 use toolcap::redact::Reveal;
 use toolcap::store::Store;
@@ -19,54 +19,8 @@ use toolcap::tui::event_loop::action_for_event;
 
 use crate::support::press;
 
-const TOOLS: [&str; 4] = ["search_flights", "refund", "get_weather", "lookup_order"];
-
-/// Runs `from..to`, three spans each; every 5th run's tool fails with a "(non-fatal)" timeout.
 fn runs(from: usize, to: usize) -> Batch {
-    let mut spans = Vec::new();
-    for r in from..to {
-        let trace = format!("run{r:05}");
-        let base = |id: &str, parent: Option<&str>, name: String, kind| Span {
-            trace_id: trace.clone(),
-            span_id: format!("{trace}-{id}"),
-            parent_span_id: parent.map(|p| format!("{trace}-{p}")),
-            name,
-            kind,
-            start_unix_nano: 1_764_496_800_000_000_000 + r as u64 * 1_000_000_000,
-            end_unix_nano: 1_764_496_801_000_000_000 + r as u64 * 1_000_000_000,
-            format: "test",
-            ..Default::default()
-        };
-        spans.push(base(
-            "root",
-            None,
-            format!("agent_{}", r % 7),
-            SpanKind::Agent,
-        ));
-        let tool_name = TOOLS[r % TOOLS.len()];
-        let mut tool = base(
-            "tool",
-            Some("root"),
-            format!("execute_tool {tool_name}"),
-            SpanKind::Tool,
-        );
-        tool.tool = Some(Box::new(ToolFacts {
-            name: Some(tool_name.into()),
-            ..Default::default()
-        }));
-        if r % 5 == 0 {
-            tool.status = SpanStatus::Error;
-            tool.error = Some(Box::new(ErrorInfo {
-                message: Some("upstream timed out (non-fatal)".into()),
-                ..Default::default()
-            }));
-        }
-        spans.push(tool);
-    }
-    Batch {
-        spans,
-        ..Default::default()
-    }
+    toolcap::store::sample_runs::tool_runs(from, to)
 }
 
 fn synthetic(n: usize) -> Store {
