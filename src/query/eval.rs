@@ -42,7 +42,7 @@ fn has_facet(inv: &Invocation, gold: GoldOutcome, facet: IsFacet) -> bool {
     let health = inv.summary().health;
     let eval_failed = inv.eval.as_deref().is_some_and(EvalFacet::failed);
     let gold_mismatch = matches!(gold, GoldOutcome::Differs { .. });
-    let failing = health != Health::Ok || eval_failed || gold_mismatch;
+    let failing = Facets::would_fail(inv, gold);
     match facet {
         IsFacet::Failing => failing,
         IsFacet::Error => health == Health::Error,

@@ -238,13 +238,8 @@ impl ListView {
 
     /// The id of the run a row shows (`None` for a conversation row).
     pub fn row_id(&self, row: &ListRow) -> Option<&str> {
-        self.run_of(row).map(|inv| inv.id.as_str())
-    }
-
-    /// The run a row shows.
-    pub fn run_of(&self, row: &ListRow) -> Option<&Arc<Invocation>> {
         match row {
-            ListRow::Invocation(k) => self.runs.get(*k),
+            ListRow::Invocation(k) => self.id(*k),
             ListRow::Conversation { .. } => None,
         }
     }
