@@ -293,26 +293,11 @@ impl SearchIndex {
         }
     }
 
-    /// Spans (ascending) with a piece of `fields` holding the characters of `pattern` (ASCII,
-    /// lower-case) in order — what a fuzzy word needs — plus the spans the index cannot speak
-    /// for. `None` for a non-ASCII pattern.
-    pub fn in_order_candidates(
-        &self,
-        pattern: &str,
-        fields: Fields,
-        span_count: usize,
-    ) -> Option<Vec<usize>> {
-        let split = self.in_order_split(pattern, fields, Fields::none(), span_count)?;
-        let mut spans = split.decided;
-        spans.extend(split.undecided);
-        spans.sort_unstable();
-        spans.dedup();
-        Some(spans)
-    }
-
-    /// [`SearchIndex::in_order_candidates`], split: spans found through an ASCII piece of a
-    /// `decisive` field are `decided` (the piece is the field's whole text, lower-cased, so an
-    /// in-order test on the span's own text says the same); the rest need the caller's test.
+    /// Spans (ascending) with a piece of `fields` holding the characters of `pattern` (ASCII)
+    /// in order — what a fuzzy word needs — plus the spans the index cannot speak for; `None`
+    /// for a non-ASCII pattern. Spans found through an ASCII piece of a `decisive` field are
+    /// `decided` (the piece is the field's whole text, lower-cased, so an in-order test on the
+    /// span's own text says the same); the rest need the caller's test.
     pub fn in_order_split(
         &self,
         pattern: &str,
@@ -504,14 +489,15 @@ mod tests {
             index.candidates("flightssearch", Fields::all(), 2),
             Some(vec![])
         );
-        assert_eq!(
-            index.in_order_candidates("srchflt", Fields::none().with(Field::Tool), 2),
-            Some(vec![0])
-        );
-        assert_eq!(
-            index.in_order_candidates("srchflt", Fields::none().with(Field::Model), 2),
-            Some(vec![])
-        );
+        let tool_decides = |field: Field| {
+            let fields = Fields::none().with(field);
+            index.in_order_split("srchflt", fields, tool, 2)
+        };
+        let split =
+            |decided: Vec<usize>, undecided: Vec<usize>| Some(InOrderSplit { decided, undecided });
+        assert_eq!(tool_decides(Field::Tool), split(vec![0], vec![]));
+        assert_eq!(tool_decides(Field::Model), split(vec![], vec![]));
+        assert_eq!(tool_decides(Field::Name), split(vec![], vec![0]));
     }
 
     #[test]
