@@ -127,6 +127,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         sources.push(args.gold.clone());
     }
     let (store, _) = load_store_with(&sources, &remote);
+    let store = super::kept_until_exit(store);
     problems.extend(
         store
             .problems()

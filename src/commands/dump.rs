@@ -52,6 +52,7 @@ pub fn run(args: &DumpArgs) -> i32 {
         }
     };
     let (store, reports) = load_store_with(&args.sources, &remote);
+    let store = super::kept_until_exit(store);
     let mode = Reveal::from_flag(args.reveal);
     let selection = match &query {
         Some(query) => Selection::filtered(&store, query, mode),

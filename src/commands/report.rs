@@ -33,6 +33,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         return 2;
     };
     let (store, _) = load_store(&args.sources);
+    let store = super::kept_until_exit(store);
     if store.is_empty() {
         eprintln!("toolcap-tui report: nothing could be loaded");
         return 2;
