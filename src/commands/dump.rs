@@ -9,7 +9,7 @@ use crate::model::Severity;
 use crate::redact::{self, Reveal};
 use crate::sources::load::load_store_with;
 use crate::views::dump::{
-    Selection, explain_json, explain_text, selection_text, write_selection_json,
+    Selection, explain_json, explain_text, write_selection_json, write_selection_text,
 };
 
 #[derive(Debug, Args, Clone, Default)]
@@ -69,12 +69,11 @@ pub fn run(args: &DumpArgs) -> i32 {
         };
         write_selection_json(&mut stdout, &store, &selection, mode, extra)
     } else {
-        let mut text = String::new();
-        if args.explain {
-            text.push_str(&explain_text(&reports, mode));
-        }
-        text.push_str(&selection_text(&store, &selection, mode));
-        stdout.write_all(text.as_bytes())
+        let explained = match args.explain {
+            true => stdout.write_all(explain_text(&reports, mode).as_bytes()),
+            false => Ok(()),
+        };
+        explained.and_then(|()| write_selection_text(&mut stdout, store, &selection, mode))
     };
     let _ = stdout.flush();
     drop(stdout);

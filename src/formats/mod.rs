@@ -118,6 +118,12 @@ pub trait Format: Sync {
     fn detect(&self, input: &Input) -> Option<String>;
     /// Parses everything it can; bad records become problems and the good ones around them load.
     fn parse(&self, input: &Input) -> Batch;
+    /// True when every line of a JSON-lines file of this format is a record on its own, so a
+    /// big file can be cut at any line and its pieces parsed apart (see
+    /// `sources::pieces`). A format that ties lines together (a session, a conversation) says no.
+    fn lines_stand_alone(&self) -> bool {
+        false
+    }
     /// Finds a payload again inside one record (the bytes of a [`crate::model::RecordRef`]).
     fn load_payload(&self, _record: &[u8], _locator: &str) -> Option<String> {
         None
@@ -199,7 +205,7 @@ pub fn maybe_gunzip(bytes: &[u8]) -> Result<Option<Vec<u8>>, String> {
     Ok(Some(out))
 }
 
-fn extension_of(origin: &Origin) -> Option<String> {
+pub fn extension_of(origin: &Origin) -> Option<String> {
     let Origin::File(path) = origin else {
         return None;
     };

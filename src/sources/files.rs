@@ -220,29 +220,49 @@ pub fn load_file(path: &Path) -> Loaded {
 pub fn load_sources(sources: &[PathBuf]) -> Vec<Loaded> {
     let mut out = Vec::new();
     for source in sources {
-        match walk(source) {
-            Ok(found) => {
-                out.extend(found.files.iter().map(|f| load_file(f)));
-                if !found.notes.is_empty() {
-                    out.push(notes_only(source, found.notes));
-                }
-            }
-            Err(message) => {
-                let origin = Origin::File(std::sync::Arc::new(source.clone()));
-                let mut batch = Batch::default();
-                batch.problems.push(Problem::error(&origin, None, message));
-                out.push(Loaded {
-                    origin,
-                    detection: formats::Detection {
-                        format: None,
-                        reason: "not found".into(),
-                    },
-                    batch,
-                });
-            }
-        }
+        visit(source, &mut |found| match found {
+            Found::File(file) => out.push(load_file(file)),
+            Found::Record(loaded) => out.push(loaded),
+        });
     }
     out
+}
+
+/// What a walk of one source hands its visitor, in order.
+pub enum Found<'a> {
+    /// A file to load.
+    File(&'a Path),
+    /// A load record with no file to read: notes about skipped entries, or why the source
+    /// could not be walked.
+    Record(Loaded),
+}
+
+/// Walks `source` and hands each file to load, then the notes, to `visit` (for callers that
+/// load some files their own way, like the headless loader's big files in pieces).
+pub fn visit(source: &Path, visit: &mut dyn FnMut(Found)) {
+    match walk(source) {
+        Ok(found) => {
+            for file in &found.files {
+                visit(Found::File(file));
+            }
+            if !found.notes.is_empty() {
+                visit(Found::Record(notes_only(source, found.notes)));
+            }
+        }
+        Err(message) => {
+            let origin = Origin::File(std::sync::Arc::new(source.to_path_buf()));
+            let mut batch = Batch::default();
+            batch.problems.push(Problem::error(&origin, None, message));
+            visit(Found::Record(Loaded {
+                origin,
+                detection: formats::Detection {
+                    format: None,
+                    reason: "not found".into(),
+                },
+                batch,
+            }));
+        }
+    }
 }
 
 /// A load record that carries only notes about skipped entries of `source`.

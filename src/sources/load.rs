@@ -7,7 +7,8 @@ use crate::formats::Loaded;
 use crate::model::Severity;
 use crate::store::Store;
 
-use super::files;
+use super::files::{self, Found};
+use super::pieces::{self, PiecewiseLoad};
 use super::remote::{self, RemoteOptions};
 
 /// Loads every source into a fresh store; returns it with the per-source load records.
@@ -20,20 +21,28 @@ pub fn load_store(sources: &[PathBuf]) -> (Store, Vec<SourceReport>) {
 pub fn load_store_with(sources: &[PathBuf], remote: &RemoteOptions) -> (Store, Vec<SourceReport>) {
     let mut store = Store::new();
     let mut reports = Vec::new();
-    let mut take = |loaded: Loaded| {
+    // Settled once at the end: a trace split over many files is assembled once, not once per
+    // file.
+    let take = |store: &mut Store, reports: &mut Vec<SourceReport>, loaded: Loaded| {
         reports.push(SourceReport::of(&loaded));
-        // Settled once at the end: a trace split over many files is assembled once, not
-        // once per file.
         store.apply(loaded.batch);
     };
     for source in sources {
         match source.to_str().filter(|s| remote::is_remote_source(s)) {
-            Some(url) => remote::snapshot(url, remote)
-                .into_iter()
-                .for_each(&mut take),
-            None => files::load_sources(std::slice::from_ref(source))
-                .into_iter()
-                .for_each(&mut take),
+            Some(url) => {
+                for loaded in remote::snapshot(url, remote) {
+                    take(&mut store, &mut reports, loaded);
+                }
+            }
+            None => files::visit(source, &mut |found| match found {
+                Found::File(file) => {
+                    match pieces::load_in_pieces(file, &mut |batch| store.apply(batch)) {
+                        Some(load) => reports.push(SourceReport::of_pieces(file, load)),
+                        None => take(&mut store, &mut reports, files::load_file(file)),
+                    }
+                }
+                Found::Record(loaded) => take(&mut store, &mut reports, loaded),
+            }),
         }
     }
     store.settle();
@@ -54,21 +63,31 @@ pub struct SourceReport {
 }
 
 impl SourceReport {
+    fn of_pieces(file: &std::path::Path, load: PiecewiseLoad) -> Self {
+        SourceReport {
+            source: file.display().to_string(),
+            format: load.detection.format,
+            reason: load.detection.reason,
+            spans: load.spans,
+            warnings: load.problems.iter().map(Self::warning).collect(),
+            severities: load.problems.iter().map(|p| p.severity).collect(),
+        }
+    }
+
+    fn warning(problem: &crate::model::Problem) -> String {
+        match problem.line {
+            Some(line) => format!("line {line}: {}", problem.message),
+            None => problem.message.clone(),
+        }
+    }
+
     fn of(loaded: &Loaded) -> Self {
         SourceReport {
             source: loaded.origin.to_string(),
             format: loaded.detection.format,
             reason: loaded.detection.reason.clone(),
             spans: loaded.batch.spans.len(),
-            warnings: loaded
-                .batch
-                .problems
-                .iter()
-                .map(|p| match p.line {
-                    Some(line) => format!("line {line}: {}", p.message),
-                    None => p.message.clone(),
-                })
-                .collect(),
+            warnings: loaded.batch.problems.iter().map(Self::warning).collect(),
             severities: loaded.batch.problems.iter().map(|p| p.severity).collect(),
         }
     }

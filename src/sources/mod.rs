@@ -8,6 +8,7 @@ pub mod listen;
 pub mod live;
 pub mod load;
 pub mod phoenix;
+pub mod pieces;
 pub mod remote;
 pub mod tail;
 pub mod watch;

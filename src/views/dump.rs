@@ -232,34 +232,52 @@ pub fn to_text(store: &Store, mode: Reveal) -> String {
 /// Text trees of the selected invocations; under a filter, a header says `k of n` and the
 /// matched spans' lines start with `»`.
 pub fn selection_text(store: &Store, selection: &Selection, mode: Reveal) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing to memory cannot fail, and every part written is a `String`.
+    let _ = write_selection_text(&mut out, store, selection, mode);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`selection_text`] written to `out` a window of invocations at a time, formatted on every
+/// core (`dump` on a big store never holds its whole output).
+pub fn write_selection_text(
+    out: &mut dyn std::io::Write,
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+) -> std::io::Result<()> {
     if let Some(query) = &selection.query {
-        let _ = writeln!(
-            out,
-            "filter: {} — {} of {} invocations\n",
+        let header = format!(
+            "filter: {} — {} of {} invocations\n\n",
             redact::sanitize_line(query),
             selection.rows.len(),
             store.len()
         );
+        out.write_all(header.as_bytes())?;
     }
-    for (inv, matched) in &selection.rows {
-        write_invocation(&mut out, inv, mode, matched.as_ref());
-        out.push('\n');
-    }
+    super::in_order::write_in_order(
+        out,
+        &selection.rows,
+        |_, (inv, matched), text: &mut String| {
+            write_invocation(text, inv, mode, matched.as_ref());
+            text.push('\n');
+        },
+    )?;
+    let mut out_text = String::new();
     let (problems, notes): (Vec<_>, Vec<_>) = store.problems().iter().partition(|p| p.is_counted());
     for (heading, list) in [("problems", problems), ("notes", notes)] {
         if list.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "{heading} ({}):", list.len());
+        let _ = writeln!(out_text, "{heading} ({}):", list.len());
         for p in list {
-            let _ = writeln!(out, "  {}", redact::shown_line(&p.to_string(), mode));
+            let _ = writeln!(out_text, "  {}", redact::shown_line(&p.to_string(), mode));
         }
     }
     if store.is_empty() {
-        out.push_str("no invocations loaded\n");
+        out_text.push_str("no invocations loaded\n");
     }
-    out
+    out.write_all(out_text.as_bytes())
 }
 
 fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: Option<&Match>) {

@@ -12,6 +12,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::dump::{Selection, matched_in_tree_order};
+use super::in_order::{indent_pretty, write_in_order};
 use crate::formats;
 use crate::model::{Payload, PayloadState, Span};
 use crate::query::Match;
@@ -66,8 +67,51 @@ pub fn write_selection_json(
         mode,
         extra,
     };
-    serde_json::to_writer_pretty(&mut *out, &document).map_err(std::io::Error::from)?;
-    out.write_all(b"\n")
+    // What serde's pretty printer would write for the whole document, field by field, with the
+    // invocations formatted on every core (`in_order`); `dump_stream_tests` holds it to the
+    // built document byte for byte.
+    let mut head = Vec::new();
+    for (index, (key, field)) in document.fields().into_iter().enumerate() {
+        head.extend_from_slice(if index == 0 { b"{\n  " } else { b",\n  " });
+        serde_json::to_writer(&mut head, key).map_err(std::io::Error::from)?;
+        head.extend_from_slice(b": ");
+        match field {
+            Field::Invocations if !selection.rows.is_empty() => {
+                out.write_all(&head)?;
+                head.clear();
+                write_invocations(out, &document)?;
+            }
+            field => {
+                let pretty = serde_json::to_vec_pretty(&FieldOut(&document, field))
+                    .map_err(std::io::Error::from)?;
+                indent_pretty(&pretty, 1, &mut head);
+            }
+        }
+    }
+    head.extend_from_slice(b"\n}\n");
+    out.write_all(&head)
+}
+
+/// The `invocations` array, one level down, each invocation two levels down.
+fn write_invocations(out: &mut impl std::io::Write, document: &Document) -> std::io::Result<()> {
+    let Document {
+        selection, mode, ..
+    } = document;
+    out.write_all(b"[")?;
+    write_in_order(
+        out,
+        &selection.rows,
+        |index, (inv, matched), text: &mut Vec<u8>| {
+            text.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
+            let listed = Listed::of(selection, inv, matched.as_ref());
+            let invocation = InvocationOut::new(inv, *mode, Some(listed));
+            // Infallible: string keys, finite numbers or null.
+            if let Ok(pretty) = serde_json::to_vec_pretty(&invocation) {
+                indent_pretty(&pretty, 2, text);
+            }
+        },
+    )?;
+    out.write_all(b"\n  ]")
 }
 
 struct Document<'s, 'a> {
@@ -86,8 +130,10 @@ enum Field<'d> {
     Invocations,
 }
 
-impl Serialize for Document<'_, '_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl<'s> Document<'s, '_> {
+    /// The document's top-level fields in the order they print (sorted by name); an `extra`
+    /// field replaces a built one of the same name.
+    fn fields(&self) -> BTreeMap<&str, Field<'_>> {
         let mut fields: BTreeMap<&str, Field> = BTreeMap::from([
             ("invocations", Field::Invocations),
             ("problems", Field::Problems),
@@ -99,34 +145,47 @@ impl Serialize for Document<'_, '_> {
         for (key, value) in &self.extra {
             fields.insert(key, Field::Given(value));
         }
+        fields
+    }
+}
+
+impl Serialize for Document<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = self.fields();
         let mut map = serializer.serialize_map(Some(fields.len()))?;
         for (key, field) in fields {
-            match field {
-                Field::Given(value) => map.serialize_entry(key, value)?,
-                Field::Problems => map.serialize_entry(key, &ProblemsOut(self))?,
-                Field::Stats => {
-                    let stats = self.store.stats();
-                    map.serialize_entry(
-                        key,
-                        &StatsOut {
-                            duplicate_spans: stats.duplicate_spans,
-                            spans_kept: stats.spans_kept,
-                            spans_seen: stats.spans_seen,
-                        },
-                    )?
-                }
-                Field::Filter => map.serialize_entry(
-                    key,
-                    &FilterOut {
-                        matched: self.selection.rows.len(),
-                        of: self.store.len(),
-                        query: self.selection.query.as_deref().unwrap_or_default(),
-                    },
-                )?,
-                Field::Invocations => map.serialize_entry(key, &InvocationsOut(self))?,
-            }
+            map.serialize_entry(key, &FieldOut(self, field))?;
         }
         map.end()
+    }
+}
+
+/// One top-level field's value.
+struct FieldOut<'d, 's, 'a>(&'d Document<'s, 'a>, Field<'d>);
+
+impl Serialize for FieldOut<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let document = self.0;
+        match &self.1 {
+            Field::Given(value) => value.serialize(serializer),
+            Field::Problems => ProblemsOut(document).serialize(serializer),
+            Field::Stats => {
+                let stats = document.store.stats();
+                StatsOut {
+                    duplicate_spans: stats.duplicate_spans,
+                    spans_kept: stats.spans_kept,
+                    spans_seen: stats.spans_seen,
+                }
+                .serialize(serializer)
+            }
+            Field::Filter => FilterOut {
+                matched: document.selection.rows.len(),
+                of: document.store.len(),
+                query: document.selection.query.as_deref().unwrap_or_default(),
+            }
+            .serialize(serializer),
+            Field::Invocations => InvocationsOut(document).serialize(serializer),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod dump;
 mod dump_json;
+mod in_order;
 pub mod report;
 
 #[cfg(test)]

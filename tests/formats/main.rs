@@ -3,6 +3,7 @@
 //!
 //! One test binary for the family, so the library is linked once for all of it.
 
+mod big_file_pieces;
 mod cli_polish;
 mod dump_filter;
 mod formats_agents;

@@ -54,12 +54,23 @@ const PROTOBUF_NAME: &str = "otlp-protobuf";
 
 const LENIENCY_PREFIX: &str = "loaded leniently: ";
 
+/// Whether `message` says how a file was read leniently: said once per file, however many
+/// pieces the file was parsed in.
+pub fn is_leniency_note(message: &str) -> bool {
+    message.starts_with(LENIENCY_PREFIX)
+}
+
 /// How many leading lines detection looks at for a `{"resourceSpans"` start.
 const DETECT_LINES: usize = 8;
 
 impl Format for OtlpJson {
     fn name(&self) -> &'static str {
         JSON_NAME
+    }
+
+    /// A line is one export request: nothing ties it to its neighbours.
+    fn lines_stand_alone(&self) -> bool {
+        true
     }
 
     fn sniff(&self, input: &Input) -> Option<String> {
@@ -203,7 +214,7 @@ fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
         batch.spans.extend(part.spans);
         for problem in part.problems {
             // Leniency warnings are once per file, not once per piece.
-            if problem.message.starts_with(LENIENCY_PREFIX) {
+            if is_leniency_note(&problem.message) {
                 if warned.contains(&problem.message) {
                     continue;
                 }
