@@ -137,7 +137,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     );
     let mut readings = ReadingCache::default();
     let checked: Vec<(DiffReport, Extras)> =
-        check_store(&store, gold_file.as_ref(), options, &mut problems)
+        check_store(store, gold_file.as_ref(), options, &mut problems)
             .into_iter()
             .map(|mut report| {
                 let file = store.get(&report.invocation).and_then(origin_file);

@@ -55,8 +55,8 @@ pub fn run(args: &DumpArgs) -> i32 {
     let store = super::kept_until_exit(store);
     let mode = Reveal::from_flag(args.reveal);
     let selection = match &query {
-        Some(query) => Selection::filtered(&store, query, mode),
-        None => Selection::all(&store),
+        Some(query) => Selection::filtered(store, query, mode),
+        None => Selection::all(store),
     };
     use std::io::Write;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
@@ -67,7 +67,7 @@ pub fn run(args: &DumpArgs) -> i32 {
         } else {
             Vec::new()
         };
-        write_selection_json(&mut stdout, &store, &selection, mode, extra)
+        write_selection_json(&mut stdout, store, &selection, mode, extra)
     } else {
         let explained = match args.explain {
             true => stdout.write_all(explain_text(&reports, mode).as_bytes()),
@@ -78,7 +78,7 @@ pub fn run(args: &DumpArgs) -> i32 {
     let _ = stdout.flush();
     drop(stdout);
     if args.stats {
-        eprint!("{}", crate::views::dump::memory_text(&store));
+        eprint!("{}", crate::views::dump::memory_text(store));
     }
     if store.is_empty() {
         // Say why on stderr too: the output may be a pipe into a JSON tool.

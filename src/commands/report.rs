@@ -39,12 +39,12 @@ pub fn run(args: &ReportArgs) -> i32 {
         return 2;
     }
     let selection = match &query {
-        Some(query) => Selection::filtered(&store, query, mode),
-        None => Selection::all(&store),
+        Some(query) => Selection::filtered(store, query, mode),
+        None => Selection::all(store),
     };
-    let report = build(&store, &selection, mode);
+    let report = build(store, &selection, mode);
     match &args.out {
-        Some(path) => match write(&report, path, &store, &selection, mode) {
+        Some(path) => match write(&report, path, store, &selection, mode) {
             Ok(bytes) => {
                 eprintln!(
                     "toolcap-tui report: {} failing of {} listed → {} and {} ({bytes} bytes)",
