@@ -12,6 +12,7 @@ mod budget;
 mod grow;
 mod invocation;
 mod memory;
+mod refresh;
 #[doc(hidden)]
 pub mod sample_runs;
 pub mod search_index;
@@ -370,18 +371,18 @@ impl Store {
     /// Rebuilds what [`Store::apply`] changed, enforces the budget, and returns the ids of the
     /// invocations that changed.
     pub fn settle(&mut self) -> Vec<String> {
+        self.settle_with(refresh::PARALLEL_MIN_RUNS)
+    }
+
+    /// [`Store::settle`], refreshing changed runs on every core when at least
+    /// `parallel_min_runs` changed (tests compare both ways).
+    fn settle_with(&mut self, parallel_min_runs: usize) -> Vec<String> {
         let mut changed: Vec<String> = std::mem::take(&mut self.unsettled).into_iter().collect();
         changed.sort();
-        for id in &changed {
-            if let Some(inv) = self.invocations.get_mut(id) {
-                let inv = Arc::make_mut(inv);
-                inv.changed_at = self.generation + 1;
-                let before = inv.work;
-                inv.refresh();
-                self.stats.tree_work += inv.work - before;
-                let cycles = inv.new_cycle_problems();
-                self.problems.extend(cycles);
-            }
+        for (work, cycles) in self.refresh_changed(&changed, self.generation + 1, parallel_min_runs)
+        {
+            self.stats.tree_work += work;
+            self.problems.extend(cycles);
         }
         self.recount();
         self.enforce_budget();

@@ -354,3 +354,38 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
         );
     }
 }
+
+#[test]
+fn runs_refreshed_on_every_core_equal_runs_refreshed_one_by_one() {
+    let batch = || {
+        let mut batch = crate::store::sample_runs::tool_runs(0, 3_000);
+        // Cycles in some runs: their problems must come out in the same order either way.
+        for r in (0..3_000).step_by(97) {
+            let trace = format!("run{r:05}");
+            batch.spans.push(span(&trace, "a", Some("b"), 5));
+            batch.spans.push(span(&trace, "b", Some("a"), 6));
+        }
+        batch
+    };
+    let settled = |parallel_min_runs: usize| {
+        let mut store = Store::new();
+        store.apply(batch());
+        let changed = store.settle_with(parallel_min_runs);
+        let runs: Vec<String> = store
+            .newest_first()
+            .into_iter()
+            .map(|inv| format!("{inv:?}"))
+            .collect();
+        let problems: Vec<String> = store.problems().iter().map(|p| p.to_string()).collect();
+        (changed, runs, problems, store.stats().tree_work)
+    };
+    let one_by_one = settled(usize::MAX);
+    let on_every_core = settled(0);
+    assert_eq!(one_by_one.0.len(), 3_000);
+    assert!(
+        one_by_one.2.len() >= 30,
+        "cycles reported: {:?}",
+        one_by_one.2.len()
+    );
+    assert!(one_by_one == on_every_core);
+}

@@ -1,0 +1,87 @@
+//! Refreshing the runs a settle changed, on every core when there are many: a 100 MB file
+//! changes tens of thousands of runs at once, and each run's tree, health and summary depend
+//! on that run alone.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{Invocation, Store};
+use crate::model::Problem;
+
+/// Fewer changed runs than this are refreshed on the calling thread (a live drain touches a
+/// few runs; threads would cost more than they save).
+pub(super) const PARALLEL_MIN_RUNS: usize = 2048;
+/// Runs a thread takes at a time: small enough that one giant run does not leave the other
+/// cores idle for long.
+const RUNS_PER_TAKE: usize = 64;
+
+/// What refreshing one run produced: its tree work and the cycles it newly found.
+type Refreshed = (u64, Vec<Problem>);
+
+fn refresh_one(inv: &mut Arc<Invocation>, generation: u64) -> Refreshed {
+    let inv = Arc::make_mut(inv);
+    inv.changed_at = generation;
+    let before = inv.work;
+    inv.refresh();
+    (inv.work - before, inv.new_cycle_problems())
+}
+
+impl Store {
+    /// Refreshes the runs named in `changed` (sorted), marking them changed at `generation`;
+    /// returns what each produced, in `changed`'s order. Threads are used from
+    /// `parallel_min_runs` changed runs on.
+    pub(super) fn refresh_changed(
+        &mut self,
+        changed: &[String],
+        generation: u64,
+        parallel_min_runs: usize,
+    ) -> Vec<Refreshed> {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if cores < 2 || changed.len() < parallel_min_runs {
+            return changed
+                .iter()
+                .filter_map(|id| {
+                    let inv = self.invocations.get_mut(id)?;
+                    Some(refresh_one(inv, generation))
+                })
+                .collect();
+        }
+        let wanted: HashSet<&str> = changed.iter().map(String::as_str).collect();
+        let mut runs: Vec<(&String, &mut Arc<Invocation>)> = self
+            .invocations
+            .iter_mut()
+            .filter(|(id, _)| wanted.contains(id.as_str()))
+            .collect();
+        runs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let takes: Vec<std::sync::Mutex<&mut [(&String, &mut Arc<Invocation>)]>> = runs
+            .chunks_mut(RUNS_PER_TAKE)
+            .map(std::sync::Mutex::new)
+            .collect();
+        let next = AtomicUsize::new(0);
+        let mut results: Vec<(usize, Vec<Refreshed>)> = std::thread::scope(|scope| {
+            let work = || {
+                let mut done = Vec::new();
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(take) = takes.get(k) else { break };
+                    let mut take = take.lock().unwrap_or_else(|e| e.into_inner());
+                    let out = take.iter_mut().map(|(_, inv)| refresh_one(inv, generation));
+                    done.push((k, out.collect()));
+                }
+                done
+            };
+            let helpers: Vec<_> = (1..cores).map(|_| scope.spawn(work)).collect();
+            let mut all = work();
+            for helper in helpers {
+                match helper.join() {
+                    Ok(done) => all.extend(done),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            all
+        });
+        results.sort_unstable_by_key(|(k, _)| *k);
+        results.into_iter().flat_map(|(_, done)| done).collect()
+    }
+}
