@@ -11,13 +11,15 @@ use crate::model::Problem;
 
 /// Fewer changed runs than this are refreshed on the calling thread (a live drain touches a
 /// few runs; threads would cost more than they save).
-pub(super) const PARALLEL_MIN_RUNS: usize = 2048;
+pub(super) const PARALLEL_MIN_RUNS: usize = 512;
 /// Runs a thread takes at a time: small enough that one giant run does not leave the other
 /// cores idle for long.
 const RUNS_PER_TAKE: usize = 64;
 
 /// What refreshing one run produced: its tree work and the cycles it newly found.
 type Refreshed = (u64, Vec<Problem>);
+/// A run to refresh, with its id (the order results come back in).
+type Changed<'s> = (&'s String, &'s mut Arc<Invocation>);
 
 fn refresh_one(inv: &mut Arc<Invocation>, generation: u64) -> Refreshed {
     let inv = Arc::make_mut(inv);
@@ -48,13 +50,13 @@ impl Store {
                 .collect();
         }
         let wanted: HashSet<&str> = changed.iter().map(String::as_str).collect();
-        let mut runs: Vec<(&String, &mut Arc<Invocation>)> = self
+        let mut runs: Vec<Changed> = self
             .invocations
             .iter_mut()
             .filter(|(id, _)| wanted.contains(id.as_str()))
             .collect();
         runs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let takes: Vec<std::sync::Mutex<&mut [(&String, &mut Arc<Invocation>)]>> = runs
+        let takes: Vec<std::sync::Mutex<&mut [Changed]>> = runs
             .chunks_mut(RUNS_PER_TAKE)
             .map(std::sync::Mutex::new)
             .collect();
