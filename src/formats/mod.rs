@@ -51,6 +51,9 @@ pub struct Input<'a> {
     pub base_offset: u64,
     /// Number of lines before `bytes` in the source (problem line = base_line + local line).
     pub base_line: u64,
+    /// A parser may cut a big input and parse the parts on every core; not when the input is
+    /// itself one of several parsed at once (`sources::pieces`).
+    pub may_use_every_core: bool,
     head: OnceLock<Option<serde_json::Value>>,
     /// The message-log dialect and why, decided once for the formats that share that decision
     /// (see [`message_logs::detect_dialect`]).
@@ -66,6 +69,7 @@ impl<'a> Input<'a> {
             was_gzip: false,
             base_offset: 0,
             base_line: 0,
+            may_use_every_core: true,
             head: OnceLock::new(),
             message_log_dialect: OnceLock::new(),
         }
@@ -378,10 +382,7 @@ pub fn load_chunk_as(
     base_offset: u64,
     base_line: u64,
 ) -> Loaded {
-    let mut input = Input::new(&origin, bytes, extension_of(&origin));
-    input.base_offset = base_offset;
-    input.base_line = base_line;
-    let batch = parse(format, &input);
+    let batch = parse_chunk_as(format, &origin, bytes, base_offset, base_line, true);
     Loaded {
         detection: Detection {
             format: Some(format.name()),
@@ -390,6 +391,23 @@ pub fn load_chunk_as(
         batch,
         origin: origin.clone(),
     }
+}
+
+/// Parses complete lines of a file known to be `format`, starting `base_offset` bytes and
+/// `base_line` lines into it; `may_use_every_core` as [`Input::may_use_every_core`].
+pub fn parse_chunk_as(
+    format: &'static dyn Format,
+    origin: &Origin,
+    bytes: &[u8],
+    base_offset: u64,
+    base_line: u64,
+    may_use_every_core: bool,
+) -> Batch {
+    let mut input = Input::new(origin, bytes, extension_of(origin));
+    input.base_offset = base_offset;
+    input.base_line = base_line;
+    input.may_use_every_core = may_use_every_core;
+    parse(format, &input)
 }
 
 /// Reads a payload's text: inline values directly, on-disk ones by re-reading their record.

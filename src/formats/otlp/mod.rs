@@ -160,14 +160,15 @@ fn starts_with_resource_spans(bytes: &[u8]) -> bool {
     rest.starts_with(b"\"resourceSpans\"") || rest.starts_with(b"\"resource_spans\"")
 }
 
-/// Inputs smaller than this are parsed on the calling thread.
-const PARALLEL_MIN_BYTES: usize = 16 << 20;
+/// Inputs smaller than this are parsed on the calling thread. The watcher hands over a big
+/// file 4 MiB at a time: each such piece is cut in two.
+const PARALLEL_MIN_BYTES: usize = 2 << 20;
 
 /// Splits big JSON-lines inputs at line boundaries and parses the pieces on all cores; spans
 /// and problems keep file order, and positions stay file positions.
 fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if threads < 2 || input.bytes.len() < PARALLEL_MIN_BYTES {
+    if threads < 2 || !input.may_use_every_core || input.bytes.len() < PARALLEL_MIN_BYTES {
         parse_lines(input, batch);
         return;
     }
@@ -369,7 +370,11 @@ impl Format for OtlpProtobuf {
                     part
                 };
                 let threads = std::thread::available_parallelism().map_or(1, usize::from);
-                if threads < 2 || input.bytes.len() < PARALLEL_MIN_BYTES || bodies.len() < 2 {
+                if threads < 2
+                    || !input.may_use_every_core
+                    || input.bytes.len() < PARALLEL_MIN_BYTES
+                    || bodies.len() < 2
+                {
                     batch = parse_group(&bodies);
                 } else {
                     let group_len = bodies.len().div_ceil(threads);
