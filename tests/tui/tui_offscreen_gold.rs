@@ -87,3 +87,33 @@ fn a_gold_mismatch_below_the_screen_counts_once_the_list_is_scored() {
     // Nothing left to do until the list changes.
     assert!(!app::has_background_work(&app));
 }
+
+/// Scoring runs that have no gold changes nothing shown: no rebuild of the views per step
+/// (every step rebuilt the failure queue over the whole list while a big file loaded).
+#[test]
+fn scoring_runs_without_gold_changes_no_view() {
+    let mut store = Store::new();
+    store.ingest(toolcap::store::sample_runs::tool_runs(0, 3_000));
+    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 120,
+            height: 40,
+        },
+    );
+    let (gold_version, app_version) = (app.gold.version(), app.version);
+    let mut steps = 0;
+    while app::has_background_work(&app) {
+        app::background_step(&mut app);
+        steps += 1;
+        assert!(steps < 3_000, "the background work ends");
+    }
+    assert!(steps > 0, "the gold-less runs were looked at");
+    assert!(!app.gold.has_scores());
+    assert_eq!(app.gold.version(), gold_version);
+    assert_eq!(
+        app.version, app_version,
+        "no step redrew or rebuilt anything"
+    );
+}

@@ -30,8 +30,11 @@ pub struct GoldContext {
     conversations: Conversations,
     /// Invocation id → (its content version, its score and pass/fail if it has a gold).
     scores: std::collections::HashMap<String, (ContentVersion, Option<Scored>)>,
-    /// Bumped whenever a score changes, so views built from scores know to rebuild.
+    /// Bumped whenever a score changes, so views built from scores know to rebuild. A run
+    /// found to have no gold changes nothing: the views already took it for gold-less.
     version: u64,
+    /// Entries of `scores` that hold a score.
+    with_gold: usize,
     offscreen: OffscreenScan,
 }
 
@@ -52,12 +55,12 @@ impl GoldContext {
         }
     }
 
-    /// Score and pass/fail of an invocation's last computed report, if it has a gold.
     /// Whether any run has a gold score yet (most stores have no gold at all).
     pub fn has_scores(&self) -> bool {
-        !self.scores.is_empty()
+        self.with_gold > 0
     }
 
+    /// Score and pass/fail of an invocation's last computed report, if it has a gold.
     pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
         self.scores
             .get(invocation)
@@ -243,11 +246,16 @@ fn score_one(app: &mut App, id: String) {
             source: r.gold.source.clone(),
         }
     });
-    let changed = |old: &Option<Scored>| {
-        old.as_ref().map(|s| (s.score, s.passed)) != scored.as_ref().map(|s| (s.score, s.passed))
-    };
-    let previous = app.gold.scores.insert(id, (version, scored.clone()));
-    if previous.is_none_or(|(_, old)| changed(&old)) {
+    let outcome_of = |s: &Option<Scored>| s.as_ref().map(|s| (s.score, s.passed));
+    let now = outcome_of(&scored);
+    let gained = usize::from(scored.is_some());
+    let previous = app
+        .gold
+        .scores
+        .insert(id, (version, scored))
+        .and_then(|(_, old)| old);
+    app.gold.with_gold = app.gold.with_gold + gained - usize::from(previous.is_some());
+    if outcome_of(&previous) != now {
         app.gold.version += 1;
     }
 }
