@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Times the TUI on one big trace file as a user sees it, in a real terminal (tmux):
+# seconds until the first runs are listed, seconds until the file is read (the status bar's
+# "reading" progress is gone), and the TUI's peak resident memory then.
+#
+# Usage: scripts/first_rows.sh [BINARY] FILE
+#   BINARY defaults to target/release/toolcap-tui (build it with `cargo build --release`).
+set -euo pipefail
+
+binary=target/release/toolcap-tui
+if [[ $# -gt 1 ]]; then
+  binary=$1
+  shift
+fi
+file=$1
+[[ -x "$binary" ]] || { echo "$binary not built (cargo build --release)" >&2; exit 2; }
+session="first-rows-$$"
+trap 'tmux kill-session -t "$session" 2>/dev/null || true' EXIT
+
+start=$(date +%s.%N)
+tmux new-session -d -s "$session" -x 160 -y 45 "$binary $(printf %q "$file")"
+pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+first=""
+while true; do
+  screen=$(tmux capture-pane -p -t "$session" 2>/dev/null || true)
+  now=$(date +%s.%N)
+  # The list's title counts the runs listed: "Invocations (N)".
+  if [[ -z "$first" ]] && grep -qE 'Invocations \([1-9]' <<<"$screen"; then
+    first=$(echo "$now - $start" | bc -l)
+  fi
+  if [[ -n "$first" ]] && ! grep -q 'reading' <<<"$screen" && ! grep -q 'loading' <<<"$screen"; then
+    done_at=$(echo "$now - $start" | bc -l)
+    break
+  fi
+  if (( $(echo "$now - $start > 120" | bc -l) )); then
+    echo "gave up after 120 s; last screen:" >&2
+    echo "$screen" >&2
+    exit 1
+  fi
+  sleep 0.02
+done
+hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+printf 'first rows %.2f s   file read %.2f s   peak RSS %d MiB   (%s)\n' "$first" "$done_at" $((hwm / 1024)) "$(basename "$file")"
