@@ -18,6 +18,7 @@ async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
             http: "127.0.0.1:0".into(),
             grpc: None,
             token: Some("s3cret".into()),
+            spool_bytes: toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
         },
         tx,
     )
