@@ -406,6 +406,32 @@ mod tests {
     }
 
     #[test]
+    fn the_accepted_body_is_the_one_received_or_else_the_request_re_encoded() {
+        let as_sent = RawBody {
+            bytes: bytes::Bytes::from_static(b"{\"resourceSpans\":[]}"),
+            body_type: decode::BodyType::Json,
+        };
+        let kept = ReceivedRequest {
+            body: Some(as_sent.clone()),
+            ..received(1)
+        };
+        let accepted = kept.into_accepted();
+        assert_eq!(accepted.body.bytes, as_sent.bytes);
+        assert_eq!(accepted.body.body_type, decode::BodyType::Json);
+
+        let mut request = ExportTraceServiceRequest::default();
+        request.resource_spans.push(Default::default());
+        let re_encoded = ReceivedRequest {
+            request: request.clone(),
+            ..received(1)
+        }
+        .into_accepted();
+        assert_eq!(re_encoded.body.body_type, decode::BodyType::Protobuf);
+        let decoded = <ExportTraceServiceRequest as prost::Message>::decode(re_encoded.body.bytes);
+        assert_eq!(decoded.ok(), Some(request));
+    }
+
+    #[test]
     fn bearer_token_must_match_exactly() {
         assert!(bearer_matches(None, None));
         assert!(bearer_matches(Some("s3cret"), Some(b"Bearer s3cret")));
