@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::live_spool::Keeper;
+use super::live_spool::{Keeper, Spooled};
 use super::{IngestEvent, SourceStatus};
 use crate::formats::otlp::{LiveBody, batch_from_live_body};
-use crate::model::{Origin, Problem};
+use crate::model::{Batch, Origin, Problem};
 use crate::receiver::decode::BodyType;
-use crate::receiver::{self, ChannelSink, ReceiverConfig, ReceiverHandle, Transport};
+use crate::receiver::{self, AcceptedBody, ChannelSink, ReceiverConfig, ReceiverHandle, Transport};
 
 /// Requests waiting between the receiver and the app. When it is full the receiver answers
 /// 503 + Retry-After, so the exporter backs off instead of the app growing without bound.
@@ -44,6 +44,26 @@ impl ListenHandle {
         self.forwarder.abort();
         let _ = self.forwarder.await;
     }
+}
+
+/// Builds an accepted body as the TUI shows it, with the decoders files use; payloads are ranges
+/// into the spool where the body was `kept`, inline otherwise. Leniencies are not reported: the
+/// client was told in its response.
+pub fn batch_from_accepted(
+    accepted: &AcceptedBody,
+    origin: &Origin,
+    kept: Option<Spooled>,
+) -> Batch {
+    let format = match accepted.transport {
+        Transport::HttpJson => "otlp-json",
+        Transport::HttpProtobuf | Transport::Grpc => "otlp-protobuf",
+    };
+    let body = LiveBody {
+        bytes: &accepted.body.bytes,
+        protobuf: accepted.body.body_type == BodyType::Protobuf,
+        kept_in: kept.map(|kept| (kept.segment, kept.offset)),
+    };
+    batch_from_live_body(&body, origin, format, false)
 }
 
 /// Binds the receiver and forwards every accepted request to `tx` as a normalized batch.
@@ -87,18 +107,8 @@ pub async fn spawn_listen(
         let mut accepted = 0u64;
         while let Some(received) = requests.recv().await {
             accepted += 1;
-            let format = match received.transport {
-                Transport::HttpJson => "otlp-json",
-                Transport::HttpProtobuf | Transport::Grpc => "otlp-protobuf",
-            };
-            let bytes = &received.body.bytes;
-            let body = LiveBody {
-                bytes,
-                protobuf: received.body.body_type == BodyType::Protobuf,
-                kept_in: keeper.keep(bytes).map(|kept| (kept.segment, kept.offset)),
-            };
-            // The client was told about leniencies in its response; the view is not.
-            let mut batch = batch_from_live_body(&body, &origin, format, false);
+            let kept = keeper.keep(&received.body.bytes);
+            let mut batch = batch_from_accepted(&received, &origin, kept);
             if let Some(warning) = keeper.take_warning() {
                 batch
                     .problems
