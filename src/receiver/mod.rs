@@ -4,8 +4,9 @@
 //!
 //! The server only decodes and validates; where accepted requests go is a [`RequestSink`]:
 //! `toolcap-tui serve` hands them to a durable [`spool::Spool`], the TUI's `--listen` to a
-//! [`ChannelSink`], which passes on only the body's bytes (the TUI builds from those, borrowed). A sink that cannot take more answers [`SinkError::Full`], which becomes
-//! 503 + `Retry-After` (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
+//! [`ChannelSink`], which passes on only the body's bytes (the TUI builds from those, borrowed).
+//! A sink that cannot take more answers [`SinkError::Full`], which becomes 503 + `Retry-After`
+//! (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
 
 pub mod connections;
 pub mod decode;
