@@ -206,6 +206,7 @@ async fn main() {
                     grpc: None,
                     token: None,
                     spool_bytes: DEFAULT_LIVE_SPOOL_BYTES,
+                    spool_parent: None,
                 },
                 tx,
             )

@@ -43,7 +43,7 @@ pub struct AttachOptions {
     pub remote: RemoteOptions,
     /// Bytes of feed lines the live spool keeps (payloads of older ones are dropped).
     pub spool_bytes: u64,
-    /// Where the spool's directory is made; `None`: the system's temporary directory.
+    /// Where the spool's directory is made; `None`: [`super::live_spool::default_parent`].
     pub spool_parent: Option<std::path::PathBuf>,
 }
 

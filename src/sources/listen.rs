@@ -27,6 +27,8 @@ pub struct ListenConfig {
     pub token: Option<String>,
     /// Bytes of received bodies the live spool keeps (payloads of older ones are dropped).
     pub spool_bytes: u64,
+    /// Where the spool's directory is made; `None`: [`super::live_spool::default_parent`].
+    pub spool_parent: Option<PathBuf>,
 }
 
 /// A running embedded receiver; [`ListenHandle::shutdown`] stops it.
@@ -101,7 +103,7 @@ pub async fn spawn_listen(
         })
     };
     let _ = tx.send(status(0)).await;
-    let mut keeper = Keeper::new(config.spool_bytes, None);
+    let mut keeper = Keeper::new(config.spool_bytes, config.spool_parent.as_deref());
     let spool_dir = keeper.spool().map(|spool| spool.dir().to_path_buf());
     let forwarder = tokio::spawn(async move {
         let mut accepted = 0u64;

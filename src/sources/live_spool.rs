@@ -51,13 +51,15 @@ impl LiveSpool {
         let mut random = [0u8; 8];
         getrandom::fill(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
         let dir = parent.join(format!(
-            "toolcap-live-{}-{}",
+            "{DIR_PREFIX}{}-{}",
             std::process::id(),
             hex::encode(random)
         ));
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        std::fs::create_dir_all(parent)?;
+        remove_abandoned_spools(parent);
         builder.create(&dir)?;
         let cap_bytes = cap_bytes.max(1);
         payload_range::note_expiring_dir(
@@ -157,10 +159,9 @@ pub struct Keeper {
 }
 
 impl Keeper {
-    /// A keeper with a new spool of `cap_bytes` under `parent` (`None`: the system's
-    /// temporary directory).
+    /// A keeper with a new spool of `cap_bytes` under `parent` (`None`: [`default_parent`]).
     pub fn new(cap_bytes: u64, parent: Option<&Path>) -> Self {
-        let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let parent = parent.map_or_else(default_parent, Path::to_path_buf);
         match LiveSpool::create_in(&parent, cap_bytes) {
             Ok(spool) => Keeper::with(spool),
             Err(e) => Keeper {
@@ -209,6 +210,58 @@ impl Keeper {
     pub fn spool(&self) -> Option<&LiveSpool> {
         self.spool.as_ref()
     }
+}
+
+/// Prefix of a spool directory's name, followed by the owning process id.
+const DIR_PREFIX: &str = "toolcap-live-";
+
+/// Where spools go by default: `$TMPDIR` when the user set it; else the user's cache directory
+/// (`~/.cache/toolcap-tui/live` on Linux), since `/tmp` is often a RAM-backed tmpfs and a spool
+/// there would hold in memory what it is meant to keep out of it; else the system's temporary
+/// directory.
+pub fn default_parent() -> PathBuf {
+    if std::env::var_os("TMPDIR").is_some_and(|dir| !dir.is_empty()) {
+        return std::env::temp_dir();
+    }
+    directories::ProjectDirs::from("", "", "toolcap-tui")
+        .map_or_else(std::env::temp_dir, |dirs| dirs.cache_dir().join("live"))
+}
+
+/// Removes spools left behind by processes that no longer run (a crash or a kill skips the
+/// removal on drop). Only directories named as ours whose owner is gone are touched.
+fn remove_abandoned_spools(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let owner = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = owner
+            && !process_runs(pid)
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // Signal 0 only asks whether the process exists; EPERM means it does, as someone else's.
+    // SAFETY: kill with signal 0 sends nothing; it has no memory-safety preconditions.
+    let answer = unsafe { libc::kill(pid, 0) };
+    answer == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_runs(_pid: u32) -> bool {
+    true
 }
 
 fn human_bytes(bytes: u64) -> String {
@@ -264,6 +317,27 @@ mod tests {
         assert!(!dir.exists());
         let gone = payload_range::read(&range_of(&spooled, 6)).unwrap_err();
         assert!(gone.contains("live source has stopped"), "{gone}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_spool_left_by_a_process_that_is_gone_is_removed_and_others_are_not() {
+        let parent = tempfile::tempdir().unwrap();
+        // A child that has exited and been reaped: its pid names no process.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone_pid = child.id();
+        child.wait().unwrap();
+        let abandoned = parent.path().join(format!("{DIR_PREFIX}{gone_pid}-00"));
+        let running = parent
+            .path()
+            .join(format!("{DIR_PREFIX}{}-00", std::process::id()));
+        let unrelated = parent.path().join("notes");
+        for dir in [&abandoned, &running, &unrelated] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        let spool = LiveSpool::create_in(parent.path(), 1 << 20).unwrap();
+        assert!(!abandoned.exists());
+        assert!(running.exists() && unrelated.exists() && spool.dir().exists());
     }
 
     #[test]

@@ -70,7 +70,12 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-async fn listen(spool_bytes: u64, grpc: bool) -> (ListenHandle, mpsc::Receiver<IngestEvent>) {
+/// A running `--listen` whose spool is made under `spool_parent`, and its ingest channel.
+async fn listen(
+    spool_bytes: u64,
+    grpc: bool,
+    spool_parent: &Path,
+) -> (ListenHandle, mpsc::Receiver<IngestEvent>) {
     let (tx, rx) = mpsc::channel(64);
     let handle = spawn_listen(
         ListenConfig {
@@ -78,6 +83,7 @@ async fn listen(spool_bytes: u64, grpc: bool) -> (ListenHandle, mpsc::Receiver<I
             grpc: grpc.then(|| "127.0.0.1:0".into()),
             token: None,
             spool_bytes,
+            spool_parent: Some(spool_parent.to_path_buf()),
         },
         tx,
     )
@@ -146,7 +152,8 @@ fn trace_of(span: &Span) -> u128 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
-    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, true).await;
+    let spool_parent = tempfile::tempdir().unwrap();
+    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, true, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().expect("a live spool");
     assert!(dir.is_dir());
 
@@ -196,7 +203,8 @@ async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_with_rejected_spans_keeps_only_the_accepted_ones_as_ranges() {
-    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, false).await;
+    let spool_parent = tempfile::tempdir().unwrap();
+    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, false, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().unwrap();
     let body = request_json(vec![
         span_json(9, "00000000000000a1", &arguments(9)),
@@ -216,7 +224,8 @@ async fn a_request_with_rejected_spans_keeps_only_the_accepted_ones_as_ranges() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_cap_the_oldest_segment_goes_and_its_payloads_say_so() {
     // Each body is about 2 KiB: 16 KiB keeps the newest seven or so.
-    let (handle, mut rx) = listen(16 << 10, false).await;
+    let spool_parent = tempfile::tempdir().unwrap();
+    let (handle, mut rx) = listen(16 << 10, false, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().unwrap();
     for trace in 1..=20 {
         post(
@@ -245,7 +254,8 @@ async fn past_the_cap_the_oldest_segment_goes_and_its_payloads_say_so() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_body_reaches_neither_the_spool_nor_the_view() {
-    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, false).await;
+    let spool_parent = tempfile::tempdir().unwrap();
+    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, false, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().unwrap();
     let addr = handle.receiver.http_addr.unwrap().to_string();
     let refused = tokio::task::spawn_blocking(move || {
