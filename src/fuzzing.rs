@@ -9,6 +9,8 @@ use std::path::Path;
 use crate::formats::{self, Format, Input};
 use crate::model::Origin;
 use crate::receiver::decode::{self, BodyType, Compression};
+use crate::receiver::{RawBody, ReceivedRequest, Transport};
+use crate::sources::listen::batch_from_accepted;
 use crate::store::Store;
 
 /// Receiver body limit used by the decoder targets: small, so size checks are exercised too.
@@ -138,9 +140,33 @@ fn decode_request(data: &[u8], compression: Compression, body_types: &[BodyType]
         let Ok((mut request, _warnings)) = decode::decode(&body, *body_type) else {
             continue;
         };
-        let _ = decode::retain_valid_spans(&mut request);
+        let validation = decode::retain_valid_spans(&mut request);
+        if validation.accepted == 0 {
+            continue;
+        }
+        // What `--listen` builds: the body as received when nothing was rejected, else the
+        // request re-encoded; the view must show exactly the spans the client was told were
+        // accepted.
+        let received = ReceivedRequest {
+            request,
+            body: (validation.rejected == 0).then(|| RawBody {
+                bytes: body.clone(),
+                body_type: *body_type,
+            }),
+            spans: validation.accepted,
+            transport: match body_type {
+                BodyType::Json => Transport::HttpJson,
+                BodyType::Protobuf => Transport::HttpProtobuf,
+            },
+        };
         let origin = Origin::endpoint("otlp://fuzz");
-        let batch = formats::otlp::batch_from_request(&request, &origin, "otlp-protobuf", None);
+        let batch = batch_from_accepted(&received.into_accepted(), &origin, None);
+        assert_eq!(
+            batch.spans.len(),
+            validation.accepted,
+            "accepted spans the view does not show: {:?}",
+            batch.problems
+        );
         let mut store = Store::new();
         store.ingest(batch);
     }

@@ -46,6 +46,7 @@ impl TraceService for Export {
         if validation.accepted > 0 {
             let received = ReceivedRequest {
                 request,
+                body: None,
                 spans: validation.accepted,
                 transport: Transport::Grpc,
             };

@@ -25,7 +25,7 @@ use tower::ServiceExt;
 
 use super::connections::{BusyGuard, ConnectionHandle, Registry, TrackedIo};
 use super::decode::{self, BodyType, Compression, DecodeError, RpcStatus, rpc_code};
-use super::{RETRY_AFTER_SECS, ReceivedRequest, Shared, SinkError, Transport};
+use super::{RETRY_AFTER_SECS, RawBody, ReceivedRequest, Shared, SinkError, Transport};
 
 pub(crate) fn router(shared: Arc<Shared>, extra_routes: Option<Router>) -> Router {
     let mut router: Router = Router::new()
@@ -294,10 +294,15 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
             }
             validation.message.push_str(&warning);
         }
-        Ok::<_, DecodeError>((request, validation))
+        // The body as sent still holds the rejected spans: then only the request stands for it.
+        let body = (validation.rejected == 0).then_some(RawBody {
+            bytes: body,
+            body_type,
+        });
+        Ok::<_, DecodeError>((request, body, validation))
     })
     .await;
-    let (request, validation) = match decoded {
+    let (request, body, validation) = match decoded {
         Ok(Ok(decoded)) => decoded,
         Ok(Err(err)) => return decode_failure(body_type, err),
         Err(join_error) => {
@@ -317,6 +322,7 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         };
         let received = ReceivedRequest {
             request,
+            body,
             spans: validation.accepted,
             transport,
         };

@@ -4,8 +4,9 @@
 //!
 //! The server only decodes and validates; where accepted requests go is a [`RequestSink`]:
 //! `toolcap-tui serve` hands them to a durable [`spool::Spool`], the TUI's `--listen` to a
-//! [`ChannelSink`]. A sink that cannot take more answers [`SinkError::Full`], which becomes
-//! 503 + `Retry-After` (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
+//! [`ChannelSink`], which passes on only the body's bytes (the TUI builds from those, borrowed).
+//! A sink that cannot take more answers [`SinkError::Full`], which becomes 503 + `Retry-After`
+//! (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
 
 pub mod connections;
 pub mod decode;
@@ -119,6 +120,41 @@ pub enum Transport {
 #[derive(Debug, Clone)]
 pub struct ReceivedRequest {
     pub request: ExportTraceServiceRequest,
+    /// The decompressed body as the client sent it, when it holds exactly the accepted spans
+    /// (none was rejected). `None` over gRPC, whose bodies tonic decodes before we see them.
+    pub body: Option<RawBody>,
+    pub spans: usize,
+    pub transport: Transport,
+}
+
+/// Bytes of an `ExportTraceServiceRequest` in one of the two OTLP encodings.
+#[derive(Debug, Clone)]
+pub struct RawBody {
+    pub bytes: bytes::Bytes,
+    pub body_type: decode::BodyType,
+}
+
+impl ReceivedRequest {
+    /// Bytes holding exactly the accepted spans: the body as received when it is that, else
+    /// the validated request encoded as protobuf.
+    pub fn into_accepted(self) -> AcceptedBody {
+        let body = self.body.unwrap_or_else(|| RawBody {
+            bytes: prost::Message::encode_to_vec(&self.request).into(),
+            body_type: decode::BodyType::Protobuf,
+        });
+        AcceptedBody {
+            body,
+            spans: self.spans,
+            transport: self.transport,
+        }
+    }
+}
+
+/// What [`ChannelSink`] passes on: an accepted request as bytes only, so a queue of them holds
+/// no decoded copy.
+#[derive(Debug, Clone)]
+pub struct AcceptedBody {
+    pub body: RawBody,
     pub spans: usize,
     pub transport: Transport,
 }
@@ -141,11 +177,11 @@ pub trait RequestSink: Send + Sync + 'static {
 /// Sink for an in-process consumer (the TUI's `--listen`): a bounded channel whose
 /// fullness is reported to clients instead of blocking them or dropping data.
 pub struct ChannelSink {
-    sender: mpsc::Sender<ReceivedRequest>,
+    sender: mpsc::Sender<AcceptedBody>,
 }
 
 impl ChannelSink {
-    pub fn new(capacity: usize) -> (Self, mpsc::Receiver<ReceivedRequest>) {
+    pub fn new(capacity: usize) -> (Self, mpsc::Receiver<AcceptedBody>) {
         let (sender, receiver) = mpsc::channel(capacity.max(1));
         (Self { sender }, receiver)
     }
@@ -153,10 +189,14 @@ impl ChannelSink {
 
 impl RequestSink for ChannelSink {
     fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
-        let result = match self.sender.try_send(received) {
-            Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(_)) => Err(SinkError::Full),
-            Err(mpsc::error::TrySendError::Closed(_)) => {
+        // The place is taken first: a request that cannot be queued is never re-encoded.
+        let result = match self.sender.try_reserve() {
+            Ok(place) => {
+                place.send(received.into_accepted());
+                Ok(())
+            }
+            Err(mpsc::error::TrySendError::Full(())) => Err(SinkError::Full),
+            Err(mpsc::error::TrySendError::Closed(())) => {
                 Err(SinkError::Unavailable("the consumer has stopped".into()))
             }
         };
@@ -344,6 +384,7 @@ mod tests {
     fn received(spans: usize) -> ReceivedRequest {
         ReceivedRequest {
             request: ExportTraceServiceRequest::default(),
+            body: None,
             spans,
             transport: Transport::HttpJson,
         }
@@ -363,6 +404,32 @@ mod tests {
             sink.deliver(received(3)).await,
             Err(SinkError::Unavailable(_))
         ));
+    }
+
+    #[test]
+    fn the_accepted_body_is_the_one_received_or_else_the_request_re_encoded() {
+        let as_sent = RawBody {
+            bytes: bytes::Bytes::from_static(b"{\"resourceSpans\":[]}"),
+            body_type: decode::BodyType::Json,
+        };
+        let kept = ReceivedRequest {
+            body: Some(as_sent.clone()),
+            ..received(1)
+        };
+        let accepted = kept.into_accepted();
+        assert_eq!(accepted.body.bytes, as_sent.bytes);
+        assert_eq!(accepted.body.body_type, decode::BodyType::Json);
+
+        let mut request = ExportTraceServiceRequest::default();
+        request.resource_spans.push(Default::default());
+        let re_encoded = ReceivedRequest {
+            request: request.clone(),
+            ..received(1)
+        }
+        .into_accepted();
+        assert_eq!(re_encoded.body.body_type, decode::BodyType::Protobuf);
+        let decoded = <ExportTraceServiceRequest as prost::Message>::decode(re_encoded.body.bytes);
+        assert_eq!(decoded.ok(), Some(request));
     }
 
     #[test]

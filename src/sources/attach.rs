@@ -6,6 +6,9 @@
 //! The client counts the complete, non-blank lines it has consumed and asks for exactly those
 //! to be skipped, so a reconnect neither repeats nor misses a request. A line cut off by a
 //! dropped connection is not counted; it arrives whole after the reconnect.
+//!
+//! Every line is written to a bounded temporary spool ([`super::live_spool`]) before it is
+//! built, so its payloads are byte ranges into the spool, not copies in memory.
 
 use std::time::Duration;
 
@@ -14,16 +17,18 @@ use hyper::{Request, StatusCode, Uri, header};
 use tokio::sync::mpsc::Sender;
 use tokio::task::JoinHandle;
 
-use crate::formats;
+use crate::formats::otlp::{LiveBody, batch_from_live_body};
 use crate::model::{Batch, Origin, Problem};
+use crate::sources::live_spool::{DEFAULT_LIVE_SPOOL_BYTES, Keeper, Spooled};
 use crate::sources::remote::{self, HttpClient, RemoteOptions};
 use crate::sources::{IngestEvent, SourceStatus};
 
 /// A feed line longer than this is reported and skipped (still counted as consumed).
 pub const MAX_FEED_LINE_BYTES: usize = 64 << 20;
 
-/// Parses one feed line (an OTLP/JSON request) into a batch.
-pub type LineParser = fn(Origin, &[u8]) -> Batch;
+/// Parses one feed line (an OTLP/JSON request) into a batch; the line was written to the live
+/// spool where given (`None`: keep payloads in memory).
+pub type LineParser = fn(Origin, &[u8], Option<&Spooled>) -> Batch;
 
 /// Backoff bounds and the line parser.
 #[derive(Clone)]
@@ -36,6 +41,10 @@ pub struct AttachOptions {
     pub parse: LineParser,
     /// Token and `--header`s sent with every request.
     pub remote: RemoteOptions,
+    /// Bytes of feed lines the live spool keeps (payloads of older ones are dropped).
+    pub spool_bytes: u64,
+    /// Where the spool's directory is made; `None`: [`super::live_spool::default_parent`].
+    pub spool_parent: Option<std::path::PathBuf>,
 }
 
 impl Default for AttachOptions {
@@ -46,17 +55,21 @@ impl Default for AttachOptions {
             connect_timeout: Duration::from_secs(5),
             parse: parse_feed_line,
             remote: RemoteOptions::default(),
+            spool_bytes: DEFAULT_LIVE_SPOOL_BYTES,
+            spool_parent: None,
         }
     }
 }
 
 /// A feed line is an OTLP/JSON request (`serve` writes nothing else), decoded as one: no
 /// format detection per line.
-fn parse_feed_line(origin: Origin, line: &[u8]) -> Batch {
-    match formats::by_name("otlp-json") {
-        Some(otlp) => formats::load_chunk_as(otlp, origin, line, 0, 0).batch,
-        None => formats::load_bytes(origin, line).batch,
-    }
+fn parse_feed_line(origin: Origin, line: &[u8], spooled: Option<&Spooled>) -> Batch {
+    let body = LiveBody {
+        bytes: line,
+        protobuf: false,
+        kept_in: spooled.map(|kept| (kept.segment.clone(), kept.offset)),
+    };
+    batch_from_live_body(&body, &origin, "otlp-json", true)
 }
 
 /// Follows `url` (e.g. `http://127.0.0.1:4318`) until `tx` is closed. Must be called from
@@ -112,11 +125,14 @@ struct Feed {
     consumed: u64,
     /// A line above the size limit is being dropped until its newline.
     skipping_line: bool,
+    /// The live spool the lines are written to; removed when the feed ends.
+    keeper: Keeper,
 }
 
 impl Feed {
     fn new(url: String, tx: Sender<IngestEvent>, options: AttachOptions) -> Self {
         let client = remote::client(options.connect_timeout, &options.remote);
+        let keeper = Keeper::new(options.spool_bytes, options.spool_parent.as_deref());
         Feed {
             base: url.trim_end_matches('/').to_owned(),
             origin: Origin::endpoint(url.clone()),
@@ -126,6 +142,7 @@ impl Feed {
             client,
             consumed: 0,
             skipping_line: false,
+            keeper,
         }
     }
 
@@ -302,7 +319,13 @@ impl Feed {
             return Ok(()); // keep-alive
         }
         self.consumed += 1;
-        let batch = (self.options.parse)(self.origin.clone(), line);
+        let spooled = self.keeper.keep(line);
+        let mut batch = (self.options.parse)(self.origin.clone(), line, spooled.as_ref());
+        if let Some(warning) = self.keeper.take_warning() {
+            batch
+                .problems
+                .push(Problem::warning(&self.origin, None, warning));
+        }
         self.send(IngestEvent::Batch(batch)).await
     }
 

@@ -62,6 +62,8 @@ pub async fn spawn_sources(
             http: http.clone(),
             grpc: wanted.grpc.clone(),
             token: remote.token.clone(),
+            spool_bytes: super::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
+            spool_parent: None,
         };
         match listen::spawn_listen(config, tx.clone()).await {
             Ok(handle) => running.receiver = Some(handle),

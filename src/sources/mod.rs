@@ -6,6 +6,7 @@ pub mod files;
 pub mod jaeger;
 pub mod listen;
 pub mod live;
+pub mod live_spool;
 pub mod load;
 pub mod phoenix;
 pub mod pieces;

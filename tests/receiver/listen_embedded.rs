@@ -13,11 +13,14 @@ const BODY: &str = "tests/fixtures/corpus/otlp-python-sdk/http-protobuf/0001-v1_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
     let (tx, mut rx) = mpsc::channel(16);
+    let spool_parent = tempfile::tempdir().unwrap();
     let handle = spawn_listen(
         ListenConfig {
             http: "127.0.0.1:0".into(),
             grpc: None,
             token: Some("s3cret".into()),
+            spool_bytes: toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
+            spool_parent: Some(spool_parent.path().to_path_buf()),
         },
         tx,
     )

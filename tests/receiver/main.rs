@@ -6,6 +6,7 @@
 
 mod jaeger_source;
 mod listen_embedded;
+mod live_spool_ranges;
 mod otlp_collector_files;
 mod receiver_http;
 mod receiver_limits;

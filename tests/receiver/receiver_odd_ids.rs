@@ -1,6 +1,6 @@
 //! One set of id rules: the same requests with odd ids (an all-zero parent, a short span id,
 //! upper-case hex, base64 as canonical protobuf JSON writes it, an all-zero trace id, a
-//! three-byte parent) sent to a real `serve` and written to a trace file give the same spans,
+//! three-byte parent, a parent that is neither hex nor base64) sent to a real `serve` and written to a trace file give the same spans,
 //! and each request the receiver refuses a span of is refused in the file for the same reason.
 
 use std::collections::BTreeSet;
@@ -73,6 +73,15 @@ fn cases() -> Vec<(Value, Option<&'static str>)> {
         (
             request("short parent", trace, "eee19b7ec3c1b178", Some("abcdef")),
             Some("parent span id is 3 bytes long"),
+        ),
+        (
+            request(
+                "garbled parent",
+                trace,
+                "eee19b7ec3c1b179",
+                Some("eee19b7ec3c1`17a"),
+            ),
+            Some("parent span id is 1 bytes long"),
         ),
     ]
 }

@@ -19,6 +19,7 @@ use toolcap::formats::{Format, Input};
 use toolcap::model::{Batch, Origin};
 use toolcap::sources::SourceStatus;
 use toolcap::sources::attach::{AttachOptions, spawn_attach_with};
+use toolcap::sources::live_spool::Spooled;
 
 use crate::support::{Recorder, TestLines, wait_for};
 
@@ -146,7 +147,7 @@ async fn stop_server(feed: &Feed, task: JoinHandle<()>) {
     let _ = task.await;
 }
 
-fn parse_test_line(origin: Origin, line: &[u8]) -> Batch {
+fn parse_test_line(origin: Origin, line: &[u8], _spooled: Option<&Spooled>) -> Batch {
     TestLines.parse(&Input::new(&origin, line, None))
 }
 

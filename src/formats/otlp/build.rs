@@ -154,10 +154,7 @@ fn build_span(
 ) -> Result<Span, String> {
     let trace_id = wire::decode_id(ws.trace_id.as_deref(), 16, leniencies);
     let span_id = wire::decode_id(ws.span_id.as_deref(), 8, leniencies);
-    let parent = match ws.parent_span_id.as_deref().map(str::trim) {
-        None | Some("") => Vec::new(),
-        Some(text) => wire::id_bytes(text, leniencies).unwrap_or_else(|| vec![0; 1]),
-    };
+    let parent = wire::parent_id_bytes(ws.parent_span_id.as_deref(), leniencies);
     if let Some(reason) = id_problem(&trace_id, &span_id, &parent) {
         return Err(format!("{reason} (span {:?})", truncate(&ws.name, 80)));
     }

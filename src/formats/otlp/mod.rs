@@ -15,6 +15,9 @@ mod protobuf;
 pub mod span_list_reading;
 mod wire;
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 use prost::Message as _;
@@ -481,6 +484,62 @@ pub fn batch_from_request(
     let wire = proto::request_to_wire(request);
     let mut leniencies = Vec::new();
     build::build_request(&wire, &ctx, &mut leniencies, &mut batch);
+    batch
+}
+
+/// A request body as a live source received it, and where it was kept.
+pub struct LiveBody<'b> {
+    pub bytes: &'b [u8],
+    /// Protobuf; otherwise OTLP/JSON.
+    pub protobuf: bool,
+    /// The file the bytes were written to and where they start in it: payloads become ranges
+    /// into it, as a trace file's do. `None` keeps them inline.
+    pub kept_in: Option<(Arc<PathBuf>, u64)>,
+}
+
+/// Builds a received body with the decoders files use (borrowed, no owned request on the
+/// way). Leniencies become warnings only with `report_leniencies` (the receiver has told its
+/// client already).
+pub fn batch_from_live_body(
+    body: &LiveBody,
+    origin: &Origin,
+    format: &'static str,
+    report_leniencies: bool,
+) -> Batch {
+    let mut batch = Batch::default();
+    let parsed = if body.protobuf {
+        protobuf::request(body.bytes)
+            .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))
+    } else {
+        serde_json::from_slice::<wire::Request>(body.bytes)
+            .map_err(|e| format!("not an OTLP/JSON request: {e}"))
+    };
+    let request = match parsed {
+        Ok(request) => request,
+        Err(message) => {
+            batch.problems.push(Problem::error(origin, None, message));
+            return batch;
+        }
+    };
+    let ctx = build::Context {
+        origin,
+        format,
+        file: body
+            .kept_in
+            .as_ref()
+            .map(|(path, offset)| build::FileBuffer {
+                path: path.clone(),
+                bytes: body.bytes,
+                base_offset: *offset,
+                gzip: false,
+            }),
+        line: None,
+    };
+    let mut leniencies = Vec::new();
+    build::build_request(&request, &ctx, &mut leniencies, &mut batch);
+    if report_leniencies {
+        warn_leniencies(&leniencies, origin, None, &mut batch);
+    }
     batch
 }
 

@@ -29,10 +29,38 @@ pub fn read(range: &PayloadRange) -> Result<String, String> {
             .ok_or_else(|| changed(&range.path))?
             .to_vec()
     } else {
-        read_exact_range(&range.path, range.offset, range.len)
-            .map_err(|e| format!("{}: {e}", range.path.display()))?
+        read_exact_range(&range.path, range.offset, range.len).map_err(|e| {
+            match (e.kind(), expired_note(&range.path)) {
+                (std::io::ErrorKind::NotFound, Some(note)) => note,
+                _ => format!("{}: {e}", range.path.display()),
+            }
+        })?
     };
     decode(&raw, range.encoding).ok_or_else(|| changed(&range.path))
+}
+
+/// Directories whose files are deleted on purpose (a live spool drops its oldest segments),
+/// each with what to tell a reader of a file that is gone there.
+static EXPIRING_DIRS: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+
+/// Declares that files in `dir` may be deleted on purpose; a payload whose file is gone then
+/// reads as `note` instead of an I/O error. Declaring a directory again replaces its note.
+pub fn note_expiring_dir(dir: &Path, note: String) {
+    let mut dirs = EXPIRING_DIRS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    dirs.retain(|(known, _)| known != dir);
+    dirs.push((dir.to_path_buf(), note));
+}
+
+fn expired_note(path: &Path) -> Option<String> {
+    let dir = path.parent()?;
+    let dirs = EXPIRING_DIRS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    dirs.iter()
+        .find(|(known, _)| known == dir)
+        .map(|(_, note)| note.clone())
 }
 
 /// Decodes the raw bytes of a value. `None` when they are not what the range promised (the

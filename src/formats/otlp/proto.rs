@@ -110,8 +110,9 @@ fn value_to_wire(value: &PAnyValue) -> wire::AnyValue<'_> {
     out
 }
 
-/// Builds the owned request from the wire model. Ids that do not decode become empty, so
-/// validation later rejects their spans as "missing".
+/// Builds the owned request from the wire model. Trace and span ids that do not decode become
+/// empty, so validation later rejects their spans as "missing"; parents follow the builder's rule
+/// ([`wire::parent_id_bytes`]), so the receiver refuses exactly the spans a file refuses.
 pub fn request_from_wire(
     request: &wire::Request,
     leniencies: &mut Vec<Leniency>,
@@ -156,7 +157,7 @@ fn span_from_wire(span: &wire::Span, leniencies: &mut Vec<Leniency>) -> PSpan {
     };
     let trace_id = id(&span.trace_id);
     let span_id = id(&span.span_id);
-    let parent_span_id = id(&span.parent_span_id);
+    let parent_span_id = wire::parent_id_bytes(span.parent_span_id.as_deref(), leniencies);
     let time = |s: &Option<Scalar>| s.as_ref().and_then(Scalar::as_u64).unwrap_or(0);
     PSpan {
         trace_id,

@@ -405,6 +405,16 @@ pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// The bytes of a parent span id as the one id rule judges them: none (a root) when absent or
+/// empty; text that is neither hex nor base64 becomes one byte, refused as any parent of the
+/// wrong length is. The builder and the receiver's tolerant JSON decoder both read parents here.
+pub fn parent_id_bytes(text: Option<&str>, leniencies: &mut Vec<Leniency>) -> Vec<u8> {
+    match text.map(str::trim) {
+        None | Some("") => Vec::new(),
+        Some(text) => id_bytes(text, leniencies).unwrap_or_else(|| vec![0; 1]),
+    }
+}
+
 /// Checks decoded id bytes: `len` long and not all zero (empty means missing).
 pub fn check_id(bytes: &[u8], len: usize) -> Result<(), IdError> {
     if bytes.is_empty() {

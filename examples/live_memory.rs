@@ -1,0 +1,304 @@
+//! Memory of live data (manual measurement, not run by CI): sends 100,000 spans of about 650
+//! bytes, 500 per OTLP/HTTP protobuf request (what an SDK's batch processor sends), over
+//! loopback to an embedded receiver feeding a Store, then prints the process's peak and final
+//! RSS and the store's memory breakdown.
+//!
+//! Two ways in, each in its own process so the peak is its own:
+//! - `spooled`: `--listen` as it is (the body kept in the live spool, payloads as ranges);
+//! - `inline`: what `--listen` did before it, with the same receiver: the decoded (owned)
+//!   request converted span by span, every payload held in memory.
+//!
+//! `cargo run --release --example live_memory -- spooled` (or `inline`); env
+//! `TOOLCAP_LIVE_SPANS` (default 100000).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
+use prost::Message;
+use tokio::sync::mpsc;
+use toolcap::formats::otlp::batch_from_request;
+use toolcap::model::{Batch, Origin};
+use toolcap::receiver::{self, ReceivedRequest, RequestSink, SinkError};
+use toolcap::sources::IngestEvent;
+use toolcap::sources::listen::{ListenConfig, spawn_listen};
+use toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES;
+use toolcap::store::Store;
+
+const SPANS_PER_REQUEST: u64 = 500;
+const SPANS_PER_TRACE: u64 = 10;
+
+fn text(key: &str, value: String) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(value)),
+        }),
+        ..Default::default()
+    }
+}
+
+fn int(key: &str, value: i64) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::IntValue(value)),
+        }),
+        ..Default::default()
+    }
+}
+
+/// Span `index` of the whole run: traces of ten, an agent root, then chat and tool spans
+/// alternating, each with its message or tool payloads.
+fn span(index: u64) -> Span {
+    let trace = index / SPANS_PER_TRACE;
+    let within = index % SPANS_PER_TRACE;
+    let mut trace_id = vec![0u8; 8];
+    trace_id.extend_from_slice(&(trace + 1).to_be_bytes());
+    let start = 1_768_471_200_000_000_000 + index * 1_000_000;
+    let mut span = Span {
+        trace_id,
+        span_id: (index + 1).to_be_bytes().to_vec(),
+        parent_span_id: if within == 0 {
+            Vec::new()
+        } else {
+            (trace * SPANS_PER_TRACE + 1).to_be_bytes().to_vec()
+        },
+        kind: 1,
+        start_time_unix_nano: start,
+        end_time_unix_nano: start + 800_000,
+        status: Some(Status::default()),
+        ..Default::default()
+    };
+    match within {
+        0 => {
+            span.name = "invoke_agent research-assistant".into();
+            span.attributes = vec![
+                text("gen_ai.operation.name", "invoke_agent".into()),
+                text("gen_ai.agent.name", "research-assistant".into()),
+                text("gen_ai.conversation.id", format!("conv-{trace}")),
+                text(
+                    "gen_ai.input.messages",
+                    format!(
+                        r#"[{{"role":"user","parts":[{{"type":"text","content":"Question {trace}: which of our regional offices changed their supplier contracts in the third quarter, and what did that do to delivery times? Please cite the documents you used, and say which figures you could not verify."}}]}}]"#
+                    ),
+                ),
+            ];
+        }
+        within if within % 2 == 1 => {
+            span.name = "chat gpt-4o".into();
+            span.attributes = vec![
+                text("gen_ai.operation.name", "chat".into()),
+                text("gen_ai.provider.name", "openai".into()),
+                text("gen_ai.request.model", "gpt-4o".into()),
+                int("gen_ai.usage.input_tokens", 300 + (index % 97) as i64),
+                int("gen_ai.usage.output_tokens", 25 + (index % 13) as i64),
+                text(
+                    "gen_ai.output.messages",
+                    format!(
+                        r#"[{{"role":"assistant","parts":[{{"type":"tool_call","id":"call_{index}","name":"search_documents","arguments":{{"query":"supplier contracts Q3 regional offices","top_k":5}}}},{{"type":"text","content":"I will look up the supplier contracts first, then compare delivery times before and after the change, office by office."}}],"finish_reason":"tool_calls"}}]"#
+                    ),
+                ),
+            ];
+        }
+        _ => {
+            span.name = "execute_tool search_documents".into();
+            span.attributes = vec![
+                text("gen_ai.operation.name", "execute_tool".into()),
+                text("gen_ai.tool.name", "search_documents".into()),
+                text("gen_ai.tool.call.id", format!("call_{}", index - 1)),
+                text(
+                    "gen_ai.tool.call.arguments",
+                    r#"{"query":"supplier contracts Q3 regional offices","top_k":5,"filters":{"kind":["contract","report"],"after":"2025-07-01"}}"#.into(),
+                ),
+                text(
+                    "gen_ai.tool.call.result",
+                    format!(
+                        r#"{{"documents":[{{"id":"doc-{index}-1","title":"Supplier review Q3","score":0.91}},{{"id":"doc-{index}-2","title":"Regional delivery report","score":0.84}},{{"id":"doc-{index}-3","title":"Contract amendments","score":0.77}},{{"id":"doc-{index}-4","title":"Logistics board minutes, September","score":0.71}}],"truncated":false}}"#
+                    ),
+                ),
+            ];
+        }
+    }
+    span
+}
+
+fn request(first: u64, count: u64) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![text("service.name", "live-memory".into())],
+                ..Default::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                spans: (first..first + count).map(span).collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+}
+
+fn post(addr: &str, body: &[u8]) -> u16 {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/x-protobuf\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("send head");
+    stream.write_all(body).expect("send body");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read answer");
+    String::from_utf8_lossy(&answer)
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The sink `--listen` had before the live spool: the decoded request, converted inline.
+struct InlineSink {
+    sender: mpsc::Sender<ReceivedRequest>,
+}
+
+impl RequestSink for InlineSink {
+    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
+        let result = self.sender.try_send(received).map_err(|_| SinkError::Full);
+        Box::pin(async move { result })
+    }
+}
+
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with(field))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "spooled".into());
+    let total: u64 = std::env::var("TOOLCAP_LIVE_SPANS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let (batches_tx, mut batches) = mpsc::channel::<Batch>(256);
+    let mut spool_dir = None;
+    let (addr, stop): (String, Box<dyn FnOnce() -> BoxFuture<'static, ()>>) = match mode.as_str() {
+        "spooled" => {
+            let (tx, mut rx) = mpsc::channel(256);
+            let handle = spawn_listen(
+                ListenConfig {
+                    http: "127.0.0.1:0".into(),
+                    grpc: None,
+                    token: None,
+                    spool_bytes: DEFAULT_LIVE_SPOOL_BYTES,
+                    spool_parent: None,
+                },
+                tx,
+            )
+            .await
+            .expect("listen");
+            tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    if let IngestEvent::Batch(batch) = event
+                        && batches_tx.send(batch).await.is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+            let addr = handle.receiver.http_addr.expect("http").to_string();
+            spool_dir = handle.spool_dir.clone();
+            (addr, Box::new(move || Box::pin(handle.shutdown())))
+        }
+        "inline" => {
+            let (sender, mut requests) = mpsc::channel(256);
+            let handle = receiver::start(
+                receiver::ReceiverConfig {
+                    http: Some("127.0.0.1:0".into()),
+                    grpc: None,
+                    ..Default::default()
+                },
+                Arc::new(InlineSink { sender }),
+                None,
+            )
+            .await
+            .expect("receiver");
+            let origin = Origin::endpoint("otlp://inline");
+            tokio::spawn(async move {
+                while let Some(received) = requests.recv().await {
+                    let batch =
+                        batch_from_request(&received.request, &origin, "otlp-protobuf", None);
+                    if batches_tx.send(batch).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let addr = handle.http_addr.expect("http").to_string();
+            (addr, Box::new(move || Box::pin(handle.shutdown())))
+        }
+        other => panic!("unknown mode {other}: spooled or inline"),
+    };
+
+    let rss_before = status_kib("VmRSS:");
+    let sender = tokio::task::spawn_blocking(move || {
+        let mut sent_bytes = 0u64;
+        let mut first = 0;
+        while first < total {
+            let count = SPANS_PER_REQUEST.min(total - first);
+            let body = request(first, count).encode_to_vec();
+            sent_bytes += body.len() as u64;
+            assert_eq!(post(&addr, &body), 200, "request at span {first} refused");
+            first += count;
+        }
+        sent_bytes
+    });
+    let mut store = Store::new();
+    while store.stats().spans_seen < total {
+        let batch = batches.recv().await.expect("ingest ended early");
+        store.ingest(batch);
+    }
+    let sent_bytes = sender.await.expect("sender");
+    let breakdown = store.memory_breakdown();
+    println!(
+        "{mode}: {total} spans, {:.1} MiB sent as protobuf ({:.0} bytes per span)",
+        mib(sent_bytes),
+        sent_bytes as f64 / total as f64
+    );
+    println!(
+        "  RSS {:.1} MiB before, {:.1} MiB after, peak {:.1} MiB; the store counts {:.1} MiB",
+        rss_before as f64 / 1024.0,
+        status_kib("VmRSS:") as f64 / 1024.0,
+        status_kib("VmHWM:") as f64 / 1024.0,
+        mib(breakdown.total())
+    );
+    if let Some(dir) = &spool_dir {
+        let on_disk: u64 = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| entry.ok()?.metadata().ok())
+                    .map(|meta| meta.len())
+                    .sum()
+            })
+            .unwrap_or(0);
+        println!("  live spool: {:.1} MiB on disk", mib(on_disk));
+    }
+    for (name, bytes) in &breakdown.rows {
+        println!("  {:>8.1} MiB  {name}", mib(*bytes));
+    }
+    stop().await;
+}
