@@ -90,8 +90,8 @@ fn store() -> Store {
         for (i, call) in actual(inv).into_iter().enumerate() {
             let args = serde_json::to_string(&call.args).unwrap_or_default();
             batch.spans.push(Span {
-                trace_id: format!("trace-{inv}"),
-                span_id: format!("span-{inv}-{i}"),
+                trace_id: format!("trace-{inv}").into(),
+                span_id: format!("span-{inv}-{i}").into(),
                 name: call.name.clone(),
                 kind: SpanKind::Tool,
                 status: if call.failed {

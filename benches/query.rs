@@ -54,9 +54,9 @@ fn build_store() -> Store {
                 let trace = format!("{r:032x}");
                 let start = 1_764_496_800_000_000_000 + r as u64 * 1_000_000;
                 let base = |id: &str, parent: Option<&str>, name: String, kind, at: u64| Span {
-                    trace_id: trace.clone(),
-                    span_id: format!("{r:08x}{id}"),
-                    parent_span_id: parent.map(|p| format!("{r:08x}{p}")),
+                    trace_id: trace.as_str().into(),
+                    span_id: format!("{r:08x}{id}").into(),
+                    parent_span_id: parent.map(|p| format!("{r:08x}{p}").into()),
                     name,
                     kind,
                     start_unix_nano: start + at * 1_000_000,

@@ -22,9 +22,9 @@ fn store() -> Store {
         let trace = format!("trace-{inv:05}");
         let start = 1_000_000 * inv as u64;
         let span = |id: &str, parent: Option<&str>, name: &str, kind: SpanKind| Span {
-            trace_id: trace.clone(),
-            span_id: format!("{id}-{inv}"),
-            parent_span_id: parent.map(|p| format!("{p}-{inv}")),
+            trace_id: trace.as_str().into(),
+            span_id: format!("{id}-{inv}").into(),
+            parent_span_id: parent.map(|p| format!("{p}-{inv}").into()),
             name: name.into(),
             kind,
             start_unix_nano: start,

@@ -89,8 +89,8 @@ fn drain_into_an_open_100001_span_run(bencher: divan::Bencher) {
     use toolcap::store::Store;
     let span = |id: String, parent: Option<String>, at: u64| Span {
         trace_id: "0af7651916cd43dd8448eb211c80319c".into(),
-        span_id: id,
-        parent_span_id: parent,
+        span_id: id.into(),
+        parent_span_id: parent.map(Into::into),
         name: "step".into(),
         kind: SpanKind::Tool,
         start_unix_nano: at,

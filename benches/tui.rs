@@ -29,9 +29,9 @@ const T0: u64 = 1_764_496_800_000_000_000;
 fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
     let mut spans = Vec::with_capacity(1 + nodes * (per_node + 1));
     let base = |id: String, parent: Option<String>, kind, at: u64| Span {
-        trace_id: trace.to_owned(),
-        span_id: id,
-        parent_span_id: parent,
+        trace_id: trace.into(),
+        span_id: id.into(),
+        parent_span_id: parent.map(Into::into),
         name: format!("{kind:?} span"),
         kind,
         start_unix_nano: start + at * 1_000,

@@ -9,10 +9,12 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod id;
 mod payload;
 mod problem;
 mod sparse;
 
+pub use id::{AsId, Id, IdText};
 pub use payload::*;
 pub use problem::*;
 pub use sparse::{Sparse, SparseEmpty};
@@ -280,7 +282,7 @@ pub struct ToolFacts {
     pub name: Option<String>,
     pub call_id: Option<String>,
     /// Span id of the LLM span that requested this call (filled in by the store's linker).
-    pub requested_by: Option<String>,
+    pub requested_by: Option<Id>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -292,10 +294,10 @@ pub struct RetrievalFacts {
 /// One span, in the single model every format normalizes into.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Span {
-    /// Lower-case hex for OTLP; the native id for other formats.
-    pub trace_id: String,
-    pub span_id: String,
-    pub parent_span_id: Option<String>,
+    /// Lower-case hex for OTLP (held as bytes); the native id for other formats.
+    pub trace_id: Id,
+    pub span_id: Id,
+    pub parent_span_id: Option<Id>,
     pub name: String,
     pub kind: SpanKind,
     pub status: SpanStatus,

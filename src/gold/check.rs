@@ -184,7 +184,7 @@ pub fn gold_for(
 ) -> Option<Arc<GoldSpec>> {
     let per_id = match gold_file {
         Some(GoldFile::PerInvocation(_)) => {
-            gold_file.and_then(|g| g.for_invocation(&invocation.id))
+            gold_file.and_then(|g| g.for_invocation(&invocation.id.text()))
         }
         _ => None,
     };
@@ -209,7 +209,7 @@ pub fn report_for(
 ) -> Option<DiffReport> {
     let gold = gold_for(invocation, gold_file, sidecars, problems)?;
     let (actual, notes) = actual_calls(invocation);
-    let mut report = DiffReport::build(invocation.id.clone(), gold, actual, options);
+    let mut report = DiffReport::build(&invocation.id, gold, actual, options);
     report.name = Some(invocation.summary().name.clone()).filter(|n| !n.is_empty());
     report.notes.extend(notes);
     Some(report)
@@ -231,7 +231,7 @@ pub fn report_in(
 ) -> Option<DiffReport> {
     let own = match gold_file {
         Some(GoldFile::PerInvocation(_)) => gold_file
-            .and_then(|g| g.for_invocation(&invocation.id))
+            .and_then(|g| g.for_invocation(&invocation.id.text()))
             .map(|spec| Arc::new(spec.clone())),
         _ => None,
     }

@@ -36,9 +36,8 @@ fn turn_key(invocation: &Invocation) -> (u64, String) {
             _ => None,
         })
         .or_else(|| {
-            invocation
-                .id
-                .rsplit_once("/turn-")
+            (invocation.id.as_text())
+                .and_then(|id| id.rsplit_once("/turn-"))
                 .map(|(_, t)| t.to_string())
         })
         .unwrap_or_default();
@@ -63,7 +62,7 @@ impl Conversations {
                 keyed
                     .entry(conversation.to_string())
                     .or_default()
-                    .push((turn_key(inv), inv.id.clone()));
+                    .push((turn_key(inv), inv.id.to_string()));
             }
         }
         let turns = keyed

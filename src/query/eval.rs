@@ -357,12 +357,12 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 .is_some_and(|o| contains_ci(&o.to_string(), v))
         })),
         Term::Id(v) => {
-            let inv_hit = starts_with_ci(&inv.id, v);
+            let inv_hit = starts_with_ci(&inv.id.text(), v);
             mixed(
                 inv_hit,
                 spans_where(inv, |s| {
-                    starts_with_ci(&s.span_id, v)
-                        || starts_with_ci(&s.trace_id, v)
+                    starts_with_ci(&s.span_id.text(), v)
+                        || starts_with_ci(&s.trace_id.text(), v)
                         || s.tool_call_id().is_some_and(|c| starts_with_ci(c, v))
                 }),
             )
@@ -456,7 +456,9 @@ impl SmallStr for AttrValue {
 
 fn conversation_ids(inv: &Invocation) -> impl Iterator<Item = &str> {
     // arksim turns are named `<conversation_id>/turn-<n>`.
-    let arksim = inv.id.rsplit_once("/turn-").map(|(conv, _)| conv);
+    let arksim = (inv.id.as_text())
+        .and_then(|id| id.rsplit_once("/turn-"))
+        .map(|(conv, _)| conv);
     let from_spans = inv.spans.iter().flat_map(|s| {
         CONVERSATION_KEYS
             .iter()

@@ -330,9 +330,9 @@ fn run(store: &Store, query: &str, reveal: Reveal) -> Vec<(String, Vec<String>)>
                 let spans = m
                     .spans
                     .iter()
-                    .map(|&i| inv.spans[i].span_id.clone())
+                    .map(|&i| inv.spans[i].span_id.to_string())
                     .collect();
-                (inv.id.clone(), spans)
+                (inv.id.to_string(), spans)
             })
         })
         .collect::<std::collections::BTreeMap<_, _>>()
@@ -480,7 +480,7 @@ fn gold_mismatch_comes_from_the_callers_gold_outcomes() {
         let mut ids: Vec<String> = store
             .invocations()
             .filter(|inv| q.matches(inv, &ctx).is_some())
-            .map(|inv| inv.id.clone())
+            .map(|inv| inv.id.to_string())
             .collect();
         ids.sort();
         ids

@@ -34,7 +34,7 @@ pub struct GoldSnapshot(pub HashMap<String, GoldOutcome>);
 
 impl GoldOutcomes for GoldSnapshot {
     fn gold(&self, inv: &Invocation) -> GoldOutcome {
-        self.0.get(&inv.id).copied().unwrap_or_default()
+        self.0.get(&*inv.id.text()).copied().unwrap_or_default()
     }
 }
 

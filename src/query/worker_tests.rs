@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::model::Id;
 use crate::store::Store;
 
 /// `runs` runs of two spans (see [`crate::store::sample_runs::tool_runs`]).
@@ -17,15 +18,12 @@ fn store(runs: usize) -> Store {
 }
 
 fn list(store: &Store) -> Arc<[Arc<Invocation>]> {
-    let order: Vec<String> = store.newest_first().iter().map(|i| i.id.clone()).collect();
-    let by_id: HashMap<&str, &Arc<Invocation>> = store
+    let order: Vec<Id> = store.newest_first().iter().map(|i| i.id.clone()).collect();
+    let by_id: HashMap<&Id, &Arc<Invocation>> = store
         .shared_invocations()
-        .map(|inv| (inv.id.as_str(), inv))
+        .map(|inv| (&inv.id, inv))
         .collect();
-    order
-        .iter()
-        .map(|id| Arc::clone(by_id[id.as_str()]))
-        .collect()
+    order.iter().map(|id| Arc::clone(by_id[id])).collect()
 }
 
 fn request(ticket: u64, query: &str, runs: &Arc<[Arc<Invocation>]>, block: usize) -> Request {
@@ -60,7 +58,7 @@ fn synchronous(query: &str, runs: &[Arc<Invocation>]) -> Vec<(String, Match)> {
     runs.iter()
         .filter_map(|inv| {
             q.matches(inv, &Context::default())
-                .map(|m| (inv.id.clone(), m))
+                .map(|m| (inv.id.to_string(), m))
         })
         .collect()
 }
@@ -69,7 +67,7 @@ fn named(assembly: &Assembly, runs: &[Arc<Invocation>]) -> Vec<(String, Match)> 
     assembly
         .matches
         .iter()
-        .map(|(i, m)| (runs[*i].id.clone(), m.clone()))
+        .map(|(i, m)| (runs[*i].id.to_string(), m.clone()))
         .collect()
 }
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::remote::{self, HttpClient, RemoteOptions};
 use crate::formats::{self, Loaded};
-use crate::model::{Batch, EvalVerdict, Origin};
+use crate::model::{Batch, EvalVerdict, Id, Origin};
 
 pub const SCHEME_PREFIX: &str = "phoenix+";
 const PAGE_LIMIT: usize = 1000;
@@ -327,7 +327,7 @@ pub fn spawn_poll(
                 return;
             }
         };
-        let mut seen: std::collections::HashSet<(String, String)> = Default::default();
+        let mut seen: std::collections::HashSet<(Id, Id)> = Default::default();
         let mut last_problem = None;
         loop {
             let answer = snapshot(&client, &url, &options).await;

@@ -34,7 +34,7 @@ impl Store {
         if !over(self) {
             return;
         }
-        let mut by_age: Vec<(u64, String)> = self
+        let mut by_age: Vec<(u64, crate::model::Id)> = self
             .invocations
             .values()
             .map(|i| (i.arrival, i.id.clone()))

@@ -7,7 +7,7 @@
 
 use std::cmp::Ordering;
 
-use crate::model::{Health, Span, SpanKind};
+use crate::model::{Health, Id, Span, SpanKind};
 
 use super::{Invocation, Links, ToolCallRef, TreeRow, links_mut};
 
@@ -20,8 +20,8 @@ pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
 }
 
 /// The parent id a span names, if any (empty counts as none).
-pub(super) fn named_parent(span: &Span) -> Option<&str> {
-    span.parent_span_id.as_deref().filter(|p| !p.is_empty())
+pub(super) fn named_parent(span: &Span) -> Option<&Id> {
+    span.parent_span_id.as_ref().filter(|p| !p.is_empty())
 }
 
 /// A root row is an orphan when it names a parent that is not here.
@@ -130,7 +130,7 @@ impl Invocation {
             Some((missing, None)) => {
                 links_mut(&mut self.links)
                     .waiting
-                    .entry(missing.to_owned())
+                    .entry(missing.clone())
                     .or_default()
                     .push(i);
                 insert_root(spans, &mut tree.roots, i);
@@ -305,7 +305,7 @@ impl Invocation {
             .as_deref()
             .map(str::to_owned)
             .or_else(|| root.map(|r| spans[r].name.clone()))
-            .unwrap_or_else(|| self.id.clone());
+            .unwrap_or_else(|| self.id.to_string());
     }
 }
 

@@ -3,7 +3,7 @@
 use super::*;
 
 impl Invocation {
-    pub(super) fn new(id: String, arrival: u64) -> Self {
+    pub(super) fn new(id: Id, arrival: u64) -> Self {
         Invocation {
             id,
             arrival,
@@ -35,8 +35,8 @@ impl Invocation {
     pub fn changed_at(&self) -> u64 {
         self.changed_at
     }
-    pub fn span_by_id(&self, span_id: &str) -> Option<usize> {
-        self.span_index.get(&self.spans, span_id)
+    pub fn span_by_id(&self, span_id: &(impl AsId + ?Sized)) -> Option<usize> {
+        self.span_index.get(&self.spans, &span_id.as_id())
     }
     pub fn health_of(&self, span: usize) -> Health {
         self.tree.health.get(span).copied().unwrap_or_default()
@@ -175,7 +175,7 @@ impl Invocation {
             if let Some(missing) = named_parent(&self.spans[r])
                 && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built)
             {
-                links.waiting.entry(missing.to_owned()).or_default().push(r);
+                links.waiting.entry(missing.clone()).or_default().push(r);
             }
         }
         for (i, span) in self.spans[..self.built].iter().enumerate() {
@@ -204,9 +204,9 @@ impl Invocation {
     pub(super) fn new_cycle_problems(&mut self) -> Vec<Problem> {
         let mut out = Vec::new();
         for cycle in &self.tree.cycles {
-            let mut ids: Vec<&str> = cycle
+            let mut ids: Vec<String> = cycle
                 .iter()
-                .map(|&i| self.spans[i].span_id.as_str())
+                .map(|&i| self.spans[i].span_id.to_string())
                 .collect();
             let chain = ids.join(" → ");
             ids.sort_unstable();

@@ -8,7 +8,7 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 use super::{Invocation, Store};
-use crate::model::{AttrValue, Origin, Payload, PayloadBody, Span};
+use crate::model::{AttrValue, Id, Origin, Payload, PayloadBody, Span};
 
 /// Bytes per structure, largest first.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +53,11 @@ fn string(s: &String) -> u64 {
 
 fn opt(s: &Option<String>) -> u64 {
     s.as_ref().map_or(0, string)
+}
+
+/// Heap bytes of an id: none when it is held as bytes.
+fn id(id: &Id) -> u64 {
+    id.heap_bytes() as u64
 }
 
 impl Tally {
@@ -109,7 +114,8 @@ impl Tally {
     }
 
     fn span(&mut self, span: &Span) {
-        self.ids += string(&span.trace_id) + string(&span.span_id) + opt(&span.parent_span_id);
+        self.ids +=
+            id(&span.trace_id) + id(&span.span_id) + span.parent_span_id.as_ref().map_or(0, id);
         self.names += string(&span.name);
         if let Some(service) = &span.service {
             self.shared_str(service);
@@ -135,7 +141,7 @@ impl Tally {
             self.facts += size_of_val(t.as_ref()) as u64
                 + opt(&t.name)
                 + opt(&t.call_id)
-                + opt(&t.requested_by);
+                + t.requested_by.as_ref().map_or(0, id);
         }
         if let Some(r) = &span.retrieval {
             self.facts += size_of_val(r.as_ref()) as u64 + opt(&r.query);
@@ -186,7 +192,8 @@ impl Tally {
     }
 
     fn invocation(&mut self, inv: &Invocation) {
-        self.runs += (size_of::<Invocation>() + inv.id.capacity()) as u64
+        self.runs += size_of::<Invocation>() as u64
+            + id(&inv.id)
             + inv.display_name.as_ref().map_or(0, |n| n.len() as u64);
         if let Some(eval) = &inv.eval {
             self.runs += (size_of_val(eval.as_ref()) + eval.label.capacity()) as u64
@@ -222,29 +229,33 @@ impl Tally {
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    (size_of_val(c) + c.name.capacity() + c.span_id.capacity()) as u64
-                        + opt(&c.call_id)
+                    (size_of_val(c) + c.name.capacity()) as u64 + id(&c.span_id) + opt(&c.call_id)
                 })
                 .sum::<u64>();
         // A hash map entry: key, value and a control byte; keys own their strings.
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
+        let id_entry = |key: &Id, value: usize| id(key) + (size_of::<Id>() + value + 1) as u64;
         if inv.span_index.has_map() {
-            self.id_maps += size_of::<std::collections::HashMap<String, usize>>() as u64
-                + inv.span_index.keys().map(|k| map_entry(k, 8)).sum::<u64>();
+            self.id_maps += size_of::<std::collections::HashMap<Id, usize>>() as u64
+                + inv.span_index.keys().map(|k| id_entry(k, 8)).sum::<u64>();
         }
         if let Some(links) = &inv.links {
             self.id_maps += size_of_val(links.as_ref()) as u64
                 + links
                     .requester
                     .iter()
-                    .map(|(k, v)| map_entry(k, 24) + string(v))
+                    .map(|(k, v)| map_entry(k, size_of::<Id>()) + id(v))
                     .sum::<u64>()
                 + links
                     .tools_by_call
                     .iter()
-                    .chain(&links.waiting)
                     .map(|(k, v)| map_entry(k, 24) + v.capacity() as u64 * 8)
+                    .sum::<u64>()
+                + links
+                    .waiting
+                    .iter()
+                    .map(|(k, v)| id_entry(k, 24) + v.capacity() as u64 * 8)
                     .sum::<u64>();
         }
         if let Some(cycles) = &inv.reported_cycles {

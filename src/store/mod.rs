@@ -28,7 +28,7 @@ use summary::*;
 use tree::*;
 
 use crate::model::{
-    Batch, EvalVerdict, GoldSpec, Health, Origin, PayloadBody, Problem, Span, SpanKind,
+    AsId, Batch, EvalVerdict, GoldSpec, Health, Id, Origin, PayloadBody, Problem, Span, SpanKind,
 };
 
 /// Running totals shown in the status bar: never a silent cap.
@@ -124,7 +124,7 @@ pub struct ToolCallRef {
     pub name: String,
     pub call_id: Option<String>,
     pub failed: bool,
-    pub span_id: String,
+    pub span_id: Id,
     pub span: usize,
     /// The span's start, kept here so ordering the calls reads no span.
     pub start_unix_nano: u64,
@@ -164,7 +164,7 @@ impl Summary {
 /// One agent run: an OTLP trace, an openai-agents trace, an arksim turn, a message log.
 #[derive(Debug, Clone, Default)]
 pub struct Invocation {
-    pub id: String,
+    pub id: Id,
     pub spans: Vec<Span>,
     span_index: span_index::SpanIndex,
     // Verdict, gold and name are absent from most runs: boxed, so a run without them pays a
@@ -204,9 +204,9 @@ pub struct Invocation {
 #[derive(Debug, Clone, Default)]
 struct Links {
     /// Orphan roots by the parent id they wait for.
-    waiting: HashMap<String, Vec<usize>>,
+    waiting: HashMap<Id, Vec<usize>>,
     /// Tool call id → span id of the LLM span that requested it.
-    requester: HashMap<String, String>,
+    requester: HashMap<String, Id>,
     /// Tool call id → tool spans carrying it.
     tools_by_call: HashMap<String, Vec<usize>>,
 }
@@ -223,17 +223,17 @@ pub struct Store {
     /// hundred bytes, so empty slots hold a pointer's worth rather than an invocation's. Shared
     /// (`Arc`), so a query running on another thread can hold a snapshot of the runs while
     /// ingest goes on: a run changed while a snapshot holds it is copied once (`make_mut`).
-    invocations: HashMap<String, Arc<Invocation>>,
-    aliases: HashMap<String, String>,
+    invocations: HashMap<Id, Arc<Invocation>>,
+    aliases: HashMap<Id, Id>,
     problems: Vec<Problem>,
     stats: StoreStats,
     budget: Budget,
     arrivals: u64,
     /// Bumped on every change, so views can redraw only when something changed.
     generation: u64,
-    evicted_ids: HashSet<String>,
+    evicted_ids: HashSet<Id>,
     /// Invocations changed by [`Store::apply`] and not yet rebuilt by [`Store::settle`].
-    unsettled: HashSet<String>,
+    unsettled: HashSet<Id>,
 }
 
 impl Store {
@@ -263,8 +263,8 @@ impl Store {
     pub fn is_empty(&self) -> bool {
         self.invocations.is_empty()
     }
-    pub fn get(&self, id: &str) -> Option<&Invocation> {
-        self.invocations.get(id).map(Arc::as_ref)
+    pub fn get(&self, id: &(impl AsId + ?Sized)) -> Option<&Invocation> {
+        self.invocations.get(&*id.as_id()).map(Arc::as_ref)
     }
     pub fn invocations(&self) -> impl Iterator<Item = &Invocation> {
         self.invocations.values().map(Arc::as_ref)
@@ -298,7 +298,7 @@ impl Store {
         self.generation += 1;
     }
 
-    fn resolve(&self, trace_id: &str) -> String {
+    fn resolve(&self, trace_id: &Id) -> Id {
         let mut id = trace_id;
         // Follow alias chains a few steps; a cycle of aliases just stops.
         for _ in 0..4 {
@@ -307,11 +307,11 @@ impl Store {
                 _ => break,
             }
         }
-        id.to_owned()
+        id.clone()
     }
 
     /// Takes in one parser's output. Returns the ids of invocations that changed.
-    pub fn ingest(&mut self, batch: Batch) -> Vec<String> {
+    pub fn ingest(&mut self, batch: Batch) -> Vec<Id> {
         self.apply(batch);
         self.settle()
     }
@@ -325,6 +325,7 @@ impl Store {
             if from == to {
                 continue;
             }
+            let (from, to) = (Id::from(from), Id::from(to));
             // Spans already stored under the aliased id move to their real invocation.
             if let Some(moved) = self.invocations.remove(&from) {
                 let target = self.resolve(&to);
@@ -350,17 +351,17 @@ impl Store {
             self.insert_span(&target, span, &mut dirty);
         }
         for (id, eval) in batch.evals {
-            let target = self.resolve(&id);
+            let target = self.resolve(&Id::from(id));
             self.entry(&target).eval = Some(Box::new(eval));
             dirty.insert(target);
         }
         for (id, gold) in batch.golds {
-            let target = self.resolve(&id);
+            let target = self.resolve(&Id::from(id));
             self.entry(&target).gold = Some(Box::new(gold));
             dirty.insert(target);
         }
         for (id, name) in batch.invocation_names {
-            let target = self.resolve(&id);
+            let target = self.resolve(&Id::from(id));
             self.entry(&target).display_name = Some(name.into_boxed_str());
             dirty.insert(target);
         }
@@ -370,14 +371,14 @@ impl Store {
 
     /// Rebuilds what [`Store::apply`] changed, enforces the budget, and returns the ids of the
     /// invocations that changed.
-    pub fn settle(&mut self) -> Vec<String> {
+    pub fn settle(&mut self) -> Vec<Id> {
         self.settle_with(refresh::PARALLEL_MIN_RUNS)
     }
 
     /// [`Store::settle`], refreshing changed runs on every core when at least
     /// `parallel_min_runs` changed (tests compare both ways).
-    fn settle_with(&mut self, parallel_min_runs: usize) -> Vec<String> {
-        let mut changed: Vec<String> = std::mem::take(&mut self.unsettled).into_iter().collect();
+    fn settle_with(&mut self, parallel_min_runs: usize) -> Vec<Id> {
+        let mut changed: Vec<Id> = std::mem::take(&mut self.unsettled).into_iter().collect();
         changed.sort();
         for (work, cycles) in self.refresh_changed(&changed, self.generation + 1, parallel_min_runs)
         {
@@ -390,19 +391,19 @@ impl Store {
         changed
     }
 
-    fn entry(&mut self, id: &str) -> &mut Invocation {
+    fn entry(&mut self, id: &Id) -> &mut Invocation {
         if !self.invocations.contains_key(id) {
             self.arrivals += 1;
             self.stats.invocations_seen += 1;
             self.invocations.insert(
-                id.to_owned(),
-                Arc::new(Invocation::new(id.to_owned(), self.arrivals)),
+                id.clone(),
+                Arc::new(Invocation::new(id.clone(), self.arrivals)),
             );
         }
         Arc::make_mut(self.invocations.get_mut(id).expect("inserted above"))
     }
 
-    fn insert_span(&mut self, target: &str, span: Span, dirty: &mut HashSet<String>) {
+    fn insert_span(&mut self, target: &Id, span: Span, dirty: &mut HashSet<Id>) {
         if self.evicted_ids.contains(target) {
             // A late span of an evicted run would resurrect a fragment of it; count it instead.
             self.stats.spans_evicted += 1;
@@ -410,14 +411,14 @@ impl Store {
         }
         match self.entry(target).push(span) {
             Pushed::Added => {
-                dirty.insert(target.to_owned());
+                dirty.insert(target.clone());
             }
             Pushed::Duplicate => self.stats.duplicate_spans += 1,
             Pushed::Conflict { problem, replace } => {
                 self.stats.duplicate_spans += 1;
                 self.problems.push(problem);
                 if replace {
-                    dirty.insert(target.to_owned());
+                    dirty.insert(target.clone());
                 }
             }
         }

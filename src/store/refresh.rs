@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Invocation, Store};
-use crate::model::Problem;
+use crate::model::{Id, Problem};
 
 /// Fewer changed runs than this are refreshed on the calling thread (a live drain touches a
 /// few runs; threads would cost more than they save).
@@ -19,7 +19,7 @@ const RUNS_PER_TAKE: usize = 64;
 /// What refreshing one run produced: its tree work and the cycles it newly found.
 type Refreshed = (u64, Vec<Problem>);
 /// A run to refresh, with its id (the order results come back in).
-type Changed<'s> = (&'s String, &'s mut Arc<Invocation>);
+type Changed<'s> = (&'s Id, &'s mut Arc<Invocation>);
 
 fn refresh_one(inv: &mut Arc<Invocation>, generation: u64) -> Refreshed {
     let inv = Arc::make_mut(inv);
@@ -35,7 +35,7 @@ impl Store {
     /// `parallel_min_runs` changed runs on.
     pub(super) fn refresh_changed(
         &mut self,
-        changed: &[String],
+        changed: &[Id],
         generation: u64,
         parallel_min_runs: usize,
     ) -> Vec<Refreshed> {
@@ -49,11 +49,11 @@ impl Store {
                 })
                 .collect();
         }
-        let wanted: HashSet<&str> = changed.iter().map(String::as_str).collect();
+        let wanted: HashSet<&Id> = changed.iter().collect();
         let mut runs: Vec<Changed> = self
             .invocations
             .iter_mut()
-            .filter(|(id, _)| wanted.contains(id.as_str()))
+            .filter(|(id, _)| wanted.contains(id))
             .collect();
         runs.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let takes: Vec<std::sync::Mutex<&mut [Changed]>> = runs

@@ -13,9 +13,9 @@ pub fn tool_runs(from: usize, to: usize) -> Batch {
     for r in from..to {
         let trace = format!("run{r:05}");
         let base = |id: &str, parent: Option<&str>, name: String, kind| Span {
-            trace_id: trace.clone(),
-            span_id: format!("{trace}-{id}"),
-            parent_span_id: parent.map(|p| format!("{trace}-{p}")),
+            trace_id: trace.clone().into(),
+            span_id: format!("{trace}-{id}").into(),
+            parent_span_id: parent.map(|p| format!("{trace}-{p}")).map(Into::into),
             name,
             kind,
             start_unix_nano: 1_764_496_800_000_000_000 + r as u64 * 1_000_000_000,

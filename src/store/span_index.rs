@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::Span;
+use crate::model::{Id, Span};
 
 /// Runs up to this many spans find an id by scanning.
 const SCANNED_UP_TO: usize = 32;
@@ -13,13 +13,13 @@ const SCANNED_UP_TO: usize = 32;
 /// empty map is still 48 bytes in every run, a pointer is 8.
 #[derive(Debug, Clone, Default)]
 #[allow(clippy::box_collection)]
-pub(super) struct SpanIndex(Option<Box<HashMap<String, usize>>>);
+pub(super) struct SpanIndex(Option<Box<HashMap<Id, usize>>>);
 
 impl SpanIndex {
     /// The position of the span with this id in `spans` (the run's list this index follows).
-    pub(super) fn get(&self, spans: &[Span], span_id: &str) -> Option<usize> {
+    pub(super) fn get(&self, spans: &[Span], span_id: &Id) -> Option<usize> {
         match &self.0 {
-            None => spans.iter().position(|s| s.span_id == span_id),
+            None => spans.iter().position(|s| s.span_id == *span_id),
             Some(map) => map.get(span_id).copied(),
         }
     }
@@ -57,7 +57,7 @@ impl SpanIndex {
     }
 
     /// The ids the map holds (none while the run is small), for memory accounting.
-    pub(super) fn keys(&self) -> impl Iterator<Item = &String> {
+    pub(super) fn keys(&self) -> impl Iterator<Item = &Id> {
         self.0.iter().flat_map(|map| map.keys())
     }
 }
@@ -69,7 +69,7 @@ mod tests {
     fn spans(n: usize) -> Vec<Span> {
         (0..n)
             .map(|i| Span {
-                span_id: format!("s{i}"),
+                span_id: format!("s{i}").into(),
                 ..Default::default()
             })
             .collect()
@@ -87,11 +87,11 @@ mod tests {
             for (i, span) in all[..n].iter().enumerate() {
                 assert_eq!(index.get(&all[..n], &span.span_id), Some(i));
             }
-            assert_eq!(index.get(&all[..n], "missing"), None);
+            assert_eq!(index.get(&all[..n], &Id::new("missing")), None);
         }
         let fewer = &all[3..7];
         let rebuilt = SpanIndex::of(fewer);
         assert!(!rebuilt.has_map());
-        assert_eq!(rebuilt.get(fewer, "s5"), Some(2));
+        assert_eq!(rebuilt.get(fewer, &Id::new("s5")), Some(2));
     }
 }

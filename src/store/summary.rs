@@ -85,7 +85,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         .as_deref()
         .map(str::to_owned)
         .or_else(|| root.map(|r| spans[r].name.clone()))
-        .unwrap_or_else(|| inv.id.clone());
+        .unwrap_or_else(|| inv.id.to_string());
     let (conversation, turn) = conversation_of(spans);
     Summary {
         name,

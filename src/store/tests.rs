@@ -173,7 +173,7 @@ fn tree_work_is_linear_however_a_run_is_split() {
         inv.tree()
             .rows
             .iter()
-            .map(|r| inv.spans[r.span].span_id.clone())
+            .map(|r| inv.spans[r.span].span_id.to_string())
             .collect()
     };
     assert_eq!(ids(c), ids(b));
@@ -266,7 +266,7 @@ fn applied_batches_settle_into_the_same_tree_as_ingested_ones() {
         inv.tree()
             .rows
             .iter()
-            .map(|r| (inv.spans[r.span].span_id.clone(), r.depth, r.orphan))
+            .map(|r| (inv.spans[r.span].span_id.to_string(), r.depth, r.orphan))
             .collect::<Vec<_>>()
     };
     assert_eq!(rows(&applied), rows(&ingested));

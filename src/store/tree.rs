@@ -43,7 +43,7 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
 
 /// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.
 pub(super) fn link_tool_calls(spans: &mut [Span]) {
-    let mut requester: HashMap<String, String> = HashMap::new();
+    let mut requester: HashMap<String, Id> = HashMap::new();
     for span in spans.iter() {
         if let Some(llm) = &span.llm {
             for call in &llm.requested_tool_calls {

@@ -317,8 +317,8 @@ mod tests {
         let facets = Facets::of(inv, GoldOutcome::Unknown);
         assert_eq!(facets.list(), [Facet::SpanDegraded, Facet::EvalFailed]);
         assert_eq!(facets.glyphs(), "◐⚑");
-        let id = |i: usize| inv.spans[i].span_id.as_str();
-        let stops: Vec<&str> = facets.stops().into_iter().map(id).collect();
+        let id = |i: usize| inv.spans[i].span_id.to_string();
+        let stops: Vec<String> = facets.stops().into_iter().map(id).collect();
         assert_eq!(stops, ["root", "b", "a"]);
     }
 

@@ -149,11 +149,11 @@ pub fn facts(
             lines.push(fact(theme, "call id", vec![plain(id, theme)]));
         }
         if let Some(by) = &tool.requested_by {
+            let by_text = by.text();
             let name = inv
                 .span_by_id(by)
                 .and_then(|i| inv.spans.get(i))
-                .map(|s| s.name.as_str())
-                .unwrap_or(by);
+                .map_or(&*by_text, |s| s.name.as_str());
             lines.push(fact(
                 theme,
                 "asked by",
@@ -212,7 +212,7 @@ pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'st
     }
     let parent = span
         .parent_span_id
-        .as_deref()
+        .as_ref()
         .map(|p| format!(" · parent {p}"))
         .unwrap_or_default();
     lines.push(fact(

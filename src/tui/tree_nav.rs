@@ -22,7 +22,7 @@ pub fn visible_rows(inv: &Invocation, collapsed: &HashSet<String>) -> Vec<usize>
             && inv
                 .spans
                 .get(row.span)
-                .is_some_and(|s| collapsed.contains(&s.span_id));
+                .is_some_and(|s| collapsed.contains(&*s.span_id.text()));
         if folded {
             hidden_below = Some(row.depth);
         }
@@ -83,7 +83,7 @@ pub fn foldable_span_ids(inv: &Invocation) -> HashSet<String> {
         .rows
         .iter()
         .filter(|row| row.child_count > 0)
-        .filter_map(|row| inv.spans.get(row.span).map(|s| s.span_id.clone()))
+        .filter_map(|row| inv.spans.get(row.span).map(|s| s.span_id.to_string()))
         .collect()
 }
 

@@ -94,7 +94,7 @@ impl<'a> Selection<'a> {
         let gold = |inv: &Invocation| {
             golds
                 .as_ref()
-                .map_or(GoldOutcome::Unknown, |g| g.outcome(&inv.id))
+                .map_or(GoldOutcome::Unknown, |g| g.outcome(&inv.id.text()))
         };
         let ctx = Context {
             reveal: mode,
@@ -301,7 +301,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
     let _ = writeln!(
         out,
         " · {} · {}",
-        redact::sanitize_line(&inv.id),
+        redact::sanitize_line(&inv.id.text()),
         s.formats.join("+")
     );
     if let Some(eval) = &inv.eval {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::dump::{Selection, matched_in_tree_order};
 use super::in_order::{indent_pretty, write_in_order};
 use crate::formats;
-use crate::model::{Payload, PayloadState, Span};
+use crate::model::{Id, Payload, PayloadState, Span};
 use crate::query::Match;
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::{Invocation, KindCounts, Store, TreeRow};
@@ -249,12 +249,12 @@ struct Listed<'a> {
     facets: Vec<&'static str>,
     failing: bool,
     gold: Option<GoldOut>,
-    matched_span_ids: Option<Vec<&'a str>>,
+    matched_span_ids: Option<Vec<&'a Id>>,
 }
 
 impl<'a> Listed<'a> {
     fn of(selection: &Selection, inv: &'a Invocation, matched: Option<&Match>) -> Self {
-        let gold = selection.gold(&inv.id);
+        let gold = selection.gold(&inv.id.text());
         let facets = Facets::of(inv, gold);
         let gold = match gold {
             GoldOutcome::Unknown => None,
@@ -270,7 +270,7 @@ impl<'a> Listed<'a> {
             matched_span_ids: matched.map(|m| {
                 matched_in_tree_order(inv, m)
                     .into_iter()
-                    .map(|i| inv.spans[i].span_id.as_str())
+                    .map(|i| &inv.spans[i].span_id)
                     .collect()
             }),
         }
@@ -297,9 +297,9 @@ struct InvocationOut<'a> {
     formats: &'a [&'static str],
     #[serde(skip_serializing_if = "Option::is_none")]
     gold: Option<GoldOut>,
-    id: &'a str,
+    id: &'a Id,
     #[serde(skip_serializing_if = "Option::is_none")]
-    matched_span_ids: Option<Vec<&'a str>>,
+    matched_span_ids: Option<Vec<&'a Id>>,
     name: String,
     spans: SpansOut<'a>,
     start_unix_nano: u64,
@@ -389,7 +389,7 @@ impl Serialize for ToolCallsOut<'_> {
         struct ToolCallOut<'a> {
             call_id: &'a Option<String>,
             name: String,
-            span_id: &'a str,
+            span_id: &'a Id,
             status: &'static str,
         }
         let calls = &self.inv.summary().tool_calls;
@@ -440,11 +440,11 @@ struct SpanOut<'a> {
     orphan: bool,
     output: PayloadOut,
     output_tokens: Option<u64>,
-    parent_span_id: Option<&'a str>,
+    parent_span_id: Option<&'a Id>,
     provider: Option<String>,
-    requested_by: Option<&'a str>,
+    requested_by: Option<&'a Id>,
     requested_tool_calls: Option<Vec<RequestedCallOut<'a>>>,
-    span_id: &'a str,
+    span_id: &'a Id,
     start_unix_nano: u64,
     status: &'static str,
     tool_call_id: Option<&'a str>,
@@ -482,9 +482,9 @@ impl<'a> SpanOut<'a> {
             orphan: row.orphan,
             output: PayloadOut::new(&span.output, mode),
             output_tokens: llm.and_then(|l| l.output_tokens),
-            parent_span_id: span.parent_span_id.as_deref(),
+            parent_span_id: span.parent_span_id.as_ref(),
             provider: text(llm.and_then(|l| l.provider.as_deref())),
-            requested_by: span.tool.as_ref().and_then(|t| t.requested_by.as_deref()),
+            requested_by: span.tool.as_ref().and_then(|t| t.requested_by.as_ref()),
             requested_tool_calls: llm.map(|l| {
                 l.requested_tool_calls
                     .iter()

@@ -40,14 +40,14 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
     let mut body = String::new();
     let mut failing = 0;
     for (inv, _) in &selection.rows {
-        let gold = selection.gold_report(&inv.id);
-        let facets = Facets::of(inv, selection.gold(&inv.id));
+        let gold = selection.gold_report(&inv.id.text());
+        let facets = Facets::of(inv, selection.gold(&inv.id.text()));
         if !facets.failing() {
             continue;
         }
         failing += 1;
         let name = inv.summary().name.clone();
-        let _ = writeln!(body, "## {} `{}`\n", line(&name), line(&inv.id));
+        let _ = writeln!(body, "## {} `{}`\n", line(&name), line(&inv.id.text()));
         let facet_names: Vec<&str> = facets.list().into_iter().map(|f| f.name()).collect();
         let _ = writeln!(
             body,
@@ -85,7 +85,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                 let _ = writeln!(
                     body,
                     "  - `{}` {} — {}: {} ({})",
-                    line(&span.span_id),
+                    line(&span.span_id.text()),
                     line(&span.name),
                     line(span.error_type().unwrap_or("error")),
                     redact::sanitize_line(&error),

@@ -250,7 +250,7 @@ fn v03_anthropic_matches_toolscore_and_keeps_tool_results() {
     for call in &inv.summary().tool_calls {
         let span = &inv.spans[call.span];
         let parent = inv
-            .span_by_id(span.parent_span_id.as_deref().unwrap())
+            .span_by_id(span.parent_span_id.as_ref().unwrap())
             .unwrap();
         assert_eq!(inv.spans[parent].kind, SpanKind::Llm);
         let requested = &inv.spans[parent].llm.as_ref().unwrap().requested_tool_calls;

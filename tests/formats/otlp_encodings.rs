@@ -99,7 +99,7 @@ fn assert_tools_linked(store: &Store, expected_links: usize, label: &str) {
     let mut links = 0;
     for inv in store.invocations() {
         for span in inv.spans.iter().filter(|s| s.kind == SpanKind::Tool) {
-            let Some(requester) = span.tool.as_ref().and_then(|t| t.requested_by.as_deref()) else {
+            let Some(requester) = span.tool.as_ref().and_then(|t| t.requested_by.as_ref()) else {
                 continue;
             };
             let call_id = span
@@ -475,11 +475,11 @@ fn big_protobuf_files_parsed_in_pieces_keep_every_span_in_order() {
         .flat_map(|s| &s.spans)
         .map(|s| hex::encode(&s.span_id))
         .collect();
-    let actual: Vec<&str> = loaded
+    let actual: Vec<String> = loaded
         .batch
         .spans
         .iter()
-        .map(|s| s.span_id.as_str())
+        .map(|s| s.span_id.to_string())
         .collect();
     assert_eq!(actual, expected);
 }

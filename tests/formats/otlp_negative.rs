@@ -221,8 +221,8 @@ fn mutated_requests_never_panic() {
             let loaded =
                 formats::load_bytes(Origin::File(std::sync::Arc::new(name.into())), &bytes);
             for span in &loaded.batch.spans {
-                assert_eq!(span.trace_id.len(), 32);
-                assert_eq!(span.span_id.len(), 16);
+                assert_eq!(span.trace_id.text().len(), 32);
+                assert_eq!(span.span_id.text().len(), 16);
             }
         }
     }

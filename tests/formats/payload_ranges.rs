@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use toolcap::formats::{self, otlp};
-use toolcap::model::{AttrValue, Origin, Payload, PayloadBody, Span};
+use toolcap::model::{AttrValue, Id, Origin, Payload, PayloadBody, Span};
 use toolcap::sources::files;
 
 /// Every trace file under tests/fixtures, sorted.
@@ -94,7 +94,7 @@ fn every_otlp_payload_reads_back_from_its_range_as_a_full_parse_gives_it() {
     for path in &files {
         let loaded = files::load_file(path);
         let format = loaded.detection.format.unwrap();
-        let expected: HashMap<(String, String), Span> = parsed_in_memory(path, format)
+        let expected: HashMap<(Id, Id), Span> = parsed_in_memory(path, format)
             .into_iter()
             .map(|s| ((s.trace_id.clone(), s.span_id.clone()), s))
             .collect();

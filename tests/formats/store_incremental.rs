@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use toolcap::model::{
-    AttrValue, Batch, EVALUATOR_ATTR, LlmFacts, RequestedToolCall, Span, SpanKind, SpanStatus,
+    AttrValue, Batch, EVALUATOR_ATTR, Id, LlmFacts, RequestedToolCall, Span, SpanKind, SpanStatus,
     ToolFacts,
 };
 use toolcap::store::{Invocation, Store};
@@ -61,10 +61,10 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
         .map(|i| {
             let mut span = Span {
                 trace_id: "t".into(),
-                span_id: format!("s{i}"),
+                span_id: format!("s{i}").into(),
                 parent_span_id: plan.parent[i].map(|p| match p {
-                    Ok(p) => format!("s{p}"),
-                    Err(m) => format!("missing{m}"),
+                    Ok(p) => format!("s{p}").into(),
+                    Err(m) => format!("missing{m}").into(),
                 }),
                 name: format!("span {i}"),
                 start_unix_nano: 1_000 + plan.start[i] as u64,
@@ -126,7 +126,7 @@ fn assert_same(grown: &Invocation, built: &Invocation) {
     assert_eq!(g.parent, b.parent);
     assert_eq!(g.roots, b.roots);
     assert_eq!(grown.summary(), built.summary());
-    let links = |inv: &Invocation| -> Vec<Option<String>> {
+    let links = |inv: &Invocation| -> Vec<Option<Id>> {
         inv.spans
             .iter()
             .map(|s| s.tool.as_ref().and_then(|t| t.requested_by.clone()))

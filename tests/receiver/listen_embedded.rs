@@ -72,7 +72,7 @@ async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
     assert_eq!(store.stats().spans_seen, 7);
     let invocation = store.invocations().next().unwrap();
     assert_eq!(
-        invocation.id.len(),
+        invocation.id.text().len(),
         32,
         "OTLP invocations are keyed by hex trace id"
     );

@@ -147,7 +147,7 @@ fn assert_read_back(payload: &Payload, dir: &Path, expected: &str) {
 }
 
 fn trace_of(span: &Span) -> u128 {
-    u128::from_str_radix(&span.trace_id, 16).unwrap()
+    u128::from_str_radix(&span.trace_id.text(), 16).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

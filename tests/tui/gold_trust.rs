@@ -302,7 +302,6 @@ fn d_on_any_turn_finds_the_conversations_gold_and_the_tui_agrees_with_check() {
         .ids()
         .into_iter()
         .filter(|id| id.contains("/turn-"))
-        .map(str::to_owned)
         .collect();
     assert_eq!(turns.len(), 2, "{:?}", app.list.ids());
     for turn in &turns {

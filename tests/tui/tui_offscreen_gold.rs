@@ -19,8 +19,8 @@ fn store() -> Store {
         let tool = if run == 0 { "cancel" } else { "lookup" };
         let trace = format!("run-{run:04}");
         batch.spans.push(Span {
-            trace_id: trace.clone(),
-            span_id: format!("span-{run}"),
+            trace_id: trace.as_str().into(),
+            span_id: format!("span-{run}").into(),
             name: tool.into(),
             kind: SpanKind::Tool,
             start_unix_nano: 1_000_000 * (run as u64 + 1),
@@ -61,7 +61,7 @@ fn a_gold_mismatch_below_the_screen_counts_once_the_list_is_scored() {
     );
     assert_eq!(app.list.ids().len(), RUNS);
     assert_eq!(
-        app.list.ids().last().copied(),
+        app.list.ids().last().map(String::as_str),
         Some("run-0000"),
         "the mismatching run is listed last, far below the screen"
     );

@@ -34,7 +34,7 @@ fn selected_span_id(app: &App) -> String {
     let inv = app.invocation().unwrap();
     inv.spans[app.selected_span_index().unwrap()]
         .span_id
-        .clone()
+        .to_string()
 }
 
 /// Runs of cells drawn in the match style, as `row N: text`, so a snapshot shows exactly what

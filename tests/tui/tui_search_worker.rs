@@ -66,12 +66,12 @@ fn expected(store: &Store, text: &str) -> BTreeSet<String> {
     store
         .invocations()
         .filter(|inv| query.matches(inv, &Context::default()).is_some())
-        .map(|inv| inv.id.clone())
+        .map(|inv| inv.id.to_string())
         .collect()
 }
 
 fn listed(app: &App) -> BTreeSet<String> {
-    app.list.ids().into_iter().map(str::to_owned).collect()
+    app.list.ids().into_iter().collect()
 }
 
 fn list_title(app: &App) -> String {
@@ -293,7 +293,7 @@ fn ingest_into_a_run_copies_nothing_while_no_search_holds_it() {
 }
 
 fn listed_ids(app: &App) -> Vec<String> {
-    app.list.ids().into_iter().map(str::to_owned).collect()
+    app.list.ids().into_iter().collect()
 }
 
 #[test]

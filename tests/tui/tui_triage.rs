@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use toolcap::model::Id;
 use toolcap::redact::Reveal;
 use toolcap::store::Store;
 use toolcap::tui::action::Action;
@@ -129,7 +130,6 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
         .ids()
         .into_iter()
         .filter(|id| app.facets_of(id).is_some_and(|f| f.failing()))
-        .map(str::to_owned)
         .collect();
     assert_eq!(app.triage.failing, failing.len());
     assert!(
@@ -257,18 +257,17 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
             |r| matches!(r, ListRow::Conversation { id, turns: 2, .. } if id == "conv-refund"),
         )
         .expect("conv-refund has a conversation row");
-    let turns: Vec<&str> = app.list.rows[conversation_row + 1..conversation_row + 3]
+    let turns: Vec<&Id> = app.list.rows[conversation_row + 1..conversation_row + 3]
         .iter()
         .map(|r| app.list.row_id(r).unwrap_or_else(|| panic!("{r:?}")))
         .collect();
     assert_eq!(turns, ["conv-refund/turn-0", "conv-refund/turn-1"]);
     // The single-turn conversation is not grouped.
-    assert!(
+    assert!(app.list.rows.iter().any(|r| {
         app.list
-            .rows
-            .iter()
-            .any(|r| app.list.row_id(r) == Some("conv-hours/turn-0"))
-    );
+            .row_id(r)
+            .is_some_and(|id| id == "conv-hours/turn-0")
+    }));
     let inv = app.store.get("conv-refund/turn-1").unwrap();
     assert_eq!(inv.conversation_id(), Some("conv-refund"));
     let screen = screen_text(&app);
@@ -315,12 +314,11 @@ fn genai_conversation_ids_and_openinference_sessions_group_runs() {
         [("sess-9".to_owned(), 2), ("chat-42".to_owned(), 2)]
     );
     // chat-7 has one run: a plain row.
-    assert!(
+    assert!(app.list.rows.iter().any(|r| {
         app.list
-            .rows
-            .iter()
-            .any(|r| app.list.row_id(r) == Some("33333333333333333333333333333333"))
-    );
+            .row_id(r)
+            .is_some_and(|id| id == "33333333333333333333333333333333")
+    }));
     let pos = |id: &str| app.list.position(id).unwrap();
     assert!(
         pos("11111111111111111111111111111111") < pos("22222222222222222222222222222222"),

@@ -113,7 +113,7 @@ impl Recorder {
                         _ => -1,
                     };
                     self.by_file.entry(key).or_default().push(Got {
-                        id: span.span_id,
+                        id: span.span_id.to_string(),
                         line: span.line,
                         offset,
                     });

@@ -207,8 +207,8 @@ impl TaskState {
     ) -> usize {
         let root_id = format!("a2a-task:{}", self.id);
         let mut root = Span {
-            trace_id: self.id.clone(),
-            span_id: root_id.clone(),
+            trace_id: self.id.clone().into(),
+            span_id: root_id.clone().into(),
             name: "a2a task".into(),
             kind: SpanKind::Agent,
             status: SpanStatus::Ok,

@@ -72,9 +72,9 @@ impl ToolCallRecord {
         let call_id =
             (!self.id.is_empty() && !self.id.starts_with("span_")).then(|| self.id.clone());
         let mut span = Span {
-            trace_id: at.trace_id.to_owned(),
-            span_id,
-            parent_span_id: Some(at.parent_id.to_owned()),
+            trace_id: at.trace_id.to_owned().into(),
+            span_id: span_id.into(),
+            parent_span_id: Some(at.parent_id.to_owned().into()),
             name: self.name.clone(),
             kind: SpanKind::Tool,
             status: SpanStatus::Ok,

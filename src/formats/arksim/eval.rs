@@ -90,9 +90,9 @@ impl Format for ArksimEvaluation {
                 let invocation = arksim::turn_invocation_id(&conversation_id, &turn_id);
                 let verdict = verdict_of(turn);
                 let mut span = Span {
-                    trace_id: invocation.clone(),
-                    span_id: format!("arksim-eval:{conversation_id}/{turn_id}"),
-                    parent_span_id: Some(arksim::turn_span_id(&conversation_id, &turn_id)),
+                    trace_id: invocation.clone().into(),
+                    span_id: format!("arksim-eval:{conversation_id}/{turn_id}").into(),
+                    parent_span_id: Some(arksim::turn_span_id(&conversation_id, &turn_id).into()),
                     name: "arksim evaluation".into(),
                     kind: SpanKind::Other,
                     start_unix_nano: time,

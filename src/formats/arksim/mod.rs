@@ -321,8 +321,8 @@ pub(crate) fn turn_root_span(
     input: &Input,
 ) -> Span {
     Span {
-        trace_id: turn_invocation_id(conversation_id, turn_id),
-        span_id: turn_span_id(conversation_id, turn_id),
+        trace_id: turn_invocation_id(conversation_id, turn_id).into(),
+        span_id: turn_span_id(conversation_id, turn_id).into(),
         name: format!("arksim turn {turn_id}"),
         kind: SpanKind::Agent,
         status: SpanStatus::Unset,

@@ -81,9 +81,9 @@ pub fn build(
         conversation.warn(input, None, "0 tool calls found");
     }
     let base = |span_id: String, parent: Option<&str>, name: String, kind: SpanKind| Span {
-        trace_id: trace_id.clone(),
-        span_id,
-        parent_span_id: parent.map(str::to_owned),
+        trace_id: trace_id.clone().into(),
+        span_id: span_id.into(),
+        parent_span_id: parent.map(str::to_owned).map(Into::into),
         name,
         kind,
         format,
@@ -203,11 +203,8 @@ fn leave_big_payloads_on_disk(
         format,
     });
     for span in spans {
-        let local_id = span
-            .span_id
-            .strip_prefix(chunk)
-            .unwrap_or(&span.span_id)
-            .to_owned();
+        let span_id = span.span_id.text();
+        let local_id = span_id.strip_prefix(chunk).unwrap_or(&span_id).to_owned();
         for (which, payload) in [("input", &mut span.input), ("output", &mut span.output)] {
             if payload.bytes > INLINE_PAYLOAD_LIMIT && payload.inline_text().is_some() {
                 payload.body = PayloadBody::InRecord {

@@ -24,7 +24,7 @@ use super::common::jsonrec::{self, Line};
 use super::common::timestamp;
 use super::{Format, Input, arksim};
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, Identity, LlmFacts, Payload, Problem, RequestedToolCall, Span,
+    AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, Problem, RequestedToolCall, Span,
     SpanKind, SpanStatus, Sparse, ToolFacts,
 };
 
@@ -101,7 +101,7 @@ struct TraceInfo {
 struct Parser {
     spans: Vec<Span>,
     /// span id → index in `spans`, to merge a span's start and end records.
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<Id, usize>,
     traces: HashMap<String, TraceInfo>,
     trace_order: Vec<String>,
     problems: Vec<Problem>,
@@ -212,9 +212,11 @@ impl Parser {
                 ..Default::default()
             }
             .into(),
-            trace_id,
-            span_id,
-            parent_span_id: jsonrec::str_at(export, "parent_id").map(str::to_owned),
+            trace_id: trace_id.into(),
+            span_id: span_id.into(),
+            parent_span_id: jsonrec::str_at(export, "parent_id")
+                .map(str::to_owned)
+                .map(Into::into),
             start_unix_nano: start,
             end_unix_nano: end.max(start),
             format: NAME,
@@ -288,7 +290,7 @@ impl Parser {
                 span.llm = Some(Box::new(llm_facts(data)));
                 for (id, name, arguments) in requested_with_arguments(data) {
                     self.requested
-                        .push((span.trace_id.clone(), id, name, arguments));
+                        .push((span.trace_id.to_string(), id, name, arguments));
                 }
                 span.input = Sparse::from(jsonrec::payload_null_is_absent(
                     "input",
@@ -394,7 +396,7 @@ impl Parser {
         }
         if let Some(meta) = export.get("metadata").filter(|m| m.is_object()) {
             if let Some(turn) = arksim_turn_of(meta) {
-                let info = self.traces.entry(span.trace_id.clone()).or_default();
+                let info = self.traces.entry(span.trace_id.to_string()).or_default();
                 if info.arksim_turn.is_none() {
                     info.arksim_turn = Some(turn);
                 }
@@ -412,14 +414,14 @@ impl Parser {
         let mut batch = Batch::default();
         self.assign_call_ids();
         for span in &mut self.spans {
-            let Some(info) = self.traces.get(&span.trace_id) else {
+            let Some(info) = self.traces.get(&*span.trace_id.text()) else {
                 continue;
             };
             span.identity.correlation_id = info.group_id.clone().map(Into::into);
             if let Some((conversation, turn)) = &info.arksim_turn
-                && span.parent_span_id.as_deref().is_none_or(str::is_empty)
+                && span.parent_span_id.as_ref().is_none_or(Id::is_empty)
             {
-                span.parent_span_id = Some(arksim::turn_span_id(conversation, turn));
+                span.parent_span_id = Some(arksim::turn_span_id(conversation, turn).into());
             }
         }
         for trace_id in &self.trace_order {

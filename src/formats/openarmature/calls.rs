@@ -32,7 +32,7 @@ impl Parser {
             0
         };
         let mut span = self.timed_span(input, line, event, invocation);
-        span.span_id = format!("llm:{call_id}#{attempt}");
+        span.span_id = format!("llm:{call_id}#{attempt}").into();
         span.name = "openarmature.llm.complete".into();
         span.kind = SpanKind::Llm;
         span.identity.attempt_index = u32::try_from(attempt).ok();
@@ -101,7 +101,7 @@ impl Parser {
             .map(str::to_owned)
             .unwrap_or_else(|| format!("line{}", line.number));
         if event_type.starts_with("Embedding") {
-            span.span_id = format!("embedding:{call_id}");
+            span.span_id = format!("embedding:{call_id}").into();
             span.name = "openarmature.embedding.complete".into();
             span.kind = SpanKind::Embedding;
             span.llm = Some(Box::new(LlmFacts {
@@ -128,7 +128,7 @@ impl Parser {
             )
             .into();
         } else if event_type.starts_with("Rerank") {
-            span.span_id = format!("rerank:{call_id}");
+            span.span_id = format!("rerank:{call_id}").into();
             span.name = "openarmature.rerank.complete".into();
             span.kind = SpanKind::Rerank;
             span.llm = Some(Box::new(LlmFacts {
@@ -152,7 +152,7 @@ impl Parser {
             .into();
         } else {
             self.tool_calls += 1;
-            span.span_id = format!("tool:{call_id}");
+            span.span_id = format!("tool:{call_id}").into();
             span.name = "openarmature.tool.call".into();
             span.kind = SpanKind::Tool;
             span.tool = Some(Box::new(ToolFacts {

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::common::jsonrec::{self, Line};
 use super::{Format, Input};
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
+    AttrValue, Batch, ErrorInfo, Id, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
 };
 
 pub struct OpenArmatureEvents;
@@ -154,7 +154,7 @@ impl Parser {
 
     fn base_span(&self, input: &Input, line: &Line, invocation: &str) -> Span {
         Span {
-            trace_id: invocation.to_owned(),
+            trace_id: invocation.to_owned().into(),
             identity: Identity {
                 invocation_id: Some(invocation.into()),
                 ..Default::default()
@@ -214,7 +214,7 @@ impl Parser {
             "FailureIsolatedEvent" => {
                 // The OTel observer records it as a zero-duration OK span under the caller.
                 let mut span = self.base_span(input, line, &invocation);
-                span.span_id = format!("failure_isolated:{}", line.number);
+                span.span_id = format!("failure_isolated:{}", line.number).into();
                 span.parent_span_id = Some(self.caller_of(event, &invocation));
                 span.name = "openarmature.failure_isolated".into();
                 span.status = SpanStatus::Ok;
@@ -308,7 +308,8 @@ impl Parser {
                     key.attempt,
                     key.fan_out_chain,
                     key.branch_chain
-                );
+                )
+                .into();
                 span.parent_span_id = Some(parent);
                 span.name = jsonrec::str_at(event, "node_name")
                     .map(str::to_owned)
@@ -399,7 +400,7 @@ impl Parser {
     }
 
     /// The open node a provider or tool event ran in, else the invocation span.
-    fn caller_of(&self, event: &Value, invocation: &str) -> String {
+    fn caller_of(&self, event: &Value, invocation: &str) -> Id {
         let key = ScopeKey::of(event);
         self.open
             .get(invocation)

@@ -10,7 +10,7 @@ use super::classify::{self, AttrSource};
 use super::wire::{self, Leniency, Scalar, Text};
 use crate::formats::common::intern;
 use crate::model::{
-    AttrValue, Batch, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
+    AttrValue, Batch, Id, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
     RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
 };
 
@@ -86,7 +86,7 @@ pub fn build_request(
             for wire_span in &scope_spans.spans {
                 match build_span(wire_span, service.as_ref(), ctx, leniencies) {
                     Ok(span) => {
-                        if span.parent_span_id.as_deref() == Some(span.span_id.as_str()) {
+                        if span.parent_span_id.as_ref() == Some(&span.span_id) {
                             batch.problems.push(Problem::warning(
                                 ctx.origin,
                                 ctx.line,
@@ -161,9 +161,8 @@ fn build_span(
     let (Ok(trace_id), Ok(span_id)) = (trace_id, span_id) else {
         return Err("invalid ids".into());
     };
-    let span_hex = hex::encode(&span_id);
     let parent_span_id =
-        (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| hex::encode(&parent));
+        (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| Id::from_bytes(&parent));
 
     let payloads = Payloads { ctx };
     let attributes: Vec<(Arc<str>, AttrValue)> = ws
@@ -210,8 +209,8 @@ fn build_span(
     // The OTel span kind is not our kind, but enum names must still be noticed for the warning.
     wire::enum_value(ws.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
     let mut span = Span {
-        trace_id: hex::encode(trace_id),
-        span_id: span_hex,
+        trace_id: Id::from_bytes(&trace_id),
+        span_id: Id::from_bytes(&span_id),
         parent_span_id,
         name: ws.name.to_string(),
         status: match status_code {

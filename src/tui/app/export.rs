@@ -20,14 +20,14 @@ pub fn copy_text(app: &App) -> Option<(String, &'static str)> {
     let inv = app.invocation()?;
     let mode = app.reveal;
     match app.focus {
-        Pane::List => Some((inv.id.clone(), "trace id")),
+        Pane::List => Some((inv.id.to_string(), "trace id")),
         Pane::Tree => {
             let span = &inv.spans[app.selected_span_index()?];
             let doc = invocation_json(inv, mode);
             let value = doc["spans"]
                 .as_array()?
                 .iter()
-                .find(|s| s["span_id"].as_str() == Some(span.span_id.as_str()))?
+                .find(|s| s["span_id"].as_str() == Some(&*span.span_id.text()))?
                 .clone();
             Some((serde_json::to_string_pretty(&value).ok()?, "span JSON"))
         }

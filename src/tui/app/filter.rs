@@ -64,7 +64,7 @@ impl Matched {
     /// The matches as a set of ids (made once from the runs when first asked for).
     fn ids(&mut self) -> &mut HashSet<String> {
         if let Matched::InOrder(runs) = self {
-            *self = Matched::Ids(runs.iter().map(|inv| inv.id.clone()).collect());
+            *self = Matched::Ids(runs.iter().map(|inv| inv.id.to_string()).collect());
         }
         match self {
             Matched::Ids(ids) => ids,
@@ -76,7 +76,7 @@ impl Matched {
     fn contains(&self, inv: &Invocation) -> bool {
         match self {
             Matched::InOrder(runs) => runs.iter().any(|r| std::ptr::eq(r.as_ref(), inv)),
-            Matched::Ids(ids) => ids.contains(&inv.id),
+            Matched::Ids(ids) => ids.contains(&*inv.id.text()),
         }
     }
 }
@@ -386,9 +386,9 @@ fn apply<'a>(
                 .get_or_insert_with(|| Matched::Ids(HashSet::new()))
                 .ids();
             for inv in evaluated {
-                set.remove(&inv.id);
+                set.remove(&*inv.id.text());
             }
-            set.extend(matched.map(|inv| inv.id.clone()));
+            set.extend(matched.map(|inv| inv.id.to_string()));
             // Runs gone from the store (evicted, their file forgotten) leave the set.
             set.retain(|id| store.get(id).is_some());
             applied.as_of = as_of;
@@ -475,7 +475,7 @@ pub(super) fn listed(app: &mut App) -> Vec<Arc<Invocation>> {
             let ids = matched.ids();
             order
                 .iter()
-                .filter(|inv| ids.contains(&inv.id))
+                .filter(|inv| ids.contains(&*inv.id.text()))
                 .cloned()
                 .collect()
         }

@@ -226,8 +226,8 @@ pub(super) fn refresh_scores(app: &mut App) {
         .iter()
         .skip(start)
         .take(SCORED_ROWS)
-        .filter(|inv| needs_score(app, &inv.id))
-        .map(|inv| inv.id.clone())
+        .filter(|inv| needs_score(app, &inv.id.text()))
+        .map(|inv| inv.id.to_string())
         .collect();
     for id in ids {
         score_one(app, id);
@@ -294,7 +294,7 @@ pub(super) fn score_offscreen(app: &mut App) -> bool {
     let mut scored = 0;
     let mut next = start;
     while next < end && scored < OFFSCREEN_SCORED {
-        let id = app.list.runs[next].id.clone();
+        let id = app.list.runs[next].id.to_string();
         next += 1;
         if needs_score(app, &id) {
             score_one(app, id);

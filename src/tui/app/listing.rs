@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::model::Id;
 use crate::store::Invocation;
 
 /// What the list is sorted by; `s` cycles through them. Each sorts the worst / newest first.
@@ -149,7 +150,7 @@ pub fn arrange(
                 });
                 let open = !folded.contains(conversation);
                 for &turn in turns {
-                    conversation_of.insert(listed[turn].id.clone(), conversation.to_owned());
+                    conversation_of.insert(listed[turn].id.to_string(), conversation.to_owned());
                     if open {
                         rows.push(ListRow::Invocation(order.len()));
                     }
@@ -209,13 +210,13 @@ impl FoundAt {
 
 impl ListView {
     /// The listed runs' ids in reading order.
-    pub fn ids(&self) -> Vec<&str> {
-        self.runs.iter().map(|inv| inv.id.as_str()).collect()
+    pub fn ids(&self) -> Vec<String> {
+        self.runs.iter().map(|inv| inv.id.to_string()).collect()
     }
 
     /// The id of the run at `pos` in reading order.
-    pub fn id(&self, pos: usize) -> Option<&str> {
-        self.runs.get(pos).map(|inv| inv.id.as_str())
+    pub fn id(&self, pos: usize) -> Option<&Id> {
+        self.runs.get(pos).map(|inv| &inv.id)
     }
 
     pub fn len(&self) -> usize {
@@ -230,14 +231,14 @@ impl ListView {
     pub fn position(&self, id: &str) -> Option<usize> {
         let near = self.last_found.get();
         let found = (near.saturating_sub(1)..near.saturating_add(2))
-            .find(|&k| self.id(k) == Some(id))
+            .find(|&k| self.id(k).is_some_and(|at| at == id))
             .or_else(|| self.runs.iter().position(|inv| inv.id == id))?;
         self.last_found.set(found);
         Some(found)
     }
 
     /// The id of the run a row shows (`None` for a conversation row).
-    pub fn row_id(&self, row: &ListRow) -> Option<&str> {
+    pub fn row_id(&self, row: &ListRow) -> Option<&Id> {
         match row {
             ListRow::Invocation(k) => self.id(*k),
             ListRow::Conversation { .. } => None,

@@ -231,7 +231,7 @@ impl App {
         let inv = self.invocation()?;
         if let Some(index) = self
             .selected_span
-            .get(&inv.id)
+            .get(&*inv.id.text())
             .and_then(|id| inv.span_by_id(id))
         {
             return Some(index);
@@ -287,7 +287,7 @@ impl App {
     /// Stop `k` of the failure queue: (run id, span index).
     pub fn stop(&self, k: usize) -> Option<(String, usize)> {
         let &(pos, span) = self.triage.stops.get(k)?;
-        Some((self.list.id(pos)?.to_owned(), span))
+        Some((self.list.id(pos)?.to_string(), span))
     }
 
     /// Facets of listed run `id`, when it fails.

@@ -54,11 +54,11 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
 pub(super) fn select_invocation(app: &mut App, pos: usize) {
     match app.list.rows.get(pos) {
         Some(ListRow::Invocation(k)) => {
-            app.selected_invocation = app.list.id(*k).map(str::to_owned);
+            app.selected_invocation = app.list.id(*k).map(crate::model::Id::to_string);
             app.selected_conversation = None;
         }
         Some(ListRow::Conversation { id, first, .. }) => {
-            let first = app.list.id(*first).map(str::to_owned);
+            let first = app.list.id(*first).map(crate::model::Id::to_string);
             app.selected_conversation = Some(id.clone());
             if first.is_some() {
                 app.selected_invocation = first;
@@ -125,7 +125,7 @@ pub(super) fn select_row(app: &mut App, row: usize) {
     let Some(span) = inv.tree().rows.get(row).and_then(|r| inv.spans.get(r.span)) else {
         return;
     };
-    let (inv_id, span_id) = (inv.id.clone(), span.span_id.clone());
+    let (inv_id, span_id) = (inv.id.to_string(), span.span_id.to_string());
     app.selected_span.insert(inv_id, span_id);
 }
 
@@ -142,7 +142,11 @@ pub(super) fn selected_foldable(app: &App) -> Option<(String, String, bool)> {
     let inv = app.invocation()?;
     let row = inv.tree().rows.get(current_row(app)?)?;
     let span = inv.spans.get(row.span)?;
-    Some((inv.id.clone(), span.span_id.clone(), row.child_count > 0))
+    Some((
+        inv.id.to_string(),
+        span.span_id.to_string(),
+        row.child_count > 0,
+    ))
 }
 
 pub(super) fn set_fold(app: &mut App, fold: bool) {
@@ -196,7 +200,7 @@ pub(super) fn collapse_all(app: &mut App) {
     let all = tree_nav::foldable_span_ids(inv);
     // The selection moves to its top-level ancestor, which stays visible.
     let top = current_row(app).and_then(|row| tree_nav::ancestors(inv, row).last().copied());
-    let id = inv.id.clone();
+    let id = inv.id.to_string();
     app.collapsed.insert(id, all);
     app.fold_version += 1;
     if let Some(top) = top {
@@ -212,9 +216,9 @@ pub(super) fn reveal_row(app: &mut App, row: usize) {
     let ids: Vec<String> = tree_nav::ancestors(inv, row)
         .into_iter()
         .filter_map(|r| inv.tree().rows.get(r).and_then(|x| inv.spans.get(x.span)))
-        .map(|s| s.span_id.clone())
+        .map(|s| s.span_id.to_string())
         .collect();
-    let inv_id = inv.id.clone();
+    let inv_id = inv.id.to_string();
     if let Some(set) = app.collapsed.get_mut(&inv_id) {
         for id in ids {
             set.remove(&id);

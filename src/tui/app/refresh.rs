@@ -57,12 +57,12 @@ pub(super) fn refresh_list(app: &mut App) {
         app.list.key = Some(key);
         let still_there = app.selected_order_position().is_some();
         if app.follow_newest {
-            app.selected_invocation = app.list.id(0).map(str::to_owned);
+            app.selected_invocation = app.list.id(0).map(crate::model::Id::to_string);
         } else if !still_there {
             let pos = previous_pos
                 .unwrap_or(0)
                 .min(app.list.len().saturating_sub(1));
-            app.selected_invocation = app.list.id(pos).map(str::to_owned);
+            app.selected_invocation = app.list.id(pos).map(crate::model::Id::to_string);
         }
     }
     let height = app.regions().list_body().height as usize;
@@ -112,7 +112,7 @@ pub(super) fn refresh_tree(app: &mut App) {
 pub(super) fn refresh_detail(app: &mut App) {
     let width = app.regions().detail_body().width;
     let (inv_id, span_id) = match (app.invocation(), app.selected_span_index()) {
-        (Some(inv), Some(i)) => (inv.id.clone(), inv.spans[i].span_id.clone()),
+        (Some(inv), Some(i)) => (inv.id.to_string(), inv.spans[i].span_id.to_string()),
         _ => {
             app.detail = DetailView::default();
             return;

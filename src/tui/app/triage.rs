@@ -67,7 +67,7 @@ pub(super) fn refresh_triage(app: &mut App) {
     for (pos, inv) in runs.iter().enumerate().skip(view.looked_at.len()) {
         view.looked_at.push(address(inv));
         let gold = if scored {
-            GoldOutcome::from_score(app.gold.score(&inv.id))
+            GoldOutcome::from_score(app.gold.score(&inv.id.text()))
         } else {
             GoldOutcome::Unknown
         };
@@ -190,9 +190,9 @@ fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
     let Some(inv) = app.list.runs.get(pos).cloned() else {
         return;
     };
-    app.selected_invocation = Some(inv.id.clone());
+    app.selected_invocation = Some(inv.id.to_string());
     app.follow_newest = false;
-    nav::expand_conversation_of(app, &inv.id);
+    nav::expand_conversation_of(app, &inv.id.text());
     let row = inv.tree().row_of_span.get(span).copied();
     if let Some(row) = row {
         nav::reveal_row(app, row);

@@ -98,7 +98,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     let id = &app.list.runs.get(*k)?.id;
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_at(*k);
-                    let nested = app.list.conversation_of.contains_key(id);
+                    let nested = app.list.conversation_of.contains_key(&*id.text());
                     row_for(app, inv, facets, wide, is_selected, nested)
                 }
                 ListRow::Conversation { id, turns, first } => {
@@ -297,7 +297,7 @@ fn row_for<'a>(
     selected: bool,
     nested: bool,
 ) -> Row<'a> {
-    let gold_score = app.gold.score(&inv.id);
+    let gold_score = app.gold.score(&inv.id.text());
     let mode = app.reveal;
     let theme = &app.config.theme;
     let s = inv.summary();

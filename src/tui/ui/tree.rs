@@ -105,7 +105,7 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
     let indent = "  ".repeat(row.depth.min(left_budget / 6));
     let fold = if row.child_count == 0 {
         "  "
-    } else if app.is_collapsed(&inv.id, &span.span_id) {
+    } else if app.is_collapsed(&inv.id.text(), &span.span_id.text()) {
         "▸ "
     } else {
         "▾ "
@@ -145,7 +145,7 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
     if row.cycle {
         left.push((" ↻ cycle".into(), theme.style(Role::Orphan)));
     }
-    if row.child_count > 0 && app.is_collapsed(&inv.id, &span.span_id) {
+    if row.child_count > 0 && app.is_collapsed(&inv.id.text(), &span.span_id.text()) {
         left.push((format!(" (+{})", row.child_count), theme.style(Role::Dim)));
     }
 
@@ -185,7 +185,7 @@ fn attempt_tag(inv: &Invocation, index: usize) -> Option<String> {
     let attempt = span.identity.attempt_index?;
     let siblings = span
         .parent_span_id
-        .as_deref()
+        .as_ref()
         .and_then(|p| inv.span_by_id(p))
         .and_then(|p| inv.tree().children.get(p))
         .map(|kids| {

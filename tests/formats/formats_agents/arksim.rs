@@ -84,7 +84,10 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
 }
 
 fn rows_root_name(inv: &Invocation) -> String {
-    format!("arksim turn {}", inv.id.rsplit("turn-").next().unwrap())
+    format!(
+        "arksim turn {}",
+        inv.id.text().rsplit("turn-").next().unwrap()
+    )
 }
 
 #[test]
@@ -277,7 +280,7 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
             .summary()
             .tool_calls
             .iter()
-            .map(|c| (c.call_id.clone(), c.span_id.clone(), c.failed))
+            .map(|c| (c.call_id.clone(), c.span_id.to_string(), c.failed))
             .collect();
         tools.sort();
         assert_eq!(

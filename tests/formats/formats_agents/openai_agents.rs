@@ -56,7 +56,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         assert_eq!(&calls(inv), tools, "{name}");
         assert_eq!(s.health, *health, "{name}");
         assert!(
-            inv.id.starts_with("trace_"),
+            inv.id.text().starts_with("trace_"),
             "invocation id is the agents trace id"
         );
     }
@@ -100,8 +100,8 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         .unwrap();
     assert_eq!(tool.tool_call_id(), Some("call_0000267399813f"));
     assert_eq!(
-        tool.tool.as_ref().unwrap().requested_by.as_deref(),
-        Some(generation.span_id.as_str())
+        tool.tool.as_ref().unwrap().requested_by.as_ref(),
+        Some(&generation.span_id)
     );
 }
 

@@ -110,7 +110,7 @@ fn event_facts(store: &Store) -> BTreeMap<String, TraceFacts> {
                     .collect(),
                 root_error: root.status == SpanStatus::Error,
             };
-            (inv.id.clone(), facts)
+            (inv.id.to_string(), facts)
         })
         .collect()
 }
@@ -184,9 +184,9 @@ fn openarmature_events_without_attempts_or_completion_still_make_a_tree() {
     let llm = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
     assert_eq!(llm.error_type(), Some("ProviderUnavailable"));
     let inner = inv.spans.iter().find(|s| s.name == "inner").unwrap();
-    assert_eq!(llm.parent_span_id.as_deref(), Some(inner.span_id.as_str()));
+    assert_eq!(llm.parent_span_id.as_ref(), Some(&inner.span_id));
     let n1 = inv.spans.iter().find(|s| s.name == "n1").unwrap();
-    assert_eq!(inner.parent_span_id.as_deref(), Some(n1.span_id.as_str()));
+    assert_eq!(inner.parent_span_id.as_ref(), Some(&n1.span_id));
     let tool = inv.spans.iter().find(|s| s.kind == SpanKind::Tool).unwrap();
     // Left on disk as the byte range of its value, not as a record to parse again.
     assert!(matches!(

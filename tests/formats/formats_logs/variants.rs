@@ -347,12 +347,12 @@ fn langchain_modern_tool_calls_and_actions_hang_off_the_root() {
     // No reasoning log: no LLM turns, every call is a child of the root.
     let inv = loaded.only();
     assert_eq!(inv.summary().counts.llm, 0);
-    assert!(
-        inv.summary()
-            .tool_calls
-            .iter()
-            .all(|c| inv.spans[c.span].parent_span_id.as_deref() == Some("root"))
-    );
+    assert!(inv.summary().tool_calls.iter().all(|c| {
+        inv.spans[c.span]
+            .parent_span_id
+            .as_ref()
+            .is_some_and(|p| p == "root")
+    }));
 }
 
 #[test]
