@@ -237,7 +237,7 @@ impl Tally {
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
         let id_entry = |key: &Id, value: usize| id(key) + (size_of::<Id>() + value + 1) as u64;
         if inv.span_index.has_map() {
-            self.id_maps += size_of::<std::collections::HashMap<Id, usize>>() as u64
+            self.id_maps += size_of::<foldhash::HashMap<Id, usize>>() as u64
                 + inv.span_index.keys().map(|k| id_entry(k, 8)).sum::<u64>();
         }
         if let Some(links) = &inv.links {

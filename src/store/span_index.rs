@@ -2,7 +2,7 @@
 //! is as quick as hashing one, and most runs are a handful of spans, each of which would
 //! otherwise pay a map entry, its own copy of the id and the map's allocation.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::model::{Id, Span};
 

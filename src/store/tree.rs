@@ -7,7 +7,7 @@ use super::*;
 /// same call id or equal JSON arguments. Each real span covers at most one stand-in, so a call
 /// is never counted twice and repeated identical calls stay distinct.
 pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
-    let mut covered = HashSet::new();
+    let mut covered = HashSet::default();
     let is_tool = |s: &Span| s.kind == SpanKind::Tool;
     if !spans.iter().any(|s| is_tool(s) && s.is_provisional()) {
         return covered;
@@ -17,7 +17,7 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
             .inline_text()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
     };
-    let mut used: HashSet<usize> = HashSet::new();
+    let mut used: HashSet<usize> = HashSet::default();
     for (i, stand_in) in spans.iter().enumerate() {
         if !is_tool(stand_in) || !stand_in.is_provisional() {
             continue;
@@ -43,7 +43,7 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
 
 /// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.
 pub(super) fn link_tool_calls(spans: &mut [Span]) {
-    let mut requester: HashMap<String, Id> = HashMap::new();
+    let mut requester: HashMap<String, Id> = HashMap::default();
     for span in spans.iter() {
         if let Some(llm) = &span.llm {
             for call in &llm.requested_tool_calls {
