@@ -14,6 +14,7 @@ mod payload;
 mod problem;
 mod sparse;
 
+pub use arcstr::ArcStr;
 pub use id::{AsId, Id, IdText};
 pub use payload::*;
 pub use problem::*;
@@ -155,18 +156,21 @@ impl fmt::Display for Origin {
 
 /// A small attribute value. Big strings are moved into [`AttrValue::Payload`].
 ///
-/// Every variant is at most two words, so a value is 24 bytes: a span holds a dozen.
+/// Every variant is one word, so a value is 16 bytes: a span holds a dozen. Strings are thin
+/// shared pointers ([`ArcStr`]); bytes, lists and maps are rare, so they pay a second
+/// allocation (a boxed `Vec`) rather than every value paying their two-word size.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::box_collection)]
 pub enum AttrValue {
     /// Shared: the same values (models, providers, operation names) repeat on span after span,
     /// and a parser hands out one allocation for all of them (see `formats::common::intern`).
-    Str(Arc<str>),
+    Str(ArcStr),
     Int(i64),
     Float(f64),
     Bool(bool),
-    Bytes(Box<[u8]>),
-    List(Box<[AttrValue]>),
-    Map(Box<[(String, AttrValue)]>),
+    Bytes(Box<Vec<u8>>),
+    List(Box<Vec<AttrValue>>),
+    Map(Box<Vec<(String, AttrValue)>>),
     /// Boxed: a payload is several times the size of the other variants, and most
     /// attributes are small.
     Payload(Box<Payload>),
@@ -234,14 +238,14 @@ pub struct ErrorInfo {
 /// of a run or node repeats them, and a parser hands out the attribute value's own allocation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Identity {
-    pub invocation_id: Option<Arc<str>>,
-    pub correlation_id: Option<Arc<str>>,
-    pub node_name: Option<Arc<str>>,
-    pub namespace: Option<Arc<str>>,
+    pub invocation_id: Option<ArcStr>,
+    pub correlation_id: Option<ArcStr>,
+    pub node_name: Option<ArcStr>,
+    pub namespace: Option<ArcStr>,
     /// `openarmature.llm.attempt_index`: sibling LLM spans 0..N are attempts of one call.
     pub attempt_index: Option<u32>,
     pub fan_out_index: Option<u32>,
-    pub branch_name: Option<Arc<str>>,
+    pub branch_name: Option<ArcStr>,
 }
 
 impl SparseEmpty for Identity {
@@ -267,9 +271,9 @@ pub struct RequestedToolCall {
 /// the attribute value's own allocation.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LlmFacts {
-    pub provider: Option<Arc<str>>,
-    pub model: Option<Arc<str>>,
-    pub response_model: Option<Arc<str>>,
+    pub provider: Option<ArcStr>,
+    pub model: Option<ArcStr>,
+    pub response_model: Option<ArcStr>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
@@ -307,7 +311,7 @@ pub struct Span {
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
     /// Shared: all spans of a resource name the same service.
-    pub service: Option<Arc<str>>,
+    pub service: Option<ArcStr>,
     pub identity: Sparse<Identity>,
     pub llm: Option<Box<LlmFacts>>,
     pub tool: Option<Box<ToolFacts>>,
@@ -319,7 +323,7 @@ pub struct Span {
     /// Result, completion, documents.
     pub output: Sparse<Payload>,
     /// Keys are shared: the same few names repeat on every span.
-    pub attributes: Vec<(Arc<str>, AttrValue)>,
+    pub attributes: Vec<(ArcStr, AttrValue)>,
     pub events: Vec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: &'static str,
@@ -357,10 +361,10 @@ impl Span {
 }
 
 /// Attributes built with owned keys, as [`Span::attributes`] holds them.
-pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Vec<(Arc<str>, AttrValue)> {
+pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Vec<(ArcStr, AttrValue)> {
     attributes
         .into_iter()
-        .map(|(key, value)| (Arc::from(key), value))
+        .map(|(key, value)| (ArcStr::from(key), value))
         .collect()
 }
 

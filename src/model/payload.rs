@@ -96,7 +96,7 @@ pub struct Payload {
     /// Size of the value as recorded (bytes of its text form).
     pub bytes: u64,
     /// The attribute or field it came from, e.g. `gen_ai.tool.call.arguments`.
-    pub field: Option<Arc<str>>,
+    pub field: Option<super::ArcStr>,
     pub body: PayloadBody,
 }
 
@@ -123,7 +123,7 @@ impl Payload {
     }
 
     /// A payload whose text is kept in memory; its state is derived from the text.
-    pub fn inline(field: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> Self {
+    pub fn inline(field: impl Into<super::ArcStr>, text: impl Into<Arc<str>>) -> Self {
         let text: Arc<str> = text.into();
         let state = state_of_text(&text);
         Payload {
@@ -137,7 +137,7 @@ impl Payload {
     /// A payload left on disk. `text_for_state` is the value if the caller has it at hand
     /// (used only to decide empty/truncated and then dropped).
     pub fn in_record(
-        field: impl Into<Arc<str>>,
+        field: impl Into<super::ArcStr>,
         text_for_state: &str,
         record: Arc<RecordRef>,
         locator: impl Into<Arc<str>>,

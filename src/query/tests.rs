@@ -1,12 +1,10 @@
 //! Table-driven tests of the grammar (every field, operator, quoting, negation, error position)
 //! and of the evaluator on a small hand-built store.
 
-use std::sync::Arc;
-
 use super::*;
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, EvalVerdict, LlmFacts, Payload, Span, SpanKind, SpanStatus,
-    ToolFacts,
+    ArcStr, AttrValue, Batch, ErrorInfo, EvalVerdict, LlmFacts, Payload, Span, SpanKind,
+    SpanStatus, ToolFacts,
 };
 use crate::redact::Reveal;
 use crate::store::Store;
@@ -257,13 +255,13 @@ fn span(trace: &str, id: &str, parent: Option<&str>, name: &str, kind: SpanKind)
 fn sample_store() -> Store {
     let mut root1 = span("t1", "a1", None, "plan trip", SpanKind::Agent);
     root1.end_unix_nano = 4_000_000_000;
-    root1.service = Some(Arc::from("travel-svc"));
+    root1.service = Some(ArcStr::from("travel-svc"));
     root1.attributes = vec![
         (
-            Arc::from("gen_ai.conversation.id"),
+            ArcStr::from("gen_ai.conversation.id"),
             AttrValue::Str("conv-7".into()),
         ),
-        (Arc::from("api_key"), AttrValue::Str("hunter2".into())),
+        (ArcStr::from("api_key"), AttrValue::Str("hunter2".into())),
     ];
     let mut llm1 = span("t1", "b1", Some("a1"), "chat", SpanKind::Llm);
     llm1.llm = Some(Box::new(LlmFacts {
@@ -279,7 +277,7 @@ fn sample_store() -> Store {
         call_id: Some("call_xyz".into()),
         requested_by: None,
     }));
-    tool1.attributes = vec![(Arc::from("http.status_code"), AttrValue::Int(200))];
+    tool1.attributes = vec![(ArcStr::from("http.status_code"), AttrValue::Int(200))];
 
     let root2 = span("t2", "a2", None, "support run", SpanKind::Agent);
     let mut tool2 = span("t2", "c2", Some("a2"), "execute_tool", SpanKind::Tool);

@@ -5,10 +5,9 @@
 
 use std::collections::HashSet;
 use std::mem::size_of;
-use std::sync::Arc;
 
 use super::{Invocation, Store};
-use crate::model::{AttrValue, Id, Origin, Payload, PayloadBody, Span};
+use crate::model::{ArcStr, AttrValue, Id, Origin, Payload, PayloadBody, Span};
 
 /// Bytes per structure, largest first.
 #[derive(Debug, Clone, Default)]
@@ -62,15 +61,15 @@ fn id(id: &Id) -> u64 {
 
 impl Tally {
     /// An allocation shared by many owners, counted the first time it is met.
-    fn shared_str(&mut self, s: &Arc<str>) {
-        if self.seen.insert(Arc::as_ptr(s) as *const u8 as usize) {
+    fn shared_str(&mut self, s: &ArcStr) {
+        if self.seen.insert(s.as_ptr() as usize) {
             self.shared += s.len() as u64 + 16;
         }
     }
 
     /// The bytes of a shared string the first time it is met, 0 after.
-    fn once(&mut self, s: &Arc<str>) -> u64 {
-        if self.seen.insert(Arc::as_ptr(s) as *const u8 as usize) {
+    fn once(&mut self, s: &ArcStr) -> u64 {
+        if self.seen.insert(s.as_ptr() as usize) {
             s.len() as u64 + 16
         } else {
             0
@@ -80,17 +79,20 @@ impl Tally {
     fn attr(&mut self, value: &AttrValue) -> u64 {
         match value {
             AttrValue::Str(s) => self.once(s),
-            AttrValue::Bytes(b) => b.len() as u64,
+            // Bytes, lists and maps are a boxed `Vec`: its header, then its buffer.
+            AttrValue::Bytes(b) => (size_of::<Vec<u8>>() + b.capacity()) as u64,
             AttrValue::List(items) => {
-                let own = size_of_val::<[AttrValue]>(items) as u64;
-                own + items.iter().map(|v| self.attr(v)).sum::<u64>()
+                let own = size_of::<Vec<AttrValue>>() + items.capacity() * size_of::<AttrValue>();
+                own as u64 + items.iter().map(|v| self.attr(v)).sum::<u64>()
             }
             AttrValue::Map(items) => {
-                let own = size_of_val::<[(String, AttrValue)]>(items) as u64;
-                own + items
-                    .iter()
-                    .map(|(k, v)| string(k) + self.attr(v))
-                    .sum::<u64>()
+                let own = size_of::<Vec<(String, AttrValue)>>()
+                    + items.capacity() * size_of::<(String, AttrValue)>();
+                own as u64
+                    + items
+                        .iter()
+                        .map(|(k, v)| string(k) + self.attr(v))
+                        .sum::<u64>()
             }
             AttrValue::Payload(p) => {
                 self.payload(p);
@@ -167,7 +169,7 @@ impl Tally {
             }
             self.payload(payload);
         }
-        self.attributes += (span.attributes.capacity() * size_of::<(Arc<str>, AttrValue)>()) as u64;
+        self.attributes += (span.attributes.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64;
         for (key, value) in &span.attributes {
             self.shared_str(key);
             self.attributes += self.attr(value);
@@ -181,10 +183,12 @@ impl Tally {
             }
         }
         match &span.origin {
-            Some(Origin::File(path)) if self.seen.insert(Arc::as_ptr(path) as usize) => {
+            Some(Origin::File(path)) if self.seen.insert(std::sync::Arc::as_ptr(path) as usize) => {
                 self.shared += path.as_os_str().len() as u64;
             }
-            Some(Origin::Endpoint(name)) if self.seen.insert(Arc::as_ptr(name) as usize) => {
+            Some(Origin::Endpoint(name))
+                if self.seen.insert(std::sync::Arc::as_ptr(name) as usize) =>
+            {
                 self.shared += name.capacity() as u64;
             }
             _ => {}

@@ -343,9 +343,14 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 648),
-        ("Span", size_of::<Span>(), 288),
-        ("AttrValue", size_of::<crate::model::AttrValue>(), 24),
-        ("Payload", size_of::<crate::model::Payload>(), 72),
+        ("Span", size_of::<Span>(), 280),
+        ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
+        (
+            "attribute",
+            size_of::<(crate::model::ArcStr, crate::model::AttrValue)>(),
+            24,
+        ),
+        ("Payload", size_of::<crate::model::Payload>(), 64),
     ];
     for (name, size, bound) in sizes {
         assert!(

@@ -9,7 +9,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::sync::Arc;
+
+use crate::model::ArcStr;
 
 /// Names kept per thread.
 const MAX_NAMES: usize = 4096;
@@ -19,18 +20,18 @@ const MAX_VALUES: usize = 16 * 1024;
 const MAX_SHARED_VALUE_BYTES: usize = 128;
 
 thread_local! {
-    static NAMES: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
-    static VALUES: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+    static NAMES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::new());
+    static VALUES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::new());
 }
 
 /// An attribute key or payload field name, shared with every earlier use of the same name.
-pub fn name(text: &str) -> Arc<str> {
+pub fn name(text: &str) -> ArcStr {
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
         if let Some(shared) = names.get(text) {
             return shared.clone();
         }
-        let shared: Arc<str> = text.into();
+        let shared: ArcStr = text.into();
         if names.len() < MAX_NAMES {
             names.insert(shared.clone());
         }
@@ -39,7 +40,7 @@ pub fn name(text: &str) -> Arc<str> {
 }
 
 /// An attribute value, shared with earlier equal values when it is short.
-pub fn value(text: &str) -> Arc<str> {
+pub fn value(text: &str) -> ArcStr {
     if text.len() > MAX_SHARED_VALUE_BYTES {
         return text.into();
     }
@@ -51,7 +52,7 @@ pub fn value(text: &str) -> Arc<str> {
         if values.len() >= MAX_VALUES {
             values.clear();
         }
-        let shared: Arc<str> = text.into();
+        let shared: ArcStr = text.into();
         values.insert(shared.clone());
         shared
     })
@@ -65,9 +66,9 @@ mod tests {
     fn equal_short_values_share_one_allocation_and_long_ones_do_not() {
         let a = value("gpt-4o");
         let b = value(&String::from("gpt-4o"));
-        assert!(Arc::ptr_eq(&a, &b));
+        assert!(ArcStr::ptr_eq(&a, &b));
         let long = "x".repeat(MAX_SHARED_VALUE_BYTES + 1);
-        assert!(!Arc::ptr_eq(&value(&long), &value(&long)));
+        assert!(!ArcStr::ptr_eq(&value(&long), &value(&long)));
         assert_eq!(&*value(&long), long);
     }
 
@@ -80,12 +81,12 @@ mod tests {
         VALUES.with(|values| assert!(values.borrow().len() <= MAX_VALUES));
         let again = value("first value");
         assert_eq!(again, first, "equal text either way");
-        assert!(!Arc::ptr_eq(&again, &first), "the table started over");
+        assert!(!ArcStr::ptr_eq(&again, &first), "the table started over");
     }
 
     #[test]
     fn names_are_shared() {
-        assert!(Arc::ptr_eq(
+        assert!(ArcStr::ptr_eq(
             &name("gen_ai.request.model"),
             &name("gen_ai.request.model")
         ));

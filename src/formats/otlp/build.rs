@@ -10,8 +10,8 @@ use super::classify::{self, AttrSource};
 use super::wire::{self, Leniency, Scalar, Text};
 use crate::formats::common::intern;
 use crate::model::{
-    AttrValue, Batch, Id, Origin, Payload, PayloadBody, PayloadRange, PayloadState, Problem,
-    RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
+    ArcStr, AttrValue, Batch, Id, Origin, Payload, PayloadBody, PayloadRange, PayloadState,
+    Problem, RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
 };
 
 /// String attribute values longer than this are held as payloads, not in the skeleton.
@@ -80,7 +80,7 @@ pub fn build_request(
                 .iter()
                 .find(|kv| kv.key == "service.name")
                 .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
-                .map(|t| Arc::<str>::from(t.decoded().as_ref()))
+                .map(|t| ArcStr::from(t.decoded().as_ref()))
         });
         for scope_spans in &resource_spans.scope_spans {
             for wire_span in &scope_spans.spans {
@@ -148,7 +148,7 @@ pub fn id_problem(
 
 fn build_span(
     ws: &wire::Span,
-    service: Option<&Arc<str>>,
+    service: Option<&ArcStr>,
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
 ) -> Result<Span, String> {
@@ -165,7 +165,7 @@ fn build_span(
         (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| Id::from_bytes(&parent));
 
     let payloads = Payloads { ctx };
-    let attributes: Vec<(Arc<str>, AttrValue)> = ws
+    let attributes: Vec<(ArcStr, AttrValue)> = ws
         .attributes
         .iter()
         .map(|kv| {
@@ -325,9 +325,9 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
             .decode(b.as_bytes())
             .map_or(AttrValue::Null, |bytes| AttrValue::Bytes(bytes.into()))
     } else if let Some(array) = &value.array_value {
-        AttrValue::List(array.values.iter().map(plain_value).collect())
+        AttrValue::List(Box::new(array.values.iter().map(plain_value).collect()))
     } else if let Some(kv) = &value.kvlist_value {
-        AttrValue::Map(
+        AttrValue::Map(Box::new(
             kv.values
                 .iter()
                 .map(|kv| {
@@ -335,7 +335,7 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
                     (kv.key.to_string(), v)
                 })
                 .collect(),
-        )
+        ))
     } else {
         AttrValue::Null
     }
@@ -388,7 +388,7 @@ pub fn render_json(value: &AttrValue) -> serde_json::Value {
         AttrValue::Bool(b) => Value::Bool(*b),
         AttrValue::Bytes(b) => {
             use base64::Engine as _;
-            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b.as_slice()))
         }
         AttrValue::List(items) => Value::Array(items.iter().map(render_json).collect()),
         AttrValue::Map(entries) => Value::Object(

@@ -78,7 +78,7 @@ fn family(key: &str) -> u32 {
 }
 
 impl<'s> Attrs<'s> {
-    fn new(attributes: &'s [(std::sync::Arc<str>, AttrValue)]) -> Self {
+    fn new(attributes: &'s [(crate::model::ArcStr, AttrValue)]) -> Self {
         let mut map = HashMap::with_capacity(attributes.len());
         let mut families = 0;
         for (k, v) in attributes {
@@ -107,13 +107,13 @@ impl<'s> Attrs<'s> {
         keys.iter().find_map(|k| self.str(k))
     }
     /// The value's own shared allocation, for facts that keep it.
-    fn shared_str(&self, key: &str) -> Option<std::sync::Arc<str>> {
+    fn shared_str(&self, key: &str) -> Option<crate::model::ArcStr> {
         match self.get(key)? {
             AttrValue::Str(s) if !s.is_empty() => Some(s.clone()),
             _ => None,
         }
     }
-    fn first_shared_str(&self, keys: &[&str]) -> Option<std::sync::Arc<str>> {
+    fn first_shared_str(&self, keys: &[&str]) -> Option<crate::model::ArcStr> {
         keys.iter().find_map(|k| self.shared_str(k))
     }
     fn int(&self, key: &str) -> Option<i64> {
@@ -486,7 +486,7 @@ fn indexed_count(attrs: &Attrs, prefix: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn attrs(pairs: &[(&str, &str)]) -> Vec<(std::sync::Arc<str>, AttrValue)> {
+    fn attrs(pairs: &[(&str, &str)]) -> Vec<(crate::model::ArcStr, AttrValue)> {
         pairs
             .iter()
             .map(|(k, v)| ((*k).into(), AttrValue::Str(v.to_string().into())))
