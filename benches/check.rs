@@ -92,7 +92,7 @@ fn store() -> Store {
             batch.spans.push(Span {
                 trace_id: format!("trace-{inv}").into(),
                 span_id: format!("span-{inv}-{i}").into(),
-                name: call.name.clone(),
+                name: call.name.as_str().into(),
                 kind: SpanKind::Tool,
                 status: if call.failed {
                     SpanStatus::Error

@@ -57,7 +57,7 @@ fn build_store() -> Store {
                     trace_id: trace.as_str().into(),
                     span_id: format!("{r:08x}{id}").into(),
                     parent_span_id: parent.map(|p| format!("{r:08x}{p}").into()),
-                    name,
+                    name: name.into(),
                     kind,
                     start_unix_nano: start + at * 1_000_000,
                     end_unix_nano: start + at * 1_000_000 + 900_000 + (r as u64 % 3000) * 1_000_000,

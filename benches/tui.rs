@@ -32,7 +32,7 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
         trace_id: trace.into(),
         span_id: id.into(),
         parent_span_id: parent.map(Into::into),
-        name: format!("{kind:?} span"),
+        name: format!("{kind:?} span").into(),
         kind,
         start_unix_nano: start + at * 1_000,
         end_unix_nano: start + at * 1_000 + 900,

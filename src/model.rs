@@ -302,7 +302,8 @@ pub struct Span {
     pub trace_id: Id,
     pub span_id: Id,
     pub parent_span_id: Option<Id>,
-    pub name: String,
+    /// Shared: the same few names repeat on span after span (see `formats::common::intern`).
+    pub name: ArcStr,
     pub kind: SpanKind,
     pub status: SpanStatus,
     // The facts below are absent from most spans, so they are kept out of line: a span's

@@ -210,7 +210,7 @@ pub fn report_for(
     let gold = gold_for(invocation, gold_file, sidecars, problems)?;
     let (actual, notes) = actual_calls(invocation);
     let mut report = DiffReport::build(&invocation.id, gold, actual, options);
-    report.name = Some(invocation.summary().name.clone()).filter(|n| !n.is_empty());
+    report.name = Some(invocation.summary().name.to_string()).filter(|n| !n.is_empty());
     report.notes.extend(notes);
     Some(report)
 }

@@ -7,7 +7,7 @@
 
 use std::cmp::Ordering;
 
-use crate::model::{Health, Id, Span, SpanKind};
+use crate::model::{ArcStr, Health, Id, Span, SpanKind};
 
 use super::{Invocation, Links, ToolCallRef, TreeRow, links_mut};
 
@@ -238,7 +238,7 @@ impl Invocation {
             name: span
                 .tool_name()
                 .map(str::to_owned)
-                .unwrap_or_else(|| span.name.clone()),
+                .unwrap_or_else(|| span.name.to_string()),
             call_id: span.tool_call_id().map(str::to_owned),
             failed,
             span_id: span.span_id.clone(),
@@ -303,9 +303,9 @@ impl Invocation {
         self.summary.name = self
             .display_name
             .as_deref()
-            .map(str::to_owned)
+            .map(ArcStr::from)
             .or_else(|| root.map(|r| spans[r].name.clone()))
-            .unwrap_or_else(|| self.id.to_string());
+            .unwrap_or_else(|| self.id.to_string().into());
     }
 }
 

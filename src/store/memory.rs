@@ -118,7 +118,7 @@ impl Tally {
     fn span(&mut self, span: &Span) {
         self.ids +=
             id(&span.trace_id) + id(&span.span_id) + span.parent_span_id.as_ref().map_or(0, id);
-        self.names += string(&span.name);
+        self.names += self.once(&span.name);
         if let Some(service) = &span.service {
             self.shared_str(service);
         }
@@ -227,7 +227,7 @@ impl Tally {
             + vec_bytes(tree.row_of_span.capacity(), 8)
             + vec_bytes(tree.parent.capacity(), size_of::<Option<usize>>())
             + vec_bytes(tree.roots.capacity(), 8)
-            + inv.summary.name.capacity() as u64
+            + self.once(&inv.summary.name)
             + inv
                 .summary
                 .tool_calls

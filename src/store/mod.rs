@@ -30,7 +30,8 @@ use summary::*;
 use tree::*;
 
 use crate::model::{
-    AsId, Batch, EvalVerdict, GoldSpec, Health, Id, Origin, PayloadBody, Problem, Span, SpanKind,
+    ArcStr, AsId, Batch, EvalVerdict, GoldSpec, Health, Id, Origin, PayloadBody, Problem, Span,
+    SpanKind,
 };
 
 /// Running totals shown in the status bar: never a silent cap.
@@ -134,7 +135,8 @@ pub struct ToolCallRef {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
-    pub name: String,
+    /// Shared with the root span's name when it is that.
+    pub name: ArcStr,
     pub health: Health,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,

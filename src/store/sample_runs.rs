@@ -16,7 +16,7 @@ pub fn tool_runs(from: usize, to: usize) -> Batch {
             trace_id: trace.clone().into(),
             span_id: format!("{trace}-{id}").into(),
             parent_span_id: parent.map(|p| format!("{trace}-{p}")).map(Into::into),
-            name,
+            name: name.into(),
             kind,
             start_unix_nano: 1_764_496_800_000_000_000 + r as u64 * 1_000_000_000,
             end_unix_nano: 1_764_496_801_000_000_000 + r as u64 * 1_000_000_000,

@@ -48,7 +48,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             name: spans[i]
                 .tool_name()
                 .map(str::to_owned)
-                .unwrap_or_else(|| spans[i].name.clone()),
+                .unwrap_or_else(|| spans[i].name.to_string()),
             call_id: spans[i].tool_call_id().map(str::to_owned),
             failed: spans[i].status.is_error(),
             span_id: spans[i].span_id.clone(),
@@ -83,9 +83,9 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     let name = inv
         .display_name
         .as_deref()
-        .map(str::to_owned)
+        .map(ArcStr::from)
         .or_else(|| root.map(|r| spans[r].name.clone()))
-        .unwrap_or_else(|| inv.id.to_string());
+        .unwrap_or_else(|| inv.id.to_string().into());
     let (conversation, turn) = conversation_of(spans);
     Summary {
         name,

@@ -7,7 +7,7 @@ fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
         trace_id: trace.into(),
         span_id: id.into(),
         parent_span_id: parent.map(Into::into),
-        name: format!("span {id}"),
+        name: format!("span {id}").into(),
         start_unix_nano: start,
         end_unix_nano: start + 10,
         format: "test",
@@ -342,8 +342,8 @@ fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
 fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
-        ("Invocation", size_of::<Invocation>(), 648),
-        ("Span", size_of::<Span>(), 280),
+        ("Invocation", size_of::<Invocation>(), 624),
+        ("Span", size_of::<Span>(), 264),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (
             "attribute",

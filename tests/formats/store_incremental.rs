@@ -66,7 +66,7 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                     Ok(p) => format!("s{p}").into(),
                     Err(m) => format!("missing{m}").into(),
                 }),
-                name: format!("span {i}"),
+                name: format!("span {i}").into(),
                 start_unix_nano: 1_000 + plan.start[i] as u64,
                 end_unix_nano: 1_000 + plan.start[i] as u64 + i as u64,
                 status: if plan.failed[i] {

@@ -25,7 +25,7 @@ fn tool_span(
     Span {
         trace_id: trace.into(),
         span_id: id.into(),
-        name: format!("execute_tool {name}"),
+        name: format!("execute_tool {name}").into(),
         kind: SpanKind::Tool,
         status: if failed {
             SpanStatus::Error

@@ -191,7 +191,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
     let mut root = Span {
         trace_id: "t1".into(),
         span_id: "root".into(),
-        name: text(Field::SpanName, "agent run"),
+        name: text(Field::SpanName, "agent run").into(),
         kind: SpanKind::Agent,
         start_unix_nano: T0,
         end_unix_nano: T0 + 9_000_000,

@@ -10,7 +10,9 @@ use crate::support::{SECRET_CITY, T0, all_symbols, mouse, press, sample_app, scr
 
 fn selected_span_name(app: &App) -> String {
     let inv = app.invocation().unwrap();
-    inv.spans[app.selected_span_index().unwrap()].name.clone()
+    inv.spans[app.selected_span_index().unwrap()]
+        .name
+        .to_string()
 }
 
 #[test]

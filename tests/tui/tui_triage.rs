@@ -34,7 +34,7 @@ fn app_over(name: &str, width: u16, height: u16) -> App {
 fn at(app: &App) -> (String, String) {
     let inv = app.invocation().expect("an invocation is selected");
     let span = &inv.spans[app.selected_span_index().expect("a span is selected")];
-    (inv.summary().name.clone(), span.name.clone())
+    (inv.summary().name.to_string(), span.name.to_string())
 }
 
 fn status_line(app: &App) -> String {

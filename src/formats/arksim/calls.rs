@@ -75,7 +75,7 @@ impl ToolCallRecord {
             trace_id: at.trace_id.to_owned().into(),
             span_id: span_id.into(),
             parent_span_id: Some(at.parent_id.to_owned().into()),
-            name: self.name.clone(),
+            name: self.name.clone().into(),
             kind: SpanKind::Tool,
             status: SpanStatus::Ok,
             start_unix_nano: at.time,

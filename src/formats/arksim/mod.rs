@@ -323,7 +323,7 @@ pub(crate) fn turn_root_span(
     Span {
         trace_id: turn_invocation_id(conversation_id, turn_id).into(),
         span_id: turn_span_id(conversation_id, turn_id).into(),
-        name: format!("arksim turn {turn_id}"),
+        name: format!("arksim turn {turn_id}").into(),
         kind: SpanKind::Agent,
         status: SpanStatus::Unset,
         start_unix_nano: time,

@@ -84,7 +84,7 @@ pub fn build(
         trace_id: trace_id.clone().into(),
         span_id: span_id.into(),
         parent_span_id: parent.map(str::to_owned).map(Into::into),
-        name,
+        name: name.into(),
         kind,
         format,
         origin: Some(input.origin.clone()),

@@ -24,8 +24,8 @@ use super::common::jsonrec::{self, Line};
 use super::common::timestamp;
 use super::{Format, Input, arksim};
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, Problem, RequestedToolCall, Span,
-    SpanKind, SpanStatus, Sparse, ToolFacts,
+    ArcStr, AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, Problem,
+    RequestedToolCall, Span, SpanKind, SpanStatus, Sparse, ToolFacts,
 };
 
 pub struct OpenAiAgents;
@@ -237,7 +237,7 @@ impl Parser {
         match data_type {
             "agent" => {
                 span.kind = SpanKind::Agent;
-                span.name = name_field.unwrap_or("agent").to_owned();
+                span.name = name_field.unwrap_or("agent").into();
                 for key in ["handoffs", "tools", "output_type"] {
                     if let Some(v) = data.get(key) {
                         span.attributes.push((
@@ -249,7 +249,7 @@ impl Parser {
             }
             "function" => {
                 span.kind = SpanKind::Tool;
-                span.name = name_field.unwrap_or("function").to_owned();
+                span.name = name_field.unwrap_or("function").into();
                 span.tool = Some(Box::new(ToolFacts {
                     name: name_field.map(str::to_owned),
                     ..Default::default()
@@ -321,7 +321,7 @@ impl Parser {
                 span.kind = SpanKind::Node;
                 let from = jsonrec::str_at(data, "from_agent").unwrap_or("?");
                 let to = jsonrec::str_at(data, "to_agent").unwrap_or("?");
-                span.name = format!("handoff {from} → {to}");
+                span.name = format!("handoff {from} → {to}").into();
                 for key in ["from_agent", "to_agent"] {
                     if let Some(v) = data.get(key) {
                         span.attributes
@@ -331,7 +331,7 @@ impl Parser {
             }
             "guardrail" => {
                 span.kind = SpanKind::Node;
-                span.name = format!("guardrail {}", name_field.unwrap_or("?"));
+                span.name = format!("guardrail {}", name_field.unwrap_or("?")).into();
                 if let Some(t) = data.get("triggered") {
                     span.attributes.push((
                         "openai_agents.guardrail.triggered".into(),
@@ -341,7 +341,7 @@ impl Parser {
             }
             "custom" => {
                 span.kind = SpanKind::Node;
-                span.name = name_field.unwrap_or("custom").to_owned();
+                span.name = name_field.unwrap_or("custom").into();
                 span.output = Sparse::from(jsonrec::payload_null_is_absent(
                     "data",
                     data.get("data"),
@@ -352,9 +352,9 @@ impl Parser {
             "mcp_tools" => {
                 span.kind = SpanKind::Tool;
                 let server = jsonrec::str_at(data, "server").unwrap_or("mcp");
-                span.name = format!("mcp_tools {server}");
+                span.name = format!("mcp_tools {server}").into();
                 span.tool = Some(Box::new(ToolFacts {
-                    name: Some(span.name.clone()),
+                    name: Some(span.name.to_string()),
                     ..Default::default()
                 }));
                 span.output = Sparse::from(jsonrec::payload_null_is_absent(
@@ -366,7 +366,7 @@ impl Parser {
             }
             other => {
                 span.kind = SpanKind::Other;
-                span.name = name_field.map(str::to_owned).unwrap_or_else(|| {
+                span.name = name_field.map(ArcStr::from).unwrap_or_else(|| {
                     if other.is_empty() {
                         "span".into()
                     } else {

@@ -314,9 +314,10 @@ impl Parser {
                 span.name = jsonrec::str_at(event, "node_name")
                     .map(str::to_owned)
                     .or_else(|| key.namespace.last().cloned())
-                    .unwrap_or_else(|| "node".into());
+                    .unwrap_or_else(|| "node".into())
+                    .into();
                 span.kind = SpanKind::Node;
-                span.identity.node_name = Some(span.name.clone().into());
+                span.identity.node_name = Some(span.name.clone());
                 span.identity.namespace = Some(key.namespace.join("/").into());
                 span.identity.fan_out_index =
                     jsonrec::u64_at(event, "fan_out_index").and_then(|i| u32::try_from(i).ok());

@@ -212,7 +212,7 @@ fn build_span(
         trace_id: Id::from_bytes(&trace_id),
         span_id: Id::from_bytes(&span_id),
         parent_span_id,
-        name: ws.name.to_string(),
+        name: intern::value(&ws.name),
         status: match status_code {
             1 => SpanStatus::Ok,
             2 => SpanStatus::Error,
