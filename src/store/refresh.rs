@@ -2,7 +2,7 @@
 //! changes tens of thousands of runs at once, and each run's tree, health and summary depend
 //! on that run alone.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
