@@ -214,9 +214,7 @@ impl Parser {
             .into(),
             trace_id: trace_id.into(),
             span_id: span_id.into(),
-            parent_span_id: jsonrec::str_at(export, "parent_id")
-                .map(str::to_owned)
-                .map(Into::into),
+            parent_span_id: jsonrec::str_at(export, "parent_id").map(Id::new),
             start_unix_nano: start,
             end_unix_nano: end.max(start),
             format: NAME,
