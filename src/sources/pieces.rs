@@ -18,7 +18,7 @@ use std::sync::mpsc;
 use crate::formats::{self, Detection, Format, Input};
 use crate::model::{Batch, Origin, Problem};
 
-use super::tail::{LineChunk, MAX_LINE_BYTES, Tailer};
+use super::tail::{LineChunk, MAX_LINE_BYTES, Tailer, starts_as_json_lines};
 
 /// Files smaller than this are read whole: two pieces at least, or cutting gains nothing.
 pub const PIECEWISE_MIN_BYTES: u64 = 8 << 20;
@@ -57,12 +57,12 @@ pub fn load_in_pieces(path: &Path, apply: &mut dyn FnMut(Batch)) -> Option<Piece
         spans: 0,
         problems: Vec::new(),
     };
+    let mut said_once = Vec::new();
     let mut take = |mut batch: Batch| {
         load.spans += batch.spans.len();
-        batch.problems.retain(|problem| {
-            let once = formats::otlp::is_leniency_note(&problem.message);
-            !(once && load.problems.iter().any(|p| p.message == problem.message))
-        });
+        batch
+            .problems
+            .retain(|problem| formats::otlp::not_said_yet(&mut said_once, problem));
         load.problems.extend(batch.problems.iter().cloned());
         apply(batch);
     };
@@ -73,14 +73,6 @@ pub fn load_in_pieces(path: &Path, apply: &mut dyn FnMut(Batch)) -> Option<Piece
 fn detect(origin: &Origin, bytes: &[u8]) -> Option<(&'static dyn Format, String)> {
     let input = Input::new(origin, bytes, formats::extension_of(origin));
     formats::detect(formats::REGISTRY, &input).filter(|(format, _)| format.lines_stand_alone())
-}
-
-/// A file whose first line is a whole JSON object is JSON lines (a pretty-printed document's
-/// first line is not).
-fn starts_as_json_lines(bytes: &[u8]) -> bool {
-    let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-    let first = first.trim_ascii();
-    first.starts_with(b"{") && serde_json::from_slice::<serde::de::IgnoredAny>(first).is_ok()
 }
 
 /// One piece to parse: its place in the file's order, and its lines.

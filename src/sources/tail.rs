@@ -227,6 +227,19 @@ impl Tailer {
 }
 
 /// True when `bytes` is one complete JSON object or array (surrounding whitespace allowed).
+/// A text file whose first line is a whole JSON object on its own is JSON lines (a one-line
+/// document with a newline reads the same either way). Gzip and binary files never are.
+pub fn starts_as_json_lines(bytes: &[u8]) -> bool {
+    let text = bytes.trim_ascii_start();
+    if !text.starts_with(b"{") {
+        return false;
+    }
+    match memchr::memchr(b'\n', text) {
+        Some(end) => text.get(..end).is_some_and(is_whole_json),
+        None => false,
+    }
+}
+
 pub fn is_whole_json(bytes: &[u8]) -> bool {
     let text = bytes.trim_ascii();
     (text.starts_with(b"{") || text.starts_with(b"["))

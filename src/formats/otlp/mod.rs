@@ -57,10 +57,18 @@ const PROTOBUF_NAME: &str = "otlp-protobuf";
 
 const LENIENCY_PREFIX: &str = "loaded leniently: ";
 
-/// Whether `message` says how a file was read leniently: said once per file, however many
-/// pieces the file was parsed in.
-pub fn is_leniency_note(message: &str) -> bool {
-    message.starts_with(LENIENCY_PREFIX)
+/// False for a note on how a file was read leniently that `said` already holds: such a note
+/// is said once per file, however many pieces the file was parsed in. Every other problem is
+/// kept.
+pub fn not_said_yet(said: &mut Vec<String>, problem: &Problem) -> bool {
+    if !problem.message.starts_with(LENIENCY_PREFIX) {
+        return true;
+    }
+    if said.contains(&problem.message) {
+        return false;
+    }
+    said.push(problem.message.clone());
+    true
 }
 
 /// How many leading lines detection looks at for a `{"resourceSpans"` start.
@@ -216,16 +224,10 @@ fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
     let mut warned: Vec<String> = Vec::new();
     for part in batches {
         batch.spans.extend(part.spans);
-        for problem in part.problems {
-            // Leniency warnings are once per file, not once per piece.
-            if is_leniency_note(&problem.message) {
-                if warned.contains(&problem.message) {
-                    continue;
-                }
-                warned.push(problem.message.clone());
-            }
-            batch.problems.push(problem);
-        }
+        let kept = part.problems.into_iter();
+        batch
+            .problems
+            .extend(kept.filter(|problem| not_said_yet(&mut warned, problem)));
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::formats::{self, Format, Input};
 use crate::model::{Batch, Origin, Problem};
-use crate::sources::tail::{LineChunk, MAX_LINE_BYTES, Tailer, is_whole_json};
+use crate::sources::tail::{LineChunk, MAX_LINE_BYTES, Tailer, starts_as_json_lines};
 use crate::sources::{IngestEvent, SourceStatus};
 
 /// The app stopped listening; the watcher winds down.
@@ -410,19 +410,6 @@ fn is_empty(batch: &Batch) -> bool {
         && batch.golds.is_empty()
         && batch.aliases.is_empty()
         && batch.invocation_names.is_empty()
-}
-
-/// A text file whose first line is a whole JSON object on its own is JSON lines (a one-line
-/// document with a newline reads the same either way). Gzip and binary files never are.
-fn starts_as_json_lines(bytes: &[u8]) -> bool {
-    let text = bytes.trim_ascii_start();
-    if !text.starts_with(b"{") {
-        return false;
-    }
-    match memchr::memchr(b'\n', text) {
-        Some(end) => text.get(..end).is_some_and(is_whole_json),
-        None => false,
-    }
 }
 
 /// `Ok` when a document can be parsed now; otherwise why it looks unfinished.
