@@ -120,6 +120,12 @@ pub fn is_invisible(c: char) -> bool {
 /// and tabs are kept; use [`sanitize_line`] for single-line cells.
 pub fn sanitize(text: &str) -> String {
     let text = mask::mask(text, false);
+    if text
+        .bytes()
+        .all(|b| b == b'\n' || (0x20..0x7f).contains(&b))
+    {
+        return text.into_owned();
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_inert(&mut out, c, true);
@@ -130,6 +136,10 @@ pub fn sanitize(text: &str) -> String {
 /// Like [`sanitize`], for one-line cells: newlines show as `⏎`, tabs as a space.
 pub fn sanitize_line(text: &str) -> String {
     let text = mask::mask(text, false);
+    // Most cells are printable ASCII, which has nothing to replace.
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return text.into_owned();
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_inert(&mut out, c, false);

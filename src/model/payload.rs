@@ -50,7 +50,8 @@ pub enum PayloadBody {
     #[default]
     Absent,
     /// Small values, and everything that arrived over the network, are kept in memory.
-    Inline(Arc<str>),
+    /// An `ArcStr`, so a payload that is also a string attribute shares its allocation.
+    Inline(super::ArcStr),
     /// Big values stay on disk: the record plus a format-specific locator is enough to find the
     /// value again (formats whose parser does not yet know byte positions).
     InRecord {
@@ -123,8 +124,8 @@ impl Payload {
     }
 
     /// A payload whose text is kept in memory; its state is derived from the text.
-    pub fn inline(field: impl Into<super::ArcStr>, text: impl Into<Arc<str>>) -> Self {
-        let text: Arc<str> = text.into();
+    pub fn inline(field: impl Into<super::ArcStr>, text: impl Into<super::ArcStr>) -> Self {
+        let text: super::ArcStr = text.into();
         let state = state_of_text(&text);
         Payload {
             state,
@@ -162,6 +163,13 @@ impl Payload {
             PayloadBody::Inline(t) => Some(t),
             _ => None,
         }
+    }
+}
+
+impl PayloadState {
+    /// The state of a payload whose whole text is `text`.
+    pub fn of_text(text: &str) -> PayloadState {
+        state_of_text(text)
     }
 }
 

@@ -8,7 +8,9 @@
 //! are back after a few spans).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+// foldhash: these tables are looked up for every attribute of every span, SipHash showed
+// in profiles; both are bounded, so a flood of colliding texts cannot grow them.
+use foldhash::HashSet;
 
 use crate::model::ArcStr;
 
@@ -20,8 +22,8 @@ const MAX_VALUES: usize = 16 * 1024;
 const MAX_SHARED_VALUE_BYTES: usize = 128;
 
 thread_local! {
-    static NAMES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::new());
-    static VALUES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::new());
+    static NAMES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::default());
+    static VALUES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::default());
 }
 
 /// An attribute key or payload field name, shared with every earlier use of the same name.

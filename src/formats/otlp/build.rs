@@ -270,14 +270,15 @@ impl Payloads<'_> {
         };
         if let Some(text) = &value.string_value {
             if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
-                return AttrValue::Payload(Box::new(self.payload(key, text)));
+                return AttrValue::Payload(Box::new(self.payload(key, text, None)));
             }
             return AttrValue::Str(intern::value(&text.decoded()));
         }
         plain_value(value)
     }
 
-    fn payload(&self, field: &str, text: &Text) -> Payload {
+    /// `decoded`: the text unescaped, when the caller has it (it spares decoding it again).
+    fn payload(&self, field: &str, text: &Text, decoded: Option<&str>) -> Payload {
         let (raw, encoding) = match text {
             Text::Json(token) => (token.as_bytes(), RawEncoding::JsonString),
             Text::Plain(Cow::Borrowed(plain)) => (plain.as_bytes(), RawEncoding::Utf8),
@@ -289,11 +290,15 @@ impl Payloads<'_> {
             .as_ref()
             .and_then(|file| file.range_of(raw, encoding));
         let Some(range) = range else {
-            return Payload::inline(field, text.decoded().as_ref());
+            let text = decoded.map_or_else(|| text.decoded(), Cow::Borrowed);
+            return Payload::inline(intern::name(field), text.as_ref());
         };
         let len = text.decoded_len();
-        let state = if len <= 256 {
-            Payload::inline(field, text.decoded().as_ref()).state
+        let state = if len <= classify::WHOLE_TEXT_STATE_MAX {
+            match decoded {
+                Some(decoded) => PayloadState::of_text(decoded),
+                None => PayloadState::of_text(&text.decoded()),
+            }
         } else {
             match truncation_marker_total(&text.tail(64)) {
                 Some(total) => PayloadState::Truncated { total_bytes: total },
@@ -363,13 +368,13 @@ impl AttrSource for WireSource<'_, '_, '_> {
         self.find(key)?.string_value.as_ref().map(Text::decoded)
     }
 
-    fn payload(&self, key: &str) -> Option<Payload> {
+    fn payload(&self, key: &str, decoded: Option<&str>) -> Option<Payload> {
         if let Some((_, payload)) = self.shared.iter().find(|(k, _)| *k == key) {
             return Some(payload.clone());
         }
         let value = self.find(key)?;
         match &value.string_value {
-            Some(text) => Some(self.payloads.payload(key, text)),
+            Some(text) => Some(self.payloads.payload(key, text, decoded)),
             None => {
                 let rendered = render_json(&plain_value(value));
                 Some(Payload::inline(key, rendered.to_string()))

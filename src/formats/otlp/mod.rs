@@ -123,7 +123,7 @@ impl Format for OtlpJson {
         if !jsonl_hint && !is_single_line(input.bytes) {
             // A pretty-printed document: one request, one record.
             let mut leniencies = Vec::new();
-            match serde_json::from_slice::<wire::Request>(input.bytes) {
+            match wire::Request::parse(input.bytes) {
                 Ok(request) => {
                     let ctx = context(input, JSON_NAME, input.bytes, input.base_offset, None);
                     build::build_request(&request, &ctx, &mut leniencies, &mut batch);
@@ -258,7 +258,7 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
             continue;
         }
         let already_warned = leniencies.len();
-        match serde_json::from_slice::<wire::Request>(line) {
+        match wire::Request::parse(line) {
             Ok(request) => {
                 let ctx = context(
                     input,

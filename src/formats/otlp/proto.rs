@@ -92,19 +92,19 @@ fn value_to_wire(value: &PAnyValue) -> wire::AnyValue<'_> {
         Some(any_value::Value::IntValue(i)) => out.int_value = Some(Scalar::Int(*i)),
         Some(any_value::Value::DoubleValue(d)) => out.double_value = Some(Scalar::Float(*d)),
         Some(any_value::Value::BytesValue(b)) => {
-            out.bytes_value = Some(Cow::Owned(
+            out.bytes_value = Some(Box::new(Cow::Owned(
                 base64::engine::general_purpose::STANDARD.encode(b),
-            ))
+            )))
         }
         Some(any_value::Value::ArrayValue(a)) => {
-            out.array_value = Some(wire::ArrayValue {
+            out.array_value = Some(Box::new(wire::ArrayValue {
                 values: a.values.iter().map(value_to_wire).collect(),
-            })
+            }))
         }
         Some(any_value::Value::KvlistValue(kv)) => {
-            out.kvlist_value = Some(wire::KvList {
+            out.kvlist_value = Some(Box::new(wire::KvList {
                 values: kvs_to_wire(&kv.values),
-            })
+            }))
         }
     }
     out

@@ -238,7 +238,7 @@ fn any_value(bytes: &[u8], depth: usize) -> Result<wire::AnyValue<'_>> {
                         values.push(any_value(item, depth + 1)?);
                     }
                 }
-                value.array_value = Some(wire::ArrayValue { values });
+                value.array_value = Some(Box::new(wire::ArrayValue { values }));
             }
             (6, Field::Bytes(b)) => {
                 let mut values = Vec::new();
@@ -248,13 +248,13 @@ fn any_value(bytes: &[u8], depth: usize) -> Result<wire::AnyValue<'_>> {
                         values.push(key_value(kv, depth + 1)?);
                     }
                 }
-                value.kvlist_value = Some(wire::KvList { values });
+                value.kvlist_value = Some(Box::new(wire::KvList { values }));
             }
             (7, Field::Bytes(b)) => {
                 use base64::Engine as _;
-                value.bytes_value = Some(Cow::Owned(
+                value.bytes_value = Some(Box::new(Cow::Owned(
                     base64::engine::general_purpose::STANDARD.encode(b),
-                ));
+                )));
             }
             _ => continue,
         }
