@@ -12,7 +12,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::dump::{Selection, matched_in_tree_order};
-use super::in_order::{indent_pretty, write_in_order};
+use super::in_order::{write_in_order, write_pretty_at};
 use crate::formats;
 use crate::model::{Id, Payload, PayloadState, Span};
 use crate::query::Match;
@@ -81,11 +81,8 @@ pub fn write_selection_json(
                 head.clear();
                 write_invocations(out, &document)?;
             }
-            field => {
-                let pretty = serde_json::to_vec_pretty(&FieldOut(&document, field))
-                    .map_err(std::io::Error::from)?;
-                indent_pretty(&pretty, 1, &mut head);
-            }
+            field => write_pretty_at(&FieldOut(&document, field), 1, &mut head)
+                .map_err(std::io::Error::from)?,
         }
     }
     head.extend_from_slice(b"\n}\n");
@@ -106,9 +103,7 @@ fn write_invocations(out: &mut impl std::io::Write, document: &Document) -> std:
             let listed = Listed::of(selection, inv, matched.as_ref());
             let invocation = InvocationOut::new(inv, *mode, Some(listed));
             // Infallible: string keys, finite numbers or null.
-            if let Ok(pretty) = serde_json::to_vec_pretty(&invocation) {
-                indent_pretty(&pretty, 2, text);
-            }
+            let _ = write_pretty_at(&invocation, 2, text);
         },
     )?;
     out.write_all(b"\n  ]")

@@ -8,6 +8,24 @@ use std::io::{self, Write};
 /// Rows formatted per part; a window is one part per core.
 const ROWS_PER_PART: usize = 256;
 
+/// A part's output. Buffers are emptied and reused from window to window: a fresh multi-MB
+/// buffer per part and window meant fresh pages from the kernel each time.
+pub trait PartBuffer: Default + AsRef<[u8]> + Send {
+    fn clear(&mut self);
+}
+
+impl PartBuffer for String {
+    fn clear(&mut self) {
+        String::clear(self);
+    }
+}
+
+impl PartBuffer for Vec<u8> {
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+}
+
 /// Formats every row with `format(index, row, buffer)` and writes the buffers to `out` in row
 /// order. `format` appends to the part's buffer; rows of a part share one buffer.
 pub fn write_in_order<T, B>(
@@ -17,33 +35,36 @@ pub fn write_in_order<T, B>(
 ) -> io::Result<()>
 where
     T: Sync,
-    B: Default + AsRef<[u8]> + Send,
+    B: PartBuffer,
 {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let window = ROWS_PER_PART * cores;
-    let format_part = |first: usize, part: &[T]| {
-        let mut buffer = B::default();
+    let format_part = |first: usize, part: &[T], mut buffer: B| {
         for (offset, row) in part.iter().enumerate() {
             format(first + offset, row, &mut buffer);
         }
         buffer
     };
+    let mut spare: Vec<B> = Vec::new();
     for (window_index, window_rows) in rows.chunks(window).enumerate() {
         let window_first = window_index * window;
+        let mut take = || spare.pop().unwrap_or_default();
         let parts: Vec<B> = if cores < 2 || window_rows.len() <= ROWS_PER_PART {
-            vec![format_part(window_first, window_rows)]
+            vec![format_part(window_first, window_rows, take())]
         } else {
             let part_len = window_rows.len().div_ceil(cores);
             std::thread::scope(|scope| {
                 let mut pieces = window_rows.chunks(part_len).enumerate();
                 let (_, own) = pieces.next().unwrap_or((0, &[]));
+                let own_buffer = take();
                 let others: Vec<_> = pieces
                     .map(|(k, part)| {
                         let format_part = &format_part;
-                        scope.spawn(move || format_part(window_first + k * part_len, part))
+                        let buffer = take();
+                        scope.spawn(move || format_part(window_first + k * part_len, part, buffer))
                     })
                     .collect();
-                let mut parts = vec![format_part(window_first, own)];
+                let mut parts = vec![format_part(window_first, own, own_buffer)];
                 for handle in others {
                     match handle.join() {
                         Ok(part) => parts.push(part),
@@ -53,24 +74,100 @@ where
                 parts
             })
         };
-        for part in parts {
+        for mut part in parts {
             out.write_all(part.as_ref())?;
+            part.clear();
+            spare.push(part);
         }
     }
     Ok(())
 }
 
-/// Appends `pretty` (serde_json's pretty output of one value) to `out` as it reads `depth`
-/// levels down in a pretty document: two spaces more per level after every line break. JSON
-/// strings hold no raw line break, so every `\n` is one.
-pub fn indent_pretty(pretty: &[u8], depth: usize, out: &mut Vec<u8>) {
-    let mut rest = pretty;
-    while let Some(at) = memchr::memchr(b'\n', rest) {
-        out.extend_from_slice(&rest[..=at]);
-        out.resize(out.len() + 2 * depth, b' ');
-        rest = &rest[at + 1..];
+/// serde_json's pretty layout (two spaces per level) for a value that sits `depth` levels down
+/// in a pretty document: what `to_vec_pretty` would write there, written straight into the
+/// document's buffer instead of printed apart and re-indented.
+pub struct NestedPretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl NestedPretty {
+    pub fn at_depth(depth: usize) -> Self {
+        NestedPretty {
+            level: depth,
+            has_value: false,
+        }
     }
-    out.extend_from_slice(rest);
+
+    fn new_line<W: ?Sized + Write>(&self, writer: &mut W, comma: bool) -> io::Result<()> {
+        writer.write_all(if comma { b",\n" } else { b"\n" })?;
+        for _ in 0..self.level {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for NestedPretty {
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        writer.write_all(b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.new_line(writer, false)?;
+        }
+        writer.write_all(b"]")
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.new_line(writer, !first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        writer.write_all(b"{")
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.new_line(writer, false)?;
+        }
+        writer.write_all(b"}")
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.new_line(writer, !first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// Appends `value` to `out` as serde's pretty printer writes it `depth` levels down.
+pub fn write_pretty_at(
+    value: &impl serde::Serialize,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> serde_json::Result<()> {
+    let mut serializer = serde_json::Serializer::with_formatter(out, NestedPretty::at_depth(depth));
+    value.serialize(&mut serializer)
 }
 
 #[cfg(test)]
@@ -107,12 +204,11 @@ mod tests {
     }
 
     #[test]
-    fn an_indented_value_reads_as_the_same_value_nested() {
-        let inner = serde_json::json!({"a": [1, {"b": "line\nbreak"}], "c": {}});
+    fn a_value_written_nested_reads_as_serde_pretty_prints_it_nested() {
+        let inner = serde_json::json!({"a": [1, {"b": "line\nbreak"}, []], "c": {}, "d": [[]]});
         let whole = serde_json::json!({"x": [inner.clone()]});
         let mut nested = b"{\n  \"x\": [\n    ".to_vec();
-        let pretty = serde_json::to_vec_pretty(&inner).expect("JSON");
-        indent_pretty(&pretty, 2, &mut nested);
+        write_pretty_at(&inner, 2, &mut nested).expect("JSON");
         nested.extend_from_slice(b"\n  ]\n}");
         let expected = serde_json::to_vec_pretty(&whole).expect("JSON");
         assert_eq!(String::from_utf8(nested), String::from_utf8(expected));

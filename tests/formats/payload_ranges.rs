@@ -251,3 +251,34 @@ fn every_formats_payloads_read_back_as_a_full_parse_gives_them() {
     }
     assert!(compared > 1000, "{compared} payloads compared");
 }
+
+/// Reads keep the last file open; a file put in place of it (a new file renamed over the path)
+/// must be read, not the one kept open.
+#[test]
+fn a_file_replaced_under_its_path_is_read_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("traces.jsonl");
+    std::fs::copy(
+        "tests/fixtures/corpus/otlp-python-sdk/otlp-json/traces.jsonl",
+        &path,
+    )
+    .unwrap();
+    let loaded = files::load_file(&path);
+    let span = loaded
+        .batch
+        .spans
+        .iter()
+        .find(|s| matches!(s.input.body, PayloadBody::Range(_)))
+        .expect("a span with a range-held input");
+    assert!(formats::load_payload(&span.input).unwrap().is_some());
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.insert(0, b' ');
+    let replacement = dir.path().join("replacement.jsonl");
+    std::fs::write(&replacement, &bytes).unwrap();
+    std::fs::rename(&replacement, &path).unwrap();
+    let error = formats::load_payload(&span.input).unwrap_err();
+    assert!(error.contains("changed on disk"), "{error}");
+    std::fs::remove_file(&path).unwrap();
+    let error = formats::load_payload(&span.input).unwrap_err();
+    assert!(error.contains("No such file"), "{error}");
+}

@@ -46,21 +46,31 @@ fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
     }
 }
 
-fn slots(span: &Span) -> Vec<(Slot, &Payload)> {
-    let mut out = vec![(Slot::Input, &*span.input), (Slot::Output, &*span.output)];
-    for (i, (_, value)) in span.attributes.iter().enumerate() {
-        if let AttrValue::Payload(p) = value {
-            out.push((Slot::Attr(i), p));
+/// Every payload of a span with its slot; an iterator, because this runs for every span of
+/// every load and most spans have no record-held payload at all.
+fn slots(span: &Span) -> impl Iterator<Item = (Slot, &Payload)> {
+    fn held(value: &AttrValue) -> Option<&Payload> {
+        match value {
+            AttrValue::Payload(p) => Some(p),
+            _ => None,
         }
     }
-    for (e, event) in span.events.iter().enumerate() {
-        for (i, (_, value)) in event.attributes.iter().enumerate() {
-            if let AttrValue::Payload(p) = value {
-                out.push((Slot::EventAttr(e, i), p));
-            }
-        }
-    }
-    out
+    let attributes = span
+        .attributes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, value))| Some((Slot::Attr(i), held(value)?)));
+    let events = span.events.iter().enumerate().flat_map(|(e, event)| {
+        event
+            .attributes
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, (_, value))| Some((Slot::EventAttr(e, i), held(value)?)))
+    });
+    [(Slot::Input, &*span.input), (Slot::Output, &*span.output)]
+        .into_iter()
+        .chain(attributes)
+        .chain(events)
 }
 
 /// A payload to resolve: its span and slot, and its pointer's reference tokens.

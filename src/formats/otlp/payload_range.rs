@@ -9,7 +9,6 @@
 //! inflate at all. Figures for both are in `benches/ingest.rs`'s gzip read measurement.
 
 use std::collections::VecDeque;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -87,8 +86,52 @@ fn changed(path: &Path) -> String {
     )
 }
 
-fn read_exact_range(path: &Path, offset: u64, len: u32) -> std::io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
+/// Reads `len` bytes at `offset`. The file stays open for the next read on this thread (a
+/// `dump --json` reads thousands of payloads from one file, and opening, seeking and closing
+/// for each was most of its system time), but only while the path still names the same file:
+/// a path deleted (an evicted spool segment) or replaced is reported or reopened as before.
+/// The file a thread read a payload from last, and which file (device, inode) it was.
+#[cfg(unix)]
+struct OpenFile {
+    path: Arc<PathBuf>,
+    identity: (u64, u64),
+    file: std::fs::File,
+}
+
+#[cfg(unix)]
+fn read_exact_range(path: &Arc<PathBuf>, offset: u64, len: u32) -> std::io::Result<Vec<u8>> {
+    use std::cell::RefCell;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    thread_local! {
+        static OPEN: RefCell<Option<OpenFile>> = const { RefCell::new(None) };
+    }
+    let metadata = std::fs::metadata(path.as_path())?;
+    let identity = (metadata.dev(), metadata.ino());
+    OPEN.with(|open| {
+        let mut open = open.borrow_mut();
+        let reusable = matches!(&*open, Some(o) if o.path == *path && o.identity == identity);
+        if !reusable {
+            *open = None;
+            let file = std::fs::File::open(path.as_path())?;
+            *open = Some(OpenFile {
+                path: path.clone(),
+                identity,
+                file,
+            });
+        }
+        let Some(OpenFile { file, .. }) = &*open else {
+            return Err(std::io::Error::other("no open file"));
+        };
+        let mut out = vec![0; len as usize];
+        file.read_exact_at(&mut out, offset)?;
+        Ok(out)
+    })
+}
+
+#[cfg(not(unix))]
+fn read_exact_range(path: &Arc<PathBuf>, offset: u64, len: u32) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path.as_path())?;
     file.seek(SeekFrom::Start(offset))?;
     let mut out = vec![0; len as usize];
     file.read_exact(&mut out)?;
