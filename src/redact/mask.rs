@@ -28,8 +28,46 @@ pub(super) fn secret_ranges(text: &str) -> impl Iterator<Item = (usize, usize)> 
         .map(|(s, e, _)| (s, e))
 }
 
+/// Texts up to this long have their masked form remembered per thread: names, models and ids
+/// repeat on every span, and a lookup is several times cheaper than a scan.
+const REMEMBERED_MAX_BYTES: usize = 64;
+/// Remembered texts per thread before the memory starts over.
+const REMEMBERED_MAX: usize = 4096;
+
+/// Remembered texts → their masked form (`None` when nothing was masked), one table for
+/// secrets only and one for secrets and personal data.
+type Remembered = [foldhash::HashMap<Box<str>, Option<Box<str>>>; 2];
+
+thread_local! {
+    static REMEMBERED: std::cell::RefCell<Remembered> = std::cell::RefCell::default();
+}
+
 /// Masks secrets, and personal data too when `personal` is set.
 pub(super) fn mask(text: &str, personal: bool) -> Cow<'_, str> {
+    if text.len() > REMEMBERED_MAX_BYTES {
+        return mask_scanned(text, personal);
+    }
+    REMEMBERED.with(|remembered| {
+        let table = &mut remembered.borrow_mut()[usize::from(personal)];
+        if let Some(masked) = table.get(text) {
+            return masked
+                .as_deref()
+                .map_or(Cow::Borrowed(text), |m| Cow::Owned(m.to_owned()));
+        }
+        let masked = mask_scanned(text, personal);
+        if table.len() >= REMEMBERED_MAX {
+            table.clear();
+        }
+        let stored = match &masked {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(m) => Some(m.as_str().into()),
+        };
+        table.insert(text.into(), stored);
+        masked
+    })
+}
+
+fn mask_scanned(text: &str, personal: bool) -> Cow<'_, str> {
     let mut out: Option<String> = None;
     let mut last = 0;
     for (start, end, found) in Scanner::new(text) {

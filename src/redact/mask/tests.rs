@@ -1,4 +1,5 @@
 use super::super::{Reveal, mask_text, shown_line};
+use super::{REMEMBERED, REMEMBERED_MAX, mask, mask_scanned};
 
 fn redacted(text: &str) -> String {
     mask_text(text, Reveal::Redacted).into_owned()
@@ -121,4 +122,41 @@ fn masking_is_safe_on_any_text() {
         let _ = shown_line(text, super::super::Reveal::Redacted);
     }
     assert_eq!(redacted("naïve café ✓"), "naïve café ✓");
+}
+
+#[test]
+fn remembered_masks_are_the_scanned_ones_in_either_mode() {
+    for text in [
+        "sk-abcdefghijklmnopqrstuvwx",
+        "mail alice@example.com",
+        "chat gpt-4o",
+        "",
+    ] {
+        for personal in [false, true] {
+            let scanned = mask_scanned(text, personal).into_owned();
+            assert_eq!(mask(text, personal), scanned, "{text:?} first");
+            assert_eq!(mask(text, personal), scanned, "{text:?} remembered");
+        }
+    }
+    // Personal data is masked in one mode only: the modes do not share an answer.
+    assert_eq!(
+        mask("mail alice@example.com", false),
+        "mail alice@example.com"
+    );
+    assert_ne!(
+        mask("mail alice@example.com", true),
+        "mail alice@example.com"
+    );
+}
+
+#[test]
+fn what_is_remembered_stays_bounded() {
+    for i in 0..REMEMBERED_MAX + 10 {
+        let _ = mask(&format!("name {i}"), false);
+    }
+    REMEMBERED.with(|r| assert!(r.borrow()[0].len() <= REMEMBERED_MAX));
+    assert_eq!(
+        mask("token sk-abcdefghijklmnopqrstuvwx", false),
+        mask_scanned("token sk-abcdefghijklmnopqrstuvwx", false)
+    );
 }
