@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times the TUI on one big trace file as a user sees it, in a real terminal (tmux):
 # seconds until the first runs are listed, seconds until the file is read (the status bar's
-# "reading" progress is gone), and the TUI's peak resident memory then.
+# "reading" progress is gone), the TUI's peak resident memory then, and seconds from the quit
+# key until the process is gone.
 #
 # Usage: scripts/first_rows.sh [BINARY] FILE
 #   BINARY defaults to target/release/toolcap-tui (build it with `cargo build --release`).
@@ -40,4 +41,11 @@ while true; do
   sleep 0.02
 done
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-printf 'first rows %.2f s   file read %.2f s   peak RSS %d MiB   (%s)\n' "$first" "$done_at" $((hwm / 1024)) "$(basename "$file")"
+quit_start=$(date +%s.%N)
+tmux send-keys -t "$session" q
+# Gone, or a zombie tmux has not reaped yet (state Z): either way it has exited.
+while [[ -r /proc/$pid/stat ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
+  sleep 0.01
+done
+quit=$(echo "$(date +%s.%N) - $quit_start" | bc -l)
+printf 'first rows %.2f s   file read %.2f s   peak RSS %d MiB   quit %.2f s   (%s)\n' "$first" "$done_at" $((hwm / 1024)) "$quit" "$(basename "$file")"

@@ -178,6 +178,9 @@ pub fn run(args: UiArgs) -> i32 {
     });
     // Background loaders may still be reading; they stop when the runtime drops.
     runtime.shutdown_background();
+    // The terminal is restored: what is left is freeing the store, which the exit does at once.
+    super::kept_until_exit(std::mem::take(&mut app.store));
+    drop(app);
     match result {
         Ok(()) => 0,
         Err(e) => {
