@@ -48,41 +48,79 @@ fn turn_key(invocation: &Invocation) -> (u64, String) {
 type TurnEntry = ((u64, String), String);
 
 /// Conversation id → its turns' invocation ids in turn order, for one store state.
+///
+/// Kept current run by run: a refresh looks again only at the runs changed since the last one
+/// (finding a run's conversation reads every attribute of every span, and a live load changes
+/// the store every drain), and rebuilds from scratch only when runs left the store.
 #[derive(Debug, Default, Clone)]
 pub struct Conversations {
     turns: HashMap<String, Vec<String>>,
+    /// Each conversation's turns with their sort keys, in turn order.
+    keyed: HashMap<String, Vec<TurnEntry>>,
+    /// The conversation of each run that has one.
+    member: HashMap<String, String>,
     generation: Option<u64>,
+    runs_removed: u64,
 }
 
 impl Conversations {
     pub fn of_store(store: &Store) -> Self {
-        let mut keyed: HashMap<String, Vec<TurnEntry>> = HashMap::new();
-        for inv in store.oldest_first() {
-            if let Some(conversation) = conversation_of(inv) {
-                keyed
-                    .entry(conversation.to_string())
-                    .or_default()
-                    .push((turn_key(inv), inv.id.to_string()));
-            }
-        }
-        let turns = keyed
-            .into_iter()
-            .map(|(conversation, mut list)| {
-                list.sort();
-                (conversation, list.into_iter().map(|(_, id)| id).collect())
-            })
-            .collect();
-        Conversations {
-            turns,
-            generation: Some(store.generation()),
-        }
+        let mut conversations = Conversations::default();
+        conversations.refresh(store);
+        conversations
     }
 
-    /// Rebuilds the index when the store changed since it was built.
+    /// Brings the index up to date with the store.
     pub fn refresh(&mut self, store: &Store) {
-        if self.generation != Some(store.generation()) {
-            *self = Conversations::of_store(store);
+        let since = match self.generation {
+            Some(g) if g == store.generation() => return,
+            Some(g) if self.runs_removed == store.runs_removed() => Some(g),
+            _ => None,
+        };
+        if since.is_none() {
+            *self = Conversations {
+                runs_removed: store.runs_removed(),
+                ..Conversations::default()
+            };
         }
+        let mut touched = std::collections::HashSet::new();
+        for inv in store.oldest_first() {
+            if since.is_some_and(|g| inv.changed_at() <= g) {
+                continue;
+            }
+            let id = inv.id.to_string();
+            if let Some(before) = self.member.remove(&id)
+                && let Some(list) = self.keyed.get_mut(&before)
+            {
+                list.retain(|(_, turn_id)| *turn_id != id);
+                touched.insert(before);
+            }
+            if let Some(conversation) = conversation_of(inv) {
+                let entry = (turn_key(inv), id.clone());
+                let list = self.keyed.entry(conversation.to_string()).or_default();
+                let at = list.binary_search(&entry).unwrap_or_else(|at| at);
+                list.insert(at, entry);
+                self.member.insert(id, conversation.to_string());
+                touched.insert(conversation.to_string());
+            }
+        }
+        for conversation in touched {
+            match self
+                .keyed
+                .get(&conversation)
+                .filter(|list| !list.is_empty())
+            {
+                Some(list) => {
+                    let ids = list.iter().map(|(_, id)| id.clone()).collect();
+                    self.turns.insert(conversation, ids);
+                }
+                None => {
+                    self.keyed.remove(&conversation);
+                    self.turns.remove(&conversation);
+                }
+            }
+        }
+        self.generation = Some(store.generation());
     }
 
     pub fn turns(&self, conversation: &str) -> &[String] {
@@ -233,4 +271,90 @@ pub fn turn_share(report: &DiffReport, turn_id: &str) -> Option<TurnShare> {
         share.differing += usize::from(report.row_differs(row));
     }
     Some(share)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ArcStr, Batch, Span};
+    use crate::store::Budget;
+
+    fn turn(conversation: &str, turn: u64, trace: &str, span: &str) -> Span {
+        let text = |t: String| AttrValue::Str(ArcStr::from(t.as_str()));
+        Span {
+            trace_id: trace.into(),
+            span_id: span.into(),
+            name: "turn".into(),
+            format: "test",
+            attributes: vec![
+                ("arksim.conversation_id".into(), text(conversation.into())),
+                ("arksim.turn_id".into(), AttrValue::Int(turn as i64)),
+            ],
+            ..Default::default()
+        }
+    }
+
+    fn plain(trace: &str, span: &str) -> Span {
+        Span {
+            trace_id: trace.into(),
+            span_id: span.into(),
+            name: "other".into(),
+            format: "test",
+            ..Default::default()
+        }
+    }
+
+    fn all_turns(c: &Conversations, conversations: &[&str]) -> Vec<Vec<String>> {
+        conversations
+            .iter()
+            .map(|id| c.turns(id).to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn kept_current_run_by_run_it_equals_one_built_from_scratch() {
+        let names = ["c1", "c2", "c3"];
+        let mut store = Store::with_budget(Budget {
+            max_invocations: Some(6),
+            max_bytes: None,
+        });
+        let mut kept = Conversations::of_store(&store);
+        let steps: Vec<Vec<Span>> = vec![
+            vec![
+                turn("c1", 2, "t2", "s2"),
+                turn("c1", 1, "t1", "s1"),
+                plain("p1", "x1"),
+            ],
+            vec![turn("c2", 1, "t3", "s3"), turn("c1", 3, "t4", "s4")],
+            // A run that had no conversation gains one; another run grows.
+            vec![turn("c3", 1, "p1", "x2"), plain("t3", "s5")],
+            // Past six runs the oldest are evicted: the index starts again from the store.
+            vec![
+                turn("c2", 2, "t5", "s6"),
+                turn("c2", 3, "t6", "s7"),
+                plain("p2", "x3"),
+            ],
+        ];
+        for (step, spans) in steps.into_iter().enumerate() {
+            store.ingest(Batch {
+                spans,
+                ..Default::default()
+            });
+            kept.refresh(&store);
+            let fresh = Conversations::of_store(&store);
+            assert_eq!(
+                all_turns(&kept, &names),
+                all_turns(&fresh, &names),
+                "after step {step}"
+            );
+        }
+        assert!(store.runs_removed() > 0, "the last step evicted runs");
+        assert_eq!(
+            kept.turns("c1"),
+            ["t4"],
+            "t2 and t1, the oldest, were evicted"
+        );
+        assert_eq!(kept.turns("c2"), ["t3", "t5", "t6"], "in turn order");
+        assert_eq!(kept.turns("c3"), ["p1"]);
+    }
 }

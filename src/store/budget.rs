@@ -47,6 +47,7 @@ impl Store {
             }
             if let Some(inv) = self.invocations.remove(&id) {
                 self.stats.invocations_evicted += 1;
+                self.runs_removed += 1;
                 self.stats.spans_evicted += inv.spans.len() as u64;
                 self.stats.approx_bytes -= inv.approx_bytes.min(self.stats.approx_bytes);
                 self.stats.spans_kept -= (inv.spans.len() as u64).min(self.stats.spans_kept);

@@ -236,6 +236,9 @@ pub struct Store {
     /// Bumped on every change, so views can redraw only when something changed.
     generation: u64,
     evicted_ids: HashSet<Id>,
+    /// Runs removed so far, by eviction or with their file: indexes kept beside the store
+    /// update themselves run by run until this moves.
+    runs_removed: u64,
     /// Invocations changed by [`Store::apply`] and not yet rebuilt by [`Store::settle`].
     unsettled: HashSet<Id>,
 }
@@ -250,6 +253,11 @@ impl Store {
             budget,
             ..Default::default()
         }
+    }
+
+    /// How many runs have left the store (evicted, or emptied with their file) so far.
+    pub fn runs_removed(&self) -> u64 {
+        self.runs_removed
     }
 
     pub fn generation(&self) -> u64 {
@@ -332,6 +340,7 @@ impl Store {
             let (from, to) = (Id::from(from), Id::from(to));
             // Spans already stored under the aliased id move to their real invocation.
             if let Some(moved) = self.invocations.remove(&from) {
+                self.runs_removed += 1;
                 let target = self.resolve(&to);
                 let moved = Arc::unwrap_or_clone(moved);
                 for span in moved.spans {
@@ -451,7 +460,9 @@ impl Store {
             }
         }
         for id in emptied {
-            self.invocations.remove(&id);
+            if self.invocations.remove(&id).is_some() {
+                self.runs_removed += 1;
+            }
         }
         self.problems
             .retain(|p| p.source != path.display().to_string());
