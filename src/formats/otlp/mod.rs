@@ -6,6 +6,7 @@
 //! The receiver uses the public functions at the bottom.
 
 mod build;
+pub mod checked;
 pub mod classify;
 pub mod container;
 pub mod otel_spans;
@@ -26,6 +27,7 @@ use super::{Format, Input};
 use crate::model::{Batch, Origin, Problem};
 
 pub use build::INLINE_ATTR_MAX;
+pub use checked::CheckedRequest;
 
 /// Builds the spans of one OTLP/JSON request held in memory (not a byte range of the source:
 /// payloads are kept inline). Other formats that convert their spans to OTLP use this.
