@@ -14,18 +14,14 @@ use super::wire::{self, Leniency};
 use super::{LENIENCY_PREFIX, build, proto, protobuf};
 use crate::model::{Batch, Origin};
 
-/// Bodies decoded into the borrowed model by [`CheckedRequest::decode`], process-wide.
-static BORROWED_DECODES: AtomicU64 = AtomicU64::new(0);
-/// Bodies decoded into the owned request by [`CheckedRequest::to_owned_request`].
+/// Bodies decoded into the owned request by [`CheckedRequest::to_owned_request`], process-wide.
 static OWNED_DECODES: AtomicU64 = AtomicU64::new(0);
 
-/// How many received bodies were decoded so far, borrowed and owned: what lets a test see that
-/// a request is decoded once.
+/// How many whole requests were decoded so far in this process: into the borrowed model (by
+/// anyone: files, the receiver, live sources) and into the owned request (for `serve`'s spool).
+/// What lets a test see that a request is decoded once.
 pub fn decode_counts() -> (u64, u64) {
-    (
-        BORROWED_DECODES.load(Ordering::Relaxed),
-        OWNED_DECODES.load(Ordering::Relaxed),
-    )
+    (wire::requests_decoded(), OWNED_DECODES.load(Ordering::Relaxed))
 }
 
 /// A request body, decoded and judged; the spans whose ids the rule refuses are removed.
@@ -48,11 +44,10 @@ impl<'a> CheckedRequest<'a> {
     /// Decodes an uncompressed body (protobuf, or else OTLP/JSON) as trace files are decoded
     /// and judges every span by the files' id rule. The error is the decoder's.
     pub fn decode(body: &'a [u8], protobuf: bool) -> Result<Self, String> {
-        BORROWED_DECODES.fetch_add(1, Ordering::Relaxed);
         let mut request = if protobuf {
             protobuf::request(body)?
         } else {
-            serde_json::from_slice::<wire::Request>(body).map_err(|e| e.to_string())?
+            wire::Request::parse(body).map_err(|e| e.to_string())?
         };
         let mut checked = CheckedRequest {
             request: wire::Request::default(),
