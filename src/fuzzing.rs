@@ -172,7 +172,11 @@ impl RequestSink for BothSinks {
             .flat_map(|resource_spans| &resource_spans.scope_spans)
             .map(|scope_spans| scope_spans.spans.len())
             .sum();
-        assert_eq!(spooled_spans, received.spans(), "serve would spool other spans");
+        assert_eq!(
+            spooled_spans,
+            received.spans(),
+            "serve would spool other spans"
+        );
         let _ = serde_json::to_vec(&spooled);
         let mut store = Store::new();
         store.ingest(batch);

@@ -148,15 +148,16 @@ pub fn check(
     body: &[u8],
     body_type: BodyType,
 ) -> Result<(CheckedRequest<'_>, Validation), DecodeError> {
-    let checked = CheckedRequest::decode(body, body_type == BodyType::Protobuf).map_err(|reason| {
-        DecodeError::Undecodable {
-            what: match body_type {
-                BodyType::Protobuf => "protobuf",
-                BodyType::Json => "OTLP/JSON",
-            },
-            reason,
-        }
-    })?;
+    let checked =
+        CheckedRequest::decode(body, body_type == BodyType::Protobuf).map_err(|reason| {
+            DecodeError::Undecodable {
+                what: match body_type {
+                    BodyType::Protobuf => "protobuf",
+                    BodyType::Json => "OTLP/JSON",
+                },
+                reason,
+            }
+        })?;
     let mut validation = Validation {
         accepted: checked.accepted,
         rejected: checked.rejected,

@@ -141,10 +141,11 @@ async fn export(
         body_type: BodyType::Protobuf,
     };
     let sink = shared.sink.clone();
-    let judged =
-        tokio::task::spawn_blocking(move || super::judge_and_take(sink.as_ref(), body, Transport::Grpc))
-            .await
-            .map_err(|err| Status::unavailable(format!("decoding was interrupted: {err}")))?;
+    let judged = tokio::task::spawn_blocking(move || {
+        super::judge_and_take(sink.as_ref(), body, Transport::Grpc)
+    })
+    .await
+    .map_err(|err| Status::unavailable(format!("decoding was interrupted: {err}")))?;
     let (validation, delivery) = match judged {
         Ok(judged) => judged,
         Err(Refusal::Decode(err)) => return Err(Status::invalid_argument(err.to_string())),
@@ -159,7 +160,9 @@ async fn export(
         rejected_spans: i64::try_from(validation.rejected).unwrap_or(i64::MAX),
         error_message: validation.message,
     });
-    Ok(Response::new(ExportTraceServiceResponse { partial_success }))
+    Ok(Response::new(ExportTraceServiceResponse {
+        partial_success,
+    }))
 }
 
 pub(crate) async fn serve(

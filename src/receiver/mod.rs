@@ -182,7 +182,8 @@ pub(crate) fn judge_and_take(
     body: RawBody,
     transport: Transport,
 ) -> Result<(Validation, Option<Delivery>), Refusal> {
-    let (checked, validation) = decode::check(&body.bytes, body.body_type).map_err(Refusal::Decode)?;
+    let (checked, validation) =
+        decode::check(&body.bytes, body.body_type).map_err(Refusal::Decode)?;
     if validation.accepted == 0 {
         return Ok((validation, None));
     }

@@ -258,7 +258,10 @@ fn batch_spans(batches: &[Batch], format: &str) -> BTreeSet<(String, String, Str
 async fn listen_keeps_and_refuses_the_spans_a_trace_file_does_over_http_and_grpc() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("same.jsonl");
-    let lines: String = cases().iter().map(|(body, _)| format!("{body}\n")).collect();
+    let lines: String = cases()
+        .iter()
+        .map(|(body, _)| format!("{body}\n"))
+        .collect();
     std::fs::write(&file, lines).unwrap();
     let from_file = tokio::task::spawn_blocking(move || spans(&dump_json(&file)))
         .await
@@ -308,14 +311,21 @@ async fn listen_keeps_and_refuses_the_spans_a_trace_file_does_over_http_and_grpc
             continue;
         };
         let mut client = TraceServiceClient::connect(grpc.clone()).await.unwrap();
-        let answer = client.export(request).await.expect("gRPC export").into_inner();
+        let answer = client
+            .export(request)
+            .await
+            .expect("gRPC export")
+            .into_inner();
         let rejected = answer.partial_success.map_or(0, |p| p.rejected_spans);
         assert_eq!(rejected, i64::from(refused.is_some()), "{body} over gRPC");
         let name = &body["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"];
         sent_over_grpc.insert(name.as_str().unwrap_or_default().to_owned());
     }
 
-    let accepted = cases().iter().filter(|(_, refused)| refused.is_none()).count();
+    let accepted = cases()
+        .iter()
+        .filter(|(_, refused)| refused.is_none())
+        .count();
     let accepted_over_grpc = cases()
         .iter()
         .filter(|(body, refused)| refused.is_none() && as_protobuf(body).is_some())
@@ -347,5 +357,8 @@ async fn listen_keeps_and_refuses_the_spans_a_trace_file_does_over_http_and_grpc
         file_spans_grpc_can_carry,
         "over gRPC"
     );
-    assert!(file_spans_grpc_can_carry.len() >= 4, "{file_spans_grpc_can_carry:?}");
+    assert!(
+        file_spans_grpc_can_carry.len() >= 4,
+        "{file_spans_grpc_can_carry:?}"
+    );
 }

@@ -21,7 +21,10 @@ static OWNED_DECODES: AtomicU64 = AtomicU64::new(0);
 /// anyone: files, the receiver, live sources) and into the owned request (for `serve`'s spool).
 /// What lets a test see that a request is decoded once.
 pub fn decode_counts() -> (u64, u64) {
-    (wire::requests_decoded(), OWNED_DECODES.load(Ordering::Relaxed))
+    (
+        wire::requests_decoded(),
+        OWNED_DECODES.load(Ordering::Relaxed),
+    )
 }
 
 /// A request body, decoded and judged; the spans whose ids the rule refuses are removed.
@@ -260,7 +263,11 @@ mod tests {
         let checked = CheckedRequest::decode(base64.as_bytes(), false).unwrap();
         assert_eq!((checked.accepted, checked.rejected), (2, 0));
         assert_eq!(checked.warnings.len(), 1);
-        assert!(checked.warnings[0].contains("base64"), "{:?}", checked.warnings);
+        assert!(
+            checked.warnings[0].contains("base64"),
+            "{:?}",
+            checked.warnings
+        );
 
         let protobuf = checked.to_owned_request().encode_to_vec();
         let checked = CheckedRequest::decode(&protobuf, true).unwrap();

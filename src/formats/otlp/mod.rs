@@ -515,8 +515,7 @@ pub fn batch_from_live_body(
         protobuf::request(body.bytes)
             .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))
     } else {
-        wire::Request::parse(body.bytes)
-            .map_err(|e| format!("not an OTLP/JSON request: {e}"))
+        wire::Request::parse(body.bytes).map_err(|e| format!("not an OTLP/JSON request: {e}"))
     };
     let request = match parsed {
         Ok(request) => request,
