@@ -200,7 +200,7 @@ fn the_receiver_and_a_trace_file_keep_and_refuse_the_same_spans() {
 /// The bytes an id text stands for: hex, else base64 (what canonical protobuf JSON writes);
 /// `None` for text that is neither, which protobuf cannot carry.
 fn id_bytes(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 == 0 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return hex::decode(text).ok();
     }
     base64::engine::general_purpose::STANDARD.decode(text).ok()
