@@ -165,11 +165,11 @@ pub fn delivered() -> Delivery {
 /// Destination of accepted requests.
 pub trait RequestSink: Send + Sync + 'static {
     /// Takes an accepted request, on the blocking thread that decoded it. A sink that cannot
-    /// take more says so here, before any work is done for the request.
+    /// take more says so here ([`SinkError::Full`]).
     fn take(&self, received: ReceivedRequest<'_>) -> Result<Delivery, SinkError>;
 }
 
-/// Why a body was not (wholly) taken: the client's answer depends on which.
+/// Why a body was refused: the client's answer depends on which.
 pub(crate) enum Refusal {
     Decode(DecodeError),
     Sink(SinkError),

@@ -180,3 +180,64 @@ pub async fn spawn_listen(
         forwarder,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::otlp::{CheckedRequest, payload_range};
+    use crate::model::PayloadBody;
+    use crate::receiver::RawBody;
+    use crate::receiver::decode::BodyType;
+    use crate::sources::live_spool::LiveSpool;
+
+    const TRACE: &str = "5b8efff798038103d269b633813fc60c";
+
+    fn body(prompt: &str) -> RawBody {
+        let span = serde_json::json!({
+            "traceId": TRACE, "spanId": "eee19b7ec3c1b174", "name": "chat",
+            "attributes": [{"key": "gen_ai.prompt", "value": {"stringValue": prompt}}]
+        });
+        let json = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]});
+        RawBody {
+            bytes: json.to_string().into_bytes().into(),
+            body_type: BodyType::Json,
+        }
+    }
+
+    fn take(sink: &ListenSink, body: &RawBody) -> Result<Delivery, SinkError> {
+        let checked = CheckedRequest::decode(&body.bytes, false).unwrap();
+        sink.take(ReceivedRequest {
+            body,
+            checked: &checked,
+            transport: Transport::HttpJson,
+        })
+    }
+
+    #[test]
+    fn spans_are_built_on_taking_with_payloads_in_the_spool_and_a_full_queue_is_said() {
+        let parent = tempfile::tempdir().unwrap();
+        let keeper = Keeper::with(LiveSpool::create_in(parent.path(), 1 << 20).unwrap());
+        let (sink, mut batches) = ListenSink::new(keeper, Origin::endpoint("otlp://a"), 1);
+        sink.bound_to(Origin::endpoint("otlp://bound"));
+        let prompt = "a prompt long enough to be kept as a range, not inline: ".repeat(8);
+        assert!(take(&sink, &body(&prompt)).is_ok());
+        assert!(matches!(take(&sink, &body("x")), Err(SinkError::Full)));
+
+        let batch = batches.try_recv().unwrap();
+        assert_eq!(batch.spans.len(), 1);
+        let origin = batch.spans[0].origin.as_ref().map(ToString::to_string);
+        assert_eq!(origin.as_deref(), Some("otlp://bound"));
+        let spool_dir = sink.spool_dir().unwrap();
+        let PayloadBody::Range(range) = &batch.spans[0].input.body else {
+            panic!("not a range: {:?}", batch.spans[0].input);
+        };
+        assert!(range.path.starts_with(&spool_dir), "{range:?}");
+        assert_eq!(payload_range::read(range).unwrap(), prompt);
+
+        drop(batches);
+        assert!(matches!(
+            take(&sink, &body("x")),
+            Err(SinkError::Unavailable(_))
+        ));
+    }
+}
