@@ -221,6 +221,11 @@ fn main() {
     let mut segments: Vec<_> = std::fs::read_dir(dir.path())
         .expect("spool")
         .map(|e| e.expect("entry").path())
+        .filter(|path| {
+            // Only the spool's segments: `serve` also keeps its token and lock file there.
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("spool-") && name.ends_with(".otlp.jsonl")
+        })
         .collect();
     segments.sort();
     for segment in segments {

@@ -162,15 +162,16 @@ fn post(addr: &str, body: &[u8]) -> u16 {
         .unwrap_or(0)
 }
 
-/// The sink `--listen` had before the live spool: the decoded request, converted inline.
+/// The sink `--listen` had before the live spool: the decoded (owned) request, converted inline.
 struct InlineSink {
-    sender: mpsc::Sender<ReceivedRequest>,
+    sender: mpsc::Sender<ExportTraceServiceRequest>,
 }
 
 impl RequestSink for InlineSink {
-    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
-        let result = self.sender.try_send(received).map_err(|_| SinkError::Full);
-        Box::pin(async move { result })
+    fn take(&self, received: ReceivedRequest<'_>) -> Result<receiver::Delivery, SinkError> {
+        let place = self.sender.try_reserve().map_err(|_| SinkError::Full)?;
+        place.send(received.checked.to_owned_request());
+        Ok(receiver::delivered())
     }
 }
 
@@ -240,9 +241,8 @@ async fn main() {
             .expect("receiver");
             let origin = Origin::endpoint("otlp://inline");
             tokio::spawn(async move {
-                while let Some(received) = requests.recv().await {
-                    let batch =
-                        batch_from_request(&received.request, &origin, "otlp-protobuf", None);
+                while let Some(request) = requests.recv().await {
+                    let batch = batch_from_request(&request, &origin, "otlp-protobuf", None);
                     if batches_tx.send(batch).await.is_err() {
                         break;
                     }

@@ -9,8 +9,9 @@ use std::path::Path;
 use crate::formats::{self, Format, Input};
 use crate::model::Origin;
 use crate::receiver::decode::{self, BodyType, Compression};
-use crate::receiver::{RawBody, ReceivedRequest, Transport};
-use crate::sources::listen::batch_from_accepted;
+use crate::receiver::{
+    self, Delivery, RawBody, ReceivedRequest, RequestSink, SinkError, Transport,
+};
 use crate::store::Store;
 
 /// Receiver body limit used by the decoder targets: small, so size checks are exercised too.
@@ -127,7 +128,8 @@ pub fn targets() -> Vec<Target> {
     targets
 }
 
-/// What the receiver does with a body, end to end, short of the sink.
+/// What the receiver does with a body, end to end: decompression, the one decode and id check,
+/// then what both sinks do with the decoded request.
 fn decode_request(data: &[u8], compression: Compression, body_types: &[BodyType]) {
     let Ok(body) = decode::decompress(
         bytes::Bytes::copy_from_slice(data),
@@ -137,38 +139,48 @@ fn decode_request(data: &[u8], compression: Compression, body_types: &[BodyType]
         return;
     };
     for body_type in body_types {
-        let Ok((mut request, _warnings)) = decode::decode(&body, *body_type) else {
-            continue;
+        let raw = RawBody {
+            bytes: body.clone(),
+            body_type: *body_type,
         };
-        let validation = decode::retain_valid_spans(&mut request);
-        if validation.accepted == 0 {
-            continue;
-        }
-        // What `--listen` builds: the body as received when nothing was rejected, else the
-        // request re-encoded; the view must show exactly the spans the client was told were
-        // accepted.
-        let received = ReceivedRequest {
-            request,
-            body: (validation.rejected == 0).then(|| RawBody {
-                bytes: body.clone(),
-                body_type: *body_type,
-            }),
-            spans: validation.accepted,
-            transport: match body_type {
-                BodyType::Json => Transport::HttpJson,
-                BodyType::Protobuf => Transport::HttpProtobuf,
-            },
+        let transport = match body_type {
+            BodyType::Json => Transport::HttpJson,
+            BodyType::Protobuf => Transport::HttpProtobuf,
         };
+        let _ = receiver::judge_and_take(&BothSinks, raw, transport);
+    }
+}
+
+/// Does with an accepted request what `--listen` and `serve` do, and checks that each keeps
+/// exactly the spans the client is told were accepted.
+struct BothSinks;
+
+impl RequestSink for BothSinks {
+    fn take(&self, received: ReceivedRequest<'_>) -> Result<Delivery, SinkError> {
         let origin = Origin::endpoint("otlp://fuzz");
-        let batch = batch_from_accepted(&received.into_accepted(), &origin, None);
+        let batch = received.checked.build(&origin, "otlp-fuzz", None);
         assert_eq!(
             batch.spans.len(),
-            validation.accepted,
+            received.spans(),
             "accepted spans the view does not show: {:?}",
             batch.problems
         );
+        let spooled = received.checked.to_owned_request();
+        let spooled_spans: usize = spooled
+            .resource_spans
+            .iter()
+            .flat_map(|resource_spans| &resource_spans.scope_spans)
+            .map(|scope_spans| scope_spans.spans.len())
+            .sum();
+        assert_eq!(
+            spooled_spans,
+            received.spans(),
+            "serve would spool other spans"
+        );
+        let _ = serde_json::to_vec(&spooled);
         let mut store = Store::new();
         store.ingest(batch);
+        Ok(receiver::delivered())
     }
 }
 

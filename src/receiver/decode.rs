@@ -1,14 +1,12 @@
 //! Turning an untrusted export body into a validated request: content type and encoding
 //! negotiation, decompression bounded by the size limit (a gzip bomb stops at the limit, it is
-//! never inflated whole), protobuf or OTLP/JSON decoding, and span id validation.
+//! never inflated whole), then decoding and span id validation by the trace files' decoders.
 
 use std::io::Read;
 
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message;
 
+use crate::formats::otlp::CheckedRequest;
 use crate::formats::otlp::container::{self, ZstdError};
 
 /// The two OTLP/HTTP body encodings.
@@ -132,87 +130,54 @@ fn has_zlib_header(body: &[u8]) -> bool {
     }
 }
 
-/// Decodes an uncompressed body. Protobuf-canonical JSON (base64 ids, enum names) is accepted
-/// as trace files accept it; what had to be tolerated comes back as warnings for
-/// `partialSuccess.errorMessage`.
-pub fn decode(
-    body: &[u8],
-    body_type: BodyType,
-) -> Result<(ExportTraceServiceRequest, Vec<String>), DecodeError> {
-    match body_type {
-        BodyType::Protobuf => ExportTraceServiceRequest::decode(body)
-            .map(|request| (request, Vec::new()))
-            .map_err(|err| DecodeError::Undecodable {
-                what: "protobuf",
-                reason: err.to_string(),
-            }),
-        // Spec OTLP/JSON decodes exactly (every field kept for the spool); only what that
-        // rejects goes through the tolerant file decoder, which keeps what the views need.
-        BodyType::Json => serde_json::from_slice(body)
-            .map(|request| (request, Vec::new()))
-            .or_else(|strict| {
-                crate::formats::otlp::decode_request_json(body).map_err(|_| {
-                    DecodeError::Undecodable {
-                        what: "OTLP/JSON",
-                        reason: strict.to_string(),
-                    }
-                })
-            }),
-    }
-}
-
-/// Why a span was rejected: the trace files' rule, so the receiver keeps exactly the spans a
-/// file holding the same request would show.
-fn invalid_id_reason(span: &Span) -> Option<String> {
-    crate::formats::otlp::span_id_problem(&span.trace_id, &span.span_id, &span.parent_span_id)
-}
-
-/// Result of [`retain_valid_spans`].
+/// Result of [`check`]: what the client is told.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Validation {
     pub accepted: usize,
     pub rejected: usize,
-    /// Human-readable summary for `partialSuccess.errorMessage`; empty when nothing was rejected.
+    /// Human-readable summary for `partialSuccess.errorMessage`: the spans rejected, then what
+    /// had to be tolerated; empty when neither happened.
     pub message: String,
 }
 
-/// Removes spans whose ids are malformed (so stored data is always addressable) and drops
-/// scopes and resources left without spans.
-pub fn retain_valid_spans(request: &mut ExportTraceServiceRequest) -> Validation {
-    let mut validation = Validation::default();
-    let mut first_reason = None;
-    for resource_spans in &mut request.resource_spans {
-        for scope_spans in &mut resource_spans.scope_spans {
-            scope_spans
-                .spans
-                .retain(|span| match invalid_id_reason(span) {
-                    None => {
-                        validation.accepted += 1;
-                        true
-                    }
-                    Some(reason) => {
-                        validation.rejected += 1;
-                        first_reason
-                            .get_or_insert_with(|| format!("{reason} (span {:?})", span.name));
-                        false
-                    }
-                });
-        }
-        resource_spans
-            .scope_spans
-            .retain(|scope_spans| !scope_spans.spans.is_empty());
-    }
-    request
-        .resource_spans
-        .retain(|resource_spans| !resource_spans.scope_spans.is_empty());
-    if let Some(reason) = first_reason {
+/// Decodes an uncompressed body with the decoders trace files use and judges its spans by the
+/// files' id rule, so the receiver keeps exactly the spans a file holding the same request
+/// would show. Protobuf-canonical JSON (base64 ids, enum names) is accepted as files accept
+/// it; what had to be tolerated is in the message, for `partialSuccess.errorMessage`.
+pub fn check(
+    body: &[u8],
+    body_type: BodyType,
+) -> Result<(CheckedRequest<'_>, Validation), DecodeError> {
+    let checked =
+        CheckedRequest::decode(body, body_type == BodyType::Protobuf).map_err(|reason| {
+            DecodeError::Undecodable {
+                what: match body_type {
+                    BodyType::Protobuf => "protobuf",
+                    BodyType::Json => "OTLP/JSON",
+                },
+                reason,
+            }
+        })?;
+    let mut validation = Validation {
+        accepted: checked.accepted,
+        rejected: checked.rejected,
+        message: String::new(),
+    };
+    if let Some(reason) = &checked.first_rejection {
         validation.message = format!(
             "rejected {} of {} spans with invalid ids (first: {reason})",
-            validation.rejected,
-            validation.rejected + validation.accepted
+            checked.rejected,
+            checked.rejected + checked.accepted
         );
     }
-    validation
+    // `rejectedSpans: 0` with a message is the spec's way to warn the client.
+    for warning in &checked.warnings {
+        if !validation.message.is_empty() {
+            validation.message.push_str("; ");
+        }
+        validation.message.push_str(warning);
+    }
+    Ok((checked, validation))
 }
 
 /// `google.rpc.Status`, the body of every OTLP/HTTP failure response.
@@ -295,9 +260,13 @@ mod tests {
 
     #[test]
     fn invalid_ids_are_removed_and_counted() {
+        use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+        use opentelemetry_proto::tonic::trace::v1::Span;
+        use prost::Message as _;
         let good = Span {
             trace_id: vec![1; 16],
             span_id: vec![2; 8],
+            name: "good".into(),
             ..Default::default()
         };
         let short_span_id = Span {
@@ -317,9 +286,11 @@ mod tests {
         let mut request: ExportTraceServiceRequest = serde_json::from_value(json).unwrap();
         request.resource_spans[0].scope_spans[0].spans =
             vec![good.clone(), short_span_id, zero_trace, bad_parent];
-        let validation = retain_valid_spans(&mut request);
+        let body = request.encode_to_vec();
+        let (checked, validation) = check(&body, BodyType::Protobuf).unwrap();
         assert_eq!((validation.accepted, validation.rejected), (1, 3));
         assert!(validation.message.contains("3 of 4"));
-        assert_eq!(request.resource_spans[0].scope_spans[0].spans, vec![good]);
+        let kept = checked.to_owned_request();
+        assert_eq!(kept.resource_spans[0].scope_spans[0].spans, vec![good]);
     }
 }

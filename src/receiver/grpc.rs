@@ -2,72 +2,167 @@
 
 use std::sync::Arc;
 
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
-    TraceService, TraceServiceServer,
-};
+use bytes::{Buf, Bytes};
 use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
+    ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
+use prost::Message as _;
 use tokio::sync::watch;
-use tonic::codec::CompressionEncoding;
+use tonic::codec::{Codec, CompressionEncoding, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::{BoxFuture, Context, Poll, Service, http};
-use tonic::server::NamedService;
+use tonic::server::{NamedService, UnaryService};
 use tonic::{Request, Response, Status};
 
 use super::connections::{Registry, TrackedIo};
-use super::{ReceivedRequest, Shared, SinkError, Transport};
+use super::decode::BodyType;
+use super::{RawBody, Refusal, Shared, Transport};
+
+/// `TraceService/Export`, served by hand rather than by opentelemetry-proto's generated server,
+/// whose codec decodes every message into the owned request: this one takes the message's
+/// bytes, which go through the same decoder as OTLP/HTTP bodies and trace files.
+#[derive(Clone)]
+struct ExportService {
+    shared: Arc<Shared>,
+}
+
+const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+impl NamedService for ExportService {
+    const NAME: &'static str = "opentelemetry.proto.collector.trace.v1.TraceService";
+}
+
+impl<B> Service<http::Request<B>> for ExportService
+where
+    B: tonic::codegen::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<tonic::codegen::StdError> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = std::convert::Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        if request.uri().path() != EXPORT_PATH {
+            return Box::pin(async { Ok(Status::unimplemented("").into_http()) });
+        }
+        let export = Export {
+            shared: self.shared.clone(),
+        };
+        // The limit applies to the decompressed message; tonic's default 4 MiB is below the
+        // spec's 20 MiB.
+        let limit = self.shared.max_body_bytes;
+        Box::pin(async move {
+            let mut grpc = tonic::server::Grpc::new(RawRequestCodec)
+                .accept_compressed(CompressionEncoding::Gzip)
+                .send_compressed(CompressionEncoding::Gzip)
+                .max_decoding_message_size(limit);
+            Ok(grpc.unary(export, request).await)
+        })
+    }
+}
+
+/// Reads a message as its bytes and writes the response with prost.
+struct RawRequestCodec;
+
+impl Codec for RawRequestCodec {
+    type Encode = ExportTraceServiceResponse;
+    type Decode = Bytes;
+    type Encoder = ResponseEncoder;
+    type Decoder = RawDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        ResponseEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RawDecoder
+    }
+}
+
+struct ResponseEncoder;
+
+impl Encoder for ResponseEncoder {
+    type Item = ExportTraceServiceResponse;
+    type Error = Status;
+
+    fn encode(&mut self, item: Self::Item, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        item.encode(dst)
+            .map_err(|err| Status::internal(format!("cannot encode the response: {err}")))
+    }
+}
+
+struct RawDecoder;
+
+impl Decoder for RawDecoder {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}
 
 struct Export {
     shared: Arc<Shared>,
 }
 
-#[tonic::async_trait]
-impl TraceService for Export {
-    async fn export(
-        &self,
-        request: Request<ExportTraceServiceRequest>,
-    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
-        let authorization = request
-            .metadata()
-            .get("authorization")
-            .map(|value| value.as_bytes());
-        if !super::bearer_matches(self.shared.token.as_deref(), authorization) {
-            return Err(Status::unauthenticated("missing or wrong bearer token"));
-        }
-        // tonic has decoded the message already; the slot still bounds what is held while
-        // the sink works.
-        let _slot = self
-            .shared
-            .request_slot()
+impl UnaryService<Bytes> for Export {
+    type Response = ExportTraceServiceResponse;
+    type Future = BoxFuture<Response<ExportTraceServiceResponse>, Status>;
+
+    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        let shared = self.shared.clone();
+        Box::pin(async move { export(&shared, request).await })
+    }
+}
+
+async fn export(
+    shared: &Shared,
+    request: Request<Bytes>,
+) -> Result<Response<ExportTraceServiceResponse>, Status> {
+    let authorization = request
+        .metadata()
+        .get("authorization")
+        .map(|value| value.as_bytes());
+    if !super::bearer_matches(shared.token.as_deref(), authorization) {
+        return Err(Status::unauthenticated("missing or wrong bearer token"));
+    }
+    // tonic has read (and inflated) the message already; the slot still bounds what is held
+    // while it is decoded and while the sink works.
+    let _slot = shared
+        .request_slot()
+        .await
+        .map_err(|err| Status::unavailable(err.to_string()))?;
+    let body = RawBody {
+        bytes: request.into_inner(),
+        body_type: BodyType::Protobuf,
+    };
+    let sink = shared.sink.clone();
+    let judged = tokio::task::spawn_blocking(move || {
+        super::judge_and_take(sink.as_ref(), body, Transport::Grpc)
+    })
+    .await
+    .map_err(|err| Status::unavailable(format!("decoding was interrupted: {err}")))?;
+    let (validation, delivery) = match judged {
+        Ok(judged) => judged,
+        Err(Refusal::Decode(err)) => return Err(Status::invalid_argument(err.to_string())),
+        Err(Refusal::Sink(err)) => return Err(Status::unavailable(err.to_string())),
+    };
+    if let Some(delivery) = delivery {
+        delivery
             .await
             .map_err(|err| Status::unavailable(err.to_string()))?;
-        let mut request = request.into_inner();
-        let validation = super::decode::retain_valid_spans(&mut request);
-        if validation.accepted > 0 {
-            let received = ReceivedRequest {
-                request,
-                body: None,
-                spans: validation.accepted,
-                transport: Transport::Grpc,
-            };
-            self.shared
-                .sink
-                .deliver(received)
-                .await
-                .map_err(|err| match err {
-                    SinkError::Full | SinkError::Unavailable(_) => {
-                        Status::unavailable(err.to_string())
-                    }
-                })?;
-        }
-        let partial_success = (validation.rejected > 0).then(|| ExportTracePartialSuccess {
-            rejected_spans: i64::try_from(validation.rejected).unwrap_or(i64::MAX),
-            error_message: validation.message,
-        });
-        Ok(Response::new(ExportTraceServiceResponse {
-            partial_success,
-        }))
     }
+    let partial_success = (validation.rejected > 0).then(|| ExportTracePartialSuccess {
+        rejected_spans: i64::try_from(validation.rejected).unwrap_or(i64::MAX),
+        error_message: validation.message,
+    });
+    Ok(Response::new(ExportTraceServiceResponse {
+        partial_success,
+    }))
 }
 
 pub(crate) async fn serve(
@@ -76,14 +171,8 @@ pub(crate) async fn serve(
     registry: Arc<Registry>,
     stopped: watch::Receiver<bool>,
 ) {
-    let limit = shared.max_body_bytes;
     let request_timeout = shared.limits.grpc_request_timeout;
-    // tonic's default 4 MiB decode limit is below the spec's 20 MiB; the limit applies to
-    // the decompressed message.
-    let service = TraceServiceServer::new(Export { shared })
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip)
-        .max_decoding_message_size(limit);
+    let service = ExportService { shared };
     tokio::spawn(registry.clone().reap_until(stopped.clone()));
     let incoming = admitted(listener, registry.clone());
     let server = tonic::transport::Server::builder()

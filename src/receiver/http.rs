@@ -25,7 +25,7 @@ use tower::ServiceExt;
 
 use super::connections::{BusyGuard, ConnectionHandle, Registry, TrackedIo};
 use super::decode::{self, BodyType, Compression, DecodeError, RpcStatus, rpc_code};
-use super::{RETRY_AFTER_SECS, RawBody, ReceivedRequest, Shared, SinkError, Transport};
+use super::{RETRY_AFTER_SECS, RawBody, Refusal, Shared, SinkError, Transport};
 
 pub(crate) fn router(shared: Arc<Shared>, extra_routes: Option<Router>) -> Router {
     let mut router: Router = Router::new()
@@ -282,29 +282,22 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Ok(slot) => slot,
         Err(err) => return sink_failure(body_type, &err),
     };
+    let transport = match body_type {
+        BodyType::Protobuf => Transport::HttpProtobuf,
+        BodyType::Json => Transport::HttpJson,
+    };
     // Inflating and decoding up to 20 MiB is CPU work; keep it off the async workers.
-    let decoded = tokio::task::spawn_blocking(move || {
-        let body = decode::decompress(raw, compression, limit)?;
-        let (mut request, warnings) = decode::decode(&body, body_type)?;
-        let mut validation = decode::retain_valid_spans(&mut request);
-        // `rejectedSpans: 0` with a message is the spec's way to warn the client.
-        for warning in warnings {
-            if !validation.message.is_empty() {
-                validation.message.push_str("; ");
-            }
-            validation.message.push_str(&warning);
-        }
-        // The body as sent still holds the rejected spans: then only the request stands for it.
-        let body = (validation.rejected == 0).then_some(RawBody {
-            bytes: body,
-            body_type,
-        });
-        Ok::<_, DecodeError>((request, body, validation))
+    let sink = shared.sink.clone();
+    let judged = tokio::task::spawn_blocking(move || {
+        let bytes = decode::decompress(raw, compression, limit).map_err(Refusal::Decode)?;
+        let body = RawBody { bytes, body_type };
+        super::judge_and_take(sink.as_ref(), body, transport)
     })
     .await;
-    let (request, body, validation) = match decoded {
-        Ok(Ok(decoded)) => decoded,
-        Ok(Err(err)) => return decode_failure(body_type, err),
+    let (validation, delivery) = match judged {
+        Ok(Ok(judged)) => judged,
+        Ok(Err(Refusal::Decode(err))) => return decode_failure(body_type, err),
+        Ok(Err(Refusal::Sink(err))) => return sink_failure(body_type, &err),
         Err(join_error) => {
             return failure(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -314,21 +307,10 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
             );
         }
     };
-
-    if validation.accepted > 0 {
-        let transport = match body_type {
-            BodyType::Protobuf => Transport::HttpProtobuf,
-            BodyType::Json => Transport::HttpJson,
-        };
-        let received = ReceivedRequest {
-            request,
-            body,
-            spans: validation.accepted,
-            transport,
-        };
-        if let Err(err) = shared.sink.deliver(received).await {
-            return sink_failure(body_type, &err);
-        }
+    if let Some(delivery) = delivery
+        && let Err(err) = delivery.await
+    {
+        return sink_failure(body_type, &err);
     }
     success(body_type, validation.rejected, validation.message)
 }

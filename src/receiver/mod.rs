@@ -2,11 +2,12 @@
 //! with the status codes and bodies the OTLP spec requires (ARCHITECTURE.md, "Receiver
 //! obligations").
 //!
-//! The server only decodes and validates; where accepted requests go is a [`RequestSink`]:
-//! `toolcap-tui serve` hands them to a durable [`spool::Spool`], the TUI's `--listen` to a
-//! [`ChannelSink`], which passes on only the body's bytes (the TUI builds from those, borrowed).
-//! A sink that cannot take more answers [`SinkError::Full`], which becomes 503 + `Retry-After`
-//! (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
+//! The server only decodes and validates, once, with the decoders trace files use (gRPC bodies
+//! too: tonic hands over the message's bytes). Where accepted requests go is a [`RequestSink`],
+//! which takes the decoded request on the decoding thread: `toolcap-tui serve` spools it to a
+//! durable [`spool::Spool`], the TUI's `--listen` builds its spans right there
+//! (`sources::listen`). A sink that cannot take more answers [`SinkError::Full`], which becomes
+//! 503 + `Retry-After` (HTTP) or UNAVAILABLE (gRPC): load never turns into a silent drop or a 500.
 
 pub mod connections;
 pub mod decode;
@@ -23,9 +24,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+use crate::formats::otlp::CheckedRequest;
+use decode::{DecodeError, Validation};
 
 /// Largest body accepted by default, counted after decompression (the spec's recommendation).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 20 * 1024 * 1024;
@@ -116,15 +119,22 @@ pub enum Transport {
     Grpc,
 }
 
-/// One accepted export request: spans with invalid ids are already removed.
-#[derive(Debug, Clone)]
-pub struct ReceivedRequest {
-    pub request: ExportTraceServiceRequest,
-    /// The decompressed body as the client sent it, when it holds exactly the accepted spans
-    /// (none was rejected). `None` over gRPC, whose bodies tonic decodes before we see them.
-    pub body: Option<RawBody>,
-    pub spans: usize,
+/// One accepted export request, as the decoding thread holds it. It lives only for
+/// [`RequestSink::take`]: a sink builds what it keeps from the decoded request there, so no
+/// one decodes the body again to use it.
+pub struct ReceivedRequest<'a> {
+    /// The decompressed body as the client sent it; it still holds the rejected spans, if any.
+    pub body: &'a RawBody,
+    /// The body decoded by the decoders trace files use, the rejected spans removed.
+    pub checked: &'a CheckedRequest<'a>,
     pub transport: Transport,
+}
+
+impl ReceivedRequest<'_> {
+    /// Spans accepted (the client is told the others were rejected).
+    pub fn spans(&self) -> usize {
+        self.checked.accepted
+    }
 }
 
 /// Bytes of an `ExportTraceServiceRequest` in one of the two OTLP encodings.
@@ -132,31 +142,6 @@ pub struct ReceivedRequest {
 pub struct RawBody {
     pub bytes: bytes::Bytes,
     pub body_type: decode::BodyType,
-}
-
-impl ReceivedRequest {
-    /// Bytes holding exactly the accepted spans: the body as received when it is that, else
-    /// the validated request encoded as protobuf.
-    pub fn into_accepted(self) -> AcceptedBody {
-        let body = self.body.unwrap_or_else(|| RawBody {
-            bytes: prost::Message::encode_to_vec(&self.request).into(),
-            body_type: decode::BodyType::Protobuf,
-        });
-        AcceptedBody {
-            body,
-            spans: self.spans,
-            transport: self.transport,
-        }
-    }
-}
-
-/// What [`ChannelSink`] passes on: an accepted request as bytes only, so a queue of them holds
-/// no decoded copy.
-#[derive(Debug, Clone)]
-pub struct AcceptedBody {
-    pub body: RawBody,
-    pub spans: usize,
-    pub transport: Transport,
 }
 
 /// Why a sink did not take a request. Both are retryable for the client.
@@ -168,40 +153,47 @@ pub enum SinkError {
     Unavailable(String),
 }
 
-/// Destination of accepted requests. `deliver` resolves once the request is safely taken
-/// (for the spool: written and synced), because the client is acknowledged right after.
+/// What a sink has still to do once it has taken a request; the client is acknowledged when it
+/// resolves (for the spool: once the request is written and synced).
+pub type Delivery = BoxFuture<'static, Result<(), SinkError>>;
+
+/// A delivery with nothing left to do.
+pub fn delivered() -> Delivery {
+    Box::pin(async { Ok(()) })
+}
+
+/// Destination of accepted requests.
 pub trait RequestSink: Send + Sync + 'static {
-    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>>;
+    /// Takes an accepted request, on the blocking thread that decoded it. A sink that cannot
+    /// take more says so here ([`SinkError::Full`]).
+    fn take(&self, received: ReceivedRequest<'_>) -> Result<Delivery, SinkError>;
 }
 
-/// Sink for an in-process consumer (the TUI's `--listen`): a bounded channel whose
-/// fullness is reported to clients instead of blocking them or dropping data.
-pub struct ChannelSink {
-    sender: mpsc::Sender<AcceptedBody>,
+/// Why a body was refused: the client's answer depends on which.
+pub(crate) enum Refusal {
+    Decode(DecodeError),
+    Sink(SinkError),
 }
 
-impl ChannelSink {
-    pub fn new(capacity: usize) -> (Self, mpsc::Receiver<AcceptedBody>) {
-        let (sender, receiver) = mpsc::channel(capacity.max(1));
-        (Self { sender }, receiver)
+/// Decodes and judges an uncompressed body, and hands it to the sink when it holds accepted
+/// spans: the one decode every transport shares. CPU work: run it on a blocking thread.
+pub(crate) fn judge_and_take(
+    sink: &dyn RequestSink,
+    body: RawBody,
+    transport: Transport,
+) -> Result<(Validation, Option<Delivery>), Refusal> {
+    let (checked, validation) =
+        decode::check(&body.bytes, body.body_type).map_err(Refusal::Decode)?;
+    if validation.accepted == 0 {
+        return Ok((validation, None));
     }
-}
-
-impl RequestSink for ChannelSink {
-    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
-        // The place is taken first: a request that cannot be queued is never re-encoded.
-        let result = match self.sender.try_reserve() {
-            Ok(place) => {
-                place.send(received.into_accepted());
-                Ok(())
-            }
-            Err(mpsc::error::TrySendError::Full(())) => Err(SinkError::Full),
-            Err(mpsc::error::TrySendError::Closed(())) => {
-                Err(SinkError::Unavailable("the consumer has stopped".into()))
-            }
-        };
-        Box::pin(async move { result })
-    }
+    let received = ReceivedRequest {
+        body: &body,
+        checked: &checked,
+        transport,
+    };
+    let delivery = sink.take(received).map_err(Refusal::Sink)?;
+    Ok((validation, Some(delivery)))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -380,57 +372,6 @@ pub(crate) fn bearer_matches(expected: Option<&str>, authorization: Option<&[u8]
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn received(spans: usize) -> ReceivedRequest {
-        ReceivedRequest {
-            request: ExportTraceServiceRequest::default(),
-            body: None,
-            spans,
-            transport: Transport::HttpJson,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_full_or_closed_channel_is_reported_not_dropped() {
-        let (sink, mut receiver) = ChannelSink::new(1);
-        assert!(sink.deliver(received(1)).await.is_ok());
-        assert!(matches!(
-            sink.deliver(received(2)).await,
-            Err(SinkError::Full)
-        ));
-        assert_eq!(receiver.recv().await.map(|r| r.spans), Some(1));
-        drop(receiver);
-        assert!(matches!(
-            sink.deliver(received(3)).await,
-            Err(SinkError::Unavailable(_))
-        ));
-    }
-
-    #[test]
-    fn the_accepted_body_is_the_one_received_or_else_the_request_re_encoded() {
-        let as_sent = RawBody {
-            bytes: bytes::Bytes::from_static(b"{\"resourceSpans\":[]}"),
-            body_type: decode::BodyType::Json,
-        };
-        let kept = ReceivedRequest {
-            body: Some(as_sent.clone()),
-            ..received(1)
-        };
-        let accepted = kept.into_accepted();
-        assert_eq!(accepted.body.bytes, as_sent.bytes);
-        assert_eq!(accepted.body.body_type, decode::BodyType::Json);
-
-        let mut request = ExportTraceServiceRequest::default();
-        request.resource_spans.push(Default::default());
-        let re_encoded = ReceivedRequest {
-            request: request.clone(),
-            ..received(1)
-        }
-        .into_accepted();
-        assert_eq!(re_encoded.body.body_type, decode::BodyType::Protobuf);
-        let decoded = <ExportTraceServiceRequest as prost::Message>::decode(re_encoded.body.bytes);
-        assert_eq!(decoded.ok(), Some(request));
-    }
 
     #[test]
     fn bearer_token_must_match_exactly() {

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
@@ -179,7 +178,13 @@ impl Spool {
     }
 
     /// Appends one line (without its newline) and resolves once it is synced to disk.
-    pub async fn append(&self, mut line: Vec<u8>, spans: u64) -> Result<(), SinkError> {
+    pub async fn append(&self, line: Vec<u8>, spans: u64) -> Result<(), SinkError> {
+        self.enqueue(line, spans)?.await
+    }
+
+    /// Queues one line (without its newline) for the writer; what is returned resolves once
+    /// the line is synced to disk. A full queue is refused at once.
+    fn enqueue(&self, mut line: Vec<u8>, spans: u64) -> Result<super::Delivery, SinkError> {
         line.push(b'\n');
         // A line larger than the whole queue still gets in, alone.
         let wanted = u32::try_from(line.len().min(self.queue_bytes)).unwrap_or(u32::MAX);
@@ -202,11 +207,13 @@ impl Spool {
         if !sent {
             return Err(SinkError::Unavailable("the spool is shutting down".into()));
         }
-        match acknowledged.await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(reason)) => Err(SinkError::Unavailable(reason)),
-            Err(_) => Err(SinkError::Unavailable("the spool writer stopped".into())),
-        }
+        Ok(Box::pin(async move {
+            match acknowledged.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(reason)) => Err(SinkError::Unavailable(reason)),
+                Err(_) => Err(SinkError::Unavailable("the spool writer stopped".into())),
+            }
+        }))
     }
 
     /// Commits what is queued, stops the writer and wakes feed readers so they can finish.
@@ -228,15 +235,16 @@ impl Drop for Spool {
 }
 
 impl RequestSink for Spool {
-    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
-        Box::pin(async move {
-            let spans = u64::try_from(received.spans).unwrap_or(u64::MAX);
-            let line = tokio::task::spawn_blocking(move || serde_json::to_vec(&received.request))
-                .await
-                .map_err(|err| SinkError::Unavailable(err.to_string()))?
-                .map_err(|err| SinkError::Unavailable(format!("cannot encode request: {err}")))?;
-            self.append(line, spans).await
-        })
+    /// The spool keeps OTLP/JSON with every field the client sent, so the accepted spans are
+    /// converted to the owned request (see [`CheckedRequest::to_owned_request`]) and written
+    /// as one line.
+    ///
+    /// [`CheckedRequest::to_owned_request`]: crate::formats::otlp::CheckedRequest::to_owned_request
+    fn take(&self, received: ReceivedRequest<'_>) -> Result<super::Delivery, SinkError> {
+        let spans = u64::try_from(received.spans()).unwrap_or(u64::MAX);
+        let line = serde_json::to_vec(&received.checked.to_owned_request())
+            .map_err(|err| SinkError::Unavailable(format!("cannot encode request: {err}")))?;
+        self.enqueue(line, spans)
     }
 }
 

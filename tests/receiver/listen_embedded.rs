@@ -79,3 +79,103 @@ async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
     assert!(store.problems().is_empty(), "{:?}", store.problems());
     handle.shutdown().await;
 }
+
+/// Set in the child process that runs [`a_listen_request_is_decoded_once`] alone.
+const COUNTING_ALONE: &str = "TOOLCAP_TEST_COUNT_DECODES_ALONE";
+
+/// `--listen` decodes a request once: the receiver's decode, which decides what is accepted,
+/// is the one its spans are built from (no second decode of the body, no owned request). The
+/// decode counts are process-wide, so the counting runs alone, in a child process of this
+/// test binary.
+#[test]
+fn a_listen_request_is_decoded_once() {
+    if std::env::var_os(COUNTING_ALONE).is_some() {
+        count_decodes_of_three_requests();
+        return;
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "listen_embedded::a_listen_request_is_decoded_once",
+            "--test-threads=1",
+        ])
+        .env(COUNTING_ALONE, "1")
+        .output()
+        .expect("run the counting alone");
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+}
+
+/// One request each over OTLP/HTTP protobuf, OTLP/HTTP JSON (one span refused) and gRPC.
+fn count_decodes_of_three_requests() {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+    use prost::Message as _;
+    use toolcap::formats::otlp::checked::decode_counts;
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (tx, mut rx) = mpsc::channel(16);
+        let spool_parent = tempfile::tempdir().unwrap();
+        let handle = spawn_listen(
+            ListenConfig {
+                http: "127.0.0.1:0".into(),
+                grpc: Some("127.0.0.1:0".into()),
+                token: None,
+                spool_bytes: toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
+                spool_parent: Some(spool_parent.path().to_path_buf()),
+            },
+            tx,
+        )
+        .await
+        .expect("listen binds");
+        let http = handle.receiver.http_addr.unwrap().to_string();
+        let grpc = format!("http://{}", handle.receiver.grpc_addr.unwrap());
+        let protobuf = std::fs::read(BODY).unwrap();
+        let mut json = crate::support::json_request(0xabc, 4);
+        json["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["spanId"] = "0102".into();
+        let before = decode_counts();
+
+        let posts = tokio::task::spawn_blocking(move || {
+            let post = |content_type: &str, body: &[u8]| {
+                let headers = [("Content-Type", content_type)];
+                crate::support::raw_http(&http, "POST", "/v1/traces", &headers, body)
+                    .expect("request answered")
+                    .status
+            };
+            let json = json.to_string();
+            [
+                post("application/x-protobuf", &protobuf),
+                post("application/json", json.as_bytes()),
+            ]
+        });
+        assert_eq!(posts.await.unwrap(), [200, 200]);
+        let request = ExportTraceServiceRequest::decode(&std::fs::read(BODY).unwrap()[..]).unwrap();
+        let mut client = TraceServiceClient::connect(grpc).await.unwrap();
+        client.export(request).await.expect("gRPC export");
+
+        let mut spans = Vec::new();
+        while spans.len() < 3 {
+            let event = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+                .await
+                .expect("every request arrives")
+                .expect("channel open");
+            if let IngestEvent::Batch(batch) = event {
+                spans.push(batch.spans.len());
+            }
+        }
+        spans.sort_unstable();
+        assert_eq!(spans, [3, 7, 7], "all accepted spans are built");
+        let after = decode_counts();
+        assert_eq!(
+            (after.0 - before.0, after.1 - before.1),
+            (3, 0),
+            "three requests, each decoded once into the borrowed model and never into the owned one"
+        );
+        handle.shutdown().await;
+    });
+}

@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use futures::future::BoxFuture;
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
@@ -26,23 +25,32 @@ struct GoogleRpcStatus {
     message: String,
 }
 
+/// What a sink was given: the accepted spans as the owned request `serve` spools, and their count.
+struct Received {
+    request: ExportTraceServiceRequest,
+    spans: usize,
+}
+
 #[derive(Default)]
 struct CollectingSink {
-    received: Mutex<Vec<ReceivedRequest>>,
+    received: Mutex<Vec<Received>>,
 }
 
 impl RequestSink for CollectingSink {
-    fn deliver(&self, received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
-        self.received.lock().unwrap().push(received);
-        Box::pin(async { Ok(()) })
+    fn take(&self, received: ReceivedRequest<'_>) -> Result<receiver::Delivery, SinkError> {
+        self.received.lock().unwrap().push(Received {
+            request: received.checked.to_owned_request(),
+            spans: received.spans(),
+        });
+        Ok(receiver::delivered())
     }
 }
 
 struct FullSink;
 
 impl RequestSink for FullSink {
-    fn deliver(&self, _received: ReceivedRequest) -> BoxFuture<'_, Result<(), SinkError>> {
-        Box::pin(async { Err(SinkError::Full) })
+    fn take(&self, _received: ReceivedRequest<'_>) -> Result<receiver::Delivery, SinkError> {
+        Err(SinkError::Full)
     }
 }
 

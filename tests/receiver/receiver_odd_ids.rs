@@ -1,12 +1,20 @@
 //! One set of id rules: the same requests with odd ids (an all-zero parent, a short span id,
 //! upper-case hex, base64 as canonical protobuf JSON writes it, an all-zero trace id, a
 //! three-byte parent, a parent that is neither hex nor base64) sent to a real `serve` and written to a trace file give the same spans,
-//! and each request the receiver refuses a span of is refused in the file for the same reason.
+//! and each request the receiver refuses a span of is refused in the file for the same reason;
+//! `--listen`, which builds spans from the request its receiver decoded, keeps the same spans
+//! over OTLP/HTTP and gRPC.
 
 use std::collections::BTreeSet;
 
 use base64::Engine as _;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span as ProtoSpan};
 use serde_json::{Value, json};
+use toolcap::model::Batch;
+use toolcap::sources::IngestEvent;
+use toolcap::sources::listen::{ListenConfig, spawn_listen};
 
 use crate::support::{Serve, raw_http};
 
@@ -187,4 +195,170 @@ fn the_receiver_and_a_trace_file_keep_and_refuse_the_same_spans() {
         })
         .count();
     assert_eq!(refusals, refused_by_receiver.len(), "{problems:?}");
+}
+
+/// The bytes an id text stands for: hex, else base64 (what canonical protobuf JSON writes);
+/// `None` for text that is neither, which protobuf cannot carry.
+fn id_bytes(text: &str) -> Option<Vec<u8>> {
+    if text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return hex::decode(text).ok();
+    }
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
+}
+
+/// A case as protobuf, when its ids can be written as bytes.
+fn as_protobuf(body: &Value) -> Option<ExportTraceServiceRequest> {
+    let span = &body["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+    let id = |key: &str| match span[key].as_str() {
+        Some(text) => id_bytes(text),
+        None => Some(Vec::new()),
+    };
+    let span = ProtoSpan {
+        trace_id: id("traceId")?,
+        span_id: id("spanId")?,
+        parent_span_id: id("parentSpanId")?,
+        name: span["name"].as_str()?.to_owned(),
+        kind: 1,
+        ..Default::default()
+    };
+    Some(ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans: vec![span],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    })
+}
+
+/// (trace id, span id, parent id, name) of the spans of built batches read in `format`.
+fn batch_spans(batches: &[Batch], format: &str) -> BTreeSet<(String, String, String, String)> {
+    batches
+        .iter()
+        .flat_map(|batch| &batch.spans)
+        .filter(|span| span.format == format)
+        .map(|span| {
+            (
+                span.trace_id.to_string(),
+                span.span_id.to_string(),
+                span.parent_span_id
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+                span.name.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `--listen` builds its spans from the request its receiver decoded: over OTLP/HTTP JSON, and
+/// over gRPC for every case protobuf can carry, it keeps and refuses what the trace file does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_keeps_and_refuses_the_spans_a_trace_file_does_over_http_and_grpc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("same.jsonl");
+    let lines: String = cases()
+        .iter()
+        .map(|(body, _)| format!("{body}\n"))
+        .collect();
+    std::fs::write(&file, lines).unwrap();
+    let from_file = tokio::task::spawn_blocking(move || spans(&dump_json(&file)))
+        .await
+        .unwrap();
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let handle = spawn_listen(
+        ListenConfig {
+            http: "127.0.0.1:0".into(),
+            grpc: Some("127.0.0.1:0".into()),
+            token: None,
+            spool_bytes: toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
+            spool_parent: Some(tmp.path().to_path_buf()),
+        },
+        tx,
+    )
+    .await
+    .expect("listen binds");
+    let http = handle.receiver.http_addr.unwrap().to_string();
+    let grpc = format!("http://{}", handle.receiver.grpc_addr.unwrap());
+
+    let mut sent_over_grpc = BTreeSet::new();
+    for (body, refused) in cases() {
+        let addr = http.clone();
+        let json = body.to_string();
+        let answer = tokio::task::spawn_blocking(move || {
+            raw_http(
+                &addr,
+                "POST",
+                "/v1/traces",
+                &[("Content-Type", "application/json")],
+                json.as_bytes(),
+            )
+            .expect("POST")
+        })
+        .await
+        .unwrap();
+        assert_eq!(answer.status, 200, "{body}");
+        let rejected = answer.json()["partialSuccess"]["rejectedSpans"].clone();
+        let rejected = rejected
+            .as_u64()
+            .or_else(|| rejected.as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or(0);
+        assert_eq!(rejected, u64::from(refused.is_some()), "{body}");
+
+        let Some(request) = as_protobuf(&body) else {
+            continue;
+        };
+        let mut client = TraceServiceClient::connect(grpc.clone()).await.unwrap();
+        let answer = client
+            .export(request)
+            .await
+            .expect("gRPC export")
+            .into_inner();
+        let rejected = answer.partial_success.map_or(0, |p| p.rejected_spans);
+        assert_eq!(rejected, i64::from(refused.is_some()), "{body} over gRPC");
+        let name = &body["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"];
+        sent_over_grpc.insert(name.as_str().unwrap_or_default().to_owned());
+    }
+
+    let accepted = cases()
+        .iter()
+        .filter(|(_, refused)| refused.is_none())
+        .count();
+    let accepted_over_grpc = cases()
+        .iter()
+        .filter(|(body, refused)| refused.is_none() && as_protobuf(body).is_some())
+        .count();
+    let mut batches = Vec::new();
+    while batches.len() < accepted + accepted_over_grpc {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())
+            .await
+            .expect("every accepted request arrives")
+            .expect("channel open");
+        if let IngestEvent::Batch(batch) = event {
+            assert!(batch.problems.is_empty(), "{:?}", batch.problems);
+            batches.push(batch);
+        }
+    }
+    handle.shutdown().await;
+    assert_eq!(
+        batch_spans(&batches, "otlp-json"),
+        from_file,
+        "over OTLP/HTTP JSON"
+    );
+    let file_spans_grpc_can_carry: BTreeSet<_> = from_file
+        .iter()
+        .filter(|span| sent_over_grpc.contains(&span.3))
+        .cloned()
+        .collect();
+    assert_eq!(
+        batch_spans(&batches, "otlp-protobuf"),
+        file_spans_grpc_can_carry,
+        "over gRPC"
+    );
+    assert!(
+        file_spans_grpc_can_carry.len() >= 4,
+        "{file_spans_grpc_can_carry:?}"
+    );
 }

@@ -6,6 +6,7 @@
 //! The receiver uses the public functions at the bottom.
 
 mod build;
+pub mod checked;
 pub mod classify;
 pub mod container;
 pub mod otel_spans;
@@ -26,6 +27,7 @@ use super::{Format, Input};
 use crate::model::{Batch, Origin, Problem};
 
 pub use build::INLINE_ATTR_MAX;
+pub use checked::CheckedRequest;
 
 /// Builds the spans of one OTLP/JSON request held in memory (not a byte range of the source:
 /// payloads are kept inline). Other formats that convert their spans to OTLP use this.
@@ -35,8 +37,8 @@ pub(crate) fn build_json_in_memory(
     request_json: &[u8],
     batch: &mut Batch,
 ) -> Result<(), String> {
-    let request: wire::Request =
-        serde_json::from_slice(request_json).map_err(|e| format!("not an OTLP span: {e}"))?;
+    let request =
+        wire::Request::parse(request_json).map_err(|e| format!("not an OTLP span: {e}"))?;
     let ctx = build::Context {
         origin: input.origin,
         format,
@@ -451,7 +453,7 @@ fn looks_like_request(bytes: &[u8]) -> bool {
 pub fn decode_request_json(
     bytes: &[u8],
 ) -> Result<(ExportTraceServiceRequest, Vec<String>), String> {
-    let request: wire::Request = serde_json::from_slice(bytes)
+    let request = wire::Request::parse(bytes)
         .map_err(|e| format!("not an OTLP/JSON ExportTraceServiceRequest: {e}"))?;
     let mut leniencies = Vec::new();
     let owned = proto::request_from_wire(&request, &mut leniencies);
@@ -513,8 +515,7 @@ pub fn batch_from_live_body(
         protobuf::request(body.bytes)
             .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))
     } else {
-        serde_json::from_slice::<wire::Request>(body.bytes)
-            .map_err(|e| format!("not an OTLP/JSON request: {e}"))
+        wire::Request::parse(body.bytes).map_err(|e| format!("not an OTLP/JSON request: {e}"))
     };
     let request = match parsed {
         Ok(request) => request,

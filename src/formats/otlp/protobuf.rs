@@ -82,6 +82,7 @@ fn hex_id(bytes: &[u8]) -> Option<Cow<'static, str>> {
 
 /// A whole request.
 pub fn request(bytes: &[u8]) -> Result<wire::Request<'_>> {
+    wire::count_request_decoded();
     let mut out = wire::Request::default();
     let mut reader = Reader::new(bytes);
     while let Some((number, field)) = reader.next()? {
