@@ -267,6 +267,12 @@ impl Tally {
                 + cycles.iter().map(|k| map_entry(k, 0)).sum::<u64>();
         }
         self.search_index += inv.search.heap_bytes() as u64;
+        // The texts are shared by many runs: counted once.
+        if let Some((address, bytes)) = inv.search.shared_heap()
+            && self.seen.insert(address)
+        {
+            self.search_index += bytes as u64;
+        }
     }
 }
 
