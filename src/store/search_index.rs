@@ -67,7 +67,7 @@ impl Fields {
 /// A piece is one `u32` (its text's id in the vocabulary, and its field in the top bits) and a
 /// piece's span is found from where each span's pieces begin: a run has about 13 pieces per
 /// span.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct SearchIndex {
     /// Per piece: its text's id in the low [`ID_BITS`] bits, its [`Field`] above them.
     pieces: Vec<u32>,
@@ -327,6 +327,32 @@ impl SearchIndex {
             undecided.sort_unstable();
         });
         Some(InOrderSplit { decided, undecided })
+    }
+}
+
+/// Each span's pieces as field and text: ids depend on which run was indexed first, so two
+/// equal runs indexed on different threads print the same.
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(vocabulary) = &self.vocabulary else {
+            return f.write_str("SearchIndex(empty)");
+        };
+        vocabulary.read(|texts| {
+            let span = |s: usize| {
+                let pieces: Vec<(Field, String)> = self
+                    .pieces_of(s)
+                    .iter()
+                    .map(|&p| {
+                        let text = String::from_utf8_lossy(texts.text(id_of(p)));
+                        (field_of(p), text.into_owned())
+                    })
+                    .collect();
+                (self.spans[s] & UNINDEXED != 0, pieces)
+            };
+            f.debug_list()
+                .entries((0..self.spans.len()).map(span))
+                .finish()
+        })
     }
 }
 

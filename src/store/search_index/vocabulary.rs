@@ -23,7 +23,6 @@ const EMPTY: u32 = u32::MAX;
 
 /// The table of distinct texts (ASCII-lower-cased), behind a lock: runs are indexed on several
 /// threads, and queries on other threads read texts added since they last looked.
-#[derive(Debug)]
 pub struct Vocabulary {
     /// Tells vocabularies apart in query caches (an address can be reused once one is freed).
     serial: u64,
@@ -33,7 +32,6 @@ pub struct Vocabulary {
     texts: Mutex<Texts>,
 }
 
-#[derive(Debug)]
 pub struct Texts {
     /// Every text, one after the other.
     bytes: Vec<u8>,
