@@ -21,6 +21,8 @@ use crate::model::{AttrValue, Span};
 use probes::{Found, Probe, with_found};
 use vocabulary::{ID_BITS, Texts, Vocabulary};
 
+/// Spans indexed under one lock of the vocabulary.
+const SPANS_PER_LOCK: usize = 64;
 /// Longest value indexed; a longer one makes its span always a candidate.
 const MAX_VALUE_BYTES: usize = 512;
 
@@ -127,11 +129,15 @@ impl SearchIndex {
             return;
         }
         let vocabulary = Arc::clone(self.vocabulary.get_or_insert_with(Vocabulary::current));
-        vocabulary.add(|texts| {
-            for span in &spans[self.spans.len()..] {
-                self.add_span(texts, span);
-            }
-        });
+        // A few spans per lock: other threads index and query meanwhile (a settle indexes
+        // runs on every core), and a big run must not hold them up for long.
+        for chunk in spans[self.spans.len()..].chunks(SPANS_PER_LOCK) {
+            vocabulary.add(|texts| {
+                for span in chunk {
+                    self.add_span(texts, span);
+                }
+            });
+        }
     }
 
     /// Returns unused capacity when the index covers at most `small_run` spans.
