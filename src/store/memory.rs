@@ -1,7 +1,7 @@
 //! Where the store's memory goes, structure by structure (`dump --stats`, the benches). Heap
 //! sizes are counted from capacities; a shared allocation (a service name, an attribute key, a
-//! file path) is counted once, by its address. Allocator overhead is not counted, so the total is
-//! below the process's resident size.
+//! file path, the search indexes' table of texts) is counted once, by its address. Allocator
+//! overhead is not counted, so the total is below the process's resident size.
 
 use std::collections::HashSet;
 use std::mem::size_of;
