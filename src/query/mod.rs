@@ -27,6 +27,8 @@
 
 mod eval;
 mod highlight;
+#[cfg(test)]
+mod index_tests;
 mod parse;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Where the store's memory goes, structure by structure (`dump --stats`, the benches). Heap
 //! sizes are counted from capacities; a shared allocation (a service name, an attribute key, a
-//! file path) is counted once, by its address. Allocator overhead is not counted, so the total is
-//! below the process's resident size.
+//! file path, the search indexes' table of texts) is counted once, by its address. Allocator
+//! overhead is not counted, so the total is below the process's resident size.
 
 use std::collections::HashSet;
 use std::mem::size_of;
@@ -267,6 +267,12 @@ impl Tally {
                 + cycles.iter().map(|k| map_entry(k, 0)).sum::<u64>();
         }
         self.search_index += inv.search.heap_bytes() as u64;
+        // The texts are shared by many runs: counted once.
+        if let Some((address, bytes)) = inv.search.shared_heap()
+            && self.seen.insert(address)
+        {
+            self.search_index += bytes as u64;
+        }
     }
 }
 

@@ -1,0 +1,121 @@
+//! The index on its own: candidates by field, growth, pieces and vocabularies.
+
+use super::*;
+use crate::model::{ErrorInfo, LlmFacts, ToolFacts};
+
+#[test]
+fn every_field_reads_back_from_its_packed_bits() {
+    for field in FIELDS {
+        assert_eq!(FIELDS[field as usize], field);
+    }
+    assert!(
+        FIELDS.len() <= 1 << (32 - ID_BITS),
+        "fields fit above the id"
+    );
+}
+
+#[test]
+fn the_searched_in_order_test_says_what_the_plain_one_says() {
+    let hay = [
+        "search_flights",
+        "get_weather",
+        "",
+        "s",
+        "fls",
+        "flights_search",
+        "sss",
+    ];
+    let wanted = ["srchflt", "s", "", "ss", "flt", "sf", "zz", "searchflights"];
+    for h in hay {
+        for w in wanted {
+            assert_eq!(
+                holds_lowered_in_order(h.as_bytes(), w.as_bytes()),
+                holds_in_order(h.as_bytes(), w.as_bytes()),
+                "{w:?} in {h:?}"
+            );
+        }
+    }
+    assert!(holds_lowered_in_order(b"search_flights", b"srchflt"));
+    assert!(!holds_lowered_in_order(b"flights_search", b"srchflt"));
+}
+
+fn spans() -> Vec<Span> {
+    let mut a = Span {
+        name: "Search Flights".into(),
+        ..Span::default()
+    };
+    a.tool = Some(Box::new(ToolFacts {
+        name: Some("search_flights".into()),
+        ..ToolFacts::default()
+    }));
+    a.attributes
+        .push(("order".into(), AttrValue::Str("ORD-4040".into())));
+    let mut b = Span {
+        name: "chat".into(),
+        ..Span::default()
+    };
+    b.llm = Some(Box::new(LlmFacts {
+        model: Some("GPT-4o".into()),
+        ..LlmFacts::default()
+    }));
+    b.error = Some(Box::new(ErrorInfo {
+        message: Some("upstream timed out (non-fatal)".into()),
+        ..ErrorInfo::default()
+    }));
+    b.attributes.push((
+        "big".into(),
+        AttrValue::Str("x".repeat(MAX_VALUE_BYTES + 1).into()),
+    ));
+    vec![a, b]
+}
+
+#[test]
+fn finds_candidates_by_field_and_keeps_unindexed_spans() {
+    let index = SearchIndex::of(&spans());
+    assert_eq!(
+        index.candidates("ord-4040", Fields::all(), 2),
+        Some(vec![0, 1])
+    );
+    let tool = Fields::none().with(Field::Tool);
+    // Span 1 holds a value too long to index: always a candidate.
+    assert_eq!(index.candidates("flights", tool, 2), Some(vec![0, 1]));
+    let mut short = spans();
+    short[1].attributes.clear();
+    let index = SearchIndex::of(&short);
+    assert_eq!(index.candidates("flights", tool, 2), Some(vec![0]));
+    assert_eq!(
+        index.candidates("non-fatal", Fields::none().with(Field::ErrorMessage), 2),
+        Some(vec![1])
+    );
+    assert_eq!(index.candidates("gpt-4o", tool, 2), Some(vec![]));
+    assert_eq!(index.candidates("é", Fields::all(), 2), None);
+    // Pieces are separate: a needle across two pieces is not found.
+    assert_eq!(
+        index.candidates("flightssearch", Fields::all(), 2),
+        Some(vec![])
+    );
+    let tool_decides = |field: Field| {
+        let fields = Fields::none().with(field);
+        index.in_order_split("srchflt", fields, tool, 2)
+    };
+    let split =
+        |decided: Vec<usize>, undecided: Vec<usize>| Some(InOrderSplit { decided, undecided });
+    assert_eq!(tool_decides(Field::Tool), split(vec![0], vec![]));
+    assert_eq!(tool_decides(Field::Model), split(vec![], vec![]));
+    assert_eq!(tool_decides(Field::Name), split(vec![], vec![0]));
+}
+
+#[test]
+fn grows_with_the_run() {
+    let all = spans();
+    let mut index = SearchIndex::of(&all[..1]);
+    assert_eq!(index.candidates("chat", Fields::all(), 1), Some(vec![]));
+    // A span the index has not seen yet is a candidate.
+    assert_eq!(index.candidates("chat", Fields::all(), 2), Some(vec![1]));
+    index.extend(&all);
+    assert_eq!(index.candidates("chat", Fields::all(), 2), Some(vec![1]));
+    assert_eq!(
+        index.candidates("search", Fields::all(), 2),
+        Some(vec![0, 1])
+    );
+}
