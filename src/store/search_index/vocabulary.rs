@@ -41,10 +41,9 @@ pub struct Texts {
     slots: Vec<u32>,
     /// The text being added, lower-cased.
     scratch: Vec<u8>,
-}
-
-fn hash(text: &[u8]) -> u64 {
-    foldhash::fast::FixedState::with_seed(0x7e57_1de8).hash_one(text)
+    /// Seeded per process: texts come from untrusted traces, and with a known seed a file
+    /// could be made of colliding texts that turn every addition into a walk of the table.
+    hasher: foldhash::fast::RandomState,
 }
 
 impl Texts {
@@ -54,6 +53,7 @@ impl Texts {
             starts: vec![0],
             slots: vec![EMPTY; 64],
             scratch: Vec::new(),
+            hasher: foldhash::fast::RandomState::default(),
         }
     }
 
@@ -85,7 +85,7 @@ impl Texts {
 
     fn id_of_lowered(&mut self, lowered: &[u8]) -> Option<u32> {
         let mask = self.slots.len() - 1;
-        let mut slot = hash(lowered) as usize & mask;
+        let mut slot = self.hasher.hash_one(lowered) as usize & mask;
         loop {
             match self.slots[slot] {
                 EMPTY => break,
@@ -110,7 +110,7 @@ impl Texts {
         let mut slots = vec![EMPTY; self.slots.len() * 2];
         let mask = slots.len() - 1;
         for id in 0..self.len() {
-            let mut slot = hash(self.text(id)) as usize & mask;
+            let mut slot = self.hasher.hash_one(self.text(id)) as usize & mask;
             while slots[slot] != EMPTY {
                 slot = (slot + 1) & mask;
             }
