@@ -9,6 +9,9 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 mod mask;
+mod shape_scan;
+
+pub use shape_scan::redacted_payload;
 
 pub use mask::{Found, find_sensitive};
 
@@ -264,9 +267,12 @@ pub fn parse_payload(text: &str) -> PayloadValue {
     }
 }
 
+/// How deep strings holding JSON are still unpacked.
+const UNSTRING_MAX_DEPTH: usize = 8;
+
 /// Replaces strings that hold a JSON object or array with the parsed value (bounded depth).
 pub fn unstring_nested_json(value: &mut Value, depth: usize) {
-    if depth > 8 {
+    if depth > UNSTRING_MAX_DEPTH {
         return;
     }
     match value {

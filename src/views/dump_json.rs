@@ -532,7 +532,12 @@ impl PayloadOut {
         }
         match formats::load_payload(payload) {
             Ok(Some(text)) => {
-                let shown = match redact::present(&redact::parse_payload(&text), mode) {
+                // Redacted, the shape comes from one pass over the text, not a parsed tree.
+                let shown = match mode {
+                    Reveal::Redacted => redact::redacted_payload(&text),
+                    Reveal::Revealed => redact::present(&redact::parse_payload(&text), mode),
+                };
+                let shown = match shown {
                     PayloadValue::Json(v) => v,
                     PayloadValue::Text(t) => Value::String(t),
                 };
