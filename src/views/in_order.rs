@@ -108,18 +108,28 @@ impl NestedPretty {
     }
 }
 
-impl serde_json::ser::Formatter for NestedPretty {
-    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+impl NestedPretty {
+    fn open<W: ?Sized + Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.level += 1;
         self.has_value = false;
-        writer.write_all(b"[")
+        writer.write_all(bracket)
     }
-    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+
+    fn close<W: ?Sized + Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.level -= 1;
         if self.has_value {
             self.new_line(writer, false)?;
         }
-        writer.write_all(b"]")
+        writer.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for NestedPretty {
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
     }
     fn begin_array_value<W: ?Sized + Write>(
         &mut self,
@@ -133,16 +143,10 @@ impl serde_json::ser::Formatter for NestedPretty {
         Ok(())
     }
     fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        writer.write_all(b"{")
+        self.open(writer, b"{")
     }
     fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.level -= 1;
-        if self.has_value {
-            self.new_line(writer, false)?;
-        }
-        writer.write_all(b"}")
+        self.close(writer, b"}")
     }
     fn begin_object_key<W: ?Sized + Write>(
         &mut self,

@@ -153,23 +153,28 @@ fn every_otlp_payload_reads_back_from_its_range_as_a_full_parse_gives_it() {
     assert!(ranges > 100, "{ranges} ranges");
 }
 
-#[test]
-fn a_range_that_no_longer_matches_the_file_is_an_error_not_a_wrong_value() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("traces.jsonl");
+/// A copy of a trace file in `dir`, and a span of it whose input is held by range (read once).
+fn copy_with_a_range_held_input(dir: &Path) -> (PathBuf, Span) {
+    let path = dir.join("traces.jsonl");
     std::fs::copy(
         "tests/fixtures/corpus/otlp-python-sdk/otlp-json/traces.jsonl",
         &path,
     )
     .unwrap();
-    let loaded = files::load_file(&path);
-    let span = loaded
+    let span = files::load_file(&path)
         .batch
         .spans
-        .iter()
+        .into_iter()
         .find(|s| matches!(s.input.body, PayloadBody::Range(_)))
         .expect("a span with a range-held input");
     assert!(formats::load_payload(&span.input).unwrap().is_some());
+    (path, span)
+}
+
+#[test]
+fn a_range_that_no_longer_matches_the_file_is_an_error_not_a_wrong_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, span) = copy_with_a_range_held_input(dir.path());
     // Rewritten with every byte shifted by one: the range now starts inside another token.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.insert(0, b' ');
@@ -257,20 +262,7 @@ fn every_formats_payloads_read_back_as_a_full_parse_gives_them() {
 #[test]
 fn a_file_replaced_under_its_path_is_read_anew() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("traces.jsonl");
-    std::fs::copy(
-        "tests/fixtures/corpus/otlp-python-sdk/otlp-json/traces.jsonl",
-        &path,
-    )
-    .unwrap();
-    let loaded = files::load_file(&path);
-    let span = loaded
-        .batch
-        .spans
-        .iter()
-        .find(|s| matches!(s.input.body, PayloadBody::Range(_)))
-        .expect("a span with a range-held input");
-    assert!(formats::load_payload(&span.input).unwrap().is_some());
+    let (path, span) = copy_with_a_range_held_input(dir.path());
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.insert(0, b' ');
     let replacement = dir.path().join("replacement.jsonl");

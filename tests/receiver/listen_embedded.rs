@@ -119,20 +119,13 @@ fn count_decodes_of_three_requests() {
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let (tx, mut rx) = mpsc::channel(16);
         let spool_parent = tempfile::tempdir().unwrap();
-        let handle = spawn_listen(
-            ListenConfig {
-                http: "127.0.0.1:0".into(),
-                grpc: Some("127.0.0.1:0".into()),
-                token: None,
-                spool_bytes: toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
-                spool_parent: Some(spool_parent.path().to_path_buf()),
-            },
-            tx,
+        let (handle, mut rx) = crate::support::listen_on_loopback(
+            toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
+            true,
+            spool_parent.path(),
         )
-        .await
-        .expect("listen binds");
+        .await;
         let http = handle.receiver.http_addr.unwrap().to_string();
         let grpc = format!("http://{}", handle.receiver.grpc_addr.unwrap());
         let protobuf = std::fs::read(BODY).unwrap();

@@ -13,10 +13,10 @@ use tokio::sync::mpsc;
 use toolcap::formats::{self, otlp};
 use toolcap::model::{AttrValue, Payload, PayloadBody, Problem, Span};
 use toolcap::sources::IngestEvent;
-use toolcap::sources::listen::{ListenConfig, ListenHandle, spawn_listen};
+use toolcap::sources::listen::ListenHandle;
 use toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES;
 
-use crate::support::{Serve, raw_http};
+use crate::support::{Serve, listen_on_loopback, raw_http};
 
 const ARGUMENTS: &str = "gen_ai.tool.call.arguments";
 
@@ -68,28 +68,6 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     encoder.write_all(data).unwrap();
     encoder.finish().unwrap()
-}
-
-/// A running `--listen` whose spool is made under `spool_parent`, and its ingest channel.
-async fn listen(
-    spool_bytes: u64,
-    grpc: bool,
-    spool_parent: &Path,
-) -> (ListenHandle, mpsc::Receiver<IngestEvent>) {
-    let (tx, rx) = mpsc::channel(64);
-    let handle = spawn_listen(
-        ListenConfig {
-            http: "127.0.0.1:0".into(),
-            grpc: grpc.then(|| "127.0.0.1:0".into()),
-            token: None,
-            spool_bytes,
-            spool_parent: Some(spool_parent.to_path_buf()),
-        },
-        tx,
-    )
-    .await
-    .expect("receiver binds a free loopback port");
-    (handle, rx)
 }
 
 async fn post(handle: &ListenHandle, headers: &[(&'static str, &'static str)], body: Vec<u8>) {
@@ -153,7 +131,8 @@ fn trace_of(span: &Span) -> u128 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
     let spool_parent = tempfile::tempdir().unwrap();
-    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, true, spool_parent.path()).await;
+    let (handle, mut rx) =
+        listen_on_loopback(DEFAULT_LIVE_SPOOL_BYTES, true, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().expect("a live spool");
     assert!(dir.is_dir());
 
@@ -204,7 +183,8 @@ async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_with_rejected_spans_keeps_only_the_accepted_ones_as_ranges() {
     let spool_parent = tempfile::tempdir().unwrap();
-    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, false, spool_parent.path()).await;
+    let (handle, mut rx) =
+        listen_on_loopback(DEFAULT_LIVE_SPOOL_BYTES, false, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().unwrap();
     let body = request_json(vec![
         span_json(9, "00000000000000a1", &arguments(9)),
@@ -225,7 +205,7 @@ async fn a_request_with_rejected_spans_keeps_only_the_accepted_ones_as_ranges() 
 async fn past_the_cap_the_oldest_segment_goes_and_its_payloads_say_so() {
     // Each body is about 2 KiB: 16 KiB keeps the newest seven or so.
     let spool_parent = tempfile::tempdir().unwrap();
-    let (handle, mut rx) = listen(16 << 10, false, spool_parent.path()).await;
+    let (handle, mut rx) = listen_on_loopback(16 << 10, false, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().unwrap();
     for trace in 1..=20 {
         post(
@@ -255,7 +235,8 @@ async fn past_the_cap_the_oldest_segment_goes_and_its_payloads_say_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_body_reaches_neither_the_spool_nor_the_view() {
     let spool_parent = tempfile::tempdir().unwrap();
-    let (handle, mut rx) = listen(DEFAULT_LIVE_SPOOL_BYTES, false, spool_parent.path()).await;
+    let (handle, mut rx) =
+        listen_on_loopback(DEFAULT_LIVE_SPOOL_BYTES, false, spool_parent.path()).await;
     let dir = handle.spool_dir.clone().unwrap();
     let addr = handle.receiver.http_addr.unwrap().to_string();
     let refused = tokio::task::spawn_blocking(move || {

@@ -14,7 +14,6 @@ use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span as P
 use serde_json::{Value, json};
 use toolcap::model::Batch;
 use toolcap::sources::IngestEvent;
-use toolcap::sources::listen::{ListenConfig, spawn_listen};
 
 use crate::support::{Serve, raw_http};
 
@@ -267,19 +266,12 @@ async fn listen_keeps_and_refuses_the_spans_a_trace_file_does_over_http_and_grpc
         .await
         .unwrap();
 
-    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    let handle = spawn_listen(
-        ListenConfig {
-            http: "127.0.0.1:0".into(),
-            grpc: Some("127.0.0.1:0".into()),
-            token: None,
-            spool_bytes: toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
-            spool_parent: Some(tmp.path().to_path_buf()),
-        },
-        tx,
+    let (handle, mut rx) = crate::support::listen_on_loopback(
+        toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES,
+        true,
+        tmp.path(),
     )
-    .await
-    .expect("listen binds");
+    .await;
     let http = handle.receiver.http_addr.unwrap().to_string();
     let grpc = format!("http://{}", handle.receiver.grpc_addr.unwrap());
 

@@ -425,3 +425,28 @@ pub fn json_request(trace: u128, spans: u64) -> serde_json::Value {
         "scopeSpans": [{"scope": {"name": "receiver-test"}, "spans": list}]
     }]})
 }
+
+/// A running `--listen` whose spool is made under `spool_parent`, and its ingest channel.
+pub async fn listen_on_loopback(
+    spool_bytes: u64,
+    grpc: bool,
+    spool_parent: &Path,
+) -> (
+    toolcap::sources::listen::ListenHandle,
+    tokio::sync::mpsc::Receiver<toolcap::sources::IngestEvent>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let handle = toolcap::sources::listen::spawn_listen(
+        toolcap::sources::listen::ListenConfig {
+            http: "127.0.0.1:0".into(),
+            grpc: grpc.then(|| "127.0.0.1:0".into()),
+            token: None,
+            spool_bytes,
+            spool_parent: Some(spool_parent.to_path_buf()),
+        },
+        tx,
+    )
+    .await
+    .expect("receiver binds a free loopback port");
+    (handle, rx)
+}
