@@ -166,14 +166,8 @@ impl RequestSink for BothSinks {
             batch.problems
         );
         let spooled = received.checked.to_owned_request();
-        let spooled_spans: usize = spooled
-            .resource_spans
-            .iter()
-            .flat_map(|resource_spans| &resource_spans.scope_spans)
-            .map(|scope_spans| scope_spans.spans.len())
-            .sum();
         assert_eq!(
-            spooled_spans,
+            crate::formats::otlp::checked::span_count(&spooled),
             received.spans(),
             "serve would spool other spans"
         );

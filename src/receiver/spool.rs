@@ -536,12 +536,7 @@ mod tests {
             assert!(text.contains("\"traceId\":\"") && text.contains("\"startTimeUnixNano\":\""));
             let back: ExportTraceServiceRequest = serde_json::from_slice(&line).unwrap();
             assert_eq!(back, request, "{}", path.display());
-            let spans: usize = request
-                .resource_spans
-                .iter()
-                .flat_map(|r| &r.scope_spans)
-                .map(|s| s.spans.len())
-                .sum();
+            let spans = crate::formats::otlp::checked::span_count(&request);
             assert_eq!(count_spans(&line), Some(spans as u64));
             checked += 1;
         }

@@ -92,12 +92,7 @@ const JSON: (&str, &str) = ("Content-Type", "application/json");
 fn fixture_spans() -> usize {
     let body = std::fs::read(PROTOBUF_FIXTURE).unwrap();
     let request = ExportTraceServiceRequest::decode(&body[..]).unwrap();
-    request
-        .resource_spans
-        .iter()
-        .flat_map(|r| &r.scope_spans)
-        .map(|s| s.spans.len())
-        .sum()
+    toolcap::formats::otlp::checked::span_count(&request)
 }
 
 #[test]

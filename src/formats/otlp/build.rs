@@ -146,21 +146,44 @@ pub fn id_problem(
     None
 }
 
+/// A span's id bytes as read from the wire; an empty or all-zero parent is a root.
+pub(super) struct SpanIds {
+    pub trace: Vec<u8>,
+    pub span: Vec<u8>,
+    pub parent: Vec<u8>,
+}
+
+/// Reads a span's ids by the one rule for files and the receiver, or says why they make the
+/// span unusable. Every leniency needed to read them is noted, for a refused span too.
+pub(super) fn span_ids(ws: &wire::Span, leniencies: &mut Vec<Leniency>) -> Result<SpanIds, String> {
+    let trace_id = wire::decode_id(ws.trace_id.as_deref(), 16, leniencies);
+    let span_id = wire::decode_id(ws.span_id.as_deref(), 8, leniencies);
+    let parent = wire::parent_id_bytes(ws.parent_span_id.as_deref(), leniencies);
+    if let Some(reason) = id_problem(&trace_id, &span_id, &parent) {
+        return Err(reason);
+    }
+    match (trace_id, span_id) {
+        (Ok(trace), Ok(span)) => Ok(SpanIds {
+            trace,
+            span,
+            parent,
+        }),
+        _ => Err("invalid ids".into()),
+    }
+}
+
 fn build_span(
     ws: &wire::Span,
     service: Option<&ArcStr>,
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
 ) -> Result<Span, String> {
-    let trace_id = wire::decode_id(ws.trace_id.as_deref(), 16, leniencies);
-    let span_id = wire::decode_id(ws.span_id.as_deref(), 8, leniencies);
-    let parent = wire::parent_id_bytes(ws.parent_span_id.as_deref(), leniencies);
-    if let Some(reason) = id_problem(&trace_id, &span_id, &parent) {
-        return Err(format!("{reason} (span {:?})", truncate(&ws.name, 80)));
-    }
-    let (Ok(trace_id), Ok(span_id)) = (trace_id, span_id) else {
-        return Err("invalid ids".into());
-    };
+    let SpanIds {
+        trace: trace_id,
+        span: span_id,
+        parent,
+    } = span_ids(ws, leniencies)
+        .map_err(|reason| format!("{reason} (span {:?})", truncate(&ws.name, 80)))?;
     let parent_span_id =
         (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| Id::from_bytes(&parent));
 

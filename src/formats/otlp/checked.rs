@@ -147,17 +147,16 @@ impl<'a> CheckedRequest<'a> {
 /// Why a span's ids make it unusable, if they do, read as the span builder reads them; every
 /// leniency needed to read the span is noted, for refused spans too.
 fn span_problem(span: &wire::Span, leniencies: &mut Vec<Leniency>) -> Option<String> {
-    let trace_id = wire::decode_id(span.trace_id.as_deref(), 16, leniencies);
-    let span_id = wire::decode_id(span.span_id.as_deref(), 8, leniencies);
-    let parent = wire::parent_id_bytes(span.parent_span_id.as_deref(), leniencies);
+    let problem = build::span_ids(span, leniencies).err();
     wire::enum_value(span.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
     if let Some(status) = &span.status {
         wire::enum_value(status.code.as_ref(), wire::STATUS_CODE_NAMES, leniencies);
     }
-    build::id_problem(&trace_id, &span_id, &parent)
+    problem
 }
 
-fn span_count(request: &ExportTraceServiceRequest) -> usize {
+/// How many spans an owned request holds.
+pub fn span_count(request: &ExportTraceServiceRequest) -> usize {
     request
         .resource_spans
         .iter()

@@ -446,7 +446,8 @@ fn looks_like_request(bytes: &[u8]) -> bool {
         .is_some_and(|probe| count_invalid_spans(&probe).0 > 0)
 }
 
-// ---- Public API for the receiver -------------------------------------------------------------
+// ---- Whole requests from outside a file: owned ones (tests decode with them independently,
+// benches, examples), bodies `attach` receives, and the id rule for both -----------------------
 
 /// Decodes an OTLP/JSON body. Protobuf's canonical JSON (base64 ids, enum names, snake_case
 /// keys) is accepted; each leniency it needed is returned as a warning.
