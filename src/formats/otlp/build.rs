@@ -130,8 +130,8 @@ pub fn build_request(
 /// Why a span's ids make it unusable, if they do. Shared by the builder and the receiver's
 /// partial-success count so both always agree.
 pub fn id_problem(
-    trace_id: &Result<Vec<u8>, wire::IdError>,
-    span_id: &Result<Vec<u8>, wire::IdError>,
+    trace_id: &Result<wire::IdBytes, wire::IdError>,
+    span_id: &Result<wire::IdBytes, wire::IdError>,
     parent: &[u8],
 ) -> Option<String> {
     if let Err(e) = trace_id {
@@ -148,9 +148,9 @@ pub fn id_problem(
 
 /// A span's id bytes as read from the wire; an empty or all-zero parent is a root.
 pub(super) struct SpanIds {
-    pub trace: Vec<u8>,
-    pub span: Vec<u8>,
-    pub parent: Vec<u8>,
+    pub trace: wire::IdBytes,
+    pub span: wire::IdBytes,
+    pub parent: wire::IdBytes,
 }
 
 /// Reads a span's ids by the one rule for files and the receiver, or says why they make the

@@ -550,8 +550,8 @@ pub fn batch_from_live_body(
 /// Why a decoded span's id bytes make it unusable, if they do: the one rule for files and the
 /// receiver (an all-zero or empty parent is a root; a parent of another length is refused).
 pub fn span_id_problem(trace_id: &[u8], span_id: &[u8], parent: &[u8]) -> Option<String> {
-    let trace = wire::check_id(trace_id, 16).map(|_| Vec::new());
-    let id = wire::check_id(span_id, 8).map(|_| Vec::new());
+    let trace = wire::check_id(trace_id, 16).map(|_| wire::IdBytes::new());
+    let id = wire::check_id(span_id, 8).map(|_| wire::IdBytes::new());
     build::id_problem(&trace, &id, parent)
 }
 

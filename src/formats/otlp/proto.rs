@@ -153,11 +153,12 @@ fn span_from_wire(span: &wire::Span, leniencies: &mut Vec<Leniency>) -> PSpan {
     let mut id = |text: &Option<Cow<str>>| {
         text.as_deref()
             .and_then(|t| wire::id_bytes(t, leniencies))
+            .map(|bytes| bytes.to_vec())
             .unwrap_or_default()
     };
     let trace_id = id(&span.trace_id);
     let span_id = id(&span.span_id);
-    let parent_span_id = wire::parent_id_bytes(span.parent_span_id.as_deref(), leniencies);
+    let parent_span_id = wire::parent_id_bytes(span.parent_span_id.as_deref(), leniencies).to_vec();
     let time = |s: &Option<Scalar>| s.as_ref().and_then(Scalar::as_u64).unwrap_or(0);
     PSpan {
         trace_id,

@@ -422,7 +422,7 @@ pub fn decode_id(
     text: Option<&str>,
     len: usize,
     leniencies: &mut Vec<Leniency>,
-) -> Result<Vec<u8>, IdError> {
+) -> Result<IdBytes, IdError> {
     let text = text.map(str::trim).unwrap_or("");
     if text.is_empty() {
         return Err(IdError::Missing);
@@ -432,12 +432,20 @@ pub fn decode_id(
     Ok(bytes)
 }
 
+/// An id's bytes as read: trace (16) and span (8) ids stay on the stack, three per span on
+/// every line, and ids of other lengths are kept whole for the rule to judge.
+pub type IdBytes = smallvec::SmallVec<[u8; 16]>;
+
 /// The bytes an id text encodes, whatever their length.
-pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<Vec<u8>> {
+pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<IdBytes> {
     use base64::Engine as _;
     let text = text.trim();
-    if text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return hex::decode(text).ok();
+    if text.len().is_multiple_of(2) {
+        let mut bytes = IdBytes::from_elem(0, text.len() / 2);
+        // Fails on any character that is not a hex digit: such text is read as base64.
+        if hex::decode_to_slice(text, &mut bytes).is_ok() {
+            return Some(bytes);
+        }
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
@@ -445,16 +453,16 @@ pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<Vec<u8>> {
     if !leniencies.contains(&Leniency::Base64Id) {
         leniencies.push(Leniency::Base64Id);
     }
-    Some(bytes)
+    Some(IdBytes::from_vec(bytes))
 }
 
 /// The bytes of a parent span id as the one id rule judges them: none (a root) when absent or
 /// empty; text that is neither hex nor base64 becomes one byte, refused as any parent of the
 /// wrong length is. The builder and the receiver's tolerant JSON decoder both read parents here.
-pub fn parent_id_bytes(text: Option<&str>, leniencies: &mut Vec<Leniency>) -> Vec<u8> {
+pub fn parent_id_bytes(text: Option<&str>, leniencies: &mut Vec<Leniency>) -> IdBytes {
     match text.map(str::trim) {
-        None | Some("") => Vec::new(),
-        Some(text) => id_bytes(text, leniencies).unwrap_or_else(|| vec![0; 1]),
+        None | Some("") => IdBytes::new(),
+        Some(text) => id_bytes(text, leniencies).unwrap_or_else(|| IdBytes::from_elem(0, 1)),
     }
 }
 
@@ -564,15 +572,34 @@ mod tests {
     fn ids_accept_hex_and_base64_and_refuse_the_rest() {
         let mut lenient = Vec::new();
         assert_eq!(
-            decode_id(Some("0102030405060708"), 8, &mut lenient).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8]
+            decode_id(Some("0102030405060708"), 8, &mut lenient)
+                .unwrap()
+                .as_slice(),
+            [1, 2, 3, 4, 5, 6, 7, 8]
         );
         assert!(lenient.is_empty());
         assert_eq!(
-            decode_id(Some("AQIDBAUGBwg="), 8, &mut lenient).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8]
+            decode_id(Some("AQIDBAUGBwg="), 8, &mut lenient)
+                .unwrap()
+                .as_slice(),
+            [1, 2, 3, 4, 5, 6, 7, 8]
         );
         assert_eq!(lenient, vec![Leniency::Base64Id]);
+        // Longer than the stack holds: kept whole, so the rule can say how long it was.
+        let long = "ab".repeat(20);
+        assert_eq!(
+            id_bytes(&long, &mut lenient).unwrap().as_slice(),
+            [0xab; 20]
+        );
+        assert_eq!(
+            decode_id(Some(&long), 16, &mut lenient),
+            Err(IdError::WrongLength(20))
+        );
+        // Even-length text with a character that is not a hex digit is read as base64.
+        assert_eq!(
+            id_bytes("AQID", &mut lenient).unwrap().as_slice(),
+            [1, 2, 3]
+        );
         assert_eq!(decode_id(None, 8, &mut lenient), Err(IdError::Missing));
         assert_eq!(
             decode_id(Some("0000000000000000"), 8, &mut lenient),
