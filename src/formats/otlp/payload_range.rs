@@ -88,15 +88,29 @@ fn changed(path: &Path) -> String {
 
 /// Reads `len` bytes at `offset`. The file stays open for the next read on this thread (a
 /// `dump --json` reads thousands of payloads from one file, and opening, seeking and closing
-/// for each was most of its system time), but only while the path still names the same file:
-/// a path deleted (an evicted spool segment) or replaced is reported or reopened as before.
-/// The file a thread read a payload from last, and which file (device, inode) it was.
+/// for each was most of its system time), with the bytes around the last read: a run's
+/// payloads sit together on one line, so most reads after the first are a copy.
+///
+/// Both are used only while the path still names the same, unchanged file. That is asked of
+/// the open file (`fstat`, no walk of the path): a file deleted, or replaced by a rename, has
+/// no links left, and a file rewritten in place has a new size or time. Then the path is
+/// opened again, so an evicted spool segment is reported and a replaced file read anew.
+/// Not seen: a rewrite in place to the same size within the file system's time granularity,
+/// or a file moved away (keeping its links) with another put at its path; both go on being
+/// read as the file that was open.
 #[cfg(unix)]
 struct OpenFile {
     path: Arc<PathBuf>,
-    identity: (u64, u64),
     file: std::fs::File,
+    /// Size and modification time (seconds, nanoseconds) when `window` was read.
+    stamp: (u64, i64, i64),
+    window: Vec<u8>,
+    window_offset: u64,
 }
+
+/// Bytes read at once for short ranges, so that the next few reads are served from memory.
+#[cfg(unix)]
+const READ_AHEAD: usize = 16 << 10;
 
 #[cfg(unix)]
 fn read_exact_range(path: &Arc<PathBuf>, offset: u64, len: u32) -> std::io::Result<Vec<u8>> {
@@ -105,26 +119,69 @@ fn read_exact_range(path: &Arc<PathBuf>, offset: u64, len: u32) -> std::io::Resu
     thread_local! {
         static OPEN: RefCell<Option<OpenFile>> = const { RefCell::new(None) };
     }
-    let metadata = std::fs::metadata(path.as_path())?;
-    let identity = (metadata.dev(), metadata.ino());
+    let stamp = |m: &std::fs::Metadata| (m.size(), m.mtime(), m.mtime_nsec());
     OPEN.with(|open| {
         let mut open = open.borrow_mut();
-        let reusable = matches!(&*open, Some(o) if o.path == *path && o.identity == identity);
-        if !reusable {
-            *open = None;
-            let file = std::fs::File::open(path.as_path())?;
-            *open = Some(OpenFile {
-                path: path.clone(),
-                identity,
-                file,
-            });
-        }
-        let Some(OpenFile { file, .. }) = &*open else {
-            return Err(std::io::Error::other("no open file"));
+        let unchanged = match open.as_ref().filter(|o| o.path == *path) {
+            Some(o) => {
+                let metadata = o.file.metadata()?;
+                (metadata.nlink() > 0).then(|| stamp(&metadata))
+            }
+            None => None,
         };
-        let mut out = vec![0; len as usize];
-        file.read_exact_at(&mut out, offset)?;
-        Ok(out)
+        let o = match (open.as_mut(), unchanged) {
+            (Some(o), Some(now)) => {
+                if o.stamp != now {
+                    o.stamp = now;
+                    o.window.clear();
+                }
+                o
+            }
+            _ => {
+                *open = None;
+                let file = std::fs::File::open(path.as_path())?;
+                let now = stamp(&file.metadata()?);
+                open.insert(OpenFile {
+                    path: path.clone(),
+                    file,
+                    stamp: now,
+                    window: Vec::new(),
+                    window_offset: 0,
+                })
+            }
+        };
+        let wanted = len as usize;
+        let start = offset.checked_sub(o.window_offset).map(|s| s as usize);
+        if let Some(bytes) = start.and_then(|s| o.window.get(s..s.checked_add(wanted)?)) {
+            return Ok(bytes.to_vec());
+        }
+        if wanted > READ_AHEAD / 2 {
+            let mut out = vec![0; wanted];
+            o.file.read_exact_at(&mut out, offset)?;
+            return Ok(out);
+        }
+        o.window.resize(READ_AHEAD, 0);
+        let mut filled = 0;
+        while filled < READ_AHEAD {
+            match o
+                .file
+                .read_at(&mut o.window[filled..], offset + filled as u64)
+            {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    o.window.clear();
+                    return Err(e);
+                }
+            }
+        }
+        o.window.truncate(filled);
+        o.window_offset = offset;
+        match o.window.get(..wanted) {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
     })
 }
 
