@@ -152,7 +152,8 @@ fn decode_request(data: &[u8], compression: Compression, body_types: &[BodyType]
 }
 
 /// Does with an accepted request what `--listen` and `serve` do, and checks that each keeps
-/// exactly the spans the client is told were accepted.
+/// exactly the spans the client is told were accepted, and that a spool line transcoded from
+/// a protobuf body is the owned request's.
 struct BothSinks;
 
 impl RequestSink for BothSinks {
@@ -171,7 +172,14 @@ impl RequestSink for BothSinks {
             received.spans(),
             "serve would spool other spans"
         );
-        let _ = serde_json::to_vec(&spooled);
+        let owned_line = serde_json::to_vec(&spooled).ok();
+        if let Some(line) = received.checked.transcoded_spool_line() {
+            assert_eq!(
+                Some(line),
+                owned_line,
+                "the transcoded spool line is not the owned request's"
+            );
+        }
         let mut store = Store::new();
         store.ingest(batch);
         Ok(receiver::delivered())

@@ -235,14 +235,16 @@ impl Drop for Spool {
 }
 
 impl RequestSink for Spool {
-    /// The spool keeps OTLP/JSON with every field the client sent, so the accepted spans are
-    /// converted to the owned request (see [`CheckedRequest::to_owned_request`]) and written
-    /// as one line.
+    /// The spool keeps OTLP/JSON with every field the client sent: the accepted spans are
+    /// written as one line by [`CheckedRequest::spool_line`] (straight from a protobuf body's
+    /// bytes, through the owned request for JSON).
     ///
-    /// [`CheckedRequest::to_owned_request`]: crate::formats::otlp::CheckedRequest::to_owned_request
+    /// [`CheckedRequest::spool_line`]: crate::formats::otlp::CheckedRequest::spool_line
     fn take(&self, received: ReceivedRequest<'_>) -> Result<super::Delivery, SinkError> {
         let spans = u64::try_from(received.spans()).unwrap_or(u64::MAX);
-        let line = serde_json::to_vec(&received.checked.to_owned_request())
+        let line = received
+            .checked
+            .spool_line()
             .map_err(|err| SinkError::Unavailable(format!("cannot encode request: {err}")))?;
         self.enqueue(line, spans)
     }

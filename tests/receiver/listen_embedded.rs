@@ -84,9 +84,10 @@ async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
 const COUNTING_ALONE: &str = "TOOLCAP_TEST_COUNT_DECODES_ALONE";
 
 /// `--listen` decodes a request once: the receiver's decode, which decides what is accepted,
-/// is the one its spans are built from (no second decode of the body, no owned request). The
-/// decode counts are process-wide, so the counting runs alone, in a child process of this
-/// test binary.
+/// is the one its spans are built from (no second decode of the body, no owned request); and
+/// `serve`'s spool writes a protobuf body's line without the owned request too. The decode
+/// counts are process-wide, so the counting runs alone, in a child process of this test
+/// binary.
 #[test]
 fn a_listen_request_is_decoded_once() {
     if std::env::var_os(COUNTING_ALONE).is_some() {
@@ -170,5 +171,56 @@ fn count_decodes_of_three_requests() {
             "three requests, each decoded once into the borrowed model and never into the owned one"
         );
         handle.shutdown().await;
+        spool_a_protobuf_and_a_json_request().await;
     });
+}
+
+/// What `serve`'s spool does with an accepted request: a protobuf body is written without the
+/// owned request, a JSON body still goes through it.
+async fn spool_a_protobuf_and_a_json_request() {
+    use toolcap::formats::otlp::CheckedRequest;
+    use toolcap::formats::otlp::checked::decode_counts;
+    use toolcap::receiver::decode::BodyType;
+    use toolcap::receiver::spool::{Spool, SpoolConfig};
+    use toolcap::receiver::{RawBody, ReceivedRequest, RequestSink, Transport};
+
+    let dir = tempfile::tempdir().unwrap();
+    let spool = Spool::open(SpoolConfig {
+        dir: dir.path().join("spool"),
+        segment_bytes: 1 << 20,
+        queue_bytes: 1 << 20,
+    })
+    .unwrap();
+    let json = crate::support::json_request(0xdef, 2).to_string();
+    let bodies = [
+        (
+            std::fs::read(BODY).unwrap(),
+            BodyType::Protobuf,
+            Transport::HttpProtobuf,
+        ),
+        (json.into_bytes(), BodyType::Json, Transport::HttpJson),
+    ];
+    let mut owned_decodes = Vec::new();
+    for (bytes, body_type, transport) in bodies {
+        let body = RawBody {
+            bytes: bytes.into(),
+            body_type,
+        };
+        let checked = CheckedRequest::decode(&body.bytes, body_type == BodyType::Protobuf).unwrap();
+        let before = decode_counts().1;
+        let received = ReceivedRequest {
+            body: &body,
+            checked: &checked,
+            transport,
+        };
+        let delivery = spool.take(received).map_err(|e| e.to_string()).unwrap();
+        delivery.await.map_err(|e| e.to_string()).unwrap();
+        owned_decodes.push(decode_counts().1 - before);
+    }
+    assert_eq!(
+        owned_decodes,
+        [0, 1],
+        "a protobuf body is spooled without the owned request, a JSON body through it"
+    );
+    assert_eq!(spool.state().committed().requests, 2);
 }

@@ -14,20 +14,21 @@ const MAX_DEPTH: usize = 64;
 
 pub type Result<T> = std::result::Result<T, String>;
 
-/// One field: its number and its value by wire type.
-enum Field<'a> {
+/// One field's value, by wire type.
+pub(super) enum Field<'a> {
     Varint(u64),
     Fixed64(u64),
     Bytes(&'a [u8]),
-    Fixed32,
+    Fixed32(u32),
 }
 
-struct Reader<'a> {
+/// The project's one protobuf wire reader (the spool's transcoder reads with it too).
+pub(super) struct Reader<'a> {
     rest: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    pub(super) fn new(bytes: &'a [u8]) -> Self {
         Reader { rest: bytes }
     }
 
@@ -44,7 +45,8 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
 
-    fn next(&mut self) -> Result<Option<(u32, Field<'a>)>> {
+    /// The next field's number and value; `None` at the end of the message.
+    pub(super) fn next(&mut self) -> Result<Option<(u32, Field<'a>)>> {
         if self.rest.is_empty() {
             return Ok(None);
         }
@@ -62,17 +64,16 @@ impl<'a> Reader<'a> {
                 let len = usize::try_from(self.varint()?).map_err(|_| "length out of range")?;
                 Field::Bytes(self.take(len)?)
             }
-            5 => {
-                self.take(4)?;
-                Field::Fixed32
-            }
+            5 => Field::Fixed32(u32::from_le_bytes(
+                self.take(4)?.try_into().map_err(|_| "short fixed32")?,
+            )),
             other => return Err(format!("unsupported wire type {other}")),
         };
         Ok(Some((number, field)))
     }
 }
 
-fn text(bytes: &[u8]) -> Result<&str> {
+pub(super) fn text(bytes: &[u8]) -> Result<&str> {
     std::str::from_utf8(bytes).map_err(|_| "a string field is not valid UTF-8".into())
 }
 
