@@ -8,6 +8,9 @@
 //! - `inline`: what `--listen` did before it, with the same receiver: the decoded (owned)
 //!   request converted span by span, every payload held in memory.
 //!
+//! Then it times a few queries over the store (the evaluator alone, best of five): the live
+//! shape is where the search index meets texts that occur once.
+//!
 //! `cargo run --release --example live_memory -- spooled` (or `inline`); env
 //! `TOOLCAP_LIVE_SPANS` (default 100000).
 
@@ -24,6 +27,7 @@ use prost::Message;
 use tokio::sync::mpsc;
 use toolcap::formats::otlp::batch_from_request;
 use toolcap::model::{Batch, Origin};
+use toolcap::query::{Context, Query};
 use toolcap::receiver::{self, ReceivedRequest, RequestSink, SinkError};
 use toolcap::sources::IngestEvent;
 use toolcap::sources::listen::{ListenConfig, spawn_listen};
@@ -175,6 +179,39 @@ impl RequestSink for InlineSink {
     }
 }
 
+/// Queries over the texts of the live shape: words of the unique message texts (common, rare,
+/// absent), a field, a fuzzy word.
+const QUERIES: [&str; 6] = [
+    "\"Supplier Review\"",
+    "\"doc-4242-3\"",
+    "\"non-fatal\"",
+    "tool:search",
+    "srchdoc",
+    "\"conv-77\"",
+];
+
+fn time_queries(store: &Store) {
+    let runs = store.newest_first();
+    let ctx = Context::default();
+    for text in QUERIES {
+        let query = Query::parse(text).expect("a valid query");
+        let mut best = std::time::Duration::MAX;
+        let mut matched = 0;
+        for _ in 0..5 {
+            let started = std::time::Instant::now();
+            matched = runs
+                .iter()
+                .filter(|inv| query.matches(inv, &ctx).is_some())
+                .count();
+            best = best.min(started.elapsed());
+        }
+        println!(
+            "  query {text:<20} {:>7.2} ms, {matched} runs",
+            best.as_secs_f64() * 1e3
+        );
+    }
+}
+
 fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -300,5 +337,6 @@ async fn main() {
     for (name, bytes) in &breakdown.rows {
         println!("  {:>8.1} MiB  {name}", mib(*bytes));
     }
+    time_queries(&store);
     stop().await;
 }
