@@ -19,10 +19,8 @@ use std::sync::Arc;
 
 use crate::model::{AttrValue, Span};
 use probes::{Found, Probe, with_found};
-use vocabulary::{ID_BITS, Texts, Vocabulary};
+use vocabulary::{ID_BITS, Vocabulary};
 
-/// Spans indexed under one lock of the vocabulary.
-const SPANS_PER_LOCK: usize = 64;
 /// Longest value indexed; a longer one makes its span always a candidate.
 const MAX_VALUE_BYTES: usize = 512;
 
@@ -129,14 +127,8 @@ impl SearchIndex {
             return;
         }
         let vocabulary = Arc::clone(self.vocabulary.get_or_insert_with(Vocabulary::current));
-        // A few spans per lock: other threads index and query meanwhile (a settle indexes
-        // runs on every core), and a big run must not hold them up for long.
-        for chunk in spans[self.spans.len()..].chunks(SPANS_PER_LOCK) {
-            vocabulary.add(|texts| {
-                for span in chunk {
-                    self.add_span(texts, span);
-                }
-            });
+        for span in &spans[self.spans.len()..] {
+            self.add_span(&vocabulary, span);
         }
     }
 
@@ -172,7 +164,7 @@ impl SearchIndex {
 
     /// Adds a piece to the span being indexed (the last one); false when the text is too long
     /// to index. A piece the span already has (same text, same field) is not added again.
-    fn add(&mut self, texts: &mut Texts, field: Field, text: &str) -> bool {
+    fn add(&mut self, texts: &Vocabulary, field: Field, text: &str) -> bool {
         if text.len() > MAX_VALUE_BYTES {
             return false;
         }
@@ -192,7 +184,7 @@ impl SearchIndex {
         true
     }
 
-    fn add_values<K>(&mut self, texts: &mut Texts, attributes: &[(K, AttrValue)]) -> bool {
+    fn add_values<K>(&mut self, texts: &Vocabulary, attributes: &[(K, AttrValue)]) -> bool {
         let mut complete = true;
         for (_, value) in attributes {
             complete &= match value {
@@ -204,7 +196,7 @@ impl SearchIndex {
         complete
     }
 
-    fn add_span(&mut self, texts: &mut Texts, span: &Span) {
+    fn add_span(&mut self, texts: &Vocabulary, span: &Span) {
         self.spans.push(self.pieces.len() as u32);
         let mut complete = self.add(texts, Field::Name, &span.name);
         if let Some(tool) = span.tool_name() {

@@ -74,6 +74,7 @@ impl Texts {
 
     /// The id of `text` lower-cased (ASCII), added when new; `None` when the vocabulary is
     /// full.
+    #[cfg(test)]
     pub fn id(&mut self, text: &str) -> Option<u32> {
         let mut lowered = std::mem::take(&mut self.scratch);
         lowered.clear();
@@ -126,6 +127,37 @@ impl Texts {
     }
 }
 
+/// Texts longer than this are not kept in a thread's table of known texts: long texts rarely
+/// recur, and the table stays small.
+const KNOWN_TEXT_MAX: usize = 256;
+/// A thread's table of known texts is emptied when it holds this many.
+const KNOWN_TEXTS: usize = 4096;
+
+/// The ids of texts one thread has met in one vocabulary (ids never change once given).
+struct Known {
+    serial: Option<u64>,
+    ids: std::collections::HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+    lowered: Vec<u8>,
+}
+
+impl Known {
+    fn forget(&mut self, serial: Option<u64>) {
+        self.serial = serial;
+        self.ids.clear();
+        if self.ids.capacity() > 2 * KNOWN_TEXTS {
+            self.ids.shrink_to(KNOWN_TEXTS);
+        }
+    }
+}
+
+thread_local! {
+    static KNOWN: std::cell::RefCell<Known> = std::cell::RefCell::new(Known {
+        serial: None,
+        ids: Default::default(),
+        lowered: Vec::new(),
+    });
+}
+
 /// The vocabulary new runs are indexed into; held weakly, so it is freed with its last run.
 static CURRENT: Mutex<Weak<Vocabulary>> = Mutex::new(Weak::new());
 static SERIALS: AtomicU64 = AtomicU64::new(0);
@@ -166,6 +198,35 @@ impl Vocabulary {
     /// How many texts it holds (at least as many as any index into it has seen).
     pub fn len(&self) -> u32 {
         self.len.load(Ordering::Acquire)
+    }
+
+    /// The id of `text` lower-cased (ASCII), added when new; `None` when the vocabulary is
+    /// full. Texts this thread met before are answered from its own table, without the lock:
+    /// a settle indexes runs on every core, the same few hundred names and values recur on
+    /// every span, and with the lock taken for each of them the cores mostly waited on it.
+    pub fn id(&self, text: &str) -> Option<u32> {
+        KNOWN.with(|known| {
+            let mut known = known.borrow_mut();
+            let known = &mut *known;
+            if known.serial != Some(self.serial) {
+                known.forget(Some(self.serial));
+            }
+            known.lowered.clear();
+            known
+                .lowered
+                .extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+            if let Some(&id) = known.ids.get(known.lowered.as_slice()) {
+                return Some(id);
+            }
+            let id = self.add(|texts| texts.id_of_lowered(&known.lowered))?;
+            if known.lowered.len() <= KNOWN_TEXT_MAX {
+                if known.ids.len() >= KNOWN_TEXTS {
+                    known.forget(Some(self.serial));
+                }
+                known.ids.insert(known.lowered.as_slice().into(), id);
+            }
+            Some(id)
+        })
     }
 
     /// Adds texts (and reads ids) under one lock; retires the vocabulary once it is big.
@@ -215,6 +276,28 @@ mod tests {
             assert_eq!(t.text(1000), b"");
         });
         assert_eq!(vocabulary.len(), 1001);
+    }
+
+    #[test]
+    fn a_thread_answers_each_vocabulary_with_its_own_ids() {
+        let first = Vocabulary::new();
+        let second = Vocabulary::new();
+        second.add(|t| t.id("padding"));
+        // Met on this thread in `first`, then asked of `second`: its own id, not the one known.
+        assert_eq!(first.id("Alpha"), Some(0));
+        assert_eq!(second.id("ALPHA"), Some(1));
+        assert_eq!(first.id("alpha"), Some(0));
+        assert_eq!(second.id("alpha"), Some(1));
+        // A text added on another thread gets the same id here.
+        let beta = std::thread::scope(|s| s.spawn(|| first.id("Beta")).join().unwrap());
+        assert_eq!(beta, Some(1));
+        assert_eq!(first.id("BETA"), beta);
+        assert_eq!((first.len(), second.len()), (2, 2));
+        // Texts too long for a thread's table are still found in the vocabulary.
+        let long = "x".repeat(KNOWN_TEXT_MAX + 1);
+        assert_eq!(first.id(&long), Some(2));
+        assert_eq!(first.id(&long.to_uppercase()), Some(2));
+        assert_eq!(first.len(), 3);
     }
 
     #[test]
