@@ -157,6 +157,10 @@ pub struct SidecarCache {
 
 impl SidecarCache {
     fn for_trace(&mut self, file: &Path, problems: &mut Vec<Problem>) -> Option<Arc<GoldSpec>> {
+        // Asked once or twice for every run of a file: no path copy when it is known.
+        if let Some(known) = self.by_trace.get(file) {
+            return known.clone();
+        }
         self.by_trace
             .entry(file.to_path_buf())
             .or_insert_with(|| match load_sidecar(file) {
@@ -256,7 +260,16 @@ pub fn check_store(
     problems: &mut Vec<Problem>,
 ) -> Vec<DiffReport> {
     let mut sidecars = SidecarCache::default();
-    let conversations = Conversations::of_store(store);
+    // The conversation index reads every attribute of every span: not built for a store
+    // without conversations (no report can come from one).
+    let conversations = if store
+        .invocations()
+        .any(|inv| conversation_of(inv).is_some())
+    {
+        Conversations::of_store(store)
+    } else {
+        Conversations::default()
+    };
     let mut reported = std::collections::HashSet::new();
     store
         .oldest_first()
