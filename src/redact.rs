@@ -167,57 +167,77 @@ fn push_inert(out: &mut String, c: char, multiline: bool) {
     }
 }
 
-fn key_words(key: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
+/// Calls `word` with each word of a key, lower-cased: split at every character that is not
+/// alphanumeric and where a lower-case letter or digit meets an upper-case one
+/// (`apiKey`, `x-api-key`, `API_KEY` all give `api`, `key`). Words longer than any secret
+/// word are given as `None`. No allocation: this runs for every attribute a search or a
+/// redacted view looks at.
+fn each_key_word(key: &str, mut word: impl FnMut(Option<&str>)) {
+    const LONGEST: usize = 16;
+    let mut buffer = [0u8; LONGEST];
+    let mut len = 0;
+    let mut too_long = false;
+    let mut started = false;
+    let mut flush = |buffer: &[u8; LONGEST], len: &mut usize, too_long: &mut bool| {
+        let text = std::str::from_utf8(&buffer[..*len]).ok();
+        word(if *too_long { None } else { text });
+        *len = 0;
+        *too_long = false;
+    };
     let mut prev_lower = false;
     for c in key.chars() {
         if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
+            if started {
+                flush(&buffer, &mut len, &mut too_long);
+                started = false;
             }
             prev_lower = false;
             continue;
         }
-        if c.is_uppercase() && prev_lower && !current.is_empty() {
-            words.push(std::mem::take(&mut current));
+        if c.is_uppercase() && prev_lower && started {
+            flush(&buffer, &mut len, &mut too_long);
+            started = false;
         }
         prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        current.extend(c.to_lowercase());
+        for lower in c.to_lowercase() {
+            started = true;
+            let mut utf8 = [0u8; 4];
+            let encoded = lower.encode_utf8(&mut utf8).as_bytes();
+            match buffer.get_mut(len..len + encoded.len()) {
+                Some(room) if !too_long => {
+                    room.copy_from_slice(encoded);
+                    len += encoded.len();
+                }
+                _ => too_long = true,
+            }
+        }
     }
-    if !current.is_empty() {
-        words.push(current);
+    if started {
+        flush(&buffer, &mut len, &mut too_long);
     }
-    words
 }
 
 /// Keys whose values are masked even when revealed. Token *counts* (`input_tokens`,
 /// `max_tokens`) are not secrets: only the singular word `token` counts.
 pub fn is_secret_key(key: &str) -> bool {
-    let words = key_words(key);
-    let has = |w: &str| words.iter().any(|x| x == w);
-    const SECRET_WORDS: &[&str] = &[
-        "authorization",
-        "auth",
-        "apikey",
-        "password",
-        "passwd",
-        "pwd",
-        "pw",
-        "secret",
-        "cookie",
-        "token",
-        "bearer",
-        "credential",
-        "credentials",
-        "passphrase",
-    ];
-    SECRET_WORDS.iter().any(|w| has(w))
-        || (has("api") && has("key"))
-        || (has("private") && has("key"))
-        || (has("access") && has("key"))
-        || (has("session") && has("id"))
-        || has("set-cookie")
+    let mut secret = false;
+    // Words that make a key secret only together: api, key, private, access, session, id.
+    let mut pairs = [false; 6];
+    each_key_word(key, |word| match word {
+        Some(
+            "authorization" | "auth" | "apikey" | "password" | "passwd" | "pwd" | "pw" | "secret"
+            | "cookie" | "token" | "bearer" | "credential" | "credentials" | "passphrase",
+        ) => secret = true,
+        Some("api") => pairs[0] = true,
+        Some("key") => pairs[1] = true,
+        Some("private") => pairs[2] = true,
+        Some("access") => pairs[3] = true,
+        Some("session") => pairs[4] = true,
+        Some("id") => pairs[5] = true,
+        _ => {}
+    });
+    let [api, key, private, access, session, id] = pairs;
+    secret || (api || private || access) && key || session && id
 }
 
 /// Strings that look like credentials wherever they appear.
@@ -387,6 +407,62 @@ mod tests {
         assert_eq!(shown_data(hidden, Reveal::Redacted), shown);
         // Visible non-ASCII text is left alone.
         assert_eq!(sanitize_line("café 東京 ✓"), "café 東京 ✓");
+    }
+
+    /// The rule written plainly, with the allocations the real one avoids.
+    fn is_secret_key_by_words(key: &str) -> bool {
+        let mut words = Vec::new();
+        let mut current = String::new();
+        let mut prev_lower = false;
+        for c in key.chars() {
+            if !c.is_alphanumeric() {
+                if !current.is_empty() {
+                    words.push(std::mem::take(&mut current));
+                }
+                prev_lower = false;
+                continue;
+            }
+            if c.is_uppercase() && prev_lower && !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            current.extend(c.to_lowercase());
+        }
+        if !current.is_empty() {
+            words.push(current);
+        }
+        let has = |w: &str| words.iter().any(|x| x == w);
+        [
+            "authorization",
+            "auth",
+            "apikey",
+            "password",
+            "passwd",
+            "pwd",
+            "pw",
+            "secret",
+            "cookie",
+            "token",
+            "bearer",
+            "credential",
+            "credentials",
+            "passphrase",
+        ]
+        .iter()
+        .any(|w| has(w))
+            || (has("api") && has("key"))
+            || (has("private") && has("key"))
+            || (has("access") && has("key"))
+            || (has("session") && has("id"))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn secret_keys_are_judged_as_by_their_words(
+            key in "([aA][pP][iI]|[kK][eE][yY]|[iI][dD]|Session|private|ACCESS|token|Tokens|auth|pw|passphrase|credentials|x|\u{212A}ey|İd|ß|[a-zA-Z0-9]{0,20}|[-_. :]){0,8}"
+        ) {
+            proptest::prop_assert_eq!(is_secret_key(&key), is_secret_key_by_words(&key), "{:?}", key);
+        }
     }
 
     #[test]

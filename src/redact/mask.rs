@@ -188,11 +188,18 @@ impl<'a> Scanner<'a> {
     fn match_at(&self, at: usize) -> Option<Hit> {
         let b = self.bytes;
         let first = b[at];
+        // Every pattern below starts with one of these; most boundaries (spaces, quotes,
+        // punctuation) are none of them, and are passed without trying each pattern.
+        if !(first.is_ascii_alphanumeric() || matches!(first, b'-' | b'_' | b'.' | b'+' | b'(')) {
+            return None;
+        }
         if first == b'-' && self.starts_with_ignore_case(at, "-----BEGIN ") {
             return Some(Hit::whole(self.pem_len(at), Found::Secret));
         }
         for scheme in ["bearer ", "basic ", "token "] {
-            if self.starts_with_ignore_case(at, scheme) {
+            if first.eq_ignore_ascii_case(&scheme.as_bytes()[0])
+                && self.starts_with_ignore_case(at, scheme)
+            {
                 let mut from = at + scheme.len();
                 while b.get(from) == Some(&b' ') {
                     from += 1;
@@ -204,7 +211,7 @@ impl<'a> Scanner<'a> {
             }
         }
         for &(prefix, min_body) in PREFIXES {
-            if b[at..].starts_with(prefix.as_bytes()) {
+            if prefix.as_bytes()[0] == first && b[at..].starts_with(prefix.as_bytes()) {
                 let len = self.token_len(at);
                 if len >= prefix.len() + min_body {
                     return Some(Hit::whole(len, Found::Secret));
