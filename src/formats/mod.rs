@@ -32,6 +32,9 @@ pub mod openai_agents;
 pub mod openarmature;
 pub mod otlp;
 
+/// The longest line of a JSON-lines trace file: a longer one is reported and skipped rather
+/// than buffered, by every reader (and `serve` refuses a request that would make one).
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
 /// The largest input a single source may decompress to. Bigger inputs are refused with a
 /// problem rather than exhausting memory.
 pub const MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;

@@ -15,7 +15,7 @@ use tonic::{Request, Response, Status};
 
 use super::connections::{Registry, TrackedIo};
 use super::decode::BodyType;
-use super::{RawBody, Refusal, Shared, Transport};
+use super::{RawBody, Refusal, Shared, SinkError, Transport};
 
 /// `TraceService/Export`, served by hand rather than by opentelemetry-proto's generated server,
 /// whose codec decodes every message into the owned request: this one takes the message's
@@ -149,6 +149,7 @@ async fn export(
     let (validation, delivery) = match judged {
         Ok(judged) => judged,
         Err(Refusal::Decode(err)) => return Err(Status::invalid_argument(err.to_string())),
+        Err(Refusal::Sink(SinkError::TooLarge(why))) => return Err(Status::invalid_argument(why)),
         Err(Refusal::Sink(err)) => return Err(Status::unavailable(err.to_string())),
     };
     if let Some(delivery) = delivery {

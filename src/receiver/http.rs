@@ -422,6 +422,14 @@ fn decode_failure(body_type: BodyType, err: DecodeError) -> Response {
 }
 
 fn sink_failure(body_type: BodyType, err: &SinkError) -> Response {
+    if let SinkError::TooLarge(why) = err {
+        return failure(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            body_type,
+            rpc_code::INVALID_ARGUMENT,
+            why.clone(),
+        );
+    }
     let mut response = failure(
         StatusCode::SERVICE_UNAVAILABLE,
         body_type,

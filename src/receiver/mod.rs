@@ -151,6 +151,9 @@ pub enum SinkError {
     Full,
     #[error("receiver cannot store requests right now: {0}")]
     Unavailable(String),
+    /// The request can never be stored as it is (retrying it cannot help).
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 /// What a sink has still to do once it has taken a request; the client is acknowledged when it

@@ -18,6 +18,7 @@ use serde::de::IgnoredAny;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
 
 use super::{ReceivedRequest, RequestSink, SinkError};
+use crate::formats::MAX_LINE_BYTES;
 
 const SEGMENT_PREFIX: &str = "spool-";
 const SEGMENT_SUFFIX: &str = ".otlp.jsonl";
@@ -246,6 +247,15 @@ impl RequestSink for Spool {
             .checked
             .spool_line()
             .map_err(|err| SinkError::Unavailable(format!("cannot encode request: {err}")))?;
+        // A longer line would be skipped by every reader of the spool (the tailer's bound):
+        // acknowledging it would promise data nobody can load.
+        if line.len() as u64 > MAX_LINE_BYTES {
+            return Err(SinkError::TooLarge(format!(
+                "the request is {:.1} MiB once written as OTLP/JSON, over the {} MiB a spool line may hold; send fewer spans per request",
+                line.len() as f64 / f64::from(1 << 20),
+                MAX_LINE_BYTES >> 20
+            )));
+        }
         self.enqueue(line, spans)
     }
 }

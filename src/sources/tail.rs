@@ -16,8 +16,7 @@ const READ_WINDOW: u64 = 4 << 20;
 /// Complete lines handed over by one poll, at most (plus one window): a big file arrives in
 /// pieces, so its first runs show while the rest is read and memory holds one piece at a time.
 const POLL_BUDGET: u64 = 4 << 20;
-/// A single line longer than this is reported and skipped rather than buffered.
-pub const MAX_LINE_BYTES: u64 = 64 << 20;
+pub use crate::formats::MAX_LINE_BYTES;
 /// Bytes hashed at the start of the file and just before the consumed offset to recognise a
 /// file that was rewritten in place with different content.
 const FINGERPRINT_BYTES: u64 = 4096;

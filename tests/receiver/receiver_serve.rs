@@ -214,6 +214,62 @@ fn a_gzip_bomb_is_413_without_inflating_it() {
     assert_eq!(serve.health()["requests"], 0);
 }
 
+/// A request whose OTLP/JSON line would be longer than any reader of the spool takes is refused
+/// as too large (not retried, not acknowledged), and the next request is spooled as usual.
+#[test]
+fn a_request_too_long_for_one_spool_line_is_413_and_not_spooled() {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+    use prost::Message as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let serve = Serve::start(tmp.path(), &[]);
+    // 11 MiB of control characters in protobuf, 66 MiB once each is escaped as `\u0001`.
+    let blob = KeyValue {
+        key: "blob".into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue("\u{1}".repeat(11 << 20))),
+        }),
+        ..Default::default()
+    };
+    let span = Span {
+        trace_id: vec![1; 16],
+        span_id: vec![2; 8],
+        name: "big".into(),
+        attributes: vec![blob],
+        ..Default::default()
+    };
+    let request = ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans: vec![span],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let response = raw_http(
+        &serve.http,
+        "POST",
+        "/v1/traces",
+        &[("Content-Type", "application/x-protobuf")],
+        &request.encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(response.status, 413);
+    assert!(
+        !response
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("retry-after")),
+        "not a request to retry: {:?}",
+        response.headers
+    );
+    assert_eq!(post_json(&serve.http, &json_request(7, 2)), 200);
+    let lines = spool_lines(tmp.path());
+    assert_eq!(span_ids(&lines), expected_ids([7], 2));
+}
+
 #[cfg(unix)]
 fn mode(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;

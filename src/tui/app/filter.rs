@@ -116,6 +116,9 @@ pub struct ListFilter {
     pub inline_runs: usize,
     /// Runs per block sent back by the worker.
     pub block: usize,
+    /// Threads the worker starts with (when it first starts): up to four cores; a test sets 1
+    /// to get blocks back in list order.
+    pub threads: usize,
     /// How many runs the last evaluation started looked at (narrowing and ingest updates
     /// look at fewer than all).
     pub last_evaluated: usize,
@@ -137,6 +140,7 @@ impl Default for ListFilter {
             version: 0,
             inline_runs: INLINE_RUNS,
             block: worker::BLOCK,
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
             last_evaluated: 0,
         }
     }
@@ -347,7 +351,7 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
         runs: Arc::clone(&runs),
         block: app.filter.block,
     };
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let threads = app.filter.threads;
     let sender = app.filter.sender.clone();
     let worker = app
         .filter
