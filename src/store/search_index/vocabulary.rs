@@ -134,15 +134,17 @@ const KNOWN_TEXT_MAX: usize = 256;
 const KNOWN_TEXTS: usize = 4096;
 
 /// The ids of texts one thread has met in one vocabulary (ids never change once given).
+#[derive(Default)]
 struct Known {
     serial: Option<u64>,
     ids: std::collections::HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
-    lowered: Vec<u8>,
+    /// When this table last answered, in lookups on this thread (the older of two is reused).
+    used: u64,
 }
 
 impl Known {
-    fn forget(&mut self, serial: Option<u64>) {
-        self.serial = serial;
+    fn forget(&mut self, serial: u64) {
+        self.serial = Some(serial);
         self.ids.clear();
         if self.ids.capacity() > 2 * KNOWN_TEXTS {
             self.ids.shrink_to(KNOWN_TEXTS);
@@ -150,12 +152,18 @@ impl Known {
     }
 }
 
+/// A thread's tables: two, because a settle goes back and forth between the current
+/// vocabulary (new runs) and a retired one (older runs still growing), and one table would be
+/// emptied at every switch.
+#[derive(Default)]
+struct KnownTables {
+    tables: [Known; 2],
+    lookups: u64,
+    lowered: Vec<u8>,
+}
+
 thread_local! {
-    static KNOWN: std::cell::RefCell<Known> = std::cell::RefCell::new(Known {
-        serial: None,
-        ids: Default::default(),
-        lowered: Vec::new(),
-    });
+    static KNOWN: std::cell::RefCell<KnownTables> = std::cell::RefCell::new(KnownTables::default());
 }
 
 /// The vocabulary new runs are indexed into; held weakly, so it is freed with its last run.
@@ -207,23 +215,33 @@ impl Vocabulary {
     pub fn id(&self, text: &str) -> Option<u32> {
         KNOWN.with(|known| {
             let mut known = known.borrow_mut();
-            let known = &mut *known;
-            if known.serial != Some(self.serial) {
-                known.forget(Some(self.serial));
-            }
-            known.lowered.clear();
-            known
-                .lowered
-                .extend(text.bytes().map(|b| b.to_ascii_lowercase()));
-            if let Some(&id) = known.ids.get(known.lowered.as_slice()) {
+            let KnownTables {
+                tables,
+                lookups,
+                lowered,
+            } = &mut *known;
+            *lookups += 1;
+            let slot = match tables.iter().position(|t| t.serial == Some(self.serial)) {
+                Some(slot) => slot,
+                None => {
+                    let oldest = usize::from(tables[1].used < tables[0].used);
+                    tables[oldest].forget(self.serial);
+                    oldest
+                }
+            };
+            let table = &mut tables[slot];
+            table.used = *lookups;
+            lowered.clear();
+            lowered.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+            if let Some(&id) = table.ids.get(lowered.as_slice()) {
                 return Some(id);
             }
-            let id = self.add(|texts| texts.id_of_lowered(&known.lowered))?;
-            if known.lowered.len() <= KNOWN_TEXT_MAX {
-                if known.ids.len() >= KNOWN_TEXTS {
-                    known.forget(Some(self.serial));
+            let id = self.add(|texts| texts.id_of_lowered(lowered))?;
+            if lowered.len() <= KNOWN_TEXT_MAX {
+                if table.ids.len() >= KNOWN_TEXTS {
+                    table.forget(self.serial);
                 }
-                known.ids.insert(known.lowered.as_slice().into(), id);
+                table.ids.insert(lowered.as_slice().into(), id);
             }
             Some(id)
         })
@@ -293,6 +311,13 @@ mod tests {
         assert_eq!(beta, Some(1));
         assert_eq!(first.id("BETA"), beta);
         assert_eq!((first.len(), second.len()), (2, 2));
+        // A third vocabulary takes the table used longest ago; every answer stays its own.
+        let third = Vocabulary::new();
+        assert_eq!(third.id("beta"), Some(0));
+        assert_eq!(first.id("Alpha"), Some(0));
+        assert_eq!(second.id("alpha"), Some(1));
+        assert_eq!(third.id("ALPHA"), Some(1));
+        assert_eq!(third.len(), 2);
         // Texts too long for a thread's table are still found in the vocabulary.
         let long = "x".repeat(KNOWN_TEXT_MAX + 1);
         assert_eq!(first.id(&long), Some(2));
