@@ -164,11 +164,11 @@ impl SearchIndex {
 
     /// Adds a piece to the span being indexed (the last one); false when the text is too long
     /// to index. A piece the span already has (same text, same field) is not added again.
-    fn add(&mut self, texts: &Vocabulary, field: Field, text: &str) -> bool {
+    fn add(&mut self, vocabulary: &Vocabulary, field: Field, text: &str) -> bool {
         if text.len() > MAX_VALUE_BYTES {
             return false;
         }
-        let Some(id) = texts.id(text) else {
+        let Some(id) = vocabulary.id(text) else {
             return false;
         };
         let first = self.spans.last().map_or(0, |&s| (s & !UNINDEXED) as usize);
@@ -184,49 +184,49 @@ impl SearchIndex {
         true
     }
 
-    fn add_values<K>(&mut self, texts: &Vocabulary, attributes: &[(K, AttrValue)]) -> bool {
+    fn add_values<K>(&mut self, vocabulary: &Vocabulary, attributes: &[(K, AttrValue)]) -> bool {
         let mut complete = true;
         for (_, value) in attributes {
             complete &= match value {
-                AttrValue::Str(s) => self.add(texts, Field::Value, s),
+                AttrValue::Str(s) => self.add(vocabulary, Field::Value, s),
                 AttrValue::Payload(_) | AttrValue::Bytes(_) | AttrValue::Null => true,
-                other => self.add(texts, Field::Value, &other.display_short()),
+                other => self.add(vocabulary, Field::Value, &other.display_short()),
             };
         }
         complete
     }
 
-    fn add_span(&mut self, texts: &Vocabulary, span: &Span) {
+    fn add_span(&mut self, vocabulary: &Vocabulary, span: &Span) {
         self.spans.push(self.pieces.len() as u32);
-        let mut complete = self.add(texts, Field::Name, &span.name);
+        let mut complete = self.add(vocabulary, Field::Name, &span.name);
         if let Some(tool) = span.tool_name() {
-            complete &= self.add(texts, Field::Tool, tool);
+            complete &= self.add(vocabulary, Field::Tool, tool);
         }
         if let Some(llm) = span.llm.as_deref() {
             for model in [&llm.model, &llm.response_model].into_iter().flatten() {
-                complete &= self.add(texts, Field::Model, model);
+                complete &= self.add(vocabulary, Field::Model, model);
             }
             if let Some(provider) = &llm.provider {
-                complete &= self.add(texts, Field::Provider, provider);
+                complete &= self.add(vocabulary, Field::Provider, provider);
             }
         }
         if let Some(service) = &span.service {
-            complete &= self.add(texts, Field::Service, service);
+            complete &= self.add(vocabulary, Field::Service, service);
         }
         if let Some(error) = span.error.as_deref() {
             if let Some(t) = &error.error_type {
-                complete &= self.add(texts, Field::ErrorType, t);
+                complete &= self.add(vocabulary, Field::ErrorType, t);
             }
             if let Some(m) = &error.message {
-                complete &= self.add(texts, Field::ErrorMessage, m);
+                complete &= self.add(vocabulary, Field::ErrorMessage, m);
             }
             // Redacted views say the hidden result's size instead: text the index lacks.
             complete &= !error.message_is_result;
         }
-        complete &= self.add_values(texts, &span.attributes);
+        complete &= self.add_values(vocabulary, &span.attributes);
         for event in &span.events {
-            complete &= self.add(texts, Field::Value, &event.name);
-            complete &= self.add_values(texts, &event.attributes);
+            complete &= self.add(vocabulary, Field::Value, &event.name);
+            complete &= self.add_values(vocabulary, &event.attributes);
         }
         if !complete && let Some(last) = self.spans.last_mut() {
             *last |= UNINDEXED;

@@ -140,8 +140,9 @@ impl<'a> CheckedRequest<'a> {
 
     /// The accepted spans as opentelemetry-proto's owned request, every field the body carries
     /// included (what `serve` spools as OTLP/JSON, and the reference the transcoder matches),
-    /// resources and scopes left without spans dropped. Decoded again from the body, since the borrowed model keeps only what views
-    /// read; the spans removed are the ones judged here, by position. A body that the owned
+    /// resources and scopes left without spans dropped. Decoded again from the body, since
+    /// the borrowed model keeps only what views read; the spans removed are the ones judged
+    /// here, by position. A body that the owned
     /// decoder refuses, or reads with other spans, is converted from the borrowed model.
     pub fn to_owned_request(&self) -> ExportTraceServiceRequest {
         OWNED_DECODES.fetch_add(1, Ordering::Relaxed);
