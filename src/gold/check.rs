@@ -61,14 +61,14 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
             });
             let (duration_s, error, error_is_result) = span_facts.unwrap_or_default();
             ActualCall {
-                name: call.name.clone(),
+                name: call.name.to_string(),
                 args,
                 failed: call.failed,
                 error,
                 error_is_result,
                 duration_s,
                 cost: span.and_then(span_cost_usd),
-                call_id: call.call_id.clone(),
+                call_id: call.call_id.as_deref().map(str::to_owned),
                 span: Some(call.span),
             }
         })

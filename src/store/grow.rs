@@ -7,6 +7,8 @@
 
 use std::cmp::Ordering;
 
+use thin_vec::ThinVec;
+
 use crate::model::{ArcStr, Health, Id, Span, SpanKind};
 
 use super::{Invocation, Links, ToolCallRef, TreeRow, links_mut};
@@ -62,7 +64,7 @@ impl Invocation {
         if self.links.is_none() {
             self.links = Some(Box::new(self.compute_links()));
         }
-        self.tree.children.resize(n, Vec::new());
+        self.tree.children.resize(n, ThinVec::new());
         self.tree.health.resize(n, Health::Ok);
         self.tree.parent.resize(n, None);
         for i in from..n {
@@ -237,9 +239,8 @@ impl Invocation {
         s.tool_calls.push(ToolCallRef {
             name: span
                 .tool_name()
-                .map(str::to_owned)
-                .unwrap_or_else(|| span.name.to_string()),
-            call_id: span.tool_call_id().map(str::to_owned),
+                .map_or_else(|| span.name.clone(), ArcStr::from),
+            call_id: span.tool_call_id().map(ArcStr::from),
             failed,
             span_id: span.span_id.clone(),
             span: i,
@@ -309,7 +310,7 @@ impl Invocation {
     }
 }
 
-fn insert_root(spans: &[Span], roots: &mut Vec<usize>, i: usize) {
+fn insert_root(spans: &[Span], roots: &mut ThinVec<usize>, i: usize) {
     let at = roots
         .binary_search_by(|&r| root_order(spans, r, i))
         .unwrap_or_else(|e| e);

@@ -6,6 +6,8 @@
 use std::collections::HashSet;
 use std::mem::size_of;
 
+use thin_vec::ThinVec;
+
 use super::{Invocation, Store};
 use crate::model::{ArcStr, AttrValue, Id, Origin, Payload, PayloadBody, Span};
 
@@ -44,6 +46,15 @@ struct Tally {
     search_index: u64,
     runs: u64,
     seen: HashSet<usize>,
+}
+
+/// Heap bytes of a `ThinVec` of `capacity` items of `each` bytes: none while it is empty, else
+/// its length and capacity (16 bytes) ahead of the items.
+pub(super) fn thin_vec_bytes(capacity: usize, each: usize) -> u64 {
+    match capacity {
+        0 => 0,
+        _ => (16 + capacity * each) as u64,
+    }
 }
 
 fn string(s: &String) -> u64 {
@@ -215,10 +226,10 @@ impl Tally {
             self.span(span);
         }
         let tree = &inv.tree;
-        let vec_bytes = |len: usize, each: usize| (len * each) as u64;
+        let vec_bytes = thin_vec_bytes;
         self.trees_and_summaries += vec_bytes(tree.rows.capacity(), size_of::<super::TreeRow>())
             + vec_bytes(tree.health.capacity(), 1)
-            + vec_bytes(tree.children.capacity(), size_of::<Vec<usize>>())
+            + vec_bytes(tree.children.capacity(), size_of::<ThinVec<usize>>())
             + tree
                 .children
                 .iter()
@@ -233,9 +244,20 @@ impl Tally {
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    (size_of_val(c) + c.name.capacity()) as u64 + id(&c.span_id) + opt(&c.call_id)
+                    self.once(&c.name)
+                        + c.call_id.as_ref().map_or(0, |call| self.once(call))
+                        + id(&c.span_id)
                 })
                 .sum::<u64>();
+        let summary = &inv.summary;
+        self.trees_and_summaries += vec_bytes(
+            summary.tool_calls.capacity(),
+            size_of::<super::ToolCallRef>(),
+        ) + vec_bytes(summary.formats.capacity(), size_of::<&str>())
+            + summary
+                .conversation
+                .as_ref()
+                .map_or(0, |conversation| self.once(conversation));
         // A hash map entry: key, value and a control byte; keys own their strings.
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;

@@ -29,6 +29,8 @@ pub use memory::MemoryBreakdown;
 use summary::*;
 use tree::*;
 
+use thin_vec::ThinVec;
+
 use crate::model::{
     ArcStr, AsId, Batch, EvalVerdict, GoldSpec, Health, Id, Origin, PayloadBody, Problem, Span,
     SpanKind,
@@ -64,38 +66,38 @@ pub struct TreeRow {
 
 #[derive(Debug, Clone, Default)]
 pub struct Tree {
-    pub rows: Vec<TreeRow>,
+    pub rows: ThinVec<TreeRow>,
     /// Indexed by span index.
-    pub health: Vec<Health>,
+    pub health: ThinVec<Health>,
     /// Indexed by span index: child span indices in start order.
-    pub children: Vec<Vec<usize>>,
+    pub children: ThinVec<ThinVec<usize>>,
     /// Indexed by span index: position of that span in `rows`.
-    pub row_of_span: Vec<usize>,
+    pub row_of_span: ThinVec<usize>,
     /// Indexed by span index: the span it hangs under in this tree.
-    pub parent: Vec<Option<usize>>,
+    pub parent: ThinVec<Option<usize>>,
     /// Spans shown at depth 0, in row order.
-    pub roots: Vec<usize>,
+    pub roots: ThinVec<usize>,
     /// Parent cycles: the spans of each, in chain order.
-    pub cycles: Vec<Vec<usize>>,
+    pub cycles: ThinVec<ThinVec<usize>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KindCounts {
-    pub spans: usize,
-    pub llm: usize,
-    pub tool: usize,
-    pub embedding: usize,
-    pub rerank: usize,
-    pub retrieval: usize,
-    pub agent: usize,
-    pub node: usize,
-    pub other: usize,
-    pub errors: usize,
+    pub spans: u32,
+    pub llm: u32,
+    pub tool: u32,
+    pub embedding: u32,
+    pub rerank: u32,
+    pub retrieval: u32,
+    pub agent: u32,
+    pub node: u32,
+    pub other: u32,
+    pub errors: u32,
 }
 
 impl KindCounts {
     pub fn of(&self, kind: SpanKind) -> usize {
-        match kind {
+        (match kind {
             SpanKind::Llm => self.llm,
             SpanKind::Tool => self.tool,
             SpanKind::Embedding => self.embedding,
@@ -104,7 +106,7 @@ impl KindCounts {
             SpanKind::Agent => self.agent,
             SpanKind::Node => self.node,
             SpanKind::Other => self.other,
-        }
+        }) as usize
     }
     fn bump(&mut self, kind: SpanKind) {
         let slot = match kind {
@@ -117,15 +119,15 @@ impl KindCounts {
             SpanKind::Node => &mut self.node,
             SpanKind::Other => &mut self.other,
         };
-        *slot += 1;
+        *slot = slot.saturating_add(1);
     }
 }
 
 /// One call of the actual trajectory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRef {
-    pub name: String,
-    pub call_id: Option<String>,
+    pub name: ArcStr,
+    pub call_id: Option<ArcStr>,
     pub failed: bool,
     pub span_id: Id,
     pub span: usize,
@@ -144,12 +146,12 @@ pub struct Summary {
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// Tool spans in start-time order.
-    pub tool_calls: Vec<ToolCallRef>,
+    pub tool_calls: ThinVec<ToolCallRef>,
     pub failed_tool_calls: usize,
     /// Formats its spans came from, in first-seen order.
-    pub formats: Vec<&'static str>,
+    pub formats: ThinVec<&'static str>,
     /// The conversation or session this run is a turn of (see [`conversation_of`]).
-    pub conversation: Option<String>,
+    pub conversation: Option<ArcStr>,
     /// The turn's number within its conversation, when the format records one.
     pub turn: Option<u64>,
 }

@@ -17,6 +17,8 @@ mod vocabulary;
 
 use std::sync::Arc;
 
+use thin_vec::ThinVec;
+
 use crate::model::{AttrValue, Span};
 use probes::{Found, Probe, with_found};
 use vocabulary::{ID_BITS, Vocabulary};
@@ -70,11 +72,11 @@ impl Fields {
 #[derive(Clone, Default)]
 pub struct SearchIndex {
     /// Per piece: its text's id in the low [`ID_BITS`] bits, its [`Field`] above them.
-    pieces: Vec<u32>,
+    pieces: ThinVec<u32>,
     /// Per indexed span (`0..len`): its first piece (ascending; equal to the next span's for a
     /// span without pieces), and [`UNINDEXED`] when it has text the index does not hold (a
     /// candidate for every needle).
-    spans: Vec<u32>,
+    spans: ThinVec<u32>,
     /// Where the pieces' texts are; taken when the first span is indexed.
     vocabulary: Option<Arc<Vocabulary>>,
 }
@@ -142,7 +144,8 @@ impl SearchIndex {
 
     /// Heap bytes held by this run alone (see [`SearchIndex::shared_heap`]).
     pub fn heap_bytes(&self) -> usize {
-        self.pieces.capacity() * 4 + self.spans.capacity() * 4
+        let thin = |capacity: usize| if capacity == 0 { 0 } else { 16 + capacity * 4 };
+        thin(self.pieces.capacity()) + thin(self.spans.capacity())
     }
 
     /// The vocabulary this index shares with other runs: its address (to count it once) and

@@ -8,7 +8,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     let mut counts = KindCounts::default();
     let mut input_tokens = 0;
     let mut output_tokens = 0;
-    let mut formats: Vec<&'static str> = Vec::new();
+    let mut formats: ThinVec<&'static str> = ThinVec::new();
     let mut start = u64::MAX;
     let mut end = 0;
     for span in spans {
@@ -42,14 +42,13 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             .cmp(&spans[b].start_unix_nano)
             .then_with(|| tree.row_of_span[a].cmp(&tree.row_of_span[b]))
     });
-    let tool_calls: Vec<ToolCallRef> = tool_spans
+    let tool_calls: ThinVec<ToolCallRef> = tool_spans
         .into_iter()
         .map(|i| ToolCallRef {
             name: spans[i]
                 .tool_name()
-                .map(str::to_owned)
-                .unwrap_or_else(|| spans[i].name.to_string()),
-            call_id: spans[i].tool_call_id().map(str::to_owned),
+                .map_or_else(|| spans[i].name.clone(), ArcStr::from),
+            call_id: spans[i].tool_call_id().map(ArcStr::from),
             failed: spans[i].status.is_error(),
             span_id: spans[i].span_id.clone(),
             span: i,
@@ -98,7 +97,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         tool_calls,
         failed_tool_calls,
         formats,
-        conversation,
+        conversation: conversation.map(ArcStr::from),
         turn,
     }
 }

@@ -394,3 +394,35 @@ fn runs_refreshed_on_every_core_equal_runs_refreshed_one_by_one() {
     );
     assert!(one_by_one == on_every_core);
 }
+
+/// Every run pays these sizes whatever it holds, and a 100 MB load has 36,000 runs of two spans
+/// each: a field added here costs that many times over (`dump --stats` shows the rows).
+#[test]
+fn a_run_and_its_tree_summary_and_index_stay_small() {
+    use std::mem::size_of;
+    assert!(
+        size_of::<Tree>() <= 56,
+        "Tree is {} bytes",
+        size_of::<Tree>()
+    );
+    assert!(
+        size_of::<Summary>() <= 136,
+        "Summary is {} bytes",
+        size_of::<Summary>()
+    );
+    assert!(
+        size_of::<search_index::SearchIndex>() <= 24,
+        "SearchIndex is {} bytes",
+        size_of::<search_index::SearchIndex>()
+    );
+    assert!(
+        size_of::<Invocation>() <= 376,
+        "Invocation is {} bytes",
+        size_of::<Invocation>()
+    );
+    assert!(
+        size_of::<ToolCallRef>() <= 64,
+        "ToolCallRef is {} bytes",
+        size_of::<ToolCallRef>()
+    );
+}

@@ -70,8 +70,9 @@ pub(super) fn link_tool_calls(spans: &mut [Span]) {
 pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -> Tree {
     let n = spans.len();
     let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(spans, p));
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut roots: Vec<usize> = Vec::new();
+    let mut children: ThinVec<ThinVec<usize>> =
+        std::iter::repeat_with(ThinVec::new).take(n).collect();
+    let mut roots: ThinVec<usize> = ThinVec::new();
     for (i, span) in spans.iter().enumerate() {
         match named_parent(span) {
             None => roots.push(i),
@@ -87,12 +88,12 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
     }
     roots.sort_by(|&a, &b| root_order(spans, a, b));
 
-    let mut rows = Vec::with_capacity(n);
+    let mut rows = ThinVec::with_capacity(n);
     let mut visited = vec![false; n];
     let mut in_cycle = vec![false; n];
     let walk = |start: usize,
                 orphan: bool,
-                rows: &mut Vec<TreeRow>,
+                rows: &mut ThinVec<TreeRow>,
                 visited: &mut [bool],
                 in_cycle: &[bool]| {
         // Iterative pre-order: deep chains must not overflow the stack.
@@ -128,7 +129,7 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
     // Whatever no root reaches hangs off a parent cycle: find each cycle by following parent
     // links (every such span has a parent here, so the chain must loop), then show each
     // cycle from its earliest span, marked, with what hangs off it below.
-    let mut cycles: Vec<Vec<usize>> = Vec::new();
+    let mut cycles: ThinVec<ThinVec<usize>> = ThinVec::new();
     let mut state = vec![0u8; n]; // 0 new, 1 on the current chain, 2 done
     let mut leftovers: Vec<usize> = (0..n).filter(|&i| !visited[i]).collect();
     leftovers.sort_by(|&a, &b| by_start(spans, a, b));
@@ -139,7 +140,7 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
             if state[j] != 0 {
                 if state[j] == 1 {
                     let from = chain.iter().position(|&x| x == j).unwrap_or(0);
-                    cycles.push(chain[from..].to_vec());
+                    cycles.push(ThinVec::from(&chain[from..]));
                 }
                 break;
             }
@@ -167,14 +168,14 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
         walk(cycle[0], false, &mut rows, &mut visited, &in_cycle);
     }
 
-    let mut row_of_span = vec![0; n];
+    let mut row_of_span: ThinVec<usize> = std::iter::repeat_n(0, n).collect();
     for (r, row) in rows.iter().enumerate() {
         row_of_span[row.span] = r;
     }
     // Health bottom-up: reverse pre-order visits children before parents. Only tree edges
     // (children of a row that were walked under it) count, so cycles cannot loop.
-    let mut health = vec![Health::Ok; n];
-    let mut tree_parent: Vec<Option<usize>> = vec![None; n];
+    let mut health: ThinVec<Health> = std::iter::repeat_n(Health::Ok, n).collect();
+    let mut tree_parent: ThinVec<Option<usize>> = std::iter::repeat_n(None, n).collect();
     {
         let mut last_at_depth: Vec<usize> = Vec::new();
         for row in &rows {

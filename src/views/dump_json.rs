@@ -382,7 +382,7 @@ impl Serialize for ToolCallsOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct ToolCallOut<'a> {
-            call_id: &'a Option<String>,
+            call_id: Option<&'a str>,
             name: String,
             span_id: &'a Id,
             status: &'static str,
@@ -391,7 +391,7 @@ impl Serialize for ToolCallsOut<'_> {
         let mut seq = serializer.serialize_seq(Some(calls.len()))?;
         for c in calls {
             seq.serialize_element(&ToolCallOut {
-                call_id: &c.call_id,
+                call_id: c.call_id.as_deref(),
                 name: redact::shown_data(&c.name, self.mode),
                 span_id: &c.span_id,
                 status: if c.failed { "error" } else { "ok" },

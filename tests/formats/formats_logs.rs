@@ -61,8 +61,8 @@ fn trajectory(inv: &Invocation) -> Vec<Actual> {
         .map(|call| {
             let span = &inv.spans[call.span];
             Actual {
-                tool: call.name.clone(),
-                call_id: call.call_id.clone(),
+                tool: call.name.to_string(),
+                call_id: call.call_id.as_deref().map(str::to_owned),
                 args: payload_value(&span.input),
                 result: payload_value(&span.output),
                 result_text: formats::load_payload(&span.output).expect("payload loads"),
@@ -245,7 +245,7 @@ fn v03_anthropic_matches_toolscore_and_keeps_tool_results() {
         .iter()
         .filter(|m| m["role"] == "assistant")
         .count();
-    assert_eq!(inv.summary().counts.llm, turns);
+    assert_eq!(inv.summary().counts.llm as usize, turns);
     // Each tool span hangs under the turn that requested it.
     for call in &inv.summary().tool_calls {
         let span = &inv.spans[call.span];
@@ -254,7 +254,11 @@ fn v03_anthropic_matches_toolscore_and_keeps_tool_results() {
             .unwrap();
         assert_eq!(inv.spans[parent].kind, SpanKind::Llm);
         let requested = &inv.spans[parent].llm.as_ref().unwrap().requested_tool_calls;
-        assert!(requested.iter().any(|r| r.id == call.call_id));
+        assert!(
+            requested
+                .iter()
+                .any(|r| r.id.as_deref() == call.call_id.as_deref())
+        );
     }
 }
 
@@ -298,7 +302,7 @@ fn v05_langchain_is_auto_detected_and_reads_tool_input() {
         assert_eq!(mine.call_id.as_deref(), action["tool_call_id"].as_str());
     }
     // The `log` is the model's reasoning: each action sits under its own LLM turn.
-    assert_eq!(loaded.only().summary().counts.llm, actions.len());
+    assert_eq!(loaded.only().summary().counts.llm as usize, actions.len());
 }
 
 #[test]

@@ -200,12 +200,17 @@ fn check(store: &Store, expected: &[Expect], label: &str) {
                 c.agent,
                 c.node,
                 c.other
-            ],
+            ]
+            .map(|count| count as usize),
             want.kinds,
             "{here}: kinds"
         );
-        assert_eq!(c.spans, want.kinds.iter().sum::<usize>(), "{here}: spans");
-        assert_eq!(c.errors, want.errors, "{here}: errors");
+        assert_eq!(
+            c.spans as usize,
+            want.kinds.iter().sum::<usize>(),
+            "{here}: spans"
+        );
+        assert_eq!(c.errors as usize, want.errors, "{here}: errors");
         let names: Vec<&str> = s.tool_calls.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, want.tools, "{here}: tools");
         let ids: Vec<Option<&str>> = s.tool_calls.iter().map(|t| t.call_id.as_deref()).collect();

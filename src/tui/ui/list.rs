@@ -216,7 +216,10 @@ fn conversation_row<'a>(
         .map(|i| i.summary().tokens())
         .fold(0u64, u64::saturating_add);
     let tools: usize = members.iter().map(|i| i.summary().tool_calls.len()).sum();
-    let llm: usize = members.iter().map(|i| i.summary().counts.llm).sum();
+    let llm: usize = members
+        .iter()
+        .map(|i| i.summary().counts.llm as usize)
+        .sum();
     let verdict = conversation_verdict(&members);
     let verdict_cell = match verdict {
         Some((passed, text)) => Line::styled(

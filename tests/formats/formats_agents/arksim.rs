@@ -52,7 +52,7 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
     ];
     for (name, spans, tools, fails) in expect {
         let inv = named(&store, name);
-        assert_eq!(inv.summary().counts.spans, *spans, "{name}");
+        assert_eq!(inv.summary().counts.spans as usize, *spans, "{name}");
         assert_eq!(&calls(inv), tools, "{name}");
         let eval = inv.eval.as_ref().expect("every turn was evaluated");
         assert_eq!(eval.passed, !fails, "{name}");
@@ -280,7 +280,13 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
             .summary()
             .tool_calls
             .iter()
-            .map(|c| (c.call_id.clone(), c.span_id.to_string(), c.failed))
+            .map(|c| {
+                (
+                    c.call_id.as_deref().map(str::to_owned),
+                    c.span_id.to_string(),
+                    c.failed,
+                )
+            })
             .collect();
         tools.sort();
         assert_eq!(

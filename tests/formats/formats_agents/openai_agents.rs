@@ -49,7 +49,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         let inv = named(&store, name);
         let s = inv.summary();
         assert_eq!(
-            (s.counts.spans, s.counts.errors),
+            (s.counts.spans as usize, s.counts.errors as usize),
             (*spans, *errors),
             "{name}"
         );

@@ -99,14 +99,14 @@ fn event_facts(store: &Store) -> BTreeMap<String, TraceFacts> {
                 .find(|s| s.name == "openarmature.invocation")
                 .unwrap();
             let facts = TraceFacts {
-                spans: c.spans,
-                errors: c.errors,
+                spans: c.spans as usize,
+                errors: c.errors as usize,
                 by_kind,
                 tools: inv
                     .summary()
                     .tool_calls
                     .iter()
-                    .map(|t| (t.name.clone(), t.failed))
+                    .map(|t| (t.name.to_string(), t.failed))
                     .collect(),
                 root_error: root.status == SpanStatus::Error,
             };
