@@ -227,3 +227,52 @@ fn mutated_requests_never_panic() {
         }
     }
 }
+
+#[test]
+fn a_line_of_empty_spans_is_refused_before_it_decodes_to_far_more_than_its_size() {
+    // 600,000 empty spans: 1.8 MB of JSON that would decode to 158 MB (264 bytes each).
+    let good = std::fs::read_to_string(fixture("bad-line-between.jsonl")).unwrap();
+    let good: Vec<&str> = good.lines().collect();
+    let empty_spans = vec!["{}"; 600_000].join(",");
+    let hostile =
+        format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{empty_spans}]}}]}}]}}"#);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("empty-spans.jsonl");
+    std::fs::write(&path, format!("{}\n{hostile}\n{}\n", good[0], good[2])).unwrap();
+    let loaded = load_file(&path);
+    assert_eq!(names(&loaded), ["good-before", "good-after"]);
+    assert_eq!(error_lines(&loaded), [Some(2)]);
+    let message = &loaded.batch.problems[0].message;
+    assert!(message.contains("bytes per byte of input"), "{message}");
+
+    // The same in protobuf: one resource holding 2,000,000 empty spans (field 2, length 0).
+    let resource_spans = length_delimited(0x12, &[0x12, 0x00].repeat(2_000_000));
+    let request = length_delimited(0x0a, &resource_spans);
+    let path = tmp.path().join("empty-spans.pb");
+    std::fs::write(&path, &request).unwrap();
+    let loaded = load_file(&path);
+    assert!(loaded.batch.spans.is_empty());
+    let errors: Vec<&str> = loaded
+        .batch
+        .problems
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert!(
+        errors.iter().any(|m| m.contains("bytes per byte of input")),
+        "{errors:?}"
+    );
+}
+
+/// A protobuf field: its tag byte, the varint length, the bytes.
+fn length_delimited(tag: u8, inner: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let mut len = inner.len();
+    while len >= 0x80 {
+        out.push((len as u8) | 0x80);
+        len >>= 7;
+    }
+    out.push(len as u8);
+    out.extend_from_slice(inner);
+    out
+}

@@ -270,6 +270,40 @@ fn a_request_too_long_for_one_spool_line_is_413_and_not_spooled() {
     assert_eq!(span_ids(&lines), expected_ids([7], 2));
 }
 
+#[test]
+fn a_body_of_empty_spans_is_refused_before_it_decodes_to_far_more_than_its_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let serve = Serve::start(tmp.path(), &[]);
+    // 4,000,000 empty spans (field 2, length 0): 8 MB of protobuf that would decode to 1 GB.
+    let spans = [0x12u8, 0x00].repeat(4_000_000);
+    let field = |tag: u8, inner: &[u8]| {
+        let mut out = vec![tag];
+        let mut len = inner.len();
+        while len >= 0x80 {
+            out.push((len as u8) | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out.extend_from_slice(inner);
+        out
+    };
+    let body = field(0x0a, &field(0x12, &spans));
+    let response = raw_http(
+        &serve.http,
+        "POST",
+        "/v1/traces",
+        &[("Content-Type", "application/x-protobuf")],
+        &body,
+    )
+    .unwrap();
+    assert_eq!(response.status, 400);
+    let text = String::from_utf8_lossy(&response.body);
+    assert!(text.contains("bytes per byte of input"), "{text}");
+    assert_eq!(post_json(&serve.http, &json_request(8, 2)), 200);
+    let lines = spool_lines(tmp.path());
+    assert_eq!(span_ids(&lines), expected_ids([8], 2));
+}
+
 #[cfg(unix)]
 fn mode(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;

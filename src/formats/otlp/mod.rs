@@ -9,6 +9,7 @@ mod build;
 pub mod checked;
 pub mod classify;
 pub mod container;
+pub mod decode_budget;
 pub mod otel_spans;
 pub mod payload_range;
 mod proto;
@@ -359,6 +360,9 @@ impl Format for OtlpProtobuf {
         match top_level_resource_spans(input.bytes) {
             Some(bodies) => {
                 let parse_group = |group: &[&[u8]]| {
+                    // The group's resources share one decode budget (it is per thread).
+                    let _budget =
+                        decode_budget::Budget::for_input(group.iter().map(|b| b.len()).sum());
                     let mut part = Batch::default();
                     for body in group {
                         match protobuf::resource_spans(body) {

@@ -7,12 +7,18 @@
 
 use std::borrow::Cow;
 
+use super::decode_budget::{self, Budget};
 use super::wire::{self, Scalar, Text};
 
 /// Nested `AnyValue`s deeper than this are refused (prost's own limit is 100).
 const MAX_DEPTH: usize = 64;
 
 pub type Result<T> = std::result::Result<T, String>;
+
+/// Every vector is filled through here: its growth is charged to the decode budget.
+fn push<T>(items: &mut Vec<T>, item: T) -> Result<()> {
+    decode_budget::push(items, item).map_err(|over| over.to_string())
+}
 
 /// One field's value, by wire type.
 pub(super) enum Field<'a> {
@@ -84,11 +90,12 @@ fn hex_id(bytes: &[u8]) -> Option<Cow<'static, str>> {
 /// A whole request.
 pub fn request(bytes: &[u8]) -> Result<wire::Request<'_>> {
     wire::count_request_decoded();
+    let _budget = Budget::for_input(bytes.len());
     let mut out = wire::Request::default();
     let mut reader = Reader::new(bytes);
     while let Some((number, field)) = reader.next()? {
         if let (1, Field::Bytes(body)) = (number, field) {
-            out.resource_spans.push(resource_spans(body)?);
+            push(&mut out.resource_spans, resource_spans(body)?)?;
         }
     }
     Ok(out)
@@ -105,12 +112,12 @@ pub fn resource_spans(bytes: &[u8]) -> Result<wire::ResourceSpans<'_>> {
                 let mut inner = Reader::new(body);
                 while let Some((n, f)) = inner.next()? {
                     if let (1, Field::Bytes(kv)) = (n, f) {
-                        resource.attributes.push(key_value(kv, 0)?);
+                        push(&mut resource.attributes, key_value(kv, 0)?)?;
                     }
                 }
                 out.resource = Some(resource);
             }
-            (2, Field::Bytes(body)) => out.scope_spans.push(scope_spans(body)?),
+            (2, Field::Bytes(body)) => push(&mut out.scope_spans, scope_spans(body)?)?,
             _ => {}
         }
     }
@@ -137,7 +144,7 @@ fn scope_spans(bytes: &[u8]) -> Result<wire::ScopeSpans<'_>> {
                 }
                 out.scope = Some(scope);
             }
-            (2, Field::Bytes(body)) => out.spans.push(span(body)?),
+            (2, Field::Bytes(body)) => push(&mut out.spans, span(body)?)?,
             _ => {}
         }
     }
@@ -161,8 +168,8 @@ fn span(bytes: &[u8]) -> Result<wire::Span<'_>> {
             (6, Field::Varint(v)) => out.kind = Some(Scalar::Int(i64::from(v as i32))),
             (7, Field::Fixed64(v)) => out.start_time_unix_nano = Some(Scalar::UInt(v)),
             (8, Field::Fixed64(v)) => out.end_time_unix_nano = Some(Scalar::UInt(v)),
-            (9, Field::Bytes(b)) => out.attributes.push(key_value(b, 0)?),
-            (11, Field::Bytes(b)) => out.events.push(event(b)?),
+            (9, Field::Bytes(b)) => push(&mut out.attributes, key_value(b, 0)?)?,
+            (11, Field::Bytes(b)) => push(&mut out.events, event(b)?)?,
             (15, Field::Bytes(b)) => out.status = Some(status(b)?),
             _ => {}
         }
@@ -180,7 +187,7 @@ fn event(bytes: &[u8]) -> Result<wire::Event<'_>> {
         match (number, field) {
             (1, Field::Fixed64(v)) => out.time_unix_nano = Some(Scalar::UInt(v)),
             (2, Field::Bytes(b)) => out.name = Cow::Borrowed(text(b)?),
-            (3, Field::Bytes(b)) => out.attributes.push(key_value(b, 0)?),
+            (3, Field::Bytes(b)) => push(&mut out.attributes, key_value(b, 0)?)?,
             _ => {}
         }
     }
@@ -237,7 +244,7 @@ fn any_value(bytes: &[u8], depth: usize) -> Result<wire::AnyValue<'_>> {
                 let mut inner = Reader::new(b);
                 while let Some((n, f)) = inner.next()? {
                     if let (1, Field::Bytes(item)) = (n, f) {
-                        values.push(any_value(item, depth + 1)?);
+                        push(&mut values, any_value(item, depth + 1)?)?;
                     }
                 }
                 value.array_value = Some(Box::new(wire::ArrayValue { values }));
@@ -247,7 +254,7 @@ fn any_value(bytes: &[u8], depth: usize) -> Result<wire::AnyValue<'_>> {
                 let mut inner = Reader::new(b);
                 while let Some((n, f)) = inner.next()? {
                     if let (1, Field::Bytes(kv)) = (n, f) {
-                        values.push(key_value(kv, depth + 1)?);
+                        push(&mut values, key_value(kv, depth + 1)?)?;
                     }
                 }
                 value.kvlist_value = Some(Box::new(wire::KvList { values }));

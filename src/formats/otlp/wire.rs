@@ -15,10 +15,16 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
+use super::decode_budget::{self, Budget};
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Request<'a> {
-    #[serde(borrow, alias = "resource_spans")]
+    #[serde(
+        borrow,
+        alias = "resource_spans",
+        deserialize_with = "decode_budget::sequence"
+    )]
     pub resource_spans: Vec<ResourceSpans<'a>>,
 }
 
@@ -43,6 +49,7 @@ impl<'a> Request<'a> {
     /// go through the byte parser, so the error says where, as before.
     pub fn parse(bytes: &'a [u8]) -> Result<Request<'a>, serde_json::Error> {
         count_request_decoded();
+        let _budget = Budget::for_input(bytes.len());
         match std::str::from_utf8(bytes) {
             Ok(text) => serde_json::from_str(text),
             Err(_) => serde_json::from_slice(bytes),
@@ -60,7 +67,8 @@ pub struct ResourceSpans<'a> {
         borrow,
         alias = "scope_spans",
         alias = "instrumentationLibrarySpans",
-        alias = "instrumentation_library_spans"
+        alias = "instrumentation_library_spans",
+        deserialize_with = "decode_budget::sequence"
     )]
     pub scope_spans: Vec<ScopeSpans<'a>>,
 }
@@ -68,7 +76,7 @@ pub struct ResourceSpans<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Resource<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub attributes: Vec<KeyValue<'a>>,
 }
 
@@ -77,7 +85,7 @@ pub struct Resource<'a> {
 pub struct ScopeSpans<'a> {
     #[serde(borrow)]
     pub scope: Option<Scope<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub spans: Vec<Span<'a>>,
 }
 
@@ -107,9 +115,9 @@ pub struct Span<'a> {
     pub start_time_unix_nano: Option<Scalar<'a>>,
     #[serde(borrow, alias = "end_time_unix_nano")]
     pub end_time_unix_nano: Option<Scalar<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub attributes: Vec<KeyValue<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub events: Vec<Event<'a>>,
     #[serde(borrow)]
     pub status: Option<Status<'a>>,
@@ -122,7 +130,7 @@ pub struct Event<'a> {
     pub time_unix_nano: Option<Scalar<'a>>,
     #[serde(borrow)]
     pub name: Cow<'a, str>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub attributes: Vec<KeyValue<'a>>,
 }
 
@@ -168,14 +176,14 @@ pub struct AnyValue<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct ArrayValue<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub values: Vec<AnyValue<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct KvList<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "decode_budget::sequence")]
     pub values: Vec<KeyValue<'a>>,
 }
 
