@@ -102,7 +102,7 @@ fn store() -> Store {
                 start_unix_nano: 1_000 + i as u64,
                 end_unix_nano: 2_000 + i as u64,
                 tool: Some(Box::new(ToolFacts {
-                    name: Some(call.name),
+                    name: Some(call.name.into()),
                     ..ToolFacts::default()
                 })),
                 input: Payload::inline("gen_ai.tool.call.arguments", args).into(),

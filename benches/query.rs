@@ -104,7 +104,7 @@ fn build_store() -> Store {
                     );
                     tool.tool = Some(Box::new(ToolFacts {
                         name: Some(tool_name.into()),
-                        call_id: Some(format!("call_{r}_{c}")),
+                        call_id: Some(format!("call_{r}_{c}").into()),
                         requested_by: None,
                     }));
                     if c == 3 && r % 7 == 0 {

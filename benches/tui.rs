@@ -68,7 +68,7 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
             } else {
                 span.tool = Some(Box::new(ToolFacts {
                     name: Some("search".into()),
-                    call_id: Some(format!("call{n}-{c}")),
+                    call_id: Some(format!("call{n}-{c}").into()),
                     requested_by: None,
                 }));
                 span.input =

@@ -283,8 +283,9 @@ pub struct LlmFacts {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolFacts {
-    pub name: Option<String>,
-    pub call_id: Option<String>,
+    /// Shared with the attribute it came from, and with the run's summary.
+    pub name: Option<ArcStr>,
+    pub call_id: Option<ArcStr>,
     /// Span id of the LLM span that requested this call (filled in by the store's linker).
     pub requested_by: Option<Id>,
 }

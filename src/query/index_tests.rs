@@ -134,7 +134,7 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
     };
     span.tool = plan.tool.as_ref().map(|name| {
         Box::new(ToolFacts {
-            name: Some(name.clone()),
+            name: Some(name.as_str().into()),
             ..ToolFacts::default()
         })
     });

@@ -198,9 +198,13 @@ impl Invocation {
             && let Some(id) = &tool.call_id
         {
             let links = links_mut(&mut self.links);
-            links.tools_by_call.entry(id.clone()).or_default().push(i);
+            links
+                .tools_by_call
+                .entry(id.to_string())
+                .or_default()
+                .push(i);
             if !links.requester.is_empty() {
-                tool.requested_by = links.requester.get(id).cloned();
+                tool.requested_by = links.requester.get(id.as_str()).cloned();
             }
         }
     }

@@ -152,8 +152,8 @@ impl Tally {
         }
         if let Some(t) = &span.tool {
             self.facts += size_of_val(t.as_ref()) as u64
-                + opt(&t.name)
-                + opt(&t.call_id)
+                + t.name.as_ref().map_or(0, |name| self.once(name))
+                + t.call_id.as_ref().map_or(0, |call| self.once(call))
                 + t.requested_by.as_ref().map_or(0, id);
         }
         if let Some(r) = &span.retrieval {

@@ -46,9 +46,11 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         .into_iter()
         .map(|i| ToolCallRef {
             name: spans[i]
-                .tool_name()
-                .map_or_else(|| spans[i].name.clone(), ArcStr::from),
-            call_id: spans[i].tool_call_id().map(ArcStr::from),
+                .tool
+                .as_ref()
+                .and_then(|tool| tool.name.clone())
+                .unwrap_or_else(|| spans[i].name.clone()),
+            call_id: spans[i].tool.as_ref().and_then(|tool| tool.call_id.clone()),
             failed: spans[i].status.is_error(),
             span_id: spans[i].span_id.clone(),
             span: i,

@@ -62,7 +62,7 @@ pub(super) fn link_tool_calls(spans: &mut [Span]) {
         if let Some(tool) = &mut span.tool
             && let Some(id) = &tool.call_id
         {
-            tool.requested_by = requester.get(id).cloned();
+            tool.requested_by = requester.get(id.as_str()).cloned();
         }
     }
 }

@@ -93,7 +93,7 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                     span.kind = SpanKind::Tool;
                     span.tool = Some(Box::new(ToolFacts {
                         name: Some("lookup".into()),
-                        call_id: Some(format!("call{}", i % 5)),
+                        call_id: Some(format!("call{}", i % 5).into()),
                         requested_by: None,
                     }));
                 }

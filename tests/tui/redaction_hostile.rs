@@ -251,7 +251,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         end_unix_nano: T0 + 4_000_000,
         format: "test",
         tool: Some(Box::new(ToolFacts {
-            name: Some(text(Field::ToolName, "lookup")),
+            name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
             requested_by: None,
         })),

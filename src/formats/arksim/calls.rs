@@ -86,8 +86,8 @@ impl ToolCallRecord {
             }
             .into(),
             tool: Some(Box::new(ToolFacts {
-                name: Some(self.name.clone()),
-                call_id,
+                name: Some(self.name.as_str().into()),
+                call_id: call_id.map(Into::into),
                 requested_by: None,
             })),
             input: jsonrec::payload_null_is_absent(

@@ -244,8 +244,8 @@ fn tool_span(
     span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
     span.line = call.line;
     span.tool = Some(Box::new(ToolFacts {
-        name: Some(call.name),
-        call_id: call.call_id,
+        name: Some(call.name.into()),
+        call_id: call.call_id.map(Into::into),
         requested_by: None,
     }));
     span.input = payload_of(call.args_field, call.args.as_ref()).into();

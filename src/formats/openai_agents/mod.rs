@@ -249,7 +249,7 @@ impl Parser {
                 span.kind = SpanKind::Tool;
                 span.name = name_field.unwrap_or("function").into();
                 span.tool = Some(Box::new(ToolFacts {
-                    name: name_field.map(str::to_owned),
+                    name: name_field.map(Into::into),
                     ..Default::default()
                 }));
                 let input_value = data.get("input").filter(|v| !v.is_null());
@@ -352,7 +352,7 @@ impl Parser {
                 let server = jsonrec::str_at(data, "server").unwrap_or("mcp");
                 span.name = format!("mcp_tools {server}").into();
                 span.tool = Some(Box::new(ToolFacts {
-                    name: Some(span.name.to_string()),
+                    name: Some(span.name.clone()),
                     ..Default::default()
                 }));
                 span.output = Sparse::from(jsonrec::payload_null_is_absent(
@@ -518,13 +518,13 @@ impl Parser {
                 .map(|v| canonical_json(&v));
             let found = self.requested.iter().position(|(trace, _, name, args)| {
                 trace == &span.trace_id
-                    && Some(name) == tool.name.as_ref()
+                    && Some(name.as_str()) == tool.name.as_deref()
                     && Some(args) == arguments.as_ref()
             });
             if let Some(found) = found {
                 let (_, id, _, _) = self.requested.remove(found);
                 if let Some(tool) = self.spans[i].tool.as_mut() {
-                    tool.call_id = Some(id);
+                    tool.call_id = Some(id.into());
                 }
             }
         }

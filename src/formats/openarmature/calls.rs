@@ -156,8 +156,8 @@ impl Parser {
             span.name = "openarmature.tool.call".into();
             span.kind = SpanKind::Tool;
             span.tool = Some(Box::new(ToolFacts {
-                name: jsonrec::str_at(event, "tool_name").map(str::to_owned),
-                call_id: jsonrec::str_at(event, "tool_call_id").map(str::to_owned),
+                name: jsonrec::str_at(event, "tool_name").map(Into::into),
+                call_id: jsonrec::str_at(event, "tool_call_id").map(Into::into),
                 requested_by: None,
             }));
             span.input =

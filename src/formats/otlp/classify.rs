@@ -109,8 +109,8 @@ impl<'s> Attrs<'s> {
             _ => None,
         }
     }
-    fn first_str(&self, keys: &[&str]) -> Option<&'s str> {
-        keys.iter().find_map(|k| self.str(k))
+    fn first_shared_str(&self, keys: &[&str]) -> Option<crate::model::ArcStr> {
+        keys.iter().find_map(|k| self.shared_str(k))
     }
     /// The value's own shared allocation, for facts that keep it.
     fn shared_str(&self, key: &str) -> Option<crate::model::ArcStr> {
@@ -118,9 +118,6 @@ impl<'s> Attrs<'s> {
             AttrValue::Str(s) if !s.is_empty() => Some(s.clone()),
             _ => None,
         }
-    }
-    fn first_shared_str(&self, keys: &[&str]) -> Option<crate::model::ArcStr> {
-        keys.iter().find_map(|k| self.shared_str(k))
     }
     fn int(&self, key: &str) -> Option<i64> {
         self.get(key)?.as_i64()
@@ -345,30 +342,28 @@ fn identity_of(attrs: &Attrs) -> Identity {
 }
 
 fn tool_of(span_name: &str, attrs: &Attrs) -> ToolFacts {
+    // The attribute's own shared text: the run's summary and every view clone it for free.
     let name = attrs
-        .first_str(&[
+        .first_shared_str(&[
             "openarmature.tool.name",
             "gen_ai.tool.name",
             "tool.name",
             "langfuse.observation.metadata.openarmature_tool_name",
         ])
-        .map(str::to_owned)
         .unwrap_or_else(|| {
             span_name
                 .strip_prefix("execute_tool ")
                 .unwrap_or(span_name)
-                .to_owned()
+                .into()
         });
-    let call_id = attrs
-        .first_str(&[
-            "openarmature.tool.call.id",
-            "gen_ai.tool.call.id",
-            "tool_call.id",
-            "tool.id",
-            "langfuse.observation.metadata.openarmature_tool_call_id",
-            "langfuse.observation.metadata.tool_call_id",
-        ])
-        .map(str::to_owned);
+    let call_id = attrs.first_shared_str(&[
+        "openarmature.tool.call.id",
+        "gen_ai.tool.call.id",
+        "tool_call.id",
+        "tool.id",
+        "langfuse.observation.metadata.openarmature_tool_call_id",
+        "langfuse.observation.metadata.tool_call_id",
+    ]);
     ToolFacts {
         name: Some(name),
         call_id,
