@@ -157,8 +157,8 @@ impl fmt::Display for Origin {
 /// A small attribute value. Big strings are moved into [`AttrValue::Payload`].
 ///
 /// Every variant is one word, so a value is 16 bytes: a span holds a dozen. Strings are thin
-/// shared pointers ([`ArcStr`]); bytes, lists and maps are rare, so they pay a second
-/// allocation (a boxed `Vec`) rather than every value paying their two-word size.
+/// shared pointers ([`ArcStr`]); lists and maps keep their length in their one allocation
+/// (`ThinVec`); bytes are rare and pay a second allocation (a boxed `Vec`).
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::box_collection)]
 pub enum AttrValue {
@@ -169,8 +169,8 @@ pub enum AttrValue {
     Float(f64),
     Bool(bool),
     Bytes(Box<Vec<u8>>),
-    List(Box<Vec<AttrValue>>),
-    Map(Box<Vec<(String, AttrValue)>>),
+    List(thin_vec::ThinVec<AttrValue>),
+    Map(thin_vec::ThinVec<(String, AttrValue)>),
     /// Boxed: a payload is several times the size of the other variants, and most
     /// attributes are small.
     Payload(Box<Payload>),

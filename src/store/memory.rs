@@ -90,20 +90,18 @@ impl Tally {
     fn attr(&mut self, value: &AttrValue) -> u64 {
         match value {
             AttrValue::Str(s) => self.once(s),
-            // Bytes, lists and maps are a boxed `Vec`: its header, then its buffer.
+            // Bytes are a boxed `Vec`: its header, then its buffer.
             AttrValue::Bytes(b) => (size_of::<Vec<u8>>() + b.capacity()) as u64,
             AttrValue::List(items) => {
-                let own = size_of::<Vec<AttrValue>>() + items.capacity() * size_of::<AttrValue>();
-                own as u64 + items.iter().map(|v| self.attr(v)).sum::<u64>()
+                let own = thin_vec_bytes(items.capacity(), size_of::<AttrValue>());
+                own + items.iter().map(|v| self.attr(v)).sum::<u64>()
             }
             AttrValue::Map(items) => {
-                let own = size_of::<Vec<(String, AttrValue)>>()
-                    + items.capacity() * size_of::<(String, AttrValue)>();
-                own as u64
-                    + items
-                        .iter()
-                        .map(|(k, v)| string(k) + self.attr(v))
-                        .sum::<u64>()
+                let own = thin_vec_bytes(items.capacity(), size_of::<(String, AttrValue)>());
+                own + items
+                    .iter()
+                    .map(|(k, v)| string(k) + self.attr(v))
+                    .sum::<u64>()
             }
             AttrValue::Payload(p) => {
                 self.payload(p);

@@ -353,9 +353,9 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
             .decode(b.as_bytes())
             .map_or(AttrValue::Null, |bytes| AttrValue::Bytes(bytes.into()))
     } else if let Some(array) = &value.array_value {
-        AttrValue::List(Box::new(array.values.iter().map(plain_value).collect()))
+        AttrValue::List(array.values.iter().map(plain_value).collect())
     } else if let Some(kv) = &value.kvlist_value {
-        AttrValue::Map(Box::new(
+        AttrValue::Map(
             kv.values
                 .iter()
                 .map(|kv| {
@@ -363,7 +363,7 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
                     (kv.key.to_string(), v)
                 })
                 .collect(),
-        ))
+        )
     } else {
         AttrValue::Null
     }
