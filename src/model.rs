@@ -221,8 +221,9 @@ impl AttrValue {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SpanEvent {
     pub time_unix_nano: u64,
-    pub name: String,
-    pub attributes: Vec<(String, AttrValue)>,
+    /// Shared, as span names and attribute keys are: `exception` and its keys repeat.
+    pub name: ArcStr,
+    pub attributes: Vec<(ArcStr, AttrValue)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -326,7 +327,7 @@ pub struct Span {
     pub output: Sparse<Payload>,
     /// Keys are shared: the same few names repeat on every span.
     pub attributes: Vec<(ArcStr, AttrValue)>,
-    pub events: Vec<SpanEvent>,
+    pub events: thin_vec::ThinVec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: &'static str,
     pub origin: Option<Origin>,

@@ -159,10 +159,10 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
         .iter()
         .map(|(name, attributes)| SpanEvent {
             time_unix_nano: 1_500,
-            name: name.clone(),
+            name: name.as_str().into(),
             attributes: attributes
                 .iter()
-                .map(|(k, v)| (KEYS[*k].to_string(), v.clone()))
+                .map(|(k, v)| (KEYS[*k].into(), v.clone()))
                 .collect(),
         })
         .collect();

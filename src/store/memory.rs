@@ -183,12 +183,13 @@ impl Tally {
             self.shared_str(key);
             self.attributes += self.attr(value);
         }
-        self.events += (span.events.capacity() * size_of::<crate::model::SpanEvent>()) as u64;
+        self.events += thin_vec_bytes(span.events.capacity(), size_of::<crate::model::SpanEvent>());
         for event in &span.events {
-            self.events += string(&event.name);
+            self.events += self.once(&event.name)
+                + (event.attributes.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64;
             for (key, value) in &event.attributes {
-                self.events +=
-                    string(key) + self.attr(value) + size_of::<(String, AttrValue)>() as u64;
+                self.shared_str(key);
+                self.events += self.attr(value);
             }
         }
         match &span.origin {

@@ -395,11 +395,13 @@ fn runs_refreshed_on_every_core_equal_runs_refreshed_one_by_one() {
     assert!(one_by_one == on_every_core);
 }
 
-/// Every run pays these sizes whatever it holds, and a 100 MB load has 36,000 runs of two spans
-/// each: a field added here costs that many times over (`dump --stats` shows the rows).
+/// Every run and span pays these sizes whatever it holds, and a 100 MB load has 36,000 runs of
+/// two spans each: a field added here costs that many times over (`dump --stats` shows the rows).
 #[test]
-fn a_run_and_its_tree_summary_and_index_stay_small() {
+fn a_run_and_a_span_stay_small() {
     use std::mem::size_of;
+    let span = size_of::<crate::model::Span>();
+    assert!(span <= 248, "Span is {span} bytes");
     assert!(
         size_of::<Tree>() <= 56,
         "Tree is {} bytes",

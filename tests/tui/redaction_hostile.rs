@@ -214,7 +214,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
     ));
     root.events.push(SpanEvent {
         time_unix_nano: T0 + 1,
-        name: text(Field::EventName, "started"),
+        name: text(Field::EventName, "started").into(),
         attributes: vec![(
             "detail".into(),
             AttrValue::Str(text(Field::EventAttribute, "fine").into()),

@@ -224,8 +224,8 @@ impl Session<'_, '_> {
     fn event(&mut self, time: u64, name: String, attributes: Vec<(String, AttrValue)>) {
         self.conversation.root_events.push(SpanEvent {
             time_unix_nano: time,
-            name,
-            attributes,
+            name: name.into(),
+            attributes: crate::model::shared_keys(attributes),
         });
     }
 

@@ -162,7 +162,8 @@ impl Reader<'_, '_> {
                 name: format!(
                     "log entry {}",
                     str_field(message, "type").unwrap_or("unknown")
-                ),
+                )
+                .into(),
                 attributes: vec![(
                     "entry".into(),
                     AttrValue::Payload(Box::new(Payload::inline("entry", message.to_string()))),

@@ -213,13 +213,13 @@ fn build_span(
         .iter()
         .map(|event| SpanEvent {
             time_unix_nano: time(&event.time_unix_nano),
-            name: event.name.to_string(),
+            name: intern::name(&event.name),
             attributes: event
                 .attributes
                 .iter()
                 .map(|kv| {
                     (
-                        kv.key.to_string(),
+                        intern::name(&kv.key),
                         payloads.attr_value(&kv.key, kv.value.as_ref()),
                     )
                 })
