@@ -167,6 +167,19 @@ impl Summary {
     }
 }
 
+/// Lengths of the runs of consecutive spans with the same trace id, in order.
+fn same_trace_groups(spans: &[Span]) -> Vec<usize> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for i in 1..=spans.len() {
+        if i == spans.len() || spans[i].trace_id != spans[start].trace_id {
+            groups.push(i - start);
+            start = i;
+        }
+    }
+    groups
+}
+
 /// One agent run: an OTLP trace, an openai-agents trace, an arksim turn, a message log.
 #[derive(Debug, Clone, Default)]
 pub struct Invocation {
@@ -360,10 +373,23 @@ impl Store {
             }
             self.aliases.insert(from, to);
         }
-        for span in batch.spans {
-            self.stats.spans_seen += 1;
-            let target = self.resolve(&span.trace_id);
-            self.insert_span(&target, span, &mut dirty);
+        // A batch holds each trace's spans side by side: a new run gets room for exactly its
+        // group, so most runs are allocated once. Pushing one by one grew a one-span run to four
+        // spans' room and trimming it left a hole behind; on a 100 MB load those holes were
+        // 19 MB the allocator kept but could not use.
+        let groups = same_trace_groups(&batch.spans);
+        let mut spans = batch.spans.into_iter();
+        for group in groups {
+            let mut target = None;
+            for span in spans.by_ref().take(group) {
+                self.stats.spans_seen += 1;
+                let target = target.get_or_insert_with(|| {
+                    let target = self.resolve(&span.trace_id);
+                    self.reserve_spans(&target, group);
+                    target
+                });
+                self.insert_span(target, span, &mut dirty);
+            }
         }
         for (id, eval) in batch.evals {
             let target = self.resolve(&Id::from(id));
@@ -416,6 +442,20 @@ impl Store {
             );
         }
         Arc::make_mut(self.invocations.get_mut(id).expect("inserted above"))
+    }
+
+    /// Room for `more` spans in run `target`: exactly that in a new run, amortized in one that
+    /// grows (a run fed a span per batch must not be copied at every batch).
+    fn reserve_spans(&mut self, target: &Id, more: usize) {
+        if self.evicted_ids.contains(target) {
+            return;
+        }
+        let spans = &mut self.entry(target).spans;
+        if spans.is_empty() {
+            spans.reserve_exact(more);
+        } else {
+            spans.reserve(more);
+        }
     }
 
     fn insert_span(&mut self, target: &Id, span: Span, dirty: &mut HashSet<Id>) {

@@ -428,3 +428,32 @@ fn a_run_and_a_span_stay_small() {
         size_of::<ToolCallRef>()
     );
 }
+
+/// Capacity of run `trace`'s span vector after `apply`, before any settle trims it.
+fn span_room(store: &Store, trace: &str) -> usize {
+    store.invocations[&Id::from(trace)].spans.capacity()
+}
+
+#[test]
+fn a_new_run_gets_room_for_exactly_its_spans_and_a_growing_run_grows_amortized() {
+    let mut store = Store::new();
+    store.apply(Batch {
+        spans: vec![
+            span("a", "a1", None, 1),
+            span("a", "a2", Some("a1"), 2),
+            span("a", "a3", Some("a1"), 3),
+            span("b", "b1", None, 4),
+        ],
+        ..Default::default()
+    });
+    // Pushed one by one, three spans got room for four and one span room for four.
+    assert_eq!((span_room(&store, "a"), span_room(&store, "b")), (3, 1));
+    for n in 0..1000 {
+        store.apply(Batch {
+            spans: vec![span("c", &format!("c{n}"), None, n)],
+            ..Default::default()
+        });
+    }
+    // Doubling from one: growing to exactly 1000, batch by batch, would copy the run each time.
+    assert_eq!(span_room(&store, "c"), 1024);
+}
