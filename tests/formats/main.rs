@@ -15,6 +15,8 @@ mod otlp_encodings;
 mod otlp_facts;
 mod otlp_negative;
 mod payload_ranges;
+#[path = "../shared/protobuf_bytes.rs"]
+mod protobuf_bytes;
 mod query_index;
 mod store_incremental;
 mod store_split_files;

@@ -245,9 +245,8 @@ fn a_line_of_empty_spans_is_refused_before_it_decodes_to_far_more_than_its_size(
     let message = &loaded.batch.problems[0].message;
     assert!(message.contains("bytes per byte of input"), "{message}");
 
-    // The same in protobuf: one resource holding 2,000,000 empty spans (field 2, length 0).
-    let resource_spans = length_delimited(0x12, &[0x12, 0x00].repeat(2_000_000));
-    let request = length_delimited(0x0a, &resource_spans);
+    // The same in protobuf: one resource holding 2,000,000 empty spans.
+    let request = crate::protobuf_bytes::request_of_empty_spans(2_000_000);
     let path = tmp.path().join("empty-spans.pb");
     std::fs::write(&path, &request).unwrap();
     let loaded = load_file(&path);
@@ -262,17 +261,4 @@ fn a_line_of_empty_spans_is_refused_before_it_decodes_to_far_more_than_its_size(
         errors.iter().any(|m| m.contains("bytes per byte of input")),
         "{errors:?}"
     );
-}
-
-/// A protobuf field: its tag byte, the varint length, the bytes.
-fn length_delimited(tag: u8, inner: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    let mut len = inner.len();
-    while len >= 0x80 {
-        out.push((len as u8) | 0x80);
-        len >>= 7;
-    }
-    out.push(len as u8);
-    out.extend_from_slice(inner);
-    out
 }

@@ -274,20 +274,8 @@ fn a_request_too_long_for_one_spool_line_is_413_and_not_spooled() {
 fn a_body_of_empty_spans_is_refused_before_it_decodes_to_far_more_than_its_size() {
     let tmp = tempfile::tempdir().unwrap();
     let serve = Serve::start(tmp.path(), &[]);
-    // 4,000,000 empty spans (field 2, length 0): 8 MB of protobuf that would decode to 1 GB.
-    let spans = [0x12u8, 0x00].repeat(4_000_000);
-    let field = |tag: u8, inner: &[u8]| {
-        let mut out = vec![tag];
-        let mut len = inner.len();
-        while len >= 0x80 {
-            out.push((len as u8) | 0x80);
-            len >>= 7;
-        }
-        out.push(len as u8);
-        out.extend_from_slice(inner);
-        out
-    };
-    let body = field(0x0a, &field(0x12, &spans));
+    // 4,000,000 empty spans: 8 MB of protobuf that would decode to 1 GB.
+    let body = crate::protobuf_bytes::request_of_empty_spans(4_000_000);
     let response = raw_http(
         &serve.http,
         "POST",
