@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 /// Directories under `tests/` that hold data and scripts, not test code.
 const NOT_TEST_CODE: &[&str] = &["fixtures", "python"];
 
+/// Helpers more than one family uses, each file included by a family's `main.rs` with
+/// `#[path = "../shared/NAME.rs"]`.
+const SHARED: &str = "shared";
+
 /// Few binaries keep `cargo test`'s link time down; a new family needs a reason.
 const MOST_FAMILIES: usize = 6;
 
@@ -39,10 +43,13 @@ fn tests_are_family_binaries_whose_files_are_all_declared() {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let mut families = Vec::new();
     let mut strays = Vec::new();
+    let mut shared = Vec::new();
     for entry in std::fs::read_dir(&tests).expect("tests/") {
         let path = entry.expect("directory entry").path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() && !NOT_TEST_CODE.contains(&name.as_str()) {
+        if path.is_dir() && name == SHARED {
+            shared.extend(rust_files_under(&path));
+        } else if path.is_dir() && !NOT_TEST_CODE.contains(&name.as_str()) {
             if path.join("main.rs").is_file() {
                 families.push(path);
             } else {
@@ -87,6 +94,23 @@ fn tests_are_family_binaries_whose_files_are_all_declared() {
     assert!(
         undeclared.is_empty(),
         "never compiled: no `mod` declares {undeclared:?}"
+    );
+
+    let mains: Vec<String> = families
+        .iter()
+        .filter_map(|family| std::fs::read_to_string(family.join("main.rs")).ok())
+        .collect();
+    let unused: Vec<&PathBuf> = shared
+        .iter()
+        .filter(|file| {
+            let name = file.file_name().unwrap().to_string_lossy();
+            let include = format!("#[path = \"../{SHARED}/{name}\"]");
+            !mains.iter().any(|main| main.contains(&include))
+        })
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "never compiled: no family's main.rs includes {unused:?}"
     );
 }
 

@@ -129,6 +129,8 @@ pub struct App {
     pub selected_invocation: Option<String>,
     /// Until the user picks a run, the cursor stays on the newest one as data streams in.
     pub follow_newest: bool,
+    /// Spans seen when freed memory was last given back (see [`ingest_many`]).
+    spans_at_last_give_back: u64,
     selected_span: HashMap<String, String>,
     collapsed: HashMap<String, HashSet<String>>,
     fold_version: u64,
@@ -182,6 +184,7 @@ impl App {
             should_quit: false,
             selected_invocation: None,
             follow_newest: true,
+            spans_at_last_give_back: 0,
             selected_span: HashMap::new(),
             collapsed: HashMap::new(),
             fold_version: 0,
@@ -314,13 +317,28 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
     app.list.release(selected.as_deref());
     // Lists replaced earlier may still be held by the thread dropping them.
     garbage::wait_until_dropped();
+    let spans_before = app.store.stats().spans_seen;
     for event in events {
         apply_ingest(app, event);
     }
     // One rebuild per drain, however many batches it held.
     app.store.settle();
     refresh(app);
+    // A big load has just ended when a drain brings few spans after many: what loading freed
+    // goes back to the system, once per load.
+    let spans_now = app.store.stats().spans_seen;
+    if spans_now - spans_before < LOAD_ENDED_BELOW_SPANS
+        && spans_now - app.spans_at_last_give_back >= GIVE_BACK_AFTER_SPANS
+    {
+        app.spans_at_last_give_back = spans_now;
+        garbage::give_back_freed_memory_elsewhere();
+    }
 }
+
+/// A drain of fewer spans than this ends a load (see [`ingest_many`]).
+const LOAD_ENDED_BELOW_SPANS: u64 = 1_000;
+/// Spans loaded since memory was last given back before it is worth doing again.
+const GIVE_BACK_AFTER_SPANS: u64 = 20_000;
 
 fn apply_ingest(app: &mut App, event: IngestEvent) {
     match event {
@@ -517,4 +535,40 @@ pub fn update(app: &mut App, action: Action) {
         | Action::GoToCall => {}
     }
     refresh(app);
+}
+
+#[cfg(test)]
+mod give_back_tests {
+    use super::*;
+    use crate::model::{Batch, Span};
+
+    fn spans(count: u64) -> IngestEvent {
+        IngestEvent::Batch(Batch {
+            spans: (0..count)
+                .map(|n| Span {
+                    trace_id: format!("t{}", n / 4).into(),
+                    span_id: format!("s{n}").into(),
+                    name: "step".into(),
+                    format: "test",
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    fn given_back() -> u64 {
+        garbage::GIVEN_BACK.with(|given| given.get())
+    }
+
+    #[test]
+    fn freed_memory_goes_back_once_when_a_big_load_ends() {
+        let mut app = App::new(Store::new(), Config::default(), Reveal::Redacted);
+        ingest_many(&mut app, [spans(25_000)]);
+        assert_eq!(given_back(), 0, "not while the load is under way");
+        ingest_many(&mut app, [spans(10)]);
+        assert_eq!(given_back(), 1, "a small drain after a big load ends it");
+        ingest_many(&mut app, [spans(10)]);
+        assert_eq!(given_back(), 1, "once per load");
+    }
 }
