@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 const NOT_TEST_CODE: &[&str] = &["fixtures", "python"];
 
 /// Helpers more than one family uses, each file included by a family's `main.rs` with
-/// `#[path = "../shared/NAME.rs"]`.
-const SHARED: &str = "shared";
+/// `#[path = "../common/NAME.rs"]`.
+const COMMON: &str = "common";
 
 /// Few binaries keep `cargo test`'s link time down; a new family needs a reason.
 const MOST_FAMILIES: usize = 6;
@@ -43,12 +43,12 @@ fn tests_are_family_binaries_whose_files_are_all_declared() {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let mut families = Vec::new();
     let mut strays = Vec::new();
-    let mut shared = Vec::new();
+    let mut common = Vec::new();
     for entry in std::fs::read_dir(&tests).expect("tests/") {
         let path = entry.expect("directory entry").path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() && name == SHARED {
-            shared.extend(rust_files_under(&path));
+        if path.is_dir() && name == COMMON {
+            common.extend(rust_files_under(&path));
         } else if path.is_dir() && !NOT_TEST_CODE.contains(&name.as_str()) {
             if path.join("main.rs").is_file() {
                 families.push(path);
@@ -100,11 +100,11 @@ fn tests_are_family_binaries_whose_files_are_all_declared() {
         .iter()
         .filter_map(|family| std::fs::read_to_string(family.join("main.rs")).ok())
         .collect();
-    let unused: Vec<&PathBuf> = shared
+    let unused: Vec<&PathBuf> = common
         .iter()
         .filter(|file| {
             let name = file.file_name().unwrap().to_string_lossy();
-            let include = format!("#[path = \"../{SHARED}/{name}\"]");
+            let include = format!("#[path = \"../{COMMON}/{name}\"]");
             !mains.iter().any(|main| main.contains(&include))
         })
         .collect();

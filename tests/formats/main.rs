@@ -15,7 +15,7 @@ mod otlp_encodings;
 mod otlp_facts;
 mod otlp_negative;
 mod payload_ranges;
-#[path = "../shared/protobuf_bytes.rs"]
+#[path = "../common/protobuf_bytes.rs"]
 mod protobuf_bytes;
 mod query_index;
 mod store_incremental;

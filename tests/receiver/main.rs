@@ -8,7 +8,7 @@ mod jaeger_source;
 mod listen_embedded;
 mod live_spool_ranges;
 mod otlp_collector_files;
-#[path = "../shared/protobuf_bytes.rs"]
+#[path = "../common/protobuf_bytes.rs"]
 mod protobuf_bytes;
 mod receiver_http;
 mod receiver_limits;

@@ -1,5 +1,5 @@
 //! Hand-written protobuf for hostile bodies no client library would build (millions of empty
-//! messages): shared by the test binaries that include it with `#[path]`.
+//! messages): used by the test binaries that include it with `#[path]`.
 
 /// A length-delimited protobuf field: its tag byte, the length as a varint, the bytes.
 pub fn length_delimited(tag: u8, inner: &[u8]) -> Vec<u8> {
