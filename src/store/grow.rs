@@ -239,18 +239,8 @@ impl Invocation {
         if span.kind != SpanKind::Tool {
             return;
         }
-        let failed = span.status.is_error();
-        s.tool_calls.push(ToolCallRef {
-            name: span
-                .tool_name()
-                .map_or_else(|| span.name.clone(), ArcStr::from),
-            call_id: span.tool_call_id().map(ArcStr::from),
-            failed,
-            span_id: span.span_id.clone(),
-            span: i,
-            start_unix_nano: span.start_unix_nano,
-        });
-        s.failed_tool_calls += usize::from(failed);
+        s.tool_calls.push(ToolCallRef::of(span, i));
+        s.failed_tool_calls += usize::from(span.status.is_error());
     }
 
     /// Pre-order rows from the roots: one linear pass, no sorting, no hashing.

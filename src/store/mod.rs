@@ -167,6 +167,24 @@ impl Summary {
     }
 }
 
+impl ToolCallRef {
+    /// The call made by tool span `span`, at index `index` of its run. Its name and call id
+    /// are the span's own shared texts (the span's name when it names no tool): no copies.
+    fn of(span: &Span, index: usize) -> ToolCallRef {
+        let tool = span.tool.as_deref();
+        ToolCallRef {
+            name: tool
+                .and_then(|tool| tool.name.clone())
+                .unwrap_or_else(|| span.name.clone()),
+            call_id: tool.and_then(|tool| tool.call_id.clone()),
+            failed: span.status.is_error(),
+            span_id: span.span_id.clone(),
+            span: index,
+            start_unix_nano: span.start_unix_nano,
+        }
+    }
+}
+
 /// Lengths of the runs of consecutive spans with the same trace id, in order.
 fn same_trace_groups(spans: &[Span]) -> Vec<usize> {
     let mut groups = Vec::new();

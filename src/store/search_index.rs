@@ -144,7 +144,7 @@ impl SearchIndex {
 
     /// Heap bytes held by this run alone (see [`SearchIndex::shared_heap`]).
     pub fn heap_bytes(&self) -> usize {
-        let thin = |capacity: usize| if capacity == 0 { 0 } else { 16 + capacity * 4 };
+        let thin = |capacity| super::memory::thin_vec_bytes(capacity, 4) as usize;
         thin(self.pieces.capacity()) + thin(self.spans.capacity())
     }
 

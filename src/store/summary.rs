@@ -44,18 +44,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     });
     let tool_calls: ThinVec<ToolCallRef> = tool_spans
         .into_iter()
-        .map(|i| ToolCallRef {
-            name: spans[i]
-                .tool
-                .as_ref()
-                .and_then(|tool| tool.name.clone())
-                .unwrap_or_else(|| spans[i].name.clone()),
-            call_id: spans[i].tool.as_ref().and_then(|tool| tool.call_id.clone()),
-            failed: spans[i].status.is_error(),
-            span_id: spans[i].span_id.clone(),
-            span: i,
-            start_unix_nano: spans[i].start_unix_nano,
-        })
+        .map(|i| ToolCallRef::of(&spans[i], i))
         .collect();
     let failed_tool_calls = tool_calls.iter().filter(|c| c.failed).count();
 
