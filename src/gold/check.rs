@@ -260,30 +260,28 @@ pub fn check_store(
     problems: &mut Vec<Problem>,
 ) -> Vec<DiffReport> {
     let mut sidecars = SidecarCache::default();
-    // The conversation index reads every attribute of every span: not built for a store
-    // without conversations (no report can come from one).
-    let conversations = if store
+    // Finding a run's arksim conversation reads every attribute of every span: a store
+    // where no run's summary names a conversation has none, and its runs' reports come
+    // from their own golds alone.
+    let conversations = store
         .invocations()
-        .any(|inv| conversation_of(inv).is_some())
-    {
-        Conversations::of_store(store)
-    } else {
-        Conversations::default()
-    };
+        .any(|inv| inv.summary().conversation.is_some() && conversation_of(inv).is_some())
+        .then(|| Conversations::of_store(store));
     let mut reported = std::collections::HashSet::new();
     store
         .oldest_first()
         .into_iter()
-        .filter_map(|inv| {
-            report_in(
+        .filter_map(|inv| match &conversations {
+            Some(conversations) => report_in(
                 store,
-                &conversations,
+                conversations,
                 inv,
                 gold_file,
                 options,
                 &mut sidecars,
                 problems,
-            )
+            ),
+            None => report_for(inv, gold_file, options, &mut sidecars, problems),
         })
         .filter(|report| {
             report

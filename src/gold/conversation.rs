@@ -14,13 +14,14 @@ use super::{ActualCall, GoldSpec};
 use crate::model::AttrValue;
 use crate::store::{Invocation, Store};
 
-/// The arksim conversation an invocation is a turn of, from its turn span.
+/// The arksim conversation an invocation is a turn of, from its turn span. A blank id names
+/// none, as in the run's summary: a run with one here always has a summary conversation.
 pub fn conversation_of(invocation: &Invocation) -> Option<&str> {
     invocation
         .spans
         .iter()
         .find_map(|s| match s.attr("arksim.conversation_id") {
-            Some(AttrValue::Str(id)) => Some(&**id),
+            Some(AttrValue::Str(id)) if !id.trim().is_empty() => Some(&**id),
             _ => None,
         })
 }

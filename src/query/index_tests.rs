@@ -212,6 +212,37 @@ fn assert_index_only_narrows(store: &Store, needles: &[String]) {
     }
 }
 
+/// A store that keeps no index (`dump`, `check`) matches what the indexed one does, and its
+/// runs hold no index at all.
+fn assert_unindexed_store_matches(indexed: &Store, unindexed: &Store, needles: &[String]) {
+    let ctx = Context::default();
+    for inv in unindexed.invocations() {
+        let index = inv.search_index();
+        assert!(
+            index.heap_bytes() == 0 && index.shared_heap().is_none(),
+            "run {} has an index",
+            inv.id
+        );
+    }
+    for (i, needle) in needles.iter().enumerate() {
+        let other = &needles[(i + 1) % needles.len()];
+        for text in queries(needle, other) {
+            let Ok(query) = Query::parse(&text) else {
+                continue;
+            };
+            for inv in indexed.invocations() {
+                let plain = unindexed.get(&inv.id).expect("same runs");
+                assert_eq!(
+                    query.matches(inv, &ctx),
+                    query.matches(plain, &ctx),
+                    "{text:?} on run {}",
+                    inv.id
+                );
+            }
+        }
+    }
+}
+
 fn config() -> Config {
     Config {
         cases: 128,
@@ -262,13 +293,18 @@ proptest! {
         needles.extend(typed.iter().map(|t| t.to_lowercase()));
 
         let mut store = Store::new();
+        let mut unindexed = Store::unindexed();
         store.ingest(Batch { spans: spans.concat(), ..Batch::default() });
+        unindexed.ingest(Batch { spans: spans.concat(), ..Batch::default() });
         assert_index_only_narrows(&store, &needles);
+        assert_unindexed_store_matches(&store, &unindexed, &needles);
         // Late spans join the first run (its index grows) with texts the queries above may
         // not have seen.
         let grown = spans[0].len();
         let late: Vec<Span> = late.iter().enumerate().map(|(s, p)| span_of(p, 0, grown + s)).collect();
-        store.ingest(Batch { spans: late, ..Batch::default() });
+        store.ingest(Batch { spans: late.clone(), ..Batch::default() });
+        unindexed.ingest(Batch { spans: late, ..Batch::default() });
         assert_index_only_narrows(&store, &needles);
+        assert_unindexed_store_matches(&store, &unindexed, &needles);
     }
 }

@@ -11,7 +11,9 @@ use super::files::{self, Found};
 use super::pieces::{self, PiecewiseLoad};
 use super::remote::{self, RemoteOptions};
 
-/// Loads every source into a fresh store; returns it with the per-source load records.
+/// Loads every source into a fresh store; returns it with the per-source load records. The
+/// store keeps no search index: a command reads it once, and an index would be built to be
+/// read once, if at all (a query tests every span instead, and finds the same).
 pub fn load_store(sources: &[PathBuf]) -> (Store, Vec<SourceReport>) {
     load_store_with(sources, &RemoteOptions::default())
 }
@@ -19,7 +21,15 @@ pub fn load_store(sources: &[PathBuf]) -> (Store, Vec<SourceReport>) {
 /// [`load_store`], reaching remote sources with `remote`'s token and headers. A remote source
 /// is read as a snapshot: what it holds now, in order with the files around it.
 pub fn load_store_with(sources: &[PathBuf], remote: &RemoteOptions) -> (Store, Vec<SourceReport>) {
-    let mut store = Store::new();
+    load_into(Store::unindexed(), sources, remote)
+}
+
+/// Loads every source into `store` and settles it once at the end.
+pub fn load_into(
+    mut store: Store,
+    sources: &[PathBuf],
+    remote: &RemoteOptions,
+) -> (Store, Vec<SourceReport>) {
     let mut reports = Vec::new();
     // Settled once at the end: a trace split over many files is assembled once, not once per
     // file.

@@ -72,8 +72,20 @@ impl Invocation {
             self.attach(i);
             self.add_to_summary(i);
         }
+        // A conversation is named by whichever span carries it, often the root, which ends
+        // (and is sent) last.
+        if self.spans[from..]
+            .iter()
+            .any(super::summary::names_a_conversation)
+        {
+            let (conversation, turn) = super::summary::conversation_of(&self.spans);
+            self.summary.conversation = conversation.map(ArcStr::from);
+            self.summary.turn = turn;
+        }
         self.built = n;
-        self.search.extend(&self.spans);
+        if !self.unindexed {
+            self.search.extend(&self.spans);
+        }
         self.lay_out_rows();
         // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
         // sorted already, so this is a linear merge pass).

@@ -149,7 +149,9 @@ impl Invocation {
         link_tool_calls(&mut self.spans);
         self.tree = build_tree(&self.spans, &self.span_index);
         self.summary = summarize(self);
-        self.search = super::search_index::SearchIndex::of(&self.spans);
+        if !self.unindexed {
+            self.search = super::search_index::SearchIndex::of(&self.spans);
+        }
         self.work += self.spans.len() as u64;
         self.built = self.spans.len();
         self.has_stand_ins = self

@@ -101,29 +101,114 @@ pub(super) const CONVERSATION_KEYS: &[&str] = &[
     "langfuse.session.id",
 ];
 
-/// The conversation a run belongs to and its turn number: the first span attribute of
-/// [`CONVERSATION_KEYS`] found, else an openai-agents trace's `group_id`.
-pub(super) fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
-    let attr = |key: &str| {
-        spans.iter().find_map(|s| {
-            s.attr(key)
-                .and_then(|v| match v {
-                    crate::model::AttrValue::Int(i) => Some(i.to_string()),
-                    other => other.as_str().map(str::to_owned),
-                })
-                .filter(|v| !v.trim().is_empty())
+/// The span may change its run's conversation or turn (see [`conversation_of`]).
+pub(super) fn names_a_conversation(span: &Span) -> bool {
+    span.format == "openai-agents"
+        || span.attributes.iter().any(|(key, _)| {
+            CONVERSATION_KEYS
+                .iter()
+                .chain(TURN_KEYS)
+                .any(|known| **key == **known)
         })
+}
+
+/// Attributes numbering a run's turn within its conversation, most specific first.
+const TURN_KEYS: &[&str] = &["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"];
+
+/// The conversation a run belongs to and its turn number: for the first of
+/// [`CONVERSATION_KEYS`] (and of [`TURN_KEYS`]) that any span holds a non-blank value of, the
+/// value of the first such span (a span's first attribute of a key is the one it holds); else
+/// an openai-agents trace's `group_id`. One pass over the attributes, whatever the run holds.
+pub(super) fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
+    const KEYS: usize = CONVERSATION_KEYS.len() + TURN_KEYS.len();
+    let text = |value: &crate::model::AttrValue| {
+        match value {
+            crate::model::AttrValue::Int(i) => Some(i.to_string()),
+            other => other.as_str().map(str::to_owned),
+        }
+        .filter(|v| !v.trim().is_empty())
     };
-    let conversation = CONVERSATION_KEYS.iter().find_map(|k| attr(k)).or_else(|| {
-        spans
-            .iter()
-            .filter(|s| s.format == "openai-agents")
-            .find_map(|s| s.identity.correlation_id.as_deref().map(str::to_owned))
-            .filter(|v| !v.trim().is_empty())
-    });
-    let turn = ["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"]
+    let mut found: [Option<String>; KEYS] = Default::default();
+    for span in spans {
+        let mut seen = [false; KEYS];
+        for (key, value) in &span.attributes {
+            let Some(k) = CONVERSATION_KEYS
+                .iter()
+                .chain(TURN_KEYS)
+                .position(|known| **key == **known)
+            else {
+                continue;
+            };
+            if !std::mem::replace(&mut seen[k], true) && found[k].is_none() {
+                found[k] = text(value);
+            }
+        }
+    }
+    let conversation = found[..CONVERSATION_KEYS.len()]
+        .iter_mut()
+        .find_map(Option::take)
+        .or_else(|| {
+            spans
+                .iter()
+                .filter(|s| s.format == "openai-agents")
+                .find_map(|s| s.identity.correlation_id.as_deref().map(str::to_owned))
+                .filter(|v| !v.trim().is_empty())
+        });
+    let turn = found[CONVERSATION_KEYS.len()..]
         .iter()
-        .find_map(|k| attr(k))
+        .find_map(|t| t.as_deref())
         .and_then(|t| t.trim().parse().ok());
     (conversation, turn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conversation_of;
+    use crate::model::{ArcStr, AttrValue, Span};
+
+    fn span(attributes: &[(&str, AttrValue)]) -> Span {
+        Span {
+            attributes: attributes
+                .iter()
+                .map(|(key, value)| (ArcStr::from(*key), value.clone()))
+                .collect(),
+            ..Span::default()
+        }
+    }
+
+    fn text(value: &str) -> AttrValue {
+        AttrValue::Str(value.into())
+    }
+
+    #[test]
+    fn the_most_specific_key_any_span_holds_names_the_conversation_and_its_turn() {
+        let spans = [
+            span(&[("session.id", text("s-1")), ("turn_index", text("x"))]),
+            // A span's first attribute of a key is the one it holds: this blank id hides the
+            // second, and the span names no arksim conversation.
+            span(&[
+                ("arksim.conversation_id", text("  ")),
+                ("arksim.conversation_id", text("hidden")),
+            ]),
+            span(&[
+                ("gen_ai.conversation.id", text("g-1")),
+                ("arksim.turn_id", AttrValue::Int(3)),
+            ]),
+            span(&[("arksim.conversation_id", text("c-2"))]),
+            span(&[("arksim.conversation_id", text("c-3"))]),
+        ];
+        assert_eq!(conversation_of(&spans), (Some("c-2".into()), Some(3)));
+        assert_eq!(conversation_of(&spans[..3]), (Some("g-1".into()), Some(3)));
+        assert_eq!(conversation_of(&spans[..1]), (Some("s-1".into()), None));
+        assert_eq!(conversation_of(&spans[1..2]), (None, None));
+    }
+
+    #[test]
+    fn a_turn_that_is_not_a_number_is_no_turn_even_when_a_later_key_holds_one() {
+        let spans = [span(&[
+            ("arksim.turn_id", text("first")),
+            ("turn_index", AttrValue::Int(4)),
+        ])];
+        assert_eq!(conversation_of(&spans), (None, None));
+    }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::model::Origin;
-use crate::model::{SpanStatus, ToolFacts};
+use crate::model::{AttrValue, SpanStatus, ToolFacts};
 
 fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
     Span {
@@ -34,6 +34,23 @@ fn orphans_reattach_when_their_parent_arrives() {
     assert_eq!(rows.len(), 2);
     assert_eq!(inv.spans[rows[0].span].span_id, "root");
     assert_eq!((rows[1].depth, rows[1].orphan), (1, false));
+}
+
+#[test]
+fn a_conversation_named_by_a_span_that_arrives_later_reaches_the_summary() {
+    let mut store = Store::new();
+    ingest(&mut store, vec![span("t", "child", Some("root"), 5)]);
+    assert_eq!(store.get("t").unwrap().summary().conversation, None);
+    // The root ends last, so an exporter sends it last: the run grows, it is not rebuilt.
+    let mut root = span("t", "root", None, 1);
+    root.attributes = vec![
+        ("session.id".into(), AttrValue::Str("chat-7".into())),
+        ("turn_index".into(), AttrValue::Int(2)),
+    ];
+    ingest(&mut store, vec![root]);
+    let summary = store.get("t").unwrap().summary();
+    assert_eq!(summary.conversation.as_deref(), Some("chat-7"));
+    assert_eq!(summary.turn, Some(2));
 }
 
 #[test]

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use toolcap::model::AttrValue;
 use toolcap::query::{Context, Query};
-use toolcap::sources::load::load_store;
+use toolcap::sources::load::load_into;
+use toolcap::sources::remote::RemoteOptions;
+use toolcap::store::Store;
 
 /// Lower-case ASCII needles cut from the spans' own text, so most queries match something.
 fn needles(store: &toolcap::store::Store) -> BTreeSet<String> {
@@ -45,10 +47,20 @@ fn needles(store: &toolcap::store::Store) -> BTreeSet<String> {
 #[test]
 fn indexed_queries_match_exactly_what_a_full_scan_matches() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let (store, _) = load_store(&[
-        root.join("tests/fixtures/corpus"),
-        root.join("assets/sample-traces"),
-    ]);
+    let (store, _) = load_into(
+        Store::new(),
+        &[
+            root.join("tests/fixtures/corpus"),
+            root.join("assets/sample-traces"),
+        ],
+        &RemoteOptions::default(),
+    );
+    assert!(
+        store
+            .invocations()
+            .all(|inv| inv.spans.is_empty() || inv.search_index().shared_heap().is_some()),
+        "every run is indexed"
+    );
     let all = needles(&store);
     assert!(all.len() > 200, "{} needles", all.len());
     // An even sample of about 250, to keep the test quick in debug builds.
