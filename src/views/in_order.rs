@@ -1,15 +1,24 @@
 //! Formatting many rows on every core and writing them in their order: `dump` formats one
-//! invocation at a time, and each is independent of the others, so a window of rows is cut
-//! into one part per core, the parts are formatted at once, and written one after the other.
-//! Only a window's output is in memory at a time, never the whole output.
+//! invocation at a time, and each is independent of the others, so the rows are cut into
+//! parts, one thread per core formats part after part, and the calling thread only writes
+//! them, in order. Writing into a pipe blocks whenever its reader lags; the formatting threads
+//! meanwhile work ahead, by at most two parts each: a part's buffer is a ticket to format one,
+//! and the writer hands it back once written. So a few parts' output is in memory at a time,
+//! never the whole output, and the buffers are reused (a fresh multi-MB buffer per part meant
+//! fresh pages from the kernel each time).
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
-/// Rows formatted per part; a window is one part per core.
+/// Rows formatted per part.
 const ROWS_PER_PART: usize = 256;
+/// Parts each formatting thread may be ahead of the writer.
+const PARTS_AHEAD_PER_THREAD: usize = 2;
 
-/// A part's output. Buffers are emptied and reused from window to window: a fresh multi-MB
-/// buffer per part and window meant fresh pages from the kernel each time.
+/// A part's output, emptied and reused from part to part.
 pub trait PartBuffer: Default + AsRef<[u8]> + Send {
     fn clear(&mut self);
 }
@@ -38,49 +47,61 @@ where
     B: PartBuffer,
 {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let window = ROWS_PER_PART * cores;
     let format_part = |first: usize, part: &[T], mut buffer: B| {
         for (offset, row) in part.iter().enumerate() {
             format(first + offset, row, &mut buffer);
         }
         buffer
     };
-    let mut spare: Vec<B> = Vec::new();
-    for (window_index, window_rows) in rows.chunks(window).enumerate() {
-        let window_first = window_index * window;
-        let mut take = || spare.pop().unwrap_or_default();
-        let parts: Vec<B> = if cores < 2 || window_rows.len() <= ROWS_PER_PART {
-            vec![format_part(window_first, window_rows, take())]
-        } else {
-            let part_len = window_rows.len().div_ceil(cores);
-            std::thread::scope(|scope| {
-                let mut pieces = window_rows.chunks(part_len).enumerate();
-                let (_, own) = pieces.next().unwrap_or((0, &[]));
-                let own_buffer = take();
-                let others: Vec<_> = pieces
-                    .map(|(k, part)| {
-                        let format_part = &format_part;
-                        let buffer = take();
-                        scope.spawn(move || format_part(window_first + k * part_len, part, buffer))
-                    })
-                    .collect();
-                let mut parts = vec![format_part(window_first, own, own_buffer)];
-                for handle in others {
-                    match handle.join() {
-                        Ok(part) => parts.push(part),
-                        Err(panic) => std::panic::resume_unwind(panic),
+    if cores < 2 || rows.len() <= ROWS_PER_PART {
+        return out.write_all(format_part(0, rows, B::default()).as_ref());
+    }
+    let parts: Vec<&[T]> = rows.chunks(ROWS_PER_PART).collect();
+    let next_part = AtomicUsize::new(0);
+    let (ticket_sender, tickets) = mpsc::channel::<B>();
+    let tickets = Mutex::new(tickets);
+    let (formatted_sender, formatted) = mpsc::channel::<(usize, B)>();
+    std::thread::scope(|scope| {
+        // Owned here, so a failed write drops it on the way out: a formatting thread waiting
+        // for a ticket then stops, and the scope can end.
+        let ticket_sender = ticket_sender;
+        for _ in 0..cores {
+            let formatted_sender = formatted_sender.clone();
+            let (tickets, next_part, parts, format_part) =
+                (&tickets, &next_part, &parts, &format_part);
+            scope.spawn(move || {
+                loop {
+                    let ticket = tickets.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    // No ticket: the writer stopped (a closed pipe).
+                    let Ok(buffer) = ticket else { break };
+                    let k = next_part.fetch_add(1, Ordering::Relaxed);
+                    let Some(part) = parts.get(k) else { break };
+                    let buffer = format_part(k * ROWS_PER_PART, part, buffer);
+                    if formatted_sender.send((k, buffer)).is_err() {
+                        break;
                     }
                 }
-                parts
-            })
-        };
-        for mut part in parts {
-            out.write_all(part.as_ref())?;
-            part.clear();
-            spare.push(part);
+            });
         }
-    }
-    Ok(())
+        drop(formatted_sender);
+        for _ in 0..cores * PARTS_AHEAD_PER_THREAD {
+            let _ = ticket_sender.send(B::default());
+        }
+        let mut waiting = BTreeMap::new();
+        let mut wanted = 0;
+        // Ends when every formatting thread has stopped: after the last part, or once
+        // `ticket_sender` is dropped below on a failed write.
+        for (k, buffer) in &formatted {
+            waiting.insert(k, buffer);
+            while let Some(mut part) = waiting.remove(&wanted) {
+                out.write_all(part.as_ref())?;
+                part.clear();
+                let _ = ticket_sender.send(part);
+                wanted += 1;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// serde_json's pretty layout (two spaces per level) for a value that sits `depth` levels down
@@ -205,6 +226,45 @@ mod tests {
                 "{count} rows"
             );
         }
+    }
+
+    /// Takes `room` bytes, then fails as a closed pipe does.
+    struct ClosingPipe {
+        room: usize,
+    }
+
+    impl Write for ClosingPipe {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            let taken = bytes.len().min(self.room);
+            self.room -= taken;
+            Ok(taken)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_write_that_fails_ends_the_formatting_and_is_returned() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let most_ahead = (cores.max(2) * PARTS_AHEAD_PER_THREAD + 2) * ROWS_PER_PART;
+        let rows: Vec<usize> = (0..most_ahead + 20 * ROWS_PER_PART).collect();
+        let formatted = AtomicUsize::new(0);
+        let result = write_in_order(
+            &mut ClosingPipe { room: 1000 },
+            &rows,
+            |_, row: &usize, buffer: &mut String| {
+                formatted.fetch_add(1, Ordering::Relaxed);
+                buffer.push_str(&format!("{row}\n"));
+            },
+        );
+        assert_eq!(result.map_err(|e| e.kind()), Err(io::ErrorKind::BrokenPipe));
+        // The formatting threads work at most a few parts ahead of the failed write.
+        let ahead = formatted.load(Ordering::Relaxed);
+        assert!(ahead <= most_ahead, "{ahead} rows formatted");
     }
 
     #[test]

@@ -158,3 +158,32 @@ fn dump_stats_breaks_the_store_memory_down_on_stderr_and_leaves_stdout_alone() {
     );
     assert!(mib("process peak resident size") > mib("total"), "{stats}");
 }
+
+/// `dump` grows the pipe it writes into (a pipe's size belongs to the pipe, so the reading
+/// end sees it): its output is about as big as the file it read.
+#[cfg(target_os = "linux")]
+#[test]
+fn dump_writes_into_a_pipe_it_has_widened_to_a_mebibyte() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json", fixture])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run toolcap-tui");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut json = String::new();
+    stdout.read_to_string(&mut json).expect("read the output");
+    assert!(child.wait().expect("wait").success());
+    assert!(json.contains("\"invocations\""), "{json}");
+    // SAFETY: F_GETPIPE_SZ reads the size of the pipe the descriptor, still open, belongs to.
+    let size = unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    let ceiling: i32 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .map_or(1 << 20, |text| text.trim().parse().unwrap_or(1 << 20));
+    if ceiling >= 1 << 20 {
+        assert_eq!(size, 1 << 20, "the pipe's size after dump");
+    }
+}
