@@ -73,7 +73,21 @@ pub fn error_message(error: &crate::model::ErrorInfo, mode: Reveal) -> Option<St
 
 /// Free text ready for a one-line terminal cell under `mode`: masked, then made inert.
 pub fn shown_line(text: &str, mode: Reveal) -> String {
-    sanitize_line(&mask_text(text, mode))
+    let mut line = String::new();
+    push_shown_line(&mut line, text, mode);
+    line
+}
+
+/// [`shown_line`], appended to `out`: views that write many lines (`dump`) spare an allocation
+/// per cell. Text the mask leaves alone holds no secret for [`sanitize_line`]'s own pass to
+/// find either (it masks a subset), so printable ASCII goes straight through.
+pub fn push_shown_line(out: &mut String, text: &str, mode: Reveal) {
+    match mask_text(text, mode) {
+        Cow::Borrowed(unmasked) if unmasked.bytes().all(|b| (0x20..0x7f).contains(&b)) => {
+            out.push_str(unmasked)
+        }
+        masked => out.push_str(&sanitize_line(&masked)),
+    }
 }
 
 /// Free text ready for a multi-line terminal pane under `mode`: masked, then made inert.

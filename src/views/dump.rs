@@ -282,11 +282,12 @@ pub fn write_selection_text(
 
 fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: Option<&Match>) {
     let s = inv.summary();
+    out.push(s.health.glyph());
+    out.push(' ');
+    redact::push_shown_line(out, &s.name, mode);
     let _ = write!(
         out,
-        "{} {} [{}] {:.1} ms · {} spans · {} tool calls",
-        s.health.glyph(),
-        redact::shown_line(&s.name, mode),
+        " [{}] {:.1} ms · {} spans · {} tool calls",
         s.health.as_str(),
         s.duration_ms(),
         s.counts.spans,
@@ -323,7 +324,10 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
             Some(m) if m.spans.binary_search(&row.span).is_ok() => "» ",
             _ => "  ",
         };
-        let _ = write!(out, "{marker}{}", "  ".repeat(row.depth.min(64)));
+        out.push_str(marker);
+        for _ in 0..row.depth.min(64) {
+            out.push_str("  ");
+        }
         write_span_line(out, span, inv.health_of(row.span), row, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth);
@@ -343,22 +347,20 @@ fn write_span_line(
         crate::model::Health::Degraded => "degraded",
         crate::model::Health::Ok => "ok",
     };
-    let _ = write!(
-        out,
-        "{} {} [{}] {:.1} ms",
-        span.kind.glyph(),
-        redact::shown_line(&span.name, mode),
-        status,
-        span.duration_ms()
-    );
+    out.push(span.kind.glyph());
+    out.push(' ');
+    redact::push_shown_line(out, &span.name, mode);
+    let _ = write!(out, " [{status}] {:.1} ms", span.duration_ms());
     if let Some(tool) = span.tool_name() {
-        let _ = write!(out, " tool={}", redact::shown_line(tool, mode));
+        out.push_str(" tool=");
+        redact::push_shown_line(out, tool, mode);
     }
     if let Some(id) = span.tool_call_id() {
         let _ = write!(out, " call_id={}", redact::sanitize_line(id));
     }
     if let Some(model) = span.model() {
-        let _ = write!(out, " model={}", redact::shown_line(model, mode));
+        out.push_str(" model=");
+        redact::push_shown_line(out, model, mode);
     }
     if let Some(attempt) = span.identity.attempt_index {
         let _ = write!(out, " attempt={attempt}");
