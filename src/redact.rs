@@ -400,6 +400,26 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_line_appended_in_place_is_the_mask_then_the_sanitizer() {
+        let texts = [
+            "chat gpt-4o",
+            "mail ada@example.com now",
+            "Authorization: Bearer sk-abcdefghijklmnopqrstuvwx",
+            "tab\there\u{1b}[2J",
+            "ok\u{200b}hidden",
+            "",
+        ];
+        for mode in [Reveal::Redacted, Reveal::Revealed] {
+            for text in texts {
+                let mut line = String::from("before ");
+                push_shown_line(&mut line, text, mode);
+                let expected = format!("before {}", sanitize_line(&mask_text(text, mode)));
+                assert_eq!(line, expected, "{text:?} {mode:?}");
+            }
+        }
+    }
+
+    #[test]
     fn escape_sequences_become_inert() {
         let hostile = "a\u{1b}[2Jb\u{1b}]52;c;SGVsbG8=\u{7}c\u{9b}d";
         let clean = sanitize(hostile);
