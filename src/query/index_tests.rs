@@ -192,24 +192,30 @@ fn cut(text: &str, from: usize, len: usize) -> String {
     chars[from..(from + len).min(chars.len())].iter().collect()
 }
 
-fn assert_index_only_narrows(store: &Store, needles: &[String]) {
-    let ctx = Context::default();
+/// Runs `check` on every query made from `needles` (each with the next as its other text).
+fn each_query(needles: &[String], mut check: impl FnMut(&Query, &str)) {
     for (i, needle) in needles.iter().enumerate() {
         let other = &needles[(i + 1) % needles.len()];
         for text in queries(needle, other) {
-            let Ok(query) = Query::parse(&text) else {
-                continue;
-            };
-            for inv in store.invocations() {
-                assert_eq!(
-                    query.matches(inv, &ctx),
-                    query.matches(&inv.without_search_index(), &ctx),
-                    "{text:?} on run {}",
-                    inv.id
-                );
+            if let Ok(query) = Query::parse(&text) {
+                check(&query, &text);
             }
         }
     }
+}
+
+fn assert_index_only_narrows(store: &Store, needles: &[String]) {
+    let ctx = Context::default();
+    each_query(needles, |query, text| {
+        for inv in store.invocations() {
+            assert_eq!(
+                query.matches(inv, &ctx),
+                query.matches(&inv.without_search_index(), &ctx),
+                "{text:?} on run {}",
+                inv.id
+            );
+        }
+    });
 }
 
 /// A store that keeps no index (`dump`, `check`) matches what the indexed one does, and its
@@ -224,23 +230,17 @@ fn assert_unindexed_store_matches(indexed: &Store, unindexed: &Store, needles: &
             inv.id
         );
     }
-    for (i, needle) in needles.iter().enumerate() {
-        let other = &needles[(i + 1) % needles.len()];
-        for text in queries(needle, other) {
-            let Ok(query) = Query::parse(&text) else {
-                continue;
-            };
-            for inv in indexed.invocations() {
-                let plain = unindexed.get(&inv.id).expect("same runs");
-                assert_eq!(
-                    query.matches(inv, &ctx),
-                    query.matches(plain, &ctx),
-                    "{text:?} on run {}",
-                    inv.id
-                );
-            }
+    each_query(needles, |query, text| {
+        for inv in indexed.invocations() {
+            let plain = unindexed.get(&inv.id).expect("same runs");
+            assert_eq!(
+                query.matches(inv, &ctx),
+                query.matches(plain, &ctx),
+                "{text:?} on run {}",
+                inv.id
+            );
         }
-    }
+    });
 }
 
 fn config() -> Config {
