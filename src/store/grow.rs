@@ -78,9 +78,8 @@ impl Invocation {
             .iter()
             .any(super::summary::names_a_conversation)
         {
-            let (conversation, turn) = super::summary::conversation_of(&self.spans);
-            self.summary.conversation = conversation.map(ArcStr::from);
-            self.summary.turn = turn;
+            let later = super::summary::conversation_of(&self.spans[from..]);
+            self.summary.adopt_later_conversation(later);
         }
         self.built = n;
         if !self.unindexed {

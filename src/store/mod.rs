@@ -154,6 +154,10 @@ pub struct Summary {
     pub conversation: Option<ArcStr>,
     /// The turn's number within its conversation, when the format records one.
     pub turn: Option<u64>,
+    /// Which keys named the conversation and the turn, so spans that arrive later can be
+    /// weighed against them without reading the run again (see `summary::ConversationFacts`).
+    conversation_rank: Option<u8>,
+    turn_rank: Option<u8>,
 }
 
 impl Summary {

@@ -76,7 +76,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         .map(ArcStr::from)
         .or_else(|| root.map(|r| spans[r].name.clone()))
         .unwrap_or_else(|| inv.id.to_string().into());
-    let (conversation, turn) = conversation_of(spans);
+    let named = conversation_of(spans);
     Summary {
         name,
         health,
@@ -88,8 +88,10 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         tool_calls,
         failed_tool_calls,
         formats,
-        conversation: conversation.map(ArcStr::from),
-        turn,
+        conversation: named.conversation.map(ArcStr::from),
+        conversation_rank: named.conversation_rank,
+        turn: named.turn,
+        turn_rank: named.turn_rank,
     }
 }
 
@@ -115,11 +117,33 @@ pub(super) fn names_a_conversation(span: &Span) -> bool {
 /// Attributes numbering a run's turn within its conversation, most specific first.
 const TURN_KEYS: &[&str] = &["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"];
 
+/// A run's conversation and turn as found, with the rank of the key each came from: its index
+/// in [`CONVERSATION_KEYS`] or [`TURN_KEYS`] (lower is more specific), one past them for an
+/// openai-agents `group_id`, `None` when nothing names one. A rank can be decided while
+/// its value is not (a turn that is no number, a blank `group_id`): a less specific key then
+/// does not count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ConversationFacts {
+    pub conversation: Option<String>,
+    pub conversation_rank: Option<u8>,
+    pub turn: Option<u64>,
+    pub turn_rank: Option<u8>,
+}
+
+/// A key of rank `later` names the run's conversation (or turn) instead of one of rank
+/// `current`: it is more specific, or there was none.
+fn outranks(later: Option<u8>, current: Option<u8>) -> bool {
+    match (later, current) {
+        (Some(later), Some(current)) => later < current,
+        (later, current) => later.is_some() && current.is_none(),
+    }
+}
+
 /// The conversation a run belongs to and its turn number: for the first of
 /// [`CONVERSATION_KEYS`] (and of [`TURN_KEYS`]) that any span holds a non-blank value of, the
 /// value of the first such span (a span's first attribute of a key is the one it holds); else
 /// an openai-agents trace's `group_id`. One pass over the attributes, whatever the run holds.
-pub(super) fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
+pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
     const KEYS: usize = CONVERSATION_KEYS.len() + TURN_KEYS.len();
     let text = |value: &crate::model::AttrValue| {
         match value {
@@ -144,27 +168,59 @@ pub(super) fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
             }
         }
     }
-    let conversation = found[..CONVERSATION_KEYS.len()]
+    let (conversation_rank, conversation) = match found[..CONVERSATION_KEYS.len()]
         .iter_mut()
-        .find_map(Option::take)
-        .or_else(|| {
-            spans
-                .iter()
-                .filter(|s| s.format == "openai-agents")
-                .find_map(|s| s.identity.correlation_id.as_deref().map(str::to_owned))
-                .filter(|v| !v.trim().is_empty())
-        });
-    let turn = found[CONVERSATION_KEYS.len()..]
+        .enumerate()
+        .find_map(|(rank, value)| Some((rank as u8, value.take()?)))
+    {
+        Some((rank, value)) => (Some(rank), Some(value)),
+        None => spans
+            .iter()
+            .filter(|s| s.format == "openai-agents")
+            .find_map(|s| s.identity.correlation_id.as_deref())
+            .map_or((None, None), |group| {
+                let group = Some(group.to_owned()).filter(|v| !v.trim().is_empty());
+                (Some(CONVERSATION_KEYS.len() as u8), group)
+            }),
+    };
+    let (turn_rank, turn) = found[CONVERSATION_KEYS.len()..]
         .iter()
-        .find_map(|t| t.as_deref())
-        .and_then(|t| t.trim().parse().ok());
-    (conversation, turn)
+        .enumerate()
+        .find_map(|(rank, t)| Some((Some(rank as u8), t.as_deref()?.trim().parse().ok())))
+        .unwrap_or((None, None));
+    ConversationFacts {
+        conversation,
+        conversation_rank,
+        turn,
+        turn_rank,
+    }
+}
+
+impl Summary {
+    /// Takes what spans appended after the ones summarized name, where it ranks above what
+    /// the summary holds: the same as [`conversation_of`] over all the spans, from the new
+    /// ones alone (a tie goes to the earlier span, which the summary already holds).
+    pub(super) fn adopt_later_conversation(&mut self, later: ConversationFacts) {
+        if outranks(later.conversation_rank, self.conversation_rank) {
+            self.conversation = later.conversation.map(ArcStr::from);
+            self.conversation_rank = later.conversation_rank;
+        }
+        if outranks(later.turn_rank, self.turn_rank) {
+            self.turn = later.turn;
+            self.turn_rank = later.turn_rank;
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::conversation_of;
     use crate::model::{ArcStr, AttrValue, Span};
+
+    /// The run's conversation and turn, as the summary keeps them.
+    fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
+        let named = super::conversation_of(spans);
+        (named.conversation, named.turn)
+    }
 
     fn span(attributes: &[(&str, AttrValue)]) -> Span {
         Span {

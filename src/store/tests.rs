@@ -54,6 +54,52 @@ fn a_conversation_named_by_a_span_that_arrives_later_reaches_the_summary() {
 }
 
 #[test]
+fn a_run_grown_span_by_span_names_the_conversation_a_rebuild_names() {
+    let named = |id: &str, start: u64, attributes: &[(&str, AttrValue)]| {
+        let mut s = span("t", id, (id != "root").then_some("root"), start);
+        s.attributes = attributes
+            .iter()
+            .map(|(k, v)| (ArcStr::from(*k), v.clone()))
+            .collect();
+        s
+    };
+    let text = |v: &str| AttrValue::Str(v.into());
+    let spans = vec![
+        named(
+            "a",
+            2,
+            &[("session.id", text("s-1")), ("turn_index", text("x"))],
+        ),
+        named("b", 3, &[("session.id", text("s-2"))]),
+        named("c", 4, &[("gen_ai.conversation.id", text(" "))]),
+        named("d", 5, &[("arksim.turn_id", AttrValue::Int(4))]),
+        named("root", 1, &[("gen_ai.conversation.id", text("g-1"))]),
+        named("e", 6, &[("arksim.conversation_id", text("c-1"))]),
+    ];
+    let conversation = |store: &Store| {
+        let summary = store.get("t").unwrap().summary();
+        (summary.conversation.clone(), summary.turn)
+    };
+    let mut whole = Store::new();
+    ingest(&mut whole, spans.clone());
+    for upto in 1..spans.len() {
+        let mut at_once = Store::new();
+        ingest(&mut at_once, spans[..upto].to_vec());
+        let mut grown = Store::new();
+        for span in &spans[..upto] {
+            ingest(&mut grown, vec![span.clone()]);
+        }
+        assert_eq!(conversation(&grown), conversation(&at_once), "first {upto}");
+    }
+    let mut grown = Store::new();
+    for span in &spans {
+        ingest(&mut grown, vec![span.clone()]);
+    }
+    assert_eq!(conversation(&grown), conversation(&whole));
+    assert_eq!(conversation(&whole), (Some("c-1".into()), Some(4)));
+}
+
+#[test]
 fn cycles_and_self_parents_terminate_and_count_once() {
     let mut store = Store::new();
     ingest(
