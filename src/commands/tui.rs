@@ -71,6 +71,7 @@ const INGEST_CAPACITY: usize = 1024;
 
 /// `toolcap-tui [SOURCE...]`: runs the full-screen app; returns the process exit code.
 pub fn run(args: UiArgs) -> i32 {
+    keep_big_buffers_out_of_the_heap();
     // `--token-file` (e.g. the serve.token a `serve` wrote) stands for `--token`.
     let token = match (&args.token, &args.token_file) {
         (None, Some(path)) => match crate::receiver::token::read(path) {
@@ -187,5 +188,18 @@ pub fn run(args: UiArgs) -> i32 {
             eprintln!("toolcap-tui: {e}");
             1
         }
+    }
+}
+
+/// Buffers of 1 MiB and more (file pieces, parse batches) get their own mappings, handed back
+/// to the system when freed. glibc's default raises that threshold to the largest buffer freed
+/// so far, so after the first 4 MiB piece the pieces came out of the heap, between the runs
+/// the store keeps, and the heap grew around them: the TUI's peak while reading the 99 MB
+/// corpus fell from 138–141 to 127–129 MiB with a fixed threshold, its read time unchanged.
+fn keep_big_buffers_out_of_the_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets one of glibc's tunables; an unknown value is refused, not used.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
     }
 }
