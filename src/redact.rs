@@ -231,6 +231,51 @@ fn each_key_word(key: &str, mut word: impl FnMut(Option<&str>)) {
     }
 }
 
+/// Attribute keys whose string, list and map values are payload content: hidden while
+/// redacted, by the detail pane and by search alike (a redacted search that matched them
+/// would tell what the view hides). Counts, ids, names, types and models stay visible.
+pub fn is_payload_key(key: &str) -> bool {
+    const CONTENT: &[&str] = &[
+        "input",
+        "output",
+        "content",
+        "contents",
+        "message",
+        "messages",
+        "prompt",
+        "prompts",
+        "completion",
+        "completions",
+        "arguments",
+        "args",
+        "argument",
+        "result",
+        "results",
+        "query",
+        "document",
+        "documents",
+        "text",
+        "body",
+        "payload",
+        "value",
+        "values",
+        "response",
+        "instructions",
+        "parts",
+    ];
+    const FACT: &[&str] = &[
+        "tokens", "token", "count", "model", "type", "id", "name", "role", "reason", "reasons",
+        "size", "length", "index", "status", "code", "provider", "system", "kind",
+    ];
+    let lower = key.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let last = words.last().copied().unwrap_or("");
+    words.iter().any(|w| CONTENT.contains(w)) && !FACT.contains(&last)
+}
+
 /// Keys whose values are masked even when revealed. Token *counts* (`input_tokens`,
 /// `max_tokens`) are not secrets: only the singular word `token` counts.
 pub fn is_secret_key(key: &str) -> bool {

@@ -467,10 +467,19 @@ fn conversation_ids(inv: &Invocation) -> impl Iterator<Item = &str> {
     arksim.into_iter().chain(from_spans)
 }
 
-/// Text of a small attribute value as exact search sees it; `None` for values that must not
-/// be searched (payloads, secrets).
-fn searchable_attr_text(key: &str, value: &AttrValue) -> Option<String> {
+/// Text of a small attribute value as exact search sees it under `reveal`; `None` for values
+/// that must not be searched: payloads, secrets, and while redacted the values the redacted
+/// view hides (a short message or argument kept as a plain attribute).
+fn searchable_attr_text(key: &str, value: &AttrValue, reveal: Reveal) -> Option<String> {
     if redact::is_secret_key(key) {
+        return None;
+    }
+    let hidden = matches!(
+        value,
+        AttrValue::Str(_) | AttrValue::List(_) | AttrValue::Map(_)
+    ) && reveal == Reveal::Redacted
+        && redact::is_payload_key(key);
+    if hidden {
         return None;
     }
     let text = match value {
@@ -492,7 +501,7 @@ fn attr_has_text(key: &str, value: &AttrValue, needle: &str, reveal: Reveal) -> 
     {
         return false;
     }
-    searchable_attr_text(key, value).is_some_and(|t| shown_contains(&t, needle, reveal))
+    searchable_attr_text(key, value, reveal).is_some_and(|t| shown_contains(&t, needle, reveal))
 }
 
 fn attr_equals(key: &str, value: &AttrValue, want: &str, reveal: Reveal) -> bool {
@@ -501,7 +510,7 @@ fn attr_equals(key: &str, value: &AttrValue, want: &str, reveal: Reveal) -> bool
             reveal == Reveal::Revealed
                 && revealed_payload_text(p).is_some_and(|t| t.trim().eq_ignore_ascii_case(want))
         }
-        _ => searchable_attr_text(key, value).is_some_and(|t| t.eq_ignore_ascii_case(want)),
+        _ => searchable_attr_text(key, value, reveal).is_some_and(|t| t.eq_ignore_ascii_case(want)),
     }
 }
 

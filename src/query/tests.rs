@@ -415,6 +415,66 @@ fn payload_text_is_searched_only_when_revealed() {
     );
 }
 
+/// A short message or argument is kept as a plain attribute, not a payload; the redacted view
+/// hides it all the same, and so does a redacted search (a match would tell what it hides).
+#[test]
+fn a_short_payload_kept_as_an_attribute_is_searched_only_when_revealed() {
+    let mut llm = span("t3", "m3", None, "chat", SpanKind::Llm);
+    llm.attributes = vec![
+        (
+            ArcStr::from("gen_ai.input.messages"),
+            AttrValue::Str(r#"[{"role":"user","content":"Q3 revenue"}]"#.into()),
+        ),
+        (
+            ArcStr::from("gen_ai.tool.call.arguments"),
+            AttrValue::Map(thin_vec::thin_vec![(
+                "city".to_string(),
+                AttrValue::Str("Kyoto".into())
+            )]),
+        ),
+        (
+            ArcStr::from("gen_ai.prompt"),
+            AttrValue::Str("hello there".into()),
+        ),
+        (
+            ArcStr::from("gen_ai.usage.input_tokens"),
+            AttrValue::Int(42),
+        ),
+        (
+            ArcStr::from("gen_ai.response.id"),
+            AttrValue::Str("resp-9".into()),
+        ),
+    ];
+    let mut store = Store::new();
+    store.ingest(Batch {
+        spans: vec![llm],
+        ..Default::default()
+    });
+    let matched = vec![("t3".to_string(), vec!["m3".to_string()])];
+    for query in [
+        "\"q3 revenue\"",
+        "\"kyoto\"",
+        "attr:gen_ai.prompt=\"hello there\"",
+    ] {
+        assert!(run(&store, query, Reveal::Redacted).is_empty(), "{query}");
+        assert_eq!(run(&store, query, Reveal::Revealed), matched, "{query}");
+    }
+    // What the redacted view shows stays searchable: the key itself, counts and ids.
+    assert_eq!(
+        run(&store, "attr:gen_ai.input.messages", Reveal::Redacted),
+        matched
+    );
+    assert_eq!(run(&store, "\"resp-9\"", Reveal::Redacted), matched);
+    assert_eq!(
+        run(
+            &store,
+            "attr:gen_ai.usage.input_tokens=42",
+            Reveal::Redacted
+        ),
+        matched
+    );
+}
+
 #[test]
 fn evaluator_returns_the_spans_that_matched() {
     let store = sample_store();

@@ -49,50 +49,6 @@ pub struct Built {
     pub payload_start: usize,
 }
 
-/// Attribute keys whose string values are payload content (hidden while redacted). Counts,
-/// ids, names, types and models stay visible.
-fn is_payload_key(key: &str) -> bool {
-    const CONTENT: &[&str] = &[
-        "input",
-        "output",
-        "content",
-        "contents",
-        "message",
-        "messages",
-        "prompt",
-        "prompts",
-        "completion",
-        "completions",
-        "arguments",
-        "args",
-        "argument",
-        "result",
-        "results",
-        "query",
-        "document",
-        "documents",
-        "text",
-        "body",
-        "payload",
-        "value",
-        "values",
-        "response",
-        "instructions",
-        "parts",
-    ];
-    const FACT: &[&str] = &[
-        "tokens", "token", "count", "model", "type", "id", "name", "role", "reason", "reasons",
-        "size", "length", "index", "status", "code", "provider", "system", "kind",
-    ];
-    let lower = key.to_ascii_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let last = words.last().copied().unwrap_or("");
-    words.iter().any(|w| CONTENT.contains(w)) && !FACT.contains(&last)
-}
-
 /// One attribute value as shown under the mode (always sanitized, secrets masked).
 pub fn attr_text(key: &str, value: &AttrValue, mode: Reveal) -> String {
     if redact::is_secret_key(key) {
@@ -100,11 +56,11 @@ pub fn attr_text(key: &str, value: &AttrValue, mode: Reveal) -> String {
     }
     let text = match value {
         AttrValue::Payload(p) => format!("<payload, {}, {}>", bytes(p.bytes), p.state.label()),
-        AttrValue::Str(s) if mode == Reveal::Redacted && is_payload_key(key) => {
+        AttrValue::Str(s) if mode == Reveal::Redacted && redact::is_payload_key(key) => {
             format!("string ({} chars)", s.chars().count())
         }
         AttrValue::List(_) | AttrValue::Map(_)
-            if mode == Reveal::Redacted && is_payload_key(key) =>
+            if mode == Reveal::Redacted && redact::is_payload_key(key) =>
         {
             "structured value (redacted)".to_owned()
         }
