@@ -11,7 +11,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("model", &[]),
     ("redact", &["model"]),
     ("formats", &["model", "redact"]),
-    ("store", &["model"]),
+    ("store", &["model", "redact"]),
     ("gold", &["model", "redact", "formats", "store"]),
     ("triage", &["model", "redact", "formats", "store", "gold"]),
     (

@@ -267,13 +267,18 @@ pub fn is_payload_key(key: &str) -> bool {
         "tokens", "token", "count", "model", "type", "id", "name", "role", "reason", "reasons",
         "size", "length", "index", "status", "code", "provider", "system", "kind",
     ];
-    let lower = key.to_ascii_lowercase();
-    let words: Vec<&str> = lower
+    // Asked for every attribute a search index takes in: words compared in place, no copies.
+    let is_one_of = |word: &str, list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(word));
+    let mut words = key
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let last = words.last().copied().unwrap_or("");
-    words.iter().any(|w| CONTENT.contains(w)) && !FACT.contains(&last)
+        .filter(|w| !w.is_empty());
+    let mut content = false;
+    let mut last = "";
+    for word in &mut words {
+        content |= is_one_of(word, CONTENT);
+        last = word;
+    }
+    content && !is_one_of(last, FACT)
 }
 
 /// Keys whose values are masked even when revealed. Token *counts* (`input_tokens`,

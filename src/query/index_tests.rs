@@ -27,11 +27,14 @@ const WORDS: [&str; 14] = [
     "agent_7",
     "srch",
 ];
-const KEYS: [&str; 4] = [
+/// Agent names (which fuzzy words match), plain values, and a key whose values the redacted
+/// view hides (never searched redacted, so never indexed).
+const KEYS: [&str; 5] = [
     "gen_ai.agent.name",
     "agent.name",
     "note",
     "gen_ai.request.model",
+    "gen_ai.input.messages",
 ];
 
 /// One or two pool words (joined so a needle may cross them), in random case; sometimes a

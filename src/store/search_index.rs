@@ -1,6 +1,7 @@
 //! A run's search index: the text its spans can be searched by (names, tool names, models,
 //! services, providers, error types and messages, attribute and event values — never
-//! payloads), as pieces naming their span, their field and their text. The texts themselves,
+//! payloads, secrets, or values the redacted view hides), as pieces naming their span, their
+//! field and their text. The texts themselves,
 //! ASCII-lower-cased, are in a [`Vocabulary`] shared with other runs: they repeat from run to
 //! run. It grows with the run (new spans append their pieces; a rebuilt run re-indexes).
 //!
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use thin_vec::ThinVec;
 
 use crate::model::{AttrValue, Span};
+use crate::redact;
 use probes::{Found, Probe, with_found};
 use vocabulary::{ID_BITS, Vocabulary};
 
@@ -187,9 +189,24 @@ impl SearchIndex {
         true
     }
 
-    fn add_values<K>(&mut self, vocabulary: &Vocabulary, attributes: &[(K, AttrValue)]) -> bool {
+    /// Indexes the attribute values a redacted search may match. Secrets are never searched,
+    /// and the values the redacted view hides (`redact::is_payload_key`) only by a revealed
+    /// search, which reads every span itself (it searches payloads, which no index holds):
+    /// leaving both out keeps the index from copying every short message a run records.
+    fn add_values<K: std::ops::Deref<Target = str>>(
+        &mut self,
+        vocabulary: &Vocabulary,
+        attributes: &[(K, AttrValue)],
+    ) -> bool {
         let mut complete = true;
-        for (_, value) in attributes {
+        for (key, value) in attributes {
+            let hidden = matches!(
+                value,
+                AttrValue::Str(_) | AttrValue::List(_) | AttrValue::Map(_)
+            ) && redact::is_payload_key(key);
+            if hidden || redact::is_secret_key(key) {
+                continue;
+            }
             complete &= match value {
                 AttrValue::Str(s) => self.add(vocabulary, Field::Value, s),
                 AttrValue::Payload(_) | AttrValue::Bytes(_) | AttrValue::Null => true,

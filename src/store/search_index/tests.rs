@@ -119,3 +119,24 @@ fn grows_with_the_run() {
         Some(vec![0, 1])
     );
 }
+
+#[test]
+fn values_the_redacted_view_hides_and_secrets_are_not_indexed() {
+    let span = Span {
+        name: "chat".into(),
+        attributes: vec![
+            (
+                "gen_ai.input.messages".into(),
+                AttrValue::Str("zebra crossing".into()),
+            ),
+            ("api_key".into(), AttrValue::Str("zebra-key".into())),
+            ("note".into(), AttrValue::Str("okapi".into())),
+            ("gen_ai.usage.input_tokens".into(), AttrValue::Int(71)),
+        ],
+        ..Span::default()
+    };
+    let index = SearchIndex::of(std::slice::from_ref(&span));
+    assert_eq!(index.candidates("zebra", Fields::all(), 1), Some(vec![]));
+    assert_eq!(index.candidates("okapi", Fields::all(), 1), Some(vec![0]));
+    assert_eq!(index.candidates("71", Fields::all(), 1), Some(vec![0]));
+}
