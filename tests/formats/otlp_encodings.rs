@@ -483,3 +483,46 @@ fn big_protobuf_files_parsed_in_pieces_keep_every_span_in_order() {
         .collect();
     assert_eq!(actual, expected);
 }
+
+/// Content the redacted view hides stays in the file from 129 bytes on (a short message is what
+/// a live store held most of); shorter content, and other values of any size up to 1 KiB, stay
+/// in the skeleton.
+#[test]
+fn short_hidden_content_becomes_a_payload_by_reference_and_other_values_stay_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    let arguments_of = |value: &str| {
+        let path = dir.path().join(format!("{}.json", value.len()));
+        std::fs::write(&path, big_attribute_request(value)).unwrap();
+        let spans = spans_of(std::slice::from_ref(&path));
+        spans[0].attr("gen_ai.tool.call.arguments").unwrap().clone()
+    };
+    let long = "é".repeat(64) + "x";
+    assert_eq!(long.len(), 129);
+    let AttrValue::Payload(payload) = arguments_of(&long) else {
+        panic!("129 bytes of arguments stay in the file");
+    };
+    assert!(matches!(payload.body, PayloadBody::Range(_)));
+    assert_eq!(payload.bytes, 129);
+    // 100 bytes once unescaped, 200 as written: the decoded length decides, as in every encoding.
+    let quotes = "\"".repeat(100);
+    assert_eq!(
+        arguments_of(&quotes),
+        AttrValue::Str(quotes.as_str().into())
+    );
+
+    // A value under a key that is not content stays inline up to 1 KiB.
+    let path = dir.path().join("description.json");
+    let request =
+        big_attribute_request("x").replace("gen_ai.tool.call.arguments", "gen_ai.tool.description");
+    let description = "d".repeat(900);
+    std::fs::write(
+        &path,
+        request.replace("\"x\"", &format!("\"{description}\"")),
+    )
+    .unwrap();
+    let spans = spans_of(std::slice::from_ref(&path));
+    assert_eq!(
+        spans[0].attr("gen_ai.tool.description"),
+        Some(&AttrValue::Str(description.as_str().into()))
+    );
+}

@@ -16,6 +16,11 @@ use crate::model::{
 
 /// String attribute values longer than this are held as payloads, not in the skeleton.
 pub const INLINE_ATTR_MAX: usize = 1024;
+/// Content the redacted view hides (`redact::is_payload_key`: messages, arguments, results)
+/// longer than this stays in the file even when short: nothing but a revealed view or search
+/// reads it, and a run's short messages were the biggest thing its live store held. Shorter
+/// values cost less inline than a payload's reference.
+pub const HIDDEN_CONTENT_INLINE_MAX: usize = 128;
 
 /// How many rejected spans of one request are reported one by one before summarising.
 const MAX_SPAN_PROBLEMS: usize = 20;
@@ -292,7 +297,14 @@ impl Payloads<'_> {
             return AttrValue::Null;
         };
         if let Some(text) = &value.string_value {
-            if text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX {
+            let big = text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX;
+            // Whatever the source (a request without a file keeps it inline): the same span
+            // read from two sources must hold the same kind of value, or it reads as a conflict.
+            // Decoded length, as for big values: encodings escape differently.
+            let hidden_content = text.raw_len() > HIDDEN_CONTENT_INLINE_MAX
+                && crate::redact::is_payload_key(key)
+                && text.decoded_len() > HIDDEN_CONTENT_INLINE_MAX;
+            if big || hidden_content {
                 return AttrValue::Payload(Box::new(self.payload(key, text, None)));
             }
             return AttrValue::Str(intern::value(&text.decoded()));
