@@ -484,9 +484,9 @@ fn big_protobuf_files_parsed_in_pieces_keep_every_span_in_order() {
     assert_eq!(actual, expected);
 }
 
-/// Content the redacted view hides stays in the file from 129 bytes on (a short message is what
-/// a live store held most of); shorter content, and other values of any size up to 1 KiB, stay
-/// in the skeleton.
+/// An attribute a span's input or output is taken from stays in the file from 129 bytes on (a
+/// short message is what a live store held most of); shorter ones, and other values of any size
+/// up to 1 KiB, stay in the skeleton.
 #[test]
 fn short_hidden_content_becomes_a_payload_by_reference_and_other_values_stay_inline() {
     let dir = tempfile::tempdir().unwrap();
@@ -525,4 +525,24 @@ fn short_hidden_content_becomes_a_payload_by_reference_and_other_values_stay_inl
         spans[0].attr("gen_ai.tool.description"),
         Some(&AttrValue::Str(description.as_str().into()))
     );
+}
+
+/// Facts read from attributes that are not payload sources keep their text whatever its length:
+/// a Langfuse status message past 128 bytes is still the span's error message.
+#[test]
+fn an_error_message_attribute_past_128_bytes_is_still_the_error_message() {
+    let message = format!("upstream refused the call: {}", "detail ".repeat(30));
+    assert!(message.len() > 128);
+    let request = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+    "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b175",
+    "name": "generation", "kind": 1, "status": {"code": 2},
+    "attributes": [
+        {"key": "langfuse.observation.status_message", "value": {"stringValue": message}},
+    ]}]}]}]})
+    .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("status.json");
+    std::fs::write(&path, request).unwrap();
+    let spans = spans_of(std::slice::from_ref(&path));
+    assert_eq!(spans[0].error_message(), Some(message.as_str()));
 }

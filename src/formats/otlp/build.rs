@@ -16,10 +16,11 @@ use crate::model::{
 
 /// String attribute values longer than this are held as payloads, not in the skeleton.
 pub const INLINE_ATTR_MAX: usize = 1024;
-/// Content the redacted view hides (`redact::is_payload_key`: messages, arguments, results)
-/// longer than this stays in the file even when short: nothing but a revealed view or search
-/// reads it, and a run's short messages were the biggest thing its live store held. Shorter
-/// values cost less inline than a payload's reference.
+/// An attribute a span's input or output is taken from (`classify::is_payload_source`:
+/// messages, arguments, results) longer than this stays in the file even when short: nothing
+/// but a revealed view or search reads it (facts drawn from it are read while parsing), and a
+/// run's short messages were the biggest thing its live store held. Shorter values cost less
+/// inline than a payload's reference.
 pub const HIDDEN_CONTENT_INLINE_MAX: usize = 128;
 
 /// How many rejected spans of one request are reported one by one before summarising.
@@ -302,7 +303,7 @@ impl Payloads<'_> {
             // read from two sources must hold the same kind of value, or it reads as a conflict.
             // Decoded length, as for big values: encodings escape differently.
             let hidden_content = text.raw_len() > HIDDEN_CONTENT_INLINE_MAX
-                && crate::redact::is_payload_key(key)
+                && classify::is_payload_source(key)
                 && text.decoded_len() > HIDDEN_CONTENT_INLINE_MAX;
             if big || hidden_content {
                 return AttrValue::Payload(Box::new(self.payload(key, text, None)));

@@ -53,6 +53,12 @@ const OUTPUT_KEYS: &[&str] = &[
     "langfuse.observation.output",
 ];
 
+/// Whether the attribute is one a span's input or output payload is taken from: its value is
+/// content only a revealed view or search reads (facts come from it through [`AttrSource`]).
+pub fn is_payload_source(key: &str) -> bool {
+    INPUT_KEYS.contains(&key) || OUTPUT_KEYS.contains(&key)
+}
+
 const LF_META: &str = "langfuse.observation.metadata.";
 
 /// Attribute lookup by key (spans carry tens of attributes; the classifier asks ~80 times).
