@@ -260,12 +260,11 @@ pub fn check_store(
     problems: &mut Vec<Problem>,
 ) -> Vec<DiffReport> {
     let mut sidecars = SidecarCache::default();
-    // Finding a run's arksim conversation reads every attribute of every span: a store
-    // where no run's summary names a conversation has none, and its runs' reports come
-    // from their own golds alone.
+    // A store where no run is a turn of an arksim conversation builds no conversation index:
+    // its runs' reports come from their own golds alone.
     let conversations = store
         .invocations()
-        .any(|inv| inv.summary().conversation.is_some() && conversation_of(inv).is_some())
+        .any(|inv| conversation_of(inv).is_some())
         .then(|| Conversations::of_store(store));
     let mut reported = std::collections::HashSet::new();
     store

@@ -15,8 +15,10 @@ use crate::model::AttrValue;
 use crate::store::{Invocation, Store};
 
 /// The arksim conversation an invocation is a turn of, from its turn span. A blank id names
-/// none, as in the run's summary: a run with one here always has a summary conversation.
+/// none, as in the run's summary, which looks at this key first: a run whose summary names no
+/// conversation has none here either, and its spans are not read (callers ask of every run).
 pub fn conversation_of(invocation: &Invocation) -> Option<&str> {
+    invocation.summary().conversation.as_ref()?;
     invocation
         .spans
         .iter()
