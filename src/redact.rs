@@ -8,8 +8,11 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+mod keys;
 mod mask;
 mod shape_scan;
+
+pub use keys::{can_hold_content, hides_value, is_payload_key, is_secret_key};
 
 pub use shape_scan::redacted_payload;
 
@@ -179,129 +182,6 @@ fn push_inert(out: &mut String, c: char, multiline: bool) {
         c if is_invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
         _ => out.push(c),
     }
-}
-
-/// Calls `word` with each word of a key, lower-cased: split at every character that is not
-/// alphanumeric and where a lower-case letter or digit meets an upper-case one
-/// (`apiKey`, `x-api-key`, `API_KEY` all give `api`, `key`). Words longer than any secret
-/// word are given as `None`. No allocation: this runs for every attribute a search or a
-/// redacted view looks at.
-fn each_key_word(key: &str, mut word: impl FnMut(Option<&str>)) {
-    const LONGEST: usize = 16;
-    let mut buffer = [0u8; LONGEST];
-    let mut len = 0;
-    let mut too_long = false;
-    let mut started = false;
-    let mut flush = |buffer: &[u8; LONGEST], len: &mut usize, too_long: &mut bool| {
-        let text = std::str::from_utf8(&buffer[..*len]).ok();
-        word(if *too_long { None } else { text });
-        *len = 0;
-        *too_long = false;
-    };
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if !c.is_alphanumeric() {
-            if started {
-                flush(&buffer, &mut len, &mut too_long);
-                started = false;
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && started {
-            flush(&buffer, &mut len, &mut too_long);
-            started = false;
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        for lower in c.to_lowercase() {
-            started = true;
-            let mut utf8 = [0u8; 4];
-            let encoded = lower.encode_utf8(&mut utf8).as_bytes();
-            match buffer.get_mut(len..len + encoded.len()) {
-                Some(room) if !too_long => {
-                    room.copy_from_slice(encoded);
-                    len += encoded.len();
-                }
-                _ => too_long = true,
-            }
-        }
-    }
-    if started {
-        flush(&buffer, &mut len, &mut too_long);
-    }
-}
-
-/// Attribute keys whose string, list and map values are payload content: hidden while
-/// redacted, by the detail pane and by search alike (a redacted search that matched them
-/// would tell what the view hides). Counts, ids, names, types and models stay visible.
-pub fn is_payload_key(key: &str) -> bool {
-    const CONTENT: &[&str] = &[
-        "input",
-        "output",
-        "content",
-        "contents",
-        "message",
-        "messages",
-        "prompt",
-        "prompts",
-        "completion",
-        "completions",
-        "arguments",
-        "args",
-        "argument",
-        "result",
-        "results",
-        "query",
-        "document",
-        "documents",
-        "text",
-        "body",
-        "payload",
-        "value",
-        "values",
-        "response",
-        "instructions",
-        "parts",
-    ];
-    const FACT: &[&str] = &[
-        "tokens", "token", "count", "model", "type", "id", "name", "role", "reason", "reasons",
-        "size", "length", "index", "status", "code", "provider", "system", "kind",
-    ];
-    // Asked for every attribute a search index takes in: words compared in place, no copies.
-    let is_one_of = |word: &str, list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(word));
-    let mut words = key
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty());
-    let mut content = false;
-    let mut last = "";
-    for word in &mut words {
-        content |= is_one_of(word, CONTENT);
-        last = word;
-    }
-    content && !is_one_of(last, FACT)
-}
-
-/// Keys whose values are masked even when revealed. Token *counts* (`input_tokens`,
-/// `max_tokens`) are not secrets: only the singular word `token` counts.
-pub fn is_secret_key(key: &str) -> bool {
-    let mut secret = false;
-    // Words that make a key secret only together: api, key, private, access, session, id.
-    let mut pairs = [false; 6];
-    each_key_word(key, |word| match word {
-        Some(
-            "authorization" | "auth" | "apikey" | "password" | "passwd" | "pwd" | "pw" | "secret"
-            | "cookie" | "token" | "bearer" | "credential" | "credentials" | "passphrase",
-        ) => secret = true,
-        Some("api") => pairs[0] = true,
-        Some("key") => pairs[1] = true,
-        Some("private") => pairs[2] = true,
-        Some("access") => pairs[3] = true,
-        Some("session") => pairs[4] = true,
-        Some("id") => pairs[5] = true,
-        _ => {}
-    });
-    let [api, key, private, access, session, id] = pairs;
-    secret || (api || private || access) && key || session && id
 }
 
 /// Strings that look like credentials wherever they appear.
@@ -491,86 +371,6 @@ mod tests {
         assert_eq!(shown_data(hidden, Reveal::Redacted), shown);
         // Visible non-ASCII text is left alone.
         assert_eq!(sanitize_line("café 東京 ✓"), "café 東京 ✓");
-    }
-
-    /// The rule written plainly, with the allocations the real one avoids.
-    fn is_secret_key_by_words(key: &str) -> bool {
-        let mut words = Vec::new();
-        let mut current = String::new();
-        let mut prev_lower = false;
-        for c in key.chars() {
-            if !c.is_alphanumeric() {
-                if !current.is_empty() {
-                    words.push(std::mem::take(&mut current));
-                }
-                prev_lower = false;
-                continue;
-            }
-            if c.is_uppercase() && prev_lower && !current.is_empty() {
-                words.push(std::mem::take(&mut current));
-            }
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            current.extend(c.to_lowercase());
-        }
-        if !current.is_empty() {
-            words.push(current);
-        }
-        let has = |w: &str| words.iter().any(|x| x == w);
-        [
-            "authorization",
-            "auth",
-            "apikey",
-            "password",
-            "passwd",
-            "pwd",
-            "pw",
-            "secret",
-            "cookie",
-            "token",
-            "bearer",
-            "credential",
-            "credentials",
-            "passphrase",
-        ]
-        .iter()
-        .any(|w| has(w))
-            || (has("api") && has("key"))
-            || (has("private") && has("key"))
-            || (has("access") && has("key"))
-            || (has("session") && has("id"))
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn secret_keys_are_judged_as_by_their_words(
-            key in "([aA][pP][iI]|[kK][eE][yY]|[iI][dD]|Session|private|ACCESS|token|Tokens|auth|pw|passphrase|credentials|x|\u{212A}ey|İd|ß|[a-zA-Z0-9]{0,20}|[-_. :]){0,8}"
-        ) {
-            proptest::prop_assert_eq!(is_secret_key(&key), is_secret_key_by_words(&key), "{:?}", key);
-        }
-    }
-
-    #[test]
-    fn token_counts_are_not_secrets_but_tokens_are() {
-        for key in [
-            "input_tokens",
-            "max_tokens",
-            "gen_ai.usage.output_tokens",
-            "tokenizer",
-        ] {
-            assert!(!is_secret_key(key), "{key}");
-        }
-        for key in [
-            "api_key",
-            "apiKey",
-            "Authorization",
-            "access_token",
-            "password",
-            "x-api-key",
-            "Cookie",
-            "client_secret",
-        ] {
-            assert!(is_secret_key(key), "{key}");
-        }
     }
 
     #[test]

@@ -26,12 +26,15 @@
 //! the spans whose own value satisfies them.
 
 mod eval;
+#[cfg(test)]
+mod eval_tests;
 mod highlight;
 #[cfg(test)]
 mod index_tests;
 mod parse;
 #[cfg(test)]
 mod tests;
+mod texts;
 pub mod worker;
 
 use std::fmt;

@@ -54,16 +54,11 @@ pub fn attr_text(key: &str, value: &AttrValue, mode: Reveal) -> String {
     if redact::is_secret_key(key) {
         return MASK.to_owned();
     }
+    let hidden = mode == Reveal::Redacted && redact::hides_value(key, value);
     let text = match value {
         AttrValue::Payload(p) => format!("<payload, {}, {}>", bytes(p.bytes), p.state.label()),
-        AttrValue::Str(s) if mode == Reveal::Redacted && redact::is_payload_key(key) => {
-            format!("string ({} chars)", s.chars().count())
-        }
-        AttrValue::List(_) | AttrValue::Map(_)
-            if mode == Reveal::Redacted && redact::is_payload_key(key) =>
-        {
-            "structured value (redacted)".to_owned()
-        }
+        AttrValue::Str(s) if hidden => format!("string ({} chars)", s.chars().count()),
+        _ if hidden => "structured value (redacted)".to_owned(),
         other => redact::mask_text(&other.display_short(), mode).into_owned(),
     };
     redact::sanitize_line(&text)
