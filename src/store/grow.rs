@@ -74,13 +74,8 @@ impl Invocation {
         }
         // A conversation is named by whichever span carries it, often the root, which ends
         // (and is sent) last.
-        if self.spans[from..]
-            .iter()
-            .any(super::summary::names_a_conversation)
-        {
-            let later = super::summary::conversation_of(&self.spans[from..]);
-            self.summary.adopt_later_conversation(later);
-        }
+        let later = super::summary::conversation_of(&self.spans[from..]);
+        self.summary.adopt_later_conversation(later);
         self.built = n;
         if !self.unindexed {
             self.search.extend(&self.spans);

@@ -103,17 +103,6 @@ pub(super) const CONVERSATION_KEYS: &[&str] = &[
     "langfuse.session.id",
 ];
 
-/// The span may change its run's conversation or turn (see [`conversation_of`]).
-pub(super) fn names_a_conversation(span: &Span) -> bool {
-    span.format == "openai-agents"
-        || span.attributes.iter().any(|(key, _)| {
-            CONVERSATION_KEYS
-                .iter()
-                .chain(TURN_KEYS)
-                .any(|known| **key == **known)
-        })
-}
-
 /// Attributes numbering a run's turn within its conversation, most specific first.
 const TURN_KEYS: &[&str] = &["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"];
 

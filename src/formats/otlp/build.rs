@@ -21,7 +21,7 @@ pub const INLINE_ATTR_MAX: usize = 1024;
 /// but a revealed view or search reads it (facts drawn from it are read while parsing), and a
 /// run's short messages were the biggest thing its live store held. Shorter values cost less
 /// inline than a payload's reference.
-pub const HIDDEN_CONTENT_INLINE_MAX: usize = 128;
+pub const PAYLOAD_SOURCE_INLINE_MAX: usize = 128;
 
 /// How many rejected spans of one request are reported one by one before summarising.
 const MAX_SPAN_PROBLEMS: usize = 20;
@@ -299,13 +299,13 @@ impl Payloads<'_> {
         };
         if let Some(text) = &value.string_value {
             let big = text.raw_len() > INLINE_ATTR_MAX && text.decoded_len() > INLINE_ATTR_MAX;
-            // Whatever the source (a request without a file keeps it inline): the same span
-            // read from two sources must hold the same kind of value, or it reads as a conflict.
-            // Decoded length, as for big values: encodings escape differently.
-            let hidden_content = text.raw_len() > HIDDEN_CONTENT_INLINE_MAX
+            // With or without a file (a request keeps it inline): the same span read from two
+            // sources must hold the same kind of value, or it reads as a conflict. Decoded
+            // length, as for big values: encodings escape differently.
+            let payload_source = text.raw_len() > PAYLOAD_SOURCE_INLINE_MAX
                 && classify::is_payload_source(key)
-                && text.decoded_len() > HIDDEN_CONTENT_INLINE_MAX;
-            if big || hidden_content {
+                && text.decoded_len() > PAYLOAD_SOURCE_INLINE_MAX;
+            if big || payload_source {
                 return AttrValue::Payload(Box::new(self.payload(key, text, None)));
             }
             return AttrValue::Str(intern::value(&text.decoded()));
