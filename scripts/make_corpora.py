@@ -3,7 +3,10 @@
 
 Every OTLP/JSON request in the fixture corpus (tests/fixtures/corpus) is a template. The
 templates are repeated with fresh trace and span ids (parent ids follow their span) until the
-output reaches the target size, written two ways:
+output reaches the target size. Within one pass over the templates, the requests of one fixture
+file share one id map: an SDK exports a trace over several requests (the simple processor
+sends each span as it ends), and its spans must keep one trace id and find their parents, as
+they do in the fixtures. Files do not share a map (some fixtures repeat another's ids). Written two ways:
 
   per-request.jsonl  one request per line (the Python SDK's simple processor, one export per run)
   batched.jsonl      ~80 requests merged into one request per line, 400-500 spans per line
@@ -50,15 +53,13 @@ def templates():
                 inner = json.dumps(
                     request["resourceSpans"], separators=(",", ":"), ensure_ascii=False
                 )[1:-1]
-                found.append((inner, spans))
+                found.append((path, inner, spans))
     if not found:
         raise SystemExit(f"no OTLP/JSON templates under {FIXTURES}")
     return found
 
 
-def with_fresh_ids(inner, rng):
-    fresh = {}
-
+def with_fresh_ids(inner, rng, fresh):
     def replace(match):
         key, old = match.group(1), match.group(2)
         if not old:
@@ -86,8 +87,9 @@ def write_corpora(out_dir, target_bytes, seed):
         written = 0
         pending, pending_spans = [], 0
         while written < target_bytes:
-            for inner, spans in pool:
-                fresh = with_fresh_ids(inner, rng)
+            ids_by_file = {}
+            for path, inner, spans in pool:
+                fresh = with_fresh_ids(inner, rng, ids_by_file.setdefault(path, {}))
                 line = '{"resourceSpans":[' + fresh + "]}\n"
                 one.write(line)
                 written += len(line.encode("utf-8"))

@@ -205,21 +205,23 @@ pub fn memory_text(store: &Store) -> String {
         );
     }
     let _ = writeln!(out, "  {:<38} {:>9.1} MiB", "total", mib(breakdown.total()));
-    if let Some(peak) = peak_resident_bytes() {
-        let _ = writeln!(
-            out,
-            "  {:<38} {:>9.1} MiB",
-            "process peak resident size",
-            mib(peak)
-        );
+    // The peak is the load's (pieces in flight, parsed batches); the resident size after it
+    // is what the store and the allocator keep.
+    for (label, field) in [
+        ("process resident size after the load", "VmRSS:"),
+        ("process peak resident size", "VmHWM:"),
+    ] {
+        if let Some(bytes) = process_status_bytes(field) {
+            let _ = writeln!(out, "  {label:<38} {:>9.1} MiB", mib(bytes));
+        }
     }
     out
 }
 
-/// The process's peak resident size (`VmHWM`), where the system reports it.
-fn peak_resident_bytes() -> Option<u64> {
+/// A size the system reports in `/proc/self/status` (`VmRSS:`, `VmHWM:`), where it does.
+fn process_status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
