@@ -112,6 +112,10 @@ impl super::SparseEmpty for Payload {
 
 /// The marker OpenArmature appends to a value it cut: `…[truncated, N bytes total]`.
 pub fn truncation_marker_total(text: &str) -> Option<u64> {
+    // Every payload is asked: the suffix test spares the others a backward search of all of it.
+    if !text.ends_with(" bytes total]") {
+        return None;
+    }
     let tail_start = text.rfind("[truncated, ")?;
     let rest = &text[tail_start + "[truncated, ".len()..];
     let number = rest.strip_suffix(" bytes total]")?;

@@ -451,7 +451,7 @@ pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<IdBytes> {
     if text.len().is_multiple_of(2) {
         let mut bytes = IdBytes::from_elem(0, text.len() / 2);
         // Fails on any character that is not a hex digit: such text is read as base64.
-        if hex::decode_to_slice(text, &mut bytes).is_ok() {
+        if decode_hex(text.as_bytes(), &mut bytes) {
             return Some(bytes);
         }
     }
@@ -462,6 +462,35 @@ pub fn id_bytes(text: &str, leniencies: &mut Vec<Leniency>) -> Option<IdBytes> {
         leniencies.push(Leniency::Base64Id);
     }
     Some(IdBytes::from_vec(bytes))
+}
+
+/// Each byte's value as a hex digit (either case), or `NOT_HEX`.
+const HEX_VALUE: [u8; 256] = {
+    let mut table = [NOT_HEX; 256];
+    let mut digit = 0;
+    while digit < 16 {
+        table[b"0123456789abcdef"[digit] as usize] = digit as u8;
+        table[b"0123456789ABCDEF"[digit] as usize] = digit as u8;
+        digit += 1;
+    }
+    table
+};
+const NOT_HEX: u8 = 0xff;
+
+/// Fills `out` from twice as many hex digits; false when any is not one. Three ids per span
+/// come through here: a table lookup per digit, where the `hex` crate matched ranges.
+fn decode_hex(digits: &[u8], out: &mut [u8]) -> bool {
+    if digits.len() != 2 * out.len() {
+        return false;
+    }
+    let mut invalid = 0;
+    for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        let (high, low) = (HEX_VALUE[pair[0] as usize], HEX_VALUE[pair[1] as usize]);
+        invalid |= high | low;
+        *byte = (high << 4) | (low & 0x0f);
+    }
+    // NOT_HEX has its high bit set, no digit's value has.
+    invalid & 0x80 == 0
 }
 
 /// The bytes of a parent span id as the one id rule judges them: none (a root) when absent or

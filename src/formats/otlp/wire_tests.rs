@@ -94,3 +94,26 @@ fn ids_accept_hex_and_base64_and_refuse_the_rest() {
         Err(IdError::Malformed)
     );
 }
+
+/// The table decoder agrees with the `hex` crate on every pair of bytes, both cases included.
+#[test]
+fn hex_digits_decode_as_the_hex_crate_decodes_them() {
+    for first in 0..=255u8 {
+        for second in 0..=255u8 {
+            let digits = [first, second, b'a', b'F'];
+            let mut ours = [0u8; 2];
+            let mut theirs = [0u8; 2];
+            let decoded = decode_hex(&digits, &mut ours);
+            assert_eq!(
+                decoded,
+                hex::decode_to_slice(digits, &mut theirs).is_ok(),
+                "{digits:?}"
+            );
+            if decoded {
+                assert_eq!(ours, theirs, "{digits:?}");
+            }
+        }
+    }
+    assert!(!decode_hex(b"abc", &mut [0u8; 2]), "too short");
+    assert!(decode_hex(b"", &mut []));
+}
