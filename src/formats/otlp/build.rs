@@ -86,7 +86,9 @@ pub fn build_request(
                 .iter()
                 .find(|kv| kv.key == "service.name")
                 .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
-                .map(|t| ArcStr::from(t.decoded().as_ref()))
+                // Shared: every request of a process names the same service, and a file
+                // of one-request lines would hold one copy per line.
+                .map(|t| intern::value(&t.decoded()))
         });
         for scope_spans in &resource_spans.scope_spans {
             for wire_span in &scope_spans.spans {
