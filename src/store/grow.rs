@@ -11,7 +11,7 @@ use thin_vec::ThinVec;
 
 use crate::model::{ArcStr, Health, Id, Span, SpanKind};
 
-use super::{Invocation, Links, ToolCallRef, TreeRow, links_mut};
+use super::{Invocation, Links, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
 
 /// Order of children and of roots within their group: start time, then span id.
 pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
@@ -64,9 +64,13 @@ impl Invocation {
         if self.links.is_none() {
             self.links = Some(Box::new(self.compute_links()));
         }
-        self.tree.children.resize(n, ThinVec::new());
-        self.tree.health.resize(n, Health::Ok);
-        self.tree.parent.resize(n, None);
+        self.tree.places.resize(
+            n,
+            Place {
+                parent: NO_PARENT,
+                ..Place::default()
+            },
+        );
         for i in from..n {
             self.work += 1;
             self.attach(i);
@@ -84,11 +88,11 @@ impl Invocation {
         // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
         // sorted already, so this is a linear merge pass).
         if !self.summary.tool_calls.is_empty() {
-            let rows = &self.tree.row_of_span;
+            let places = &self.tree.places;
             self.summary.tool_calls.sort_by(|a, b| {
                 a.start_unix_nano
                     .cmp(&b.start_unix_nano)
-                    .then_with(|| rows[a.span].cmp(&rows[b.span]))
+                    .then_with(|| places[a.span].row.cmp(&places[b.span].row))
             });
         }
         self.refresh_root_facts();
@@ -100,7 +104,7 @@ impl Invocation {
         // Parent links as they will be once every new span is in.
         let parent_of = |i: usize| -> Option<usize> {
             if i < from {
-                return self.tree.parent[i].or_else(|| {
+                return self.tree.parent_of(i).or_else(|| {
                     named_parent(&self.spans[i]).and_then(|p| self.span_index.get(&self.spans, p))
                 });
             }
@@ -123,17 +127,18 @@ impl Invocation {
     fn attach(&mut self, i: usize) {
         let spans = &self.spans;
         let tree = &mut self.tree;
+        let places = &mut tree.places;
         if spans[i].status.is_error() {
-            tree.health[i] = Health::Error;
+            places[i].health = Health::Error;
         }
         match named_parent(&spans[i]).map(|p| (p, self.span_index.get(spans, p))) {
             Some((_, Some(p))) => {
-                let list = &mut tree.children[p];
+                let list = &mut places[p].children;
                 let at = list
-                    .binary_search_by(|&c| by_start(spans, c, i))
+                    .binary_search_by(|&c| by_start(spans, c as usize, i))
                     .unwrap_or_else(|e| e);
-                list.insert(at, i);
-                tree.parent[i] = Some(p);
+                list.insert(at, place_index(i));
+                places[i].parent = place_index(p);
             }
             Some((missing, None)) => {
                 links_mut(&mut self.links)
@@ -150,28 +155,28 @@ impl Invocation {
         if let Some(adopted) = adopted {
             tree.roots.retain(|r| !adopted.contains(r));
             for c in adopted {
-                let list = &mut tree.children[i];
+                let list = &mut places[i].children;
                 let at = list
-                    .binary_search_by(|&x| by_start(spans, x, c))
+                    .binary_search_by(|&x| by_start(spans, x as usize, c))
                     .unwrap_or_else(|e| e);
-                list.insert(at, c);
-                tree.parent[c] = Some(i);
-                if tree.health[c] != Health::Ok
+                list.insert(at, place_index(c));
+                places[c].parent = place_index(i);
+                if places[c].health != Health::Ok
                     && !spans[c].is_evaluator()
-                    && tree.health[i] == Health::Ok
+                    && places[i].health == Health::Ok
                 {
-                    tree.health[i] = Health::Degraded;
+                    places[i].health = Health::Degraded;
                 }
             }
         }
         // A failure shows on every ancestor that is otherwise fine, up to the first that
         // already shows one; an evaluator's verdict is not the run's failure.
         let mut at = i;
-        while tree.health[at] != Health::Ok && !spans[at].is_evaluator() {
-            match tree.parent[at] {
-                Some(p) if tree.health[p] == Health::Ok => {
-                    tree.health[p] = Health::Degraded;
-                    at = p;
+        while places[at].health != Health::Ok && !spans[at].is_evaluator() {
+            match places[at].parent {
+                p if p != NO_PARENT && places[p as usize].health == Health::Ok => {
+                    places[p as usize].health = Health::Degraded;
+                    at = p as usize;
                 }
                 _ => break,
             }
@@ -260,19 +265,19 @@ impl Invocation {
             let orphan = is_orphan_root(&self.spans, root);
             stack.push((root, 0));
             while let Some((i, depth)) = stack.pop() {
+                let children = &tree.places[i].children;
                 tree.rows.push(TreeRow {
                     span: i,
                     depth,
                     orphan: orphan && i == root,
                     cycle: false,
-                    child_count: tree.children[i].len(),
+                    child_count: children.len(),
                 });
-                stack.extend(tree.children[i].iter().rev().map(|&c| (c, depth + 1)));
+                stack.extend(children.iter().rev().map(|&c| (c as usize, depth + 1)));
             }
         }
-        tree.row_of_span.resize(n, 0);
         for (r, row) in tree.rows.iter().enumerate() {
-            tree.row_of_span[row.span] = r;
+            tree.places[row.span].row = place_index(r);
         }
     }
 

@@ -39,7 +39,7 @@ impl Invocation {
         self.span_index.get(&self.spans, &span_id.as_id())
     }
     pub fn health_of(&self, span: usize) -> Health {
-        self.tree.health.get(span).copied().unwrap_or_default()
+        self.tree.health(span)
     }
     /// The conversation or session this run belongs to: arksim `conversation_id`,
     /// `gen_ai.conversation.id`, OpenInference `session.id`, Langfuse session, openai-agents

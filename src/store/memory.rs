@@ -6,8 +6,6 @@
 use std::collections::HashSet;
 use std::mem::size_of;
 
-use thin_vec::ThinVec;
-
 use super::{Invocation, Store};
 use crate::model::{ArcStr, AttrValue, Id, Origin, Payload, PayloadBody, Span};
 
@@ -227,15 +225,7 @@ impl Tally {
         let tree = &inv.tree;
         let vec_bytes = thin_vec_bytes;
         self.trees_and_summaries += vec_bytes(tree.rows.capacity(), size_of::<super::TreeRow>())
-            + vec_bytes(tree.health.capacity(), 1)
-            + vec_bytes(tree.children.capacity(), size_of::<ThinVec<usize>>())
-            + tree
-                .children
-                .iter()
-                .map(|c| vec_bytes(c.capacity(), 8))
-                .sum::<u64>()
-            + vec_bytes(tree.row_of_span.capacity(), 8)
-            + vec_bytes(tree.parent.capacity(), size_of::<Option<usize>>())
+            + tree.places_heap_bytes()
             + vec_bytes(tree.roots.capacity(), 8)
             + self.once(&inv.summary.name)
             + inv

@@ -40,7 +40,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         spans[a]
             .start_unix_nano
             .cmp(&spans[b].start_unix_nano)
-            .then_with(|| tree.row_of_span[a].cmp(&tree.row_of_span[b]))
+            .then_with(|| tree.row_of(a).cmp(&tree.row_of(b)))
     });
     let tool_calls: ThinVec<ToolCallRef> = tool_spans
         .into_iter()

@@ -70,21 +70,27 @@ pub(super) fn link_tool_calls(spans: &mut [Span]) {
 pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -> Tree {
     let n = spans.len();
     let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(spans, p));
-    let mut children: ThinVec<ThinVec<usize>> =
-        std::iter::repeat_with(ThinVec::new).take(n).collect();
+    let mut places: ThinVec<Place> = std::iter::repeat_with(|| Place {
+        parent: NO_PARENT,
+        ..Place::default()
+    })
+    .take(n)
+    .collect();
     let mut roots: ThinVec<usize> = ThinVec::new();
     for (i, span) in spans.iter().enumerate() {
         match named_parent(span) {
             None => roots.push(i),
             // A span naming itself as parent is a cycle of one: it never counts as a root.
             Some(_) => match parent_index(i) {
-                Some(p) => children[p].push(i),
+                Some(p) => places[p].children.push(place_index(i)),
                 None => roots.push(i),
             },
         }
     }
-    for list in &mut children {
-        list.sort_by(|&a, &b| by_start(spans, a, b));
+    for place in &mut places {
+        place
+            .children
+            .sort_by(|&a, &b| by_start(spans, a as usize, b as usize));
     }
     roots.sort_by(|&a, &b| root_order(spans, a, b));
 
@@ -95,7 +101,8 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
                 orphan: bool,
                 rows: &mut ThinVec<TreeRow>,
                 visited: &mut [bool],
-                in_cycle: &[bool]| {
+                in_cycle: &[bool],
+                places: &[Place]| {
         // Iterative pre-order: deep chains must not overflow the stack.
         let mut stack = vec![(start, 0usize)];
         while let Some((i, depth)) = stack.pop() {
@@ -103,16 +110,17 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
                 continue;
             }
             visited[i] = true;
+            let children = &places[i].children;
             rows.push(TreeRow {
                 span: i,
                 depth,
                 orphan: orphan && i == start,
                 cycle: in_cycle[i],
-                child_count: children[i].len(),
+                child_count: children.len(),
             });
-            for &c in children[i].iter().rev() {
-                if !visited[c] {
-                    stack.push((c, depth + 1));
+            for &c in children.iter().rev() {
+                if !visited[c as usize] {
+                    stack.push((c as usize, depth + 1));
                 }
             }
         }
@@ -124,6 +132,7 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
             &mut rows,
             &mut visited,
             &in_cycle,
+            &places,
         );
     }
     // Whatever no root reaches hangs off a parent cycle: find each cycle by following parent
@@ -165,47 +174,46 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
     cycles.sort_by(|a, b| by_start(spans, a[0], b[0]));
     for cycle in &cycles {
         roots.push(cycle[0]);
-        walk(cycle[0], false, &mut rows, &mut visited, &in_cycle);
+        walk(cycle[0], false, &mut rows, &mut visited, &in_cycle, &places);
     }
 
-    let mut row_of_span: ThinVec<usize> = std::iter::repeat_n(0, n).collect();
     for (r, row) in rows.iter().enumerate() {
-        row_of_span[row.span] = r;
+        places[row.span].row = place_index(r);
     }
-    // Health bottom-up: reverse pre-order visits children before parents. Only tree edges
-    // (children of a row that were walked under it) count, so cycles cannot loop.
-    let mut health: ThinVec<Health> = std::iter::repeat_n(Health::Ok, n).collect();
-    let mut tree_parent: ThinVec<Option<usize>> = std::iter::repeat_n(None, n).collect();
+    // The parent each span hangs under in the rows: a cycle's spans name parents that no
+    // row puts them under.
     {
         let mut last_at_depth: Vec<usize> = Vec::new();
         for row in &rows {
             last_at_depth.truncate(row.depth);
-            if row.depth > 0 {
-                tree_parent[row.span] = last_at_depth.last().copied();
+            if row.depth > 0
+                && let Some(&p) = last_at_depth.last()
+            {
+                places[row.span].parent = place_index(p);
             }
             last_at_depth.push(row.span);
         }
     }
+    // Health bottom-up: reverse pre-order visits children before parents. Only tree edges
+    // (children of a row that were walked under it) count, so cycles cannot loop.
     for row in rows.iter().rev() {
         let i = row.span;
         if spans[i].status.is_error() {
-            health[i] = Health::Error;
+            places[i].health = Health::Error;
         }
         // An evaluator's verdict span is not part of the agent's run (see EVALUATOR_ATTR).
-        if health[i] != Health::Ok
+        let parent = places[i].parent;
+        if places[i].health != Health::Ok
             && !spans[i].is_evaluator()
-            && let Some(p) = tree_parent[i]
-            && health[p] == Health::Ok
+            && parent != NO_PARENT
+            && places[parent as usize].health == Health::Ok
         {
-            health[p] = Health::Degraded;
+            places[parent as usize].health = Health::Degraded;
         }
     }
     Tree {
         rows,
-        health,
-        children,
-        row_of_span,
-        parent: tree_parent,
+        places,
         roots,
         cycles,
     }

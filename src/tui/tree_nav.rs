@@ -102,10 +102,10 @@ pub fn scroll_to_show(offset: usize, selected: usize, height: usize) -> usize {
 
 /// Rows of `spans` and of all their ancestors, ascending: the find's only-matches view.
 pub fn rows_with_ancestors(inv: &Invocation, spans: &[usize]) -> Vec<usize> {
-    let row_of = &inv.tree().row_of_span;
+    let tree = inv.tree();
     let mut keep: HashSet<usize> = HashSet::new();
     for &span in spans {
-        let Some(&row) = row_of.get(span) else {
+        let Some(row) = tree.row_of(span) else {
             continue;
         };
         if keep.insert(row) {

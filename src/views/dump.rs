@@ -181,8 +181,8 @@ pub fn explain_text(reports: &[SourceReport], mode: Reveal) -> String {
 /// Matched span indices in tree (pre-)order, the order `spans` lists them.
 pub(super) fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<usize> {
     let mut spans = matched.spans.clone();
-    let row_of = &inv.tree().row_of_span;
-    spans.sort_by_key(|&i| row_of.get(i).copied().unwrap_or(usize::MAX));
+    let tree = inv.tree();
+    spans.sort_by_key(|&i| tree.row_of(i).unwrap_or(usize::MAX));
     spans
 }
 

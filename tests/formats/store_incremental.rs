@@ -120,10 +120,17 @@ fn ingest(store: &mut Store, spans: Vec<Span>) {
 fn assert_same(grown: &Invocation, built: &Invocation) {
     let (g, b) = (grown.tree(), built.tree());
     assert_eq!(g.rows, b.rows);
-    assert_eq!(g.health, b.health);
-    assert_eq!(g.children, b.children);
-    assert_eq!(g.row_of_span, b.row_of_span);
-    assert_eq!(g.parent, b.parent);
+    // Each span's place: health, children, row and parent.
+    let places = |tree: &toolcap::store::Tree| -> Vec<_> {
+        (0..tree.span_count())
+            .map(|i| {
+                let children: Vec<usize> = tree.children_of(i).collect();
+                (tree.health(i), children, tree.row_of(i), tree.parent_of(i))
+            })
+            .collect()
+    };
+    assert_eq!(g.span_count(), grown.spans.len());
+    assert_eq!(places(g), places(b));
     assert_eq!(g.roots, b.roots);
     assert_eq!(grown.summary(), built.summary());
     let links = |inv: &Invocation| -> Vec<Option<Id>> {

@@ -162,7 +162,7 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
         let inv = app.invocation().unwrap();
         let place = (
             app.selected_order_position().unwrap(),
-            inv.tree().row_of_span[stop.1],
+            inv.tree().row_of(stop.1).unwrap(),
         );
         assert!(last_place < Some(place), "{last_place:?} then {place:?}");
         last_place = Some(place);

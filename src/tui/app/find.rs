@@ -185,8 +185,8 @@ pub(super) fn refresh_find(app: &mut App) {
             let mut spans = with_context(app, |ctx| q.matches(inv, ctx))
                 .map(|m| m.spans)
                 .unwrap_or_default();
-            let row_of = &inv.tree().row_of_span;
-            spans.sort_by_key(|&i| row_of.get(i).copied().unwrap_or(usize::MAX));
+            let tree = inv.tree();
+            spans.sort_by_key(|&i| tree.row_of(i).unwrap_or(usize::MAX));
             spans
         }
         _ => Vec::new(),
@@ -214,10 +214,7 @@ fn first_match(app: &mut App) {
 }
 
 fn go_to_span(app: &mut App, span: usize) {
-    let Some(row) = app
-        .invocation()
-        .and_then(|inv| inv.tree().row_of_span.get(span).copied())
-    else {
+    let Some(row) = app.invocation().and_then(|inv| inv.tree().row_of(span)) else {
         return;
     };
     reveal_row(app, row);

@@ -174,7 +174,7 @@ pub(super) fn apply(app: &mut App, action: Action) -> bool {
             let row = app
                 .store
                 .get(&overlay.invocation)
-                .and_then(|inv| inv.tree().row_of_span.get(span).copied());
+                .and_then(|inv| inv.tree().row_of(span));
             app.diff = None;
             if let Some(row) = row {
                 nav::reveal_row(app, row);

@@ -246,7 +246,7 @@ impl App {
     /// Position of the selected span within `tree.visible`.
     pub fn selected_visible_position(&self) -> Option<usize> {
         let inv = self.invocation()?;
-        let row = *inv.tree().row_of_span.get(self.selected_span_index()?)?;
+        let row = inv.tree().row_of(self.selected_span_index()?)?;
         self.tree.visible.binary_search(&row).ok()
     }
 

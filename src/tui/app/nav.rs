@@ -131,10 +131,7 @@ pub(super) fn select_row(app: &mut App, row: usize) {
 
 pub(super) fn current_row(app: &App) -> Option<usize> {
     let inv = app.invocation()?;
-    inv.tree()
-        .row_of_span
-        .get(app.selected_span_index()?)
-        .copied()
+    inv.tree().row_of(app.selected_span_index()?)
 }
 
 /// The selected span's id and whether it can fold.
@@ -234,7 +231,7 @@ pub(super) fn jump_to_requester(app: &mut App) {
         .and_then(|(inv, i)| {
             let requester = inv.spans.get(i)?.tool.as_ref()?.requested_by.as_ref()?;
             let span = inv.span_by_id(requester)?;
-            inv.tree().row_of_span.get(span).copied()
+            inv.tree().row_of(span)
         });
     match target {
         Some(row) => {

@@ -97,7 +97,7 @@ fn here(app: &App) -> Option<(usize, Option<usize>)> {
 
 /// A stop's position in reading order.
 fn place(app: &App, &(pos, span): &(usize, usize)) -> Option<(usize, Option<usize>)> {
-    let row = *app.list.runs.get(pos)?.tree().row_of_span.get(span)?;
+    let row = app.list.runs.get(pos)?.tree().row_of(span)?;
     Some((pos, Some(row)))
 }
 
@@ -193,7 +193,7 @@ fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
     app.selected_invocation = Some(inv.id.to_string());
     app.follow_newest = false;
     nav::expand_conversation_of(app, &inv.id.text());
-    let row = inv.tree().row_of_span.get(span).copied();
+    let row = inv.tree().row_of(span);
     if let Some(row) = row {
         nav::reveal_row(app, row);
         nav::select_row(app, row);

@@ -187,10 +187,10 @@ fn attempt_tag(inv: &Invocation, index: usize) -> Option<String> {
         .parent_span_id
         .as_ref()
         .and_then(|p| inv.span_by_id(p))
-        .and_then(|p| inv.tree().children.get(p))
-        .map(|kids| {
-            kids.iter()
-                .filter_map(|&k| inv.spans.get(k))
+        .map(|p| {
+            inv.tree()
+                .children_of(p)
+                .filter_map(|k| inv.spans.get(k))
                 .filter(|s| s.kind == span.kind && s.identity.attempt_index.is_some())
                 .count()
         })
