@@ -193,7 +193,7 @@ pub fn run(args: UiArgs) -> i32 {
 
 /// Buffers of 1 MiB and more (file pieces, parse batches) get their own mappings, handed back
 /// to the system when freed. glibc's default raises that threshold to the largest buffer freed
-/// so far, so after the first 4 MiB piece the pieces came out of the heap, between the runs
+/// so far, so after the first piece of 4 MiB (their size then) the pieces came out of the heap, between the runs
 /// the store keeps, and the heap grew around them: the TUI's peak while reading the 99 MB
 /// corpus fell from 138–144 to 128–131 MiB with a fixed threshold, for a read about 5% slower
 /// (each piece's pages are fresh from the kernel).

@@ -21,11 +21,12 @@ use crate::model::{Batch, Origin, Problem};
 
 use super::tail::{LineChunk, MAX_LINE_BYTES, Tailer, starts_as_json_lines};
 
-/// Files smaller than this are read whole: two pieces at least, or cutting gains nothing.
+/// Files smaller than this are read whole: four pieces at least, or cutting gains nothing.
 pub const PIECEWISE_MIN_BYTES: u64 = 8 << 20;
-/// Pieces read but not yet applied, at most, besides one per parser (a piece is about 4 MiB of
-/// lines): one being applied while each core parses one. Six in all on 2 cores held 22 MiB
-/// more at the peak on the 100 MB file than three, and were no faster.
+/// Pieces read but not yet applied, at most, besides one per parser (a piece is about 2 MiB of
+/// lines, see the tailer's budget): one being applied while each core parses one. Six pieces
+/// of 4 MiB in all on 2 cores held 22 MiB more at the peak on the 100 MB file than three, and
+/// were no faster.
 const PIECES_BEYOND_PARSERS: usize = 1;
 
 /// What loading a file in pieces read, for the file's load record (the spans went to the store).

@@ -477,7 +477,7 @@ async fn a_single_file_root_is_followed_and_its_siblings_ignored() {
 async fn a_big_file_reaches_the_app_in_pieces_with_its_progress() {
     let (_dir, root) = temp_root();
     let path = root.join("big.jsonl");
-    // 24 MiB of 1 KiB lines: several of the tailer's 4 MiB pieces.
+    // 24 MiB of 1 KiB lines: several of the tailer's 2 MiB pieces.
     let count = 24 * 1024;
     let pad = "x".repeat(1000);
     let text: String = (0..count)

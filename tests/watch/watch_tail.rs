@@ -183,7 +183,7 @@ fn a_big_file_is_handed_over_in_pieces_that_join_up_exactly() {
         assert_eq!(poll.consumed, next_offset);
         let handed: usize = poll.chunks.iter().map(|c| c.bytes.len()).sum();
         assert!(
-            handed <= (4 << 20) + (4 << 20),
+            handed <= (2 << 20) + (2 << 20),
             "{handed} bytes in one poll"
         );
         if !poll.more {
