@@ -93,6 +93,8 @@ fn read_parse_apply(
     let (job_sender, job_receiver) = mpsc::sync_channel::<Job>(parsers);
     let job_receiver = Mutex::new(job_receiver);
     let (parsed_sender, parsed_receiver) = mpsc::channel::<(usize, Batch)>();
+    // Parsed pieces' buffers go back to the reader, to be read into again.
+    let (spare_sender, spare_receiver) = mpsc::channel::<Vec<u8>>();
     let in_flight = parsers + PIECES_BEYOND_PARSERS;
     let (token_sender, token_receiver) = mpsc::sync_channel::<()>(in_flight);
     for _ in 0..in_flight {
@@ -101,6 +103,7 @@ fn read_parse_apply(
     std::thread::scope(|scope| {
         for _ in 0..parsers {
             let parsed_sender = parsed_sender.clone();
+            let spare_sender = spare_sender.clone();
             let job_receiver = &job_receiver;
             scope.spawn(move || {
                 loop {
@@ -110,7 +113,7 @@ fn read_parse_apply(
                     };
                     let Ok((place, chunk)) = job else { return };
                     let batch = parse_piece(format, origin, &chunk);
-                    drop(chunk);
+                    let _ = spare_sender.send(chunk.bytes);
                     if parsed_sender.send((place, batch)).is_err() {
                         return;
                     }
@@ -150,6 +153,9 @@ fn read_parse_apply(
                 }
                 if stop {
                     return;
+                }
+                for buffer in spare_receiver.try_iter() {
+                    tailer.recycle(buffer);
                 }
                 poll = match tailer.poll(true) {
                     Ok(poll) => poll,

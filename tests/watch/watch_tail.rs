@@ -199,3 +199,47 @@ fn a_big_file_is_handed_over_in_pieces_that_join_up_exactly() {
 fn memchr_count(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|b| **b == b'\n').count() as u64
 }
+
+/// A loader hands back each piece's buffer once parsed: later windows are read into it, and the
+/// pieces join up exactly as with fresh buffers.
+#[test]
+fn recycled_buffers_are_read_into_again_and_pieces_still_join_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.jsonl");
+    let line = format!("{{\"pad\":\"{}\"}}\n", "y".repeat(1013));
+    let lines = 12 * 1024;
+    let content = line.repeat(lines);
+    write(&path, &content);
+    let mut tailer = Tailer::new(&path);
+    // A capacity no fresh window has: the piece read into it shows it.
+    let marked = (3 << 20) + 123;
+    tailer.recycle(Vec::with_capacity(marked));
+    let mut read = Vec::new();
+    let mut capacities = Vec::new();
+    loop {
+        let poll = tailer.poll(false).expect("poll");
+        for chunk in poll.chunks {
+            assert_eq!(chunk.offset, read.len() as u64, "a gap or overlap");
+            read.extend_from_slice(&chunk.bytes);
+            capacities.push(chunk.bytes.capacity());
+            tailer.recycle(chunk.bytes);
+        }
+        if !poll.more {
+            break;
+        }
+    }
+    assert!(
+        read == content.as_bytes(),
+        "the pieces differ from the file"
+    );
+    assert_eq!(
+        capacities[0], marked,
+        "the first window was not read into the spare buffer"
+    );
+    assert!(capacities.len() > 3, "{} pieces", capacities.len());
+    let marked_reads = capacities.iter().filter(|&&c| c == marked).count();
+    assert!(
+        marked_reads >= 2,
+        "the spare buffer was not read into again: {capacities:?}"
+    );
+}
