@@ -1,6 +1,97 @@
-//! Building an invocation's tree from scratch: stand-ins covered by real tool spans, tool calls linked to the LLM span that asked for them, rows in pre-order with health, orphans and cycles.
+//! A run's tree: its rows in pre-order and each span's place (health, children, row, parent), and building it from scratch: stand-ins covered by real tool spans, tool calls linked to the LLM span that asked for them, orphans and cycles.
 
 use super::*;
+
+/// One row of a tree in pre-order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeRow {
+    /// Index into [`Invocation::spans`].
+    pub span: usize,
+    pub depth: usize,
+    /// The span names a parent that is not (yet) here.
+    pub orphan: bool,
+    /// The span sits in a parent cycle (its parent chain loops back to it).
+    pub cycle: bool,
+    pub child_count: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub rows: ThinVec<TreeRow>,
+    /// Indexed by span index: where each span sits. One list, where there were four (health,
+    /// child lists, row, parent): most runs are a few spans, and each list was an allocation.
+    pub(super) places: ThinVec<Place>,
+    /// Spans shown at depth 0, in row order.
+    pub roots: ThinVec<usize>,
+    /// Parent cycles: the spans of each, in chain order.
+    pub cycles: ThinVec<ThinVec<usize>>,
+}
+
+/// Where one span sits in its run's tree.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Place {
+    /// Child span indices in start order (allocated only for a span with children).
+    pub(super) children: ThinVec<u32>,
+    /// Its position in `rows`.
+    pub(super) row: u32,
+    /// The span it hangs under in this tree, or [`NO_PARENT`].
+    pub(super) parent: u32,
+    pub(super) health: Health,
+}
+
+/// [`Place::parent`] of a span shown at depth 0. A run holds fewer than 2³² spans: the store's
+/// budget evicts long before.
+pub(super) const NO_PARENT: u32 = u32::MAX;
+
+impl Tree {
+    /// A span's health in this tree (`Ok` for an index it does not hold).
+    pub fn health(&self, span: usize) -> Health {
+        self.places.get(span).map_or(Health::Ok, |p| p.health)
+    }
+
+    /// A span's position in [`Tree::rows`].
+    pub fn row_of(&self, span: usize) -> Option<usize> {
+        self.places.get(span).map(|p| p.row as usize)
+    }
+
+    /// The span `span` hangs under, if any.
+    pub fn parent_of(&self, span: usize) -> Option<usize> {
+        let parent = self.places.get(span)?.parent;
+        (parent != NO_PARENT).then_some(parent as usize)
+    }
+
+    /// A span's children in start order.
+    pub fn children_of(&self, span: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        let children = self.places.get(span).map_or(&[][..], |p| &p.children[..]);
+        children.iter().map(|&c| c as usize)
+    }
+
+    /// How many children a span has.
+    pub fn child_count(&self, span: usize) -> usize {
+        self.places.get(span).map_or(0, |p| p.children.len())
+    }
+
+    /// Spans the tree has places for.
+    pub fn span_count(&self) -> usize {
+        self.places.len()
+    }
+
+    /// Heap bytes of the places and their child lists (`dump --stats`).
+    pub(super) fn places_heap_bytes(&self) -> u64 {
+        let list = |capacity: usize, each: usize| memory::thin_vec_bytes(capacity, each);
+        list(self.places.capacity(), std::mem::size_of::<Place>())
+            + self
+                .places
+                .iter()
+                .map(|p| list(p.children.capacity(), 4))
+                .sum::<u64>()
+    }
+}
+
+/// A span index as places hold it.
+pub(super) fn place_index(i: usize) -> u32 {
+    i as u32
+}
 
 /// Provisional tool spans (stand-ins from flattened records such as arksim's tool-call lists)
 /// that a real tool span of the same invocation already covers: same tool name and either the
