@@ -278,7 +278,8 @@ pub struct LlmFacts {
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
-    pub finish_reasons: Vec<String>,
+    /// Shared: the same few reasons (`stop`, `tool_calls`) repeat on call after call.
+    pub finish_reasons: thin_vec::ThinVec<ArcStr>,
     pub requested_tool_calls: Vec<RequestedToolCall>,
 }
 

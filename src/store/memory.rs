@@ -139,8 +139,10 @@ impl Tally {
             {
                 self.facts += self.once(name);
             }
+            let reasons = thin_vec_bytes(l.finish_reasons.capacity(), size_of::<ArcStr>())
+                + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
             self.facts += size_of_val(l.as_ref()) as u64
-                + l.finish_reasons.iter().map(string).sum::<u64>()
+                + reasons
                 + l.requested_tool_calls
                     .iter()
                     .map(|c| (size_of_val(c) as u64) + opt(&c.id) + string(&c.name))

@@ -283,8 +283,9 @@ fn apply_usage(llm: &mut LlmFacts, message: &Value) {
     llm.output_tokens = usage.and_then(|u| u64_field(u, &["output_tokens"]));
     llm.cache_read_tokens = usage.and_then(|u| u64_field(u, &["cache_read_input_tokens"]));
     llm.finish_reasons = str_field(message, "stop_reason")
-        .map(|r| vec![r.to_owned()])
-        .unwrap_or_default();
+        .map(crate::formats::common::intern::value)
+        .into_iter()
+        .collect();
 }
 
 /// A later transcript line of the same response: its blocks join the turn's message.

@@ -170,8 +170,9 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .candidate
                         .and_then(|c| get(c, "finishReason", "finish_reason"))
                         .and_then(Value::as_str)
-                        .map(|r| vec![r.to_owned()])
-                        .unwrap_or_default(),
+                        .map(crate::formats::common::intern::value)
+                        .into_iter()
+                        .collect(),
                     ..Default::default()
                 },
                 ..Default::default()

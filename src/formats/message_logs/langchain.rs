@@ -272,8 +272,9 @@ impl Reader<'_, '_> {
                     .and_then(|m| {
                         str_field(m, "finish_reason").or_else(|| str_field(m, "stop_reason"))
                     })
-                    .map(|r| vec![r.to_owned()])
-                    .unwrap_or_default(),
+                    .map(crate::formats::common::intern::value)
+                    .into_iter()
+                    .collect(),
                 ..Default::default()
             },
             ..Default::default()

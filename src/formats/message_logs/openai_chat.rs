@@ -88,13 +88,15 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
         native_id: native_id(&doc.root),
         ..Default::default()
     };
-    let finish_reasons: Vec<String> = doc
+    let finish_reasons: thin_vec::ThinVec<crate::model::ArcStr> = doc
         .root
         .get("choices")
         .and_then(Value::as_array)
         .map(|cs| {
             cs.iter()
-                .filter_map(|c| str_field(c, "finish_reason").map(str::to_owned))
+                .filter_map(|c| {
+                    str_field(c, "finish_reason").map(crate::formats::common::intern::value)
+                })
                 .collect()
         })
         .unwrap_or_default();

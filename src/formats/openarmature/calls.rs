@@ -45,8 +45,9 @@ impl Parser {
             output_tokens: usage.and_then(|u| jsonrec::u64_at(u, "completion_tokens")),
             cache_read_tokens: usage.and_then(|u| jsonrec::u64_at(u, "cached_tokens")),
             finish_reasons: jsonrec::str_at(event, "finish_reason")
-                .map(|r| vec![r.to_owned()])
-                .unwrap_or_default(),
+                .map(crate::formats::common::intern::value)
+                .into_iter()
+                .collect(),
             ..Default::default()
         };
         let tool_calls = event.get("output_tool_calls").and_then(Value::as_array);

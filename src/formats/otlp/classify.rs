@@ -385,7 +385,11 @@ fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> LlmFacts {
         let usage = usage.as_ref()?;
         keys.iter().find_map(|k| usage.get(*k)?.as_u64())
     };
-    let mut finish_reasons = attrs.strings("gen_ai.response.finish_reasons");
+    let mut finish_reasons: thin_vec::ThinVec<crate::model::ArcStr> = attrs
+        .strings("gen_ai.response.finish_reasons")
+        .iter()
+        .map(|reason| intern::value(reason))
+        .collect();
     if finish_reasons.is_empty() {
         finish_reasons = [
             "openarmature.llm.finish_reason",
@@ -393,9 +397,9 @@ fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> LlmFacts {
             "langfuse.observation.metadata.finish_reason",
         ]
         .iter()
-        .find_map(|k| attrs.str(k))
-        .map(|r| vec![r.to_owned()])
-        .unwrap_or_default();
+        .find_map(|k| attrs.shared_str(k))
+        .into_iter()
+        .collect();
     }
     LlmFacts {
         provider: attrs.first_shared_str(&[
