@@ -205,10 +205,11 @@ pub fn memory_text(store: &Store) -> String {
         );
     }
     let _ = writeln!(out, "  {:<38} {:>9.1} MiB", "total", mib(breakdown.total()));
-    // The peak is the load's (pieces in flight, parsed batches); the resident size after it
-    // is what the store and the allocator keep.
+    // Printed once the output is written: the resident size then is what the store and the
+    // allocator keep; the peak also counts what the load and the output held while they ran
+    // (pieces in flight, parsed batches, parts being formatted).
     for (label, field) in [
-        ("process resident size after the load", "VmRSS:"),
+        ("process resident size at the end", "VmRSS:"),
         ("process peak resident size", "VmHWM:"),
     ] {
         if let Some(bytes) = process_status_bytes(field) {
