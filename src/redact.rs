@@ -12,7 +12,7 @@ mod keys;
 mod mask;
 mod shape_scan;
 
-pub use keys::{can_hold_content, hides_value, is_payload_key, is_secret_key};
+pub use keys::{KeyRules, can_hold_content, hides_value, is_payload_key, is_secret_key, key_rules};
 
 pub use shape_scan::redacted_payload;
 

@@ -78,10 +78,8 @@ pub(super) fn conversation_ids(inv: &Invocation) -> impl Iterator<Item = &str> {
 /// that must not be searched: payloads, secrets, and while redacted the values the redacted
 /// view hides (a short message or argument kept as a plain attribute).
 fn searchable_attr_text(key: &str, value: &AttrValue, reveal: Reveal) -> Option<String> {
-    if redact::is_secret_key(key) {
-        return None;
-    }
-    if reveal == Reveal::Redacted && redact::hides_value(key, value) {
+    let rules = redact::key_rules(key);
+    if rules.secret || (reveal == Reveal::Redacted && rules.hides(value)) {
         return None;
     }
     let text = match value {

@@ -7,7 +7,53 @@ use crate::model::AttrValue;
 /// payload key ([`is_payload_key`]); numbers and flags stay visible. The detail pane, search
 /// and the search index all ask this.
 pub fn hides_value(key: &str, value: &AttrValue) -> bool {
-    can_hold_content(value) && is_payload_key(key)
+    key_rules(key).hides(value)
+}
+
+/// What a key says about the values held under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyRules {
+    /// [`is_secret_key`]: masked even when revealed.
+    pub secret: bool,
+    /// [`is_payload_key`]: its text, lists and maps are hidden while redacted.
+    pub payload: bool,
+}
+
+impl KeyRules {
+    /// [`hides_value`] for a value under this key.
+    pub fn hides(self, value: &AttrValue) -> bool {
+        self.payload && can_hold_content(value)
+    }
+}
+
+/// Keys whose rules a thread remembers (see [`key_rules`]).
+const MAX_REMEMBERED_KEYS: usize = 4096;
+
+/// The rules of `key`, remembered per thread for as many keys as [`MAX_REMEMBERED_KEYS`]: a
+/// search, the index and the detail pane ask of every attribute of every span, the same few
+/// keys come with every span, and the rules read a key word by word (asked afresh,
+/// `is_secret_key` alone was 7% of the TUI's CPU reading a 100 MB file).
+pub fn key_rules(key: &str) -> KeyRules {
+    thread_local! {
+        static RULES: std::cell::RefCell<foldhash::HashMap<Box<str>, KeyRules>> =
+            std::cell::RefCell::default();
+    }
+    RULES.with(|rules| {
+        let mut rules = rules.borrow_mut();
+        if let Some(&known) = rules.get(key) {
+            return known;
+        }
+        let found = KeyRules {
+            secret: is_secret_key(key),
+            payload: is_payload_key(key),
+        };
+        // Endless distinct keys (hostile input) start the table over instead of growing it.
+        if rules.len() >= MAX_REMEMBERED_KEYS {
+            rules.clear();
+        }
+        rules.insert(key.into(), found);
+        found
+    })
 }
 
 /// Values that can carry payload content: text, lists and maps.
@@ -260,5 +306,32 @@ mod tests {
             "gen_ai.tool.name",
             &AttrValue::Str("hi".into())
         ));
+    }
+
+    #[test]
+    fn remembered_rules_are_the_rules_before_and_after_the_table_starts_over() {
+        for key in [
+            "api_key",
+            "gen_ai.input.messages",
+            "gen_ai.usage.input_tokens",
+            "x-api-key",
+            "tool.name",
+        ] {
+            let expected = KeyRules {
+                secret: is_secret_key(key),
+                payload: is_payload_key(key),
+            };
+            // Asked twice: computed, then remembered.
+            assert_eq!(key_rules(key), expected, "{key}");
+            assert_eq!(key_rules(key), expected, "{key}");
+        }
+        for i in 0..3 * MAX_REMEMBERED_KEYS {
+            key_rules(&format!("distinct.key.{i}"));
+        }
+        assert!(
+            key_rules("api_key").secret,
+            "still right after the table started over"
+        );
+        assert!(!key_rules("gen_ai.usage.input_tokens").payload);
     }
 }

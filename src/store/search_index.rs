@@ -1,9 +1,9 @@
 //! A run's search index: the text its spans can be searched by (names, tool names, models,
 //! services, providers, error types and messages, attribute and event values — never
 //! payloads, secrets, or values the redacted view hides), as pieces naming their span, their
-//! field and their text. The texts themselves,
-//! ASCII-lower-cased, are in a [`Vocabulary`] shared with other runs: they repeat from run to
-//! run. It grows with the run (new spans append their pieces; a rebuilt run re-indexes).
+//! field and their text. The texts themselves, ASCII-lower-cased, are in a [`Vocabulary`]
+//! shared with other runs: they repeat from run to run. It grows with the run (new spans append
+//! their pieces; a rebuilt run re-indexes).
 //!
 //! It only narrows: the query evaluator asks it which spans *could* hold a needle, then checks
 //! each candidate with its own rule on the span itself, so a match is decided in one place.
@@ -24,34 +24,6 @@ use crate::model::{AttrValue, Span};
 use crate::redact;
 use probes::{Found, Probe, with_found};
 use vocabulary::{ID_BITS, Vocabulary};
-
-/// What a key says about its values: whether they are secret, and whether it is a payload key
-/// (`redact::is_secret_key`, `redact::is_payload_key`). Remembered per thread, for as many keys
-/// as [`MAX_REMEMBERED_KEYS`]: the same few keys come with every span, and the rules read a key
-/// word by word (asked afresh, `is_secret_key` alone was 7% of the TUI's CPU reading a 100 MB
-/// file).
-fn key_rules(key: &str) -> (bool, bool) {
-    thread_local! {
-        static RULES: std::cell::RefCell<foldhash::HashMap<Box<str>, (bool, bool)>> =
-            std::cell::RefCell::default();
-    }
-    RULES.with(|rules| {
-        let mut rules = rules.borrow_mut();
-        if let Some(&known) = rules.get(key) {
-            return known;
-        }
-        let found = (redact::is_secret_key(key), redact::is_payload_key(key));
-        // Endless distinct keys (hostile input) start the table over instead of growing it.
-        if rules.len() >= MAX_REMEMBERED_KEYS {
-            rules.clear();
-        }
-        rules.insert(key.into(), found);
-        found
-    })
-}
-
-/// Keys whose rules a thread remembers (see [`key_rules`]).
-const MAX_REMEMBERED_KEYS: usize = 4096;
 
 /// Longest value indexed; a longer one makes its span always a candidate.
 const MAX_VALUE_BYTES: usize = 512;
@@ -234,9 +206,8 @@ impl SearchIndex {
             ) {
                 continue;
             }
-            // `redact::hides_value`, with the key's half remembered.
-            let (secret, payload_key) = key_rules(key);
-            if secret || (payload_key && redact::can_hold_content(value)) {
+            let rules = redact::key_rules(key);
+            if rules.secret || rules.hides(value) {
                 continue;
             }
             complete &= match value {
