@@ -64,13 +64,7 @@ impl Invocation {
         if self.links.is_none() {
             self.links = Some(Box::new(self.compute_links()));
         }
-        self.tree.places.resize(
-            n,
-            Place {
-                parent: NO_PARENT,
-                ..Place::default()
-            },
-        );
+        self.tree.places.resize(n, Place::default());
         for i in from..n {
             self.work += 1;
             self.attach(i);

@@ -1,4 +1,6 @@
-//! A run's tree: its rows in pre-order and each span's place (health, children, row, parent), and building it from scratch: stand-ins covered by real tool spans, tool calls linked to the LLM span that asked for them, orphans and cycles.
+//! A run's tree: its rows in pre-order and each span's place (health, children, row, parent);
+//! and building it from scratch: stand-ins covered by real tool spans, tool calls linked to the
+//! LLM span that asked for them, orphans and cycles.
 
 use super::*;
 
@@ -27,8 +29,8 @@ pub struct Tree {
     pub cycles: ThinVec<ThinVec<usize>>,
 }
 
-/// Where one span sits in its run's tree.
-#[derive(Debug, Clone, Default)]
+/// Where one span sits in its run's tree. A new place hangs under nothing, healthy, childless.
+#[derive(Debug, Clone)]
 pub(super) struct Place {
     /// Child span indices in start order (allocated only for a span with children).
     pub(super) children: ThinVec<u32>,
@@ -37,6 +39,17 @@ pub(super) struct Place {
     /// The span it hangs under in this tree, or [`NO_PARENT`].
     pub(super) parent: u32,
     pub(super) health: Health,
+}
+
+impl Default for Place {
+    fn default() -> Self {
+        Place {
+            children: ThinVec::new(),
+            row: 0,
+            parent: NO_PARENT,
+            health: Health::Ok,
+        }
+    }
 }
 
 /// [`Place::parent`] of a span shown at depth 0. A run holds fewer than 2³² spans: the store's
@@ -64,11 +77,6 @@ impl Tree {
     pub fn children_of(&self, span: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
         let children = self.places.get(span).map_or(&[][..], |p| &p.children[..]);
         children.iter().map(|&c| c as usize)
-    }
-
-    /// How many children a span has.
-    pub fn child_count(&self, span: usize) -> usize {
-        self.places.get(span).map_or(0, |p| p.children.len())
     }
 
     /// Spans the tree has places for.
@@ -161,12 +169,7 @@ pub(super) fn link_tool_calls(spans: &mut [Span]) {
 pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -> Tree {
     let n = spans.len();
     let parent_index = |i: usize| named_parent(&spans[i]).and_then(|p| index.get(spans, p));
-    let mut places: ThinVec<Place> = std::iter::repeat_with(|| Place {
-        parent: NO_PARENT,
-        ..Place::default()
-    })
-    .take(n)
-    .collect();
+    let mut places: ThinVec<Place> = std::iter::repeat_with(Place::default).take(n).collect();
     let mut roots: ThinVec<usize> = ThinVec::new();
     for (i, span) in spans.iter().enumerate() {
         match named_parent(span) {
