@@ -9,12 +9,15 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod attributes;
 mod id;
 mod payload;
 mod problem;
+pub mod shared_texts;
 mod sparse;
 
 pub use arcstr::ArcStr;
+pub use attributes::{AttrView, Attributes};
 pub use id::{AsId, Id, IdText};
 pub use payload::*;
 pub use problem::*;
@@ -223,7 +226,7 @@ pub struct SpanEvent {
     pub time_unix_nano: u64,
     /// Shared, as span names and attribute keys are: `exception` and its keys repeat.
     pub name: ArcStr,
-    pub attributes: Vec<(ArcStr, AttrValue)>,
+    pub attributes: Attributes,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -326,8 +329,8 @@ pub struct Span {
     pub input: Sparse<Payload>,
     /// Result, completion, documents.
     pub output: Sparse<Payload>,
-    /// Keys are shared: the same few names repeat on every span.
-    pub attributes: Vec<(ArcStr, AttrValue)>,
+    /// Packed once the span is done (see [`Attributes`]).
+    pub attributes: Attributes,
     pub events: thin_vec::ThinVec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: &'static str,
@@ -337,14 +340,20 @@ pub struct Span {
 }
 
 impl Span {
+    /// Packs its attributes and its events' (see [`Attributes::pack`]): done once the span is
+    /// built, before it is stored.
+    pub fn pack(&mut self) {
+        self.attributes.pack();
+        for event in &mut self.events {
+            event.attributes.pack();
+        }
+    }
+
     pub fn duration_ms(&self) -> f64 {
         self.end_unix_nano.saturating_sub(self.start_unix_nano) as f64 / 1e6
     }
-    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
-        self.attributes
-            .iter()
-            .find(|(k, _)| **k == *key)
-            .map(|(_, v)| v)
+    pub fn attr(&self, key: &str) -> Option<AttrView<'_>> {
+        self.attributes.get(key)
     }
     pub fn model(&self) -> Option<&str> {
         let llm = self.llm.as_ref()?;
@@ -365,7 +374,7 @@ impl Span {
 }
 
 /// Attributes built with owned keys, as [`Span::attributes`] holds them.
-pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Vec<(ArcStr, AttrValue)> {
+pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Attributes {
     attributes
         .into_iter()
         .map(|(key, value)| (ArcStr::from(key), value))
@@ -385,10 +394,16 @@ pub const EVALUATOR_ATTR: &str = "toolcap.evaluator";
 
 impl Span {
     pub fn is_provisional(&self) -> bool {
-        matches!(self.attr(PROVISIONAL_ATTR), Some(AttrValue::Bool(true)))
+        matches!(
+            self.attr(PROVISIONAL_ATTR).as_deref(),
+            Some(AttrValue::Bool(true))
+        )
     }
     pub fn is_evaluator(&self) -> bool {
-        matches!(self.attr(EVALUATOR_ATTR), Some(AttrValue::Bool(true)))
+        matches!(
+            self.attr(EVALUATOR_ATTR).as_deref(),
+            Some(AttrValue::Bool(true))
+        )
     }
 }
 

@@ -373,6 +373,10 @@ pub fn unrecognised(origin: &Origin, bytes: &[u8], extension: Option<&str>) -> P
 pub fn parse(format: &dyn Format, input: &Input) -> Batch {
     let mut batch = format.parse(input);
     common::ranges::resolve_record_payloads(&mut batch, input);
+    // Packed here, on the parser's thread, rather than by the store: loads parse on every core.
+    for span in &mut batch.spans {
+        span.pack();
+    }
     batch
 }
 

@@ -78,9 +78,9 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
 
 /// A call's cost when its format recorded one (toolscore's custom `cost` becomes `cost_usd`).
 fn span_cost_usd(span: &crate::model::Span) -> Option<f64> {
-    match span.attr("cost_usd")? {
-        crate::model::AttrValue::Float(f) => Some(*f),
-        crate::model::AttrValue::Int(i) => Some(*i as f64),
+    match *span.attr("cost_usd")? {
+        crate::model::AttrValue::Float(f) => Some(f),
+        crate::model::AttrValue::Int(i) => Some(i as f64),
         _ => None,
     }
 }

@@ -22,10 +22,8 @@ pub fn conversation_of(invocation: &Invocation) -> Option<&str> {
     invocation
         .spans
         .iter()
-        .find_map(|s| match s.attr("arksim.conversation_id") {
-            Some(AttrValue::Str(id)) if !id.trim().is_empty() => Some(&**id),
-            _ => None,
-        })
+        .find_map(|s| s.attr("arksim.conversation_id")?.text())
+        .filter(|id| !id.trim().is_empty())
 }
 
 /// A turn's position: arksim turn ids are integers; anything else sorts after them by text.
@@ -33,7 +31,7 @@ fn turn_key(invocation: &Invocation) -> (u64, String) {
     let turn = invocation
         .spans
         .iter()
-        .find_map(|s| match s.attr("arksim.turn_id") {
+        .find_map(|s| match s.attr("arksim.turn_id").as_deref() {
             Some(AttrValue::Str(t)) => Some(t.to_string()),
             Some(AttrValue::Int(t)) => Some(t.to_string()),
             _ => None,
@@ -153,7 +151,7 @@ pub fn arksim_said(store: &Store, turns: &[String]) -> Vec<String> {
         let Some(inv) = store.get(id) else { continue };
         for span in &inv.spans {
             for (key, value) in &span.attributes {
-                let AttrValue::Str(text) = value else {
+                let AttrValue::Str(text) = &*value else {
                     continue;
                 };
                 if key.starts_with("arksim.qual.") && text.contains("[Trajectory]") {
@@ -161,7 +159,7 @@ pub fn arksim_said(store: &Store, turns: &[String]) -> Vec<String> {
                         "arksim said (evaluation.json, {}): {text}",
                         turn_label(inv)
                     ));
-                } else if &**key == "arksim.conversation.evaluation_status" && status.is_none() {
+                } else if key == "arksim.conversation.evaluation_status" && status.is_none() {
                     status = Some(text.clone());
                 }
             }
@@ -292,7 +290,8 @@ mod tests {
             attributes: vec![
                 ("arksim.conversation_id".into(), text(conversation.into())),
                 ("arksim.turn_id".into(), AttrValue::Int(turn as i64)),
-            ],
+            ]
+            .into(),
             ..Default::default()
         }
     }

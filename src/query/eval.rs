@@ -366,7 +366,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 k.eq_ignore_ascii_case(key)
                     && value
                         .as_deref()
-                        .is_none_or(|want| attr_equals(k, val, want, ctx.reveal))
+                        .is_none_or(|want| attr_equals(k, &val, want, ctx.reveal))
             })
         })),
         Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),

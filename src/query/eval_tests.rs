@@ -35,7 +35,8 @@ fn sample_store() -> Store {
             AttrValue::Str("conv-7".into()),
         ),
         (ArcStr::from("api_key"), AttrValue::Str("hunter2".into())),
-    ];
+    ]
+    .into();
     let mut llm1 = span("t1", "b1", Some("a1"), "chat", SpanKind::Llm);
     llm1.llm = Some(Box::new(LlmFacts {
         provider: Some("openai".into()),
@@ -50,7 +51,7 @@ fn sample_store() -> Store {
         call_id: Some("call_xyz".into()),
         requested_by: None,
     }));
-    tool1.attributes = vec![(ArcStr::from("http.status_code"), AttrValue::Int(200))];
+    tool1.attributes = vec![(ArcStr::from("http.status_code"), AttrValue::Int(200))].into();
 
     let root2 = span("t2", "a2", None, "support run", SpanKind::Agent);
     let mut tool2 = span("t2", "c2", Some("a2"), "execute_tool", SpanKind::Tool);
@@ -217,7 +218,8 @@ fn a_short_payload_kept_as_an_attribute_is_searched_only_when_revealed() {
             ArcStr::from("gen_ai.response.id"),
             AttrValue::Str("resp-9".into()),
         ),
-    ];
+    ]
+    .into();
     let mut store = Store::new();
     store.ingest(Batch {
         spans: vec![llm],

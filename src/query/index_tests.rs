@@ -132,7 +132,7 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
         end_unix_nano: 2_000,
         format: "test",
         service: plan.service.as_deref().map(ArcStr::from),
-        attributes: keyed(&plan.attributes),
+        attributes: keyed(&plan.attributes).into(),
         ..Span::default()
     };
     span.tool = plan.tool.as_ref().map(|name| {

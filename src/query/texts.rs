@@ -36,9 +36,7 @@ pub(super) fn invocation_texts(inv: &Invocation) -> impl Iterator<Item = &str> {
 
 /// What a bare word is matched against on a span: its name, tool, agent, model and service.
 pub(super) fn span_names(span: &Span) -> impl Iterator<Item = &str> {
-    let agent = AGENT_NAME_KEYS
-        .iter()
-        .filter_map(|k| span.attr(k).and_then(AttrValue::as_str_small));
+    let agent = AGENT_NAME_KEYS.iter().filter_map(|k| span.attr(k)?.text());
     std::iter::once(span.name.as_str())
         .chain(span.tool_name())
         .chain(span.llm.as_ref().and_then(|l| l.model.as_deref()))
@@ -47,30 +45,15 @@ pub(super) fn span_names(span: &Span) -> impl Iterator<Item = &str> {
         .chain(agent)
 }
 
-trait SmallStr {
-    fn as_str_small(&self) -> Option<&str>;
-}
-
-impl SmallStr for AttrValue {
-    /// A plain string attribute (never a payload).
-    fn as_str_small(&self) -> Option<&str> {
-        match self {
-            AttrValue::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
 pub(super) fn conversation_ids(inv: &Invocation) -> impl Iterator<Item = &str> {
     // arksim turns are named `<conversation_id>/turn-<n>`.
     let arksim = (inv.id.as_text())
         .and_then(|id| id.rsplit_once("/turn-"))
         .map(|(conv, _)| conv);
-    let from_spans = inv.spans.iter().flat_map(|s| {
-        CONVERSATION_KEYS
-            .iter()
-            .filter_map(|k| s.attr(k).and_then(AttrValue::as_str_small))
-    });
+    let from_spans = inv
+        .spans
+        .iter()
+        .flat_map(|s| CONVERSATION_KEYS.iter().filter_map(|k| s.attr(k)?.text()));
     arksim.into_iter().chain(from_spans)
 }
 
@@ -180,12 +163,12 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     let attrs = span
         .attributes
         .iter()
-        .any(|(k, v)| attr_has_text(k, v, needle, reveal))
+        .any(|(k, v)| attr_has_text(k, &v, needle, reveal))
         || span.events.iter().any(|e| {
             shown_contains(&e.name, needle, reveal)
                 || e.attributes
                     .iter()
-                    .any(|(k, v)| attr_has_text(k, v, needle, reveal))
+                    .any(|(k, v)| attr_has_text(k, &v, needle, reveal))
         });
     if attrs {
         return true;
@@ -193,7 +176,7 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     if reveal != Reveal::Revealed {
         return false;
     }
-    let payload_attrs = span.attributes.iter().filter_map(|(_, v)| match v {
+    let payload_attrs = span.attributes.iter().filter_map(|(_, v)| match v.held()? {
         AttrValue::Payload(p) => Some(p.as_ref()),
         _ => None,
     });

@@ -135,7 +135,11 @@ impl Invocation {
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
     pub(super) fn rebuild(&mut self) {
-        let covered = covered_stand_ins(&self.spans);
+        // Stand-ins are flagged as they arrive: a run without one is not searched for them.
+        let covered = match self.has_stand_ins {
+            true => covered_stand_ins(&self.spans),
+            false => HashSet::default(),
+        };
         if !covered.is_empty() {
             self.spans = std::mem::take(&mut self.spans)
                 .into_iter()
@@ -154,10 +158,11 @@ impl Invocation {
         }
         self.work += self.spans.len() as u64;
         self.built = self.spans.len();
-        self.has_stand_ins = self
-            .spans
-            .iter()
-            .any(|s| s.kind == SpanKind::Tool && s.is_provisional());
+        self.has_stand_ins = self.has_stand_ins
+            && self
+                .spans
+                .iter()
+                .any(|s| s.kind == SpanKind::Tool && s.is_provisional());
         self.needs_rebuild = false;
         self.latest_end = self
             .spans
@@ -276,7 +281,7 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
             .zip(&b.attributes)
             .all(|((ka, va), (kb, vb))| {
                 ka == kb
-                    && match (va, vb) {
+                    && match (&*va, &*vb) {
                         (
                             crate::model::AttrValue::Payload(x),
                             crate::model::AttrValue::Payload(y),
@@ -291,18 +296,7 @@ pub(super) fn approx_span_bytes(span: &Span) -> u64 {
         PayloadBody::Inline(t) => t.len() as u64,
         _ => 0,
     };
-    let attrs: u64 = span
-        .attributes
-        .iter()
-        .map(|(k, v)| {
-            k.len() as u64
-                + match v {
-                    crate::model::AttrValue::Str(s) => s.len() as u64,
-                    crate::model::AttrValue::Payload(p) => inline(&p.body),
-                    _ => 16,
-                }
-        })
-        .sum();
+    let attrs = span.attributes.approx_bytes();
     std::mem::size_of::<Span>() as u64
         + span.name.len() as u64
         + inline(&span.input.body)

@@ -7,7 +7,9 @@ use std::collections::HashSet;
 use std::mem::size_of;
 
 use super::{Invocation, Store};
-use crate::model::{ArcStr, AttrValue, Id, Origin, Payload, PayloadBody, Span};
+use crate::model::{
+    ArcStr, AttrValue, Attributes, Id, Origin, Payload, PayloadBody, Span, shared_texts,
+};
 
 /// Bytes per structure, largest first.
 #[derive(Debug, Clone, Default)]
@@ -109,6 +111,21 @@ impl Tally {
         }
     }
 
+    /// A list's own bytes and its held values'. Packed keys and texts are in the shared table,
+    /// counted once with the shared names.
+    fn attribute_list(&mut self, attributes: &Attributes) -> u64 {
+        let mut bytes = attributes.own_heap_bytes();
+        if !attributes.is_packed() {
+            for (key, _) in attributes.to_vec() {
+                self.shared_str(&key);
+            }
+        }
+        for value in attributes.held_values() {
+            bytes += self.attr(value);
+        }
+        bytes
+    }
+
     fn payload(&mut self, payload: &Payload) {
         if let Some(field) = &payload.field {
             self.shared_str(field);
@@ -178,19 +195,10 @@ impl Tally {
             }
             self.payload(payload);
         }
-        self.attributes += (span.attributes.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64;
-        for (key, value) in &span.attributes {
-            self.shared_str(key);
-            self.attributes += self.attr(value);
-        }
+        self.attributes += self.attribute_list(&span.attributes);
         self.events += thin_vec_bytes(span.events.capacity(), size_of::<crate::model::SpanEvent>());
         for event in &span.events {
-            self.events += self.once(&event.name)
-                + (event.attributes.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64;
-            for (key, value) in &event.attributes {
-                self.shared_str(key);
-                self.events += self.attr(value);
-            }
+            self.events += self.once(&event.name) + self.attribute_list(&event.attributes);
         }
         match &span.origin {
             Some(Origin::File(path)) if self.seen.insert(std::sync::Arc::as_ptr(path) as usize) => {
@@ -309,7 +317,10 @@ impl Store {
             ("attributes", tally.attributes),
             ("events", tally.events),
             ("payloads held in memory", tally.payloads_in_memory),
-            ("shared names, keys and paths", tally.shared),
+            (
+                "shared names, keys and paths",
+                tally.shared + shared_texts::heap_bytes(),
+            ),
             ("trees and summaries", tally.trees_and_summaries),
             ("span id maps", tally.id_maps),
             ("search index", tally.search_index),

@@ -465,12 +465,13 @@ impl Store {
         }
     }
 
-    fn insert_span(&mut self, target: &Id, span: Span, dirty: &mut HashSet<Id>) {
+    fn insert_span(&mut self, target: &Id, mut span: Span, dirty: &mut HashSet<Id>) {
         if self.evicted_ids.contains(target) {
             // A late span of an evicted run would resurrect a fragment of it; count it instead.
             self.stats.spans_evicted += 1;
             return;
         }
+        span.pack();
         match self.entry(target).push(span) {
             Pushed::Added => {
                 dirty.insert(target.clone());

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use thin_vec::ThinVec;
 
-use crate::model::{AttrValue, Span};
+use crate::model::{AttrValue, Attributes, Span};
 use crate::redact;
 use probes::{Found, Probe, with_found};
 use vocabulary::{ID_BITS, Vocabulary};
@@ -193,13 +193,10 @@ impl SearchIndex {
     /// and the values the redacted view hides (`redact::hides_value`) only by a revealed
     /// search, which reads every span itself (it searches payloads, which no index holds):
     /// leaving both out keeps the index from copying every short message a run records.
-    fn add_values<K: std::ops::Deref<Target = str>>(
-        &mut self,
-        vocabulary: &Vocabulary,
-        attributes: &[(K, AttrValue)],
-    ) -> bool {
+    fn add_values(&mut self, vocabulary: &Vocabulary, attributes: &Attributes) -> bool {
         let mut complete = true;
         for (key, value) in attributes {
+            let value = &*value;
             if matches!(
                 value,
                 AttrValue::Payload(_) | AttrValue::Bytes(_) | AttrValue::Null

@@ -148,12 +148,12 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
             let Some(k) = CONVERSATION_KEYS
                 .iter()
                 .chain(TURN_KEYS)
-                .position(|known| **key == **known)
+                .position(|known| key == *known)
             else {
                 continue;
             };
             if !std::mem::replace(&mut seen[k], true) && found[k].is_none() {
-                found[k] = text(value);
+                found[k] = text(&value);
             }
         }
     }

@@ -46,7 +46,8 @@ fn a_conversation_named_by_a_span_that_arrives_later_reaches_the_summary() {
     root.attributes = vec![
         ("session.id".into(), AttrValue::Str("chat-7".into())),
         ("turn_index".into(), AttrValue::Int(2)),
-    ];
+    ]
+    .into();
     ingest(&mut store, vec![root]);
     let summary = store.get("t").unwrap().summary();
     assert_eq!(summary.conversation.as_deref(), Some("chat-7"));

@@ -191,7 +191,7 @@ fn attributes(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<
         out.push(Line::from(vec![
             Span::styled(redact::sanitize_line(key), theme.style(Role::JsonKey)),
             Span::styled(" = ", theme.style(Role::Dim)),
-            Span::styled(attr_text(key, value, mode), theme.style(Role::Text)),
+            Span::styled(attr_text(key, &value, mode), theme.style(Role::Text)),
         ]));
     }
     out.push(Line::raw(""));
@@ -216,7 +216,7 @@ fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'sta
                 Span::raw("  "),
                 Span::styled(redact::sanitize_line(key), theme.style(Role::JsonKey)),
                 Span::styled(" = ", theme.style(Role::Dim)),
-                Span::styled(attr_text(key, value, mode), theme.style(Role::Text)),
+                Span::styled(attr_text(key, &value, mode), theme.style(Role::Text)),
             ]));
         }
     }

@@ -189,7 +189,7 @@ fn v01_custom_matches_toolscore_with_results_timing_and_cost() {
     let inv = loaded.only();
     let cost = inv.spans[inv.summary().tool_calls[1].span].attr("cost_usd");
     assert_eq!(
-        cost,
+        cost.as_deref(),
         Some(&AttrValue::Float(theirs[1]["cost"].as_f64().unwrap()))
     );
 }
@@ -349,14 +349,18 @@ fn v06_mcp_recording_matches_toolscore_and_keeps_codes_and_results() {
     );
     let inv = loaded.only();
     let span = &inv.spans[inv.summary().tool_calls[2].span];
-    assert_eq!(span.attr("jsonrpc.error.code"), Some(&AttrValue::Int(code)));
+    assert_eq!(
+        span.attr("jsonrpc.error.code").as_deref(),
+        Some(&AttrValue::Int(code))
+    );
     let root = inv
         .spans
         .iter()
         .find(|s| s.parent_span_id.is_none())
         .unwrap();
     assert_eq!(
-        root.attr("mcp.recorded_by").and_then(AttrValue::as_str),
+        root.attr("mcp.recorded_by")
+            .and_then(|v| v.held()?.as_str()),
         trace["recorded_by"].as_str()
     );
 }

@@ -44,13 +44,13 @@ fn payloads(span: &Span) -> Vec<(String, &Payload)> {
         ("output".to_owned(), &*span.output),
     ];
     for (key, value) in &span.attributes {
-        if let AttrValue::Payload(p) = value {
+        if let Some(AttrValue::Payload(p)) = value.held() {
             out.push((format!("attr {key}"), p));
         }
     }
     for (index, event) in span.events.iter().enumerate() {
         for (key, value) in &event.attributes {
-            if let AttrValue::Payload(p) = value {
+            if let Some(AttrValue::Payload(p)) = value.held() {
                 out.push((format!("event {index} {key}"), p));
             }
         }

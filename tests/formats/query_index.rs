@@ -6,7 +6,6 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use toolcap::model::AttrValue;
 use toolcap::query::{Context, Query};
 use toolcap::sources::load::load_into;
 use toolcap::sources::remote::RemoteOptions;
@@ -35,7 +34,7 @@ fn needles(store: &toolcap::store::Store) -> BTreeSet<String> {
             span.service.as_deref().map(&mut add);
             span.error_message().map(&mut add);
             for (_, value) in &span.attributes {
-                if let AttrValue::Str(s) = value {
+                if let Some(s) = value.text() {
                     add(s);
                 }
             }

@@ -106,8 +106,8 @@ async fn spans(rx: &mut mpsc::Receiver<IngestEvent>, wanted: usize) -> (Vec<Span
 fn arguments_payload(span: &Span) -> &Payload {
     span.attributes
         .iter()
-        .find_map(|(key, value)| match value {
-            AttrValue::Payload(payload) if &**key == ARGUMENTS => Some(&**payload),
+        .find_map(|(key, value)| match value.held()? {
+            AttrValue::Payload(payload) if key == ARGUMENTS => Some(&**payload),
             _ => None,
         })
         .unwrap_or_else(|| panic!("span {} has no {ARGUMENTS} payload", span.span_id))

@@ -218,7 +218,8 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         attributes: vec![(
             "detail".into(),
             AttrValue::Str(text(Field::EventAttribute, "fine").into()),
-        )],
+        )]
+        .into(),
     });
     let llm = Span {
         trace_id: "t1".into(),

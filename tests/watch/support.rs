@@ -73,7 +73,7 @@ fn span(origin: &Origin, id: &str, line: Option<u64>, offset: u64) -> Span {
         format: "test-lines",
         origin: Some(origin.clone()),
         line,
-        attributes: vec![("offset".into(), AttrValue::Int(offset as i64))],
+        attributes: vec![("offset".into(), AttrValue::Int(offset as i64))].into(),
         ..Span::default()
     }
 }
@@ -108,8 +108,8 @@ impl Recorder {
                         Some(Origin::Endpoint(url)) => PathBuf::from(url.as_str()),
                         None => PathBuf::new(),
                     };
-                    let offset = match span.attributes.first() {
-                        Some((_, AttrValue::Int(offset))) => *offset,
+                    let offset = match span.attributes.first().map(|(_, v)| (*v).clone()) {
+                        Some(AttrValue::Int(offset)) => offset,
                         _ => -1,
                     };
                     self.by_file.entry(key).or_default().push(Got {

@@ -340,7 +340,8 @@ pub(crate) fn turn_root_span(
                 AttrValue::Str(conversation_id.into()),
             ),
             ("arksim.turn_id".into(), AttrValue::Str(turn_id.into())),
-        ],
+        ]
+        .into(),
         origin: Some(input.origin.clone()),
         ..Default::default()
     }

@@ -37,17 +37,22 @@ fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
     match slot {
         Slot::Input => Some(&mut span.input),
         Slot::Output => Some(&mut span.output),
-        Slot::Attr(i) => span.attributes.get_mut(i).and_then(|(_, v)| attr(v)),
+        Slot::Attr(i) => span
+            .attributes
+            .open_mut()
+            .get_mut(i)
+            .and_then(|(_, v)| attr(v)),
         Slot::EventAttr(e, i) => span
             .events
             .get_mut(e)
-            .and_then(|ev| ev.attributes.get_mut(i))
+            .and_then(|ev| ev.attributes.open_mut().get_mut(i))
             .and_then(|(_, v)| attr(v)),
     }
 }
 
 /// Every payload of a span with its slot; an iterator, because this runs for every span of
-/// every load and most spans have no record-held payload at all.
+/// every load and most spans have no record-held payload at all. Spans are not packed yet
+/// (they are once parsed), so a slot is a position in the list.
 fn slots(span: &Span) -> impl Iterator<Item = (Slot, &Payload)> {
     fn held(value: &AttrValue) -> Option<&Payload> {
         match value {
@@ -55,15 +60,11 @@ fn slots(span: &Span) -> impl Iterator<Item = (Slot, &Payload)> {
             _ => None,
         }
     }
-    let attributes = span
-        .attributes
-        .iter()
+    let attributes = (span.attributes.as_open().unwrap_or_default().iter())
         .enumerate()
         .filter_map(|(i, (_, value))| Some((Slot::Attr(i), held(value)?)));
     let events = span.events.iter().enumerate().flat_map(|(e, event)| {
-        event
-            .attributes
-            .iter()
+        (event.attributes.as_open().unwrap_or_default().iter())
             .enumerate()
             .filter_map(move |(i, (_, value))| Some((Slot::EventAttr(e, i), held(value)?)))
     });

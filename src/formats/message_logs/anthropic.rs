@@ -167,7 +167,8 @@ impl Reader<'_, '_> {
                 attributes: vec![(
                     "entry".into(),
                     AttrValue::Payload(Box::new(Payload::inline("entry", message.to_string()))),
-                )],
+                )]
+                .into(),
             });
             return;
         };

@@ -145,7 +145,8 @@ impl Conversation {
                     "content".into(),
                     AttrValue::Payload(Box::new(Payload::inline("content", payload_text(content)))),
                 ),
-            ],
+            ]
+            .into(),
         });
     }
 

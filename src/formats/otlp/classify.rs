@@ -221,7 +221,8 @@ fn kind_of(name: &str, attrs: &Attrs) -> SpanKind {
 /// Classifies `span` and fills kind, status, error, identity, LLM / tool / retrieval facts and
 /// the input / output payloads. `status_message` is the OTLP status description, if any.
 pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn AttrSource) {
-    let attrs = Attrs::new(&span.attributes);
+    span.attributes.open_mut();
+    let attrs = Attrs::new(span.attributes.as_open().unwrap_or_default());
     let kind = kind_of(&span.name, &attrs);
 
     let mut status = span.status;
@@ -290,8 +291,8 @@ fn error_of(
         exception.and_then(|e| {
             e.attributes
                 .iter()
-                .find(|(k, _)| k == key)
-                .and_then(|(_, v)| v.as_str())
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v.held()?.as_str())
                 .filter(|s| !s.is_empty())
         })
     };

@@ -132,7 +132,8 @@ fn values_the_redacted_view_hides_and_secrets_are_not_indexed() {
             ("api_key".into(), AttrValue::Str("zebra-key".into())),
             ("note".into(), AttrValue::Str("okapi".into())),
             ("gen_ai.usage.input_tokens".into(), AttrValue::Int(71)),
-        ],
+        ]
+        .into(),
         ..Span::default()
     };
     let index = SearchIndex::of(std::slice::from_ref(&span));

@@ -271,7 +271,7 @@ pub fn conversation_verdict(members: &[&Invocation]) -> Option<(bool, String)> {
             inv.spans
                 .iter()
                 .filter(|s| s.is_evaluator())
-                .find_map(|s| s.attr(key).cloned())
+                .find_map(|s| s.attr(key).map(|v| (*v).clone()))
         })
     };
     let status = attr("arksim.conversation.evaluation_status")

@@ -153,14 +153,16 @@ fn pitfall_mcp_protocol_traffic_is_session_context_not_calls() {
         .find(|m| m["id"] == 0 && m.get("result").is_some())
         .unwrap();
     assert_eq!(
-        root.attr("mcp.server.name").and_then(AttrValue::as_str),
+        root.attr("mcp.server.name")
+            .and_then(|v| v.held()?.as_str()),
         server["result"]["serverInfo"]["name"].as_str()
     );
     let listed = lines
         .iter()
         .find(|m| m["id"] == 1 && m.get("result").is_some())
         .unwrap();
-    let AttrValue::List(tools) = root.attr("mcp.server.tools").unwrap() else {
+    let tools = root.attr("mcp.server.tools").unwrap();
+    let AttrValue::List(tools) = &*tools else {
         panic!("tools list")
     };
     assert_eq!(
@@ -187,5 +189,5 @@ fn pitfall_custom_falsy_values_are_kept() {
     assert_eq!(calls[2].call_id.as_deref(), Some("7"));
     let inv = loaded.only();
     let span = &inv.spans[inv.summary().tool_calls[2].span];
-    assert_eq!(span.attr("attempt"), Some(&AttrValue::Int(2)));
+    assert_eq!(span.attr("attempt").as_deref(), Some(&AttrValue::Int(2)));
 }

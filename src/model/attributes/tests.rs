@@ -1,0 +1,245 @@
+use super::*;
+use crate::model::{Payload, PayloadBody};
+
+fn every_kind() -> Vec<(ArcStr, AttrValue)> {
+    vec![
+        (
+            "gen_ai.request.model".into(),
+            AttrValue::Str("gpt-4o".into()),
+        ),
+        (
+            "gen_ai.response.id".into(),
+            AttrValue::Str("chatcmpl-1".into()),
+        ),
+        ("long".into(), AttrValue::Str("z".repeat(200).into())),
+        ("gen_ai.usage.input_tokens".into(), AttrValue::Int(1234)),
+        ("negative".into(), AttrValue::Int(i64::MIN)),
+        ("max".into(), AttrValue::Int(i64::MAX)),
+        ("temperature".into(), AttrValue::Float(0.7)),
+        ("yes".into(), AttrValue::Bool(true)),
+        ("no".into(), AttrValue::Bool(false)),
+        ("nothing".into(), AttrValue::Null),
+        ("bytes".into(), AttrValue::Bytes(Box::new(vec![0, 1, 255]))),
+        (
+            "gen_ai.response.finish_reasons".into(),
+            AttrValue::List([AttrValue::Str("stop".into())].into_iter().collect()),
+        ),
+        (
+            "map".into(),
+            AttrValue::Map([("k".to_string(), AttrValue::Int(1))].into_iter().collect()),
+        ),
+        (
+            "gen_ai.input.messages".into(),
+            AttrValue::Payload(Box::new(Payload {
+                bytes: 12,
+                body: PayloadBody::Inline("[{\"a\":1}]".into()),
+                ..Payload::default()
+            })),
+        ),
+        // The same key twice: both stay, in order.
+        (
+            "gen_ai.request.model".into(),
+            AttrValue::Str("second".into()),
+        ),
+        ("".into(), AttrValue::Str("".into())),
+    ]
+}
+
+fn pairs(attributes: &Attributes) -> Vec<(String, AttrValue)> {
+    attributes
+        .iter()
+        .map(|(k, v)| (k.to_string(), (*v).clone()))
+        .collect()
+}
+
+#[test]
+fn packed_attributes_read_as_the_pairs_they_were_packed_from() {
+    let list = every_kind();
+    let open = Attributes::from(list.clone());
+    let mut packed = open.clone();
+    packed.pack();
+    assert!(packed.is_packed() && !open.is_packed());
+    let expected: Vec<(String, AttrValue)> = list
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    assert_eq!(pairs(&open), expected);
+    assert_eq!(pairs(&packed), expected);
+    assert_eq!(packed.len(), list.len());
+    assert_eq!(packed, open);
+    assert_eq!(packed.to_vec(), list);
+    assert_eq!(
+        packed.get("gen_ai.request.model").as_deref(),
+        Some(&AttrValue::Str("gpt-4o".into()))
+    );
+    assert_eq!(packed.get("absent"), None);
+    // Packing twice changes nothing.
+    let again = {
+        let mut a = packed.clone();
+        a.pack();
+        a
+    };
+    assert_eq!(pairs(&again), expected);
+}
+
+#[test]
+fn only_what_cannot_be_packed_is_held_in_full() {
+    let mut packed = Attributes::from(every_kind());
+    packed.pack();
+    let held: Vec<&AttrValue> = packed.held_values().collect();
+    // The id, the long text, bytes, map and payload; not the model names, numbers, flags, the
+    // empty text or the list of finish reasons.
+    assert_eq!(held.len(), 5, "{held:?}");
+    assert!(held.contains(&&AttrValue::Str("chatcmpl-1".into())));
+    assert!(!held.contains(&&AttrValue::Str("gpt-4o".into())));
+    assert!(
+        held.iter()
+            .all(|v| !matches!(v, AttrValue::Int(_) | AttrValue::Bool(_)))
+    );
+}
+
+#[test]
+fn a_list_is_packed_when_its_items_can_be_and_held_otherwise() {
+    let list = |items: Vec<AttrValue>| AttrValue::List(items.into_iter().collect());
+    let pairs_in = vec![
+        (
+            ArcStr::from("reasons"),
+            list(vec![
+                AttrValue::Str("stop".into()),
+                AttrValue::Int(-3),
+                AttrValue::Float(1.5),
+                AttrValue::Bool(true),
+                AttrValue::Null,
+            ]),
+        ),
+        ("empty".into(), list(vec![])),
+        ("nested".into(), list(vec![list(vec![AttrValue::Int(1)])])),
+        (
+            "with_a_map".into(),
+            list(vec![AttrValue::Map(Default::default())]),
+        ),
+        (
+            "tool.call.id".into(),
+            list(vec![AttrValue::Str("one-off".into())]),
+        ),
+        ("after".into(), AttrValue::Int(9)),
+    ];
+    let mut packed = Attributes::from(pairs_in.clone());
+    packed.pack();
+    assert_eq!(packed.to_vec(), pairs_in);
+    let held: Vec<&AttrValue> = packed.held_values().collect();
+    // The nested list, the list holding a map, and the list of a one-off id.
+    assert_eq!(held.len(), 3, "{held:?}");
+    assert_eq!(packed.get("after").as_deref(), Some(&AttrValue::Int(9)));
+    let reasons = packed.get("reasons").unwrap();
+    assert!(reasons.held().is_none());
+    assert_eq!(reasons.display_short(), "[stop, -3, 1.5, true, null]");
+}
+
+#[test]
+fn a_changed_packed_list_is_unpacked_first() {
+    let mut attributes = Attributes::from(every_kind());
+    attributes.pack();
+    attributes.push(("added".into(), AttrValue::Int(7)));
+    assert!(!attributes.is_packed());
+    assert_eq!(attributes.len(), every_kind().len() + 1);
+    assert_eq!(attributes.iter().last().map(|(k, _)| k), Some("added"));
+    attributes.clear();
+    assert!(attributes.is_empty());
+}
+
+#[test]
+fn an_empty_list_packs_without_an_allocation() {
+    let mut attributes = Attributes::new();
+    attributes.pack();
+    assert!(attributes.is_empty());
+    assert_eq!(attributes.own_heap_bytes(), 0);
+    assert_eq!(attributes.iter().count(), 0);
+}
+
+#[test]
+fn a_span_pays_no_more_for_its_attributes_than_a_list_did() {
+    assert!(size_of::<Attributes>() <= size_of::<Vec<(ArcStr, AttrValue)>>());
+}
+
+#[test]
+fn packed_attributes_take_a_fraction_of_the_list() {
+    let list: Vec<(ArcStr, AttrValue)> = vec![
+        (
+            "gen_ai.operation.name".into(),
+            AttrValue::Str("chat".into()),
+        ),
+        (
+            "gen_ai.request.model".into(),
+            AttrValue::Str("gpt-4o".into()),
+        ),
+        (
+            "gen_ai.provider.name".into(),
+            AttrValue::Str("openai".into()),
+        ),
+        ("gen_ai.usage.input_tokens".into(), AttrValue::Int(1234)),
+        ("gen_ai.usage.output_tokens".into(), AttrValue::Int(56)),
+        ("gen_ai.request.temperature".into(), AttrValue::Float(0.2)),
+    ];
+    let open = Attributes::from(list);
+    let mut packed = open.clone();
+    packed.pack();
+    assert!(
+        packed.own_heap_bytes() * 3 < open.own_heap_bytes(),
+        "{} vs {}",
+        packed.own_heap_bytes(),
+        open.own_heap_bytes()
+    );
+}
+
+#[test]
+fn keys_naming_ids_keep_their_values_out_of_the_shared_table_unless_they_repeat() {
+    let text = |s: &str| ArcStr::from(s);
+    assert!(!shareable("gen_ai.response.id", &text("r1")));
+    assert!(!shareable("openarmature.correlation_id", &text("c1")));
+    assert!(!shareable("arksim.turnId", &text("t1")));
+    assert!(shareable("gen_ai.request.model", &text("gpt-4o")));
+    assert!(!shareable("id", &text("x")));
+    assert!(shareable("i", &text("x")));
+    let long = text(&"x".repeat(shared_texts::MAX_TEXT_BYTES + 1));
+    assert!(!shareable("k", &long));
+    // An id held by this value and its span's facts (and the parser's table) is not shared;
+    // one more holder, another span, and it is.
+    let run_id = text("run-7");
+    let (_facts, _parser) = (run_id.clone(), run_id.clone());
+    assert!(!shareable("openarmature.correlation_id", &run_id));
+    let _another_span = run_id.clone();
+    assert!(shareable("openarmature.correlation_id", &run_id));
+    assert!(shareable("k", &arcstr::literal!("static")));
+}
+
+#[test]
+fn numbers_survive_their_encoding() {
+    for n in [
+        0,
+        1,
+        -1,
+        63,
+        -64,
+        64,
+        1 << 40,
+        -(1 << 40),
+        i64::MAX,
+        i64::MIN,
+    ] {
+        assert_eq!(unzigzag(zigzag(n)), n);
+        let mut out = Vec::new();
+        write_varint(&mut out, zigzag(n));
+        assert_eq!(unzigzag(Reader::new(&out).varint()), n);
+    }
+}
+
+#[test]
+fn cut_short_bytes_read_as_zeros_not_a_panic() {
+    let mut reader = Reader::new(&[0xff, 0xff]);
+    reader.varint();
+    assert_eq!(reader.byte(), 0);
+    assert_eq!(reader.take(5), &[] as &[u8]);
+    let mut never_ends = Reader::new(&[0xff; 20]);
+    never_ends.varint();
+}
