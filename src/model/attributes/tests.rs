@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{Payload, PayloadBody};
+use crate::model::{Payload, PayloadBody, shared_texts};
 
 fn every_kind() -> Vec<(ArcStr, AttrValue)> {
     vec![

@@ -1,0 +1,224 @@
+//! The packed form of [`super::Attributes`]: value tags, the writer and the reader.
+
+use thin_vec::ThinVec;
+
+use super::{AttrView, Repr};
+use crate::model::{ArcStr, AttrValue, shared_texts};
+
+pub(super) const NULL: u8 = 0;
+pub(super) const FALSE: u8 = 1;
+pub(super) const TRUE: u8 = 2;
+pub(super) const INT: u8 = 3;
+pub(super) const FLOAT: u8 = 4;
+pub(super) const SHARED: u8 = 5;
+pub(super) const SIDE: u8 = 6;
+/// A list of numbers, flags and shared texts (finish reasons): its length, then each item as a
+/// value of the tags above.
+pub(super) const LIST: u8 = 7;
+/// A key written out in place (the shared table was full): its length and bytes follow.
+pub(super) const KEY_IN_PLACE: u64 = 0;
+
+/// Writes `list` packed into `bytes` (a scratch buffer) and returns it with its side list.
+pub(super) fn pack(list: &mut Vec<(ArcStr, AttrValue)>, bytes: &mut Vec<u8>) -> Repr {
+    shared_texts::numbering(|numbering| {
+        write_varint(bytes, list.len() as u64);
+        let mut held = smallvec::SmallVec::<[AttrValue; 4]>::new();
+        for (key, value) in list.drain(..) {
+            match numbering.number_of(&key) {
+                Some(number) => write_varint(bytes, u64::from(number) + 1),
+                None => {
+                    write_varint(bytes, KEY_IN_PLACE);
+                    write_varint(bytes, key.len() as u64);
+                    bytes.extend_from_slice(key.as_bytes());
+                }
+            }
+            if !write_in_place(bytes, numbering, &key, &value) {
+                bytes.push(SIDE);
+                write_varint(bytes, held.len() as u64);
+                held.push(value);
+            }
+        }
+        let mut packed = ThinVec::with_capacity(bytes.len());
+        packed.extend_from_slice(bytes);
+        let mut side = ThinVec::with_capacity(held.len());
+        side.extend(held);
+        Repr::Packed {
+            bytes: packed,
+            side,
+        }
+    })
+}
+
+/// Writes `value` into `bytes` when it can be written there (a number, flag, null, shared text,
+/// or a list of those) and says whether it did; otherwise the caller holds it.
+fn write_in_place(
+    bytes: &mut Vec<u8>,
+    numbering: &mut shared_texts::Numbering<'_>,
+    key: &str,
+    value: &AttrValue,
+) -> bool {
+    match value {
+        AttrValue::Null => bytes.push(NULL),
+        AttrValue::Bool(flag) => bytes.push(if *flag { TRUE } else { FALSE }),
+        AttrValue::Int(number) => {
+            bytes.push(INT);
+            write_varint(bytes, zigzag(*number));
+        }
+        AttrValue::Float(number) => {
+            bytes.push(FLOAT);
+            bytes.extend_from_slice(&number.to_bits().to_le_bytes());
+        }
+        AttrValue::Str(text) => {
+            let number = shareable(key, text)
+                .then(|| numbering.number_of(text))
+                .flatten();
+            let Some(number) = number else {
+                return false;
+            };
+            bytes.push(SHARED);
+            write_varint(bytes, u64::from(number));
+        }
+        AttrValue::List(items) => {
+            let start = bytes.len();
+            bytes.push(LIST);
+            write_varint(bytes, items.len() as u64);
+            for item in items {
+                let nested = matches!(item, AttrValue::List(_));
+                if nested || !write_in_place(bytes, numbering, key, item) {
+                    bytes.truncate(start);
+                    return false;
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Whether a text value is worth sharing: short, and not a one-off id. A key ending in `id`
+/// names one (a response or call id is unique, and sharing each would fill the table with
+/// texts seen once), unless other spans hold the same text right now: a run's correlation id
+/// or a conversation id repeats on every span of its run.
+pub(super) fn shareable(key: &str, text: &ArcStr) -> bool {
+    if text.len() > shared_texts::MAX_TEXT_BYTES {
+        return false;
+    }
+    let key = key.as_bytes();
+    let names_an_id = key.len() >= 2 && key[key.len() - 2..].eq_ignore_ascii_case(b"id");
+    // Seen once so far, the text has three holders at most: this value, the parser's table of
+    // shared values, and the span's facts (a tool's call id, a run's correlation id).
+    !names_an_id || ArcStr::strong_count(text).is_none_or(|holders| holders > 3)
+}
+
+pub(super) fn zigzag(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+pub(super) fn unzigzag(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
+}
+
+pub(super) fn write_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Reads packed bytes this module wrote; a short read gives zeros rather than a panic.
+pub(super) struct Reader<'a> {
+    pub(super) bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes }
+    }
+
+    pub(super) fn byte(&mut self) -> u8 {
+        match self.bytes.split_first() {
+            Some((&b, rest)) => {
+                self.bytes = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    pub(super) fn varint(&mut self) -> u64 {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte();
+            n |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        n
+    }
+
+    pub(super) fn key(&mut self) -> &'a str {
+        match self.varint() {
+            KEY_IN_PLACE => {
+                let len = self.varint() as usize;
+                std::str::from_utf8(self.take(len)).unwrap_or("")
+            }
+            number => shared_texts::text((number - 1) as u32),
+        }
+    }
+
+    pub(super) fn value(&mut self, side: &'a [AttrValue]) -> AttrView<'a> {
+        const NULL_VALUE: &AttrValue = &AttrValue::Null;
+        match self.byte() {
+            NULL => AttrView::Decoded(AttrValue::Null),
+            FALSE => AttrView::Decoded(AttrValue::Bool(false)),
+            TRUE => AttrView::Decoded(AttrValue::Bool(true)),
+            INT => AttrView::Decoded(AttrValue::Int(unzigzag(self.varint()))),
+            FLOAT => {
+                let mut raw = [0u8; 8];
+                let taken = self.take(8);
+                raw[..taken.len()].copy_from_slice(taken);
+                AttrView::Decoded(AttrValue::Float(f64::from_bits(u64::from_le_bytes(raw))))
+            }
+            SHARED => {
+                AttrView::Held(shared_texts::value(self.varint() as u32).unwrap_or(NULL_VALUE))
+            }
+            SIDE => AttrView::Held(side.get(self.varint() as usize).unwrap_or(NULL_VALUE)),
+            LIST => {
+                let list = self.bytes;
+                let count = self.varint();
+                for _ in 0..count.min(list.len() as u64) {
+                    self.skip_value();
+                }
+                let taken = list.len() - self.bytes.len();
+                AttrView::List(&list[..taken], std::cell::OnceCell::new())
+            }
+            _ => AttrView::Held(NULL_VALUE),
+        }
+    }
+
+    /// Passes over a value without reading it (a lookup by key reads only the one it wants).
+    pub(super) fn skip_value(&mut self) {
+        match self.byte() {
+            INT | SHARED | SIDE => while self.byte() & 0x80 != 0 {},
+            LIST => {
+                let count = self.varint();
+                for _ in 0..count.min(self.bytes.len() as u64) {
+                    self.skip_value();
+                }
+            }
+            FLOAT => {
+                self.take(8);
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn take(&mut self, len: usize) -> &'a [u8] {
+        let len = len.min(self.bytes.len());
+        let (taken, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        taken
+    }
+}
