@@ -373,6 +373,15 @@ impl Span {
     }
 }
 
+/// Heap bytes of a `ThinVec` of `capacity` items of `each` bytes: none while it is empty, else
+/// its length and capacity (16 bytes) ahead of the items.
+pub fn thin_vec_bytes(capacity: usize, each: usize) -> u64 {
+    match capacity {
+        0 => 0,
+        _ => (16 + capacity * each) as u64,
+    }
+}
+
 /// Attributes built with owned keys, as [`Span::attributes`] holds them.
 pub fn shared_keys(attributes: Vec<(String, AttrValue)>) -> Attributes {
     attributes

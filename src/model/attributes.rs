@@ -16,7 +16,7 @@ use std::ops::Deref;
 
 use thin_vec::ThinVec;
 
-use super::{ArcStr, AttrValue};
+use super::{ArcStr, AttrValue, thin_vec_bytes};
 
 mod encoding;
 use encoding::*;
@@ -38,8 +38,6 @@ impl Default for Repr {
         Repr::Open(Vec::new())
     }
 }
-
-// Value tags in the packed bytes.
 
 /// What packing keeps per thread between spans.
 #[derive(Default)]
@@ -137,9 +135,7 @@ impl Attributes {
         match &self.0 {
             Repr::Open(list) => Iter(Walk::Open(list.iter())),
             Repr::Packed { bytes, side } => {
-                let mut reader = Reader::new(bytes);
-                // Every entry takes two bytes at least: a count beyond that is not believed.
-                let left = (reader.varint() as usize).min(bytes.len() / 2);
+                let (reader, left) = Reader::entries(bytes);
                 Iter(Walk::Packed { reader, side, left })
             }
         }
@@ -153,11 +149,8 @@ impl Attributes {
                 .find(|(k, _)| k.as_str() == key)
                 .map(|(_, v)| AttrView::Held(v)),
             Repr::Packed { bytes, side } => {
-                let mut reader = Reader::new(bytes);
-                for _ in 0..reader.varint() {
-                    if reader.bytes.is_empty() {
-                        break;
-                    }
+                let (mut reader, count) = Reader::entries(bytes);
+                for _ in 0..count {
                     if reader.key() == key {
                         return Some(reader.value(side));
                     }
@@ -248,14 +241,11 @@ impl Attributes {
     /// Heap bytes: the list's or the packed bytes' room, and the side list's. Values' own
     /// allocations are not included.
     pub fn own_heap_bytes(&self) -> u64 {
-        let thin = |capacity: usize, each: usize| match capacity {
-            0 => 0,
-            _ => (16 + capacity * each) as u64,
-        };
         match &self.0 {
             Repr::Open(list) => (list.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64,
             Repr::Packed { bytes, side } => {
-                thin(bytes.capacity(), 1) + thin(side.capacity(), size_of::<AttrValue>())
+                thin_vec_bytes(bytes.capacity(), 1)
+                    + thin_vec_bytes(side.capacity(), size_of::<AttrValue>())
             }
         }
     }
@@ -288,12 +278,6 @@ impl Attributes {
         match &self.0 {
             Repr::Open(list) => Box::new(list.iter().map(|(_, v)| v)),
             Repr::Packed { side, .. } => Box::new(side.iter()),
-        }
-    }
-
-    pub fn shrink_to_fit(&mut self) {
-        if let Repr::Open(list) = &mut self.0 {
-            list.shrink_to_fit();
         }
     }
 }

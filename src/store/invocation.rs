@@ -126,9 +126,6 @@ impl Invocation {
         if self.spans.len() <= SMALL_RUN {
             self.links = None;
             self.spans.shrink_to_fit();
-            for span in &mut self.spans {
-                span.attributes.shrink_to_fit();
-            }
         }
         self.search.trim_slack(SMALL_RUN);
     }

@@ -9,6 +9,7 @@ use std::mem::size_of;
 use super::{Invocation, Store};
 use crate::model::{
     ArcStr, AttrValue, Attributes, Id, Origin, Payload, PayloadBody, Span, shared_texts,
+    thin_vec_bytes,
 };
 
 /// Bytes per structure, largest first.
@@ -46,15 +47,6 @@ struct Tally {
     search_index: u64,
     runs: u64,
     seen: HashSet<usize>,
-}
-
-/// Heap bytes of a `ThinVec` of `capacity` items of `each` bytes: none while it is empty, else
-/// its length and capacity (16 bytes) ahead of the items.
-pub(super) fn thin_vec_bytes(capacity: usize, each: usize) -> u64 {
-    match capacity {
-        0 => 0,
-        _ => (16 + capacity * each) as u64,
-    }
 }
 
 fn string(s: &String) -> u64 {
@@ -111,15 +103,10 @@ impl Tally {
         }
     }
 
-    /// A list's own bytes and its held values'. Packed keys and texts are in the shared table,
-    /// counted once with the shared names.
+    /// A list's own bytes and its held values'. Stored lists are packed: their keys and
+    /// shared texts are in the shared table, counted once with the shared names.
     fn attribute_list(&mut self, attributes: &Attributes) -> u64 {
         let mut bytes = attributes.own_heap_bytes();
-        if !attributes.is_packed() {
-            for (key, _) in attributes.to_vec() {
-                self.shared_str(&key);
-            }
-        }
         for value in attributes.held_values() {
             bytes += self.attr(value);
         }

@@ -146,7 +146,7 @@ impl SearchIndex {
 
     /// Heap bytes held by this run alone (see [`SearchIndex::shared_heap`]).
     pub fn heap_bytes(&self) -> usize {
-        let thin = |capacity| super::memory::thin_vec_bytes(capacity, 4) as usize;
+        let thin = |capacity| crate::model::thin_vec_bytes(capacity, 4) as usize;
         thin(self.pieces.capacity()) + thin(self.spans.capacity())
     }
 

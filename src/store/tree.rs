@@ -86,7 +86,7 @@ impl Tree {
 
     /// Heap bytes of the places and their child lists (`dump --stats`).
     pub(super) fn places_heap_bytes(&self) -> u64 {
-        let list = |capacity: usize, each: usize| memory::thin_vec_bytes(capacity, each);
+        let list = crate::model::thin_vec_bytes;
         list(self.places.capacity(), std::mem::size_of::<Place>())
             + self
                 .places

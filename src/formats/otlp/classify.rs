@@ -221,6 +221,8 @@ fn kind_of(name: &str, attrs: &Attrs) -> SpanKind {
 /// Classifies `span` and fills kind, status, error, identity, LLM / tool / retrieval facts and
 /// the input / output payloads. `status_message` is the OTLP status description, if any.
 pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn AttrSource) {
+    // Spans are classified before they are packed; a packed one is unpacked rather than read
+    // as having no attributes.
     span.attributes.open_mut();
     let attrs = Attrs::new(span.attributes.as_open().unwrap_or_default());
     let kind = kind_of(&span.name, &attrs);

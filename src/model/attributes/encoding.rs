@@ -128,10 +128,18 @@ pub(super) fn write_varint(out: &mut Vec<u8>, mut n: u64) {
 
 /// Reads packed bytes this module wrote; a short read gives zeros rather than a panic.
 pub(super) struct Reader<'a> {
-    pub(super) bytes: &'a [u8],
+    bytes: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the first entry of a packed list, and the number of entries.
+    pub(super) fn entries(bytes: &'a [u8]) -> (Self, usize) {
+        let mut reader = Reader::new(bytes);
+        // Every entry takes two bytes at least: a count beyond that is not believed.
+        let count = (reader.varint() as usize).min(bytes.len() / 2);
+        (reader, count)
+    }
+
     pub(super) fn new(bytes: &'a [u8]) -> Self {
         Reader { bytes }
     }
