@@ -1,12 +1,17 @@
-//! [`Id`]: a trace, span or run id held compactly. OTLP ids are 16 or 8 bytes written as
-//! lower-case hex; held as their bytes they need no allocation of their own, where a `String`
-//! costs an allocation per id per span. Other formats' native ids (`trace_abc…`, arksim ids)
-//! and hex that would not read back the same (upper case, odd lengths) stay text.
+//! [`Id`]: a trace, span or run id held compactly, in 16 bytes. OTLP ids are 16 or 8 bytes
+//! written as lower-case hex. A span id is held as its 8 bytes. A trace id is held as a shared
+//! pointer to its 16 bytes: every span of a trace names it, and one allocation serves them all
+//! (see [`shared_trace`]). Other formats' native ids (`trace_abc…`, arksim ids) and hex that
+//! would not read back the same (upper case, odd lengths) stay text, shared the same way.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Deref;
+use std::sync::Arc;
+
+use arcstr::ArcStr;
 
 /// An id as text reads it: equality, hashing and order are those of its text, and `Display`
 /// writes the text exactly as it arrived.
@@ -17,15 +22,37 @@ pub struct Id(Repr);
 /// always so), which makes the derived equality and hash agree with the text's.
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum Repr {
-    Trace([u8; 16]),
+    Trace(Arc<[u8; 16]>),
     Span([u8; 8]),
-    Text(Box<str>),
+    Text(ArcStr),
 }
 
 impl Default for Id {
     fn default() -> Self {
-        Id(Repr::Text(Box::default()))
+        Id(Repr::Text(ArcStr::default()))
     }
+}
+
+/// Recently met trace ids, by their first byte: the spans of a trace arrive together (one
+/// request, one batch line), so a trace id is almost always one of those just seen.
+const RECENT_TRACES: usize = 64;
+
+thread_local! {
+    static RECENT: RefCell<[Option<Arc<[u8; 16]>>; RECENT_TRACES]> =
+        const { RefCell::new([const { None }; RECENT_TRACES]) };
+}
+
+/// The shared allocation of trace id `bytes`: the one a recent span of this thread holds, else
+/// a new one. Equality never depends on it; only memory does.
+fn shared_trace(bytes: [u8; 16]) -> Arc<[u8; 16]> {
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let slot = &mut recent[usize::from(bytes[15]) % RECENT_TRACES];
+        match slot {
+            Some(held) if **held == bytes => held.clone(),
+            _ => slot.insert(Arc::new(bytes)).clone(),
+        }
+    })
 }
 
 /// The bytes of `text` when it is lower-case hex of exactly `N` bytes.
@@ -54,7 +81,7 @@ impl Id {
 
     fn compact(text: &str) -> Option<Id> {
         if let Some(bytes) = lower_hex::<16>(text) {
-            return Some(Id(Repr::Trace(bytes)));
+            return Some(Id(Repr::Trace(shared_trace(bytes))));
         }
         lower_hex::<8>(text).map(|bytes| Id(Repr::Span(bytes)))
     }
@@ -62,7 +89,7 @@ impl Id {
     /// The id whose text is the lower-case hex of `bytes` (what OTLP ids read as).
     pub fn from_bytes(bytes: &[u8]) -> Id {
         if let Ok(trace) = <[u8; 16]>::try_from(bytes) {
-            Id(Repr::Trace(trace))
+            Id(Repr::Trace(shared_trace(trace)))
         } else if let Ok(span) = <[u8; 8]>::try_from(bytes) {
             Id(Repr::Span(span))
         } else {
@@ -73,7 +100,7 @@ impl Id {
     /// The id's text, on the stack when it is held as bytes.
     pub fn text(&self) -> IdText<'_> {
         match &self.0 {
-            Repr::Trace(bytes) => IdText::hex(bytes),
+            Repr::Trace(bytes) => IdText::hex(&bytes[..]),
             Repr::Span(bytes) => IdText::hex(bytes),
             Repr::Text(text) => IdText::Borrowed(text),
         }
@@ -92,11 +119,14 @@ impl Id {
         matches!(&self.0, Repr::Text(text) if text.is_empty())
     }
 
-    /// Bytes held on the heap for this id (0 when it is held as bytes).
-    pub fn heap_bytes(&self) -> usize {
+    /// The heap allocation behind this id, as its address and size: shared by every clone
+    /// (all the spans of a trace), so a count of memory counts each address once. None for a
+    /// span id, held inline.
+    pub fn allocation(&self) -> Option<(usize, usize)> {
         match &self.0 {
-            Repr::Text(text) => text.len(),
-            Repr::Trace(_) | Repr::Span(_) => 0,
+            Repr::Text(text) if !text.is_empty() => Some((text.as_ptr() as usize, text.len() + 16)),
+            Repr::Trace(bytes) => Some((Arc::as_ptr(bytes) as usize, 16 + 16)),
+            Repr::Text(_) | Repr::Span(_) => None,
         }
     }
 }
@@ -187,7 +217,7 @@ impl From<&String> for Id {
 impl From<String> for Id {
     /// Keeps the string's allocation when the id stays text.
     fn from(text: String) -> Id {
-        Id::compact(&text).unwrap_or_else(|| Id(Repr::Text(text.into_boxed_str())))
+        Id::compact(&text).unwrap_or_else(|| Id(Repr::Text(ArcStr::from(text))))
     }
 }
 
@@ -201,7 +231,7 @@ impl PartialEq<str> for Id {
     fn eq(&self, other: &str) -> bool {
         match &self.0 {
             Repr::Text(text) => **text == *other,
-            Repr::Trace(bytes) => lower_hex::<16>(other).is_some_and(|o| o == *bytes),
+            Repr::Trace(bytes) => lower_hex::<16>(other).is_some_and(|o| o == **bytes),
             Repr::Span(bytes) => lower_hex::<8>(other).is_some_and(|o| o == *bytes),
         }
     }
@@ -299,8 +329,8 @@ mod tests {
             assert_eq!(id, text);
             assert_eq!(text, id);
             assert_eq!(id.is_empty(), text.is_empty());
-            let compact = matches!(id.0, Repr::Trace(_) | Repr::Span(_));
-            assert_eq!(compact, id.heap_bytes() == 0 && !text.is_empty(), "{text}");
+            let text_held = matches!(id.0, Repr::Text(_));
+            assert_eq!(text_held, id.as_text().is_some(), "{text}");
         }
         assert!(matches!(Id::new(TEXTS[1]).0, Repr::Trace(_)));
         assert!(matches!(Id::new(TEXTS[2]).0, Repr::Span(_)));
@@ -327,8 +357,22 @@ mod tests {
     }
 
     #[test]
-    fn held_as_bytes_an_id_takes_no_more_room_than_a_string() {
-        assert_eq!(std::mem::size_of::<Id>(), 24);
-        assert_eq!(std::mem::size_of::<Option<Id>>(), 24);
+    fn an_id_takes_two_words_even_when_optional() {
+        assert_eq!(std::mem::size_of::<Id>(), 16);
+        assert_eq!(std::mem::size_of::<Option<Id>>(), 16);
+    }
+
+    #[test]
+    fn the_spans_of_a_trace_share_one_allocation_of_its_id() {
+        let bytes = hex::decode(TEXTS[1]).unwrap();
+        let first = Id::from_bytes(&bytes);
+        let second = Id::new(TEXTS[1]);
+        assert_eq!(first.allocation(), second.allocation());
+        assert!(first.allocation().is_some());
+        let other = Id::new("1af7651916cd43dd8448eb211c80319c");
+        assert_ne!(first.allocation(), other.allocation());
+        assert_ne!(first, other);
+        assert_eq!(Id::new(TEXTS[2]).allocation(), None);
+        assert_eq!(Id::default().allocation(), None);
     }
 }

@@ -57,11 +57,6 @@ fn opt(s: &Option<String>) -> u64 {
     s.as_ref().map_or(0, string)
 }
 
-/// Heap bytes of an id: none when it is held as bytes.
-fn id(id: &Id) -> u64 {
-    id.heap_bytes() as u64
-}
-
 impl Tally {
     /// An allocation shared by many owners, counted the first time it is met.
     fn shared_str(&mut self, s: &ArcStr) {
@@ -126,9 +121,20 @@ impl Tally {
         }
     }
 
+    /// The bytes of an id's allocation the first time it is met, 0 after: the spans of a
+    /// trace share one.
+    fn id(&mut self, id: &Id) -> u64 {
+        match id.allocation() {
+            Some((address, bytes)) if self.seen.insert(address) => bytes as u64,
+            _ => 0,
+        }
+    }
+
     fn span(&mut self, span: &Span) {
-        self.ids +=
-            id(&span.trace_id) + id(&span.span_id) + span.parent_span_id.as_ref().map_or(0, id);
+        self.ids += self.id(&span.trace_id) + self.id(&span.span_id);
+        if let Some(parent) = &span.parent_span_id {
+            self.ids += self.id(parent);
+        }
         self.names += self.once(&span.name);
         if let Some(service) = &span.service {
             self.shared_str(service);
@@ -156,7 +162,7 @@ impl Tally {
             self.facts += size_of_val(t.as_ref()) as u64
                 + t.name.as_ref().map_or(0, |name| self.once(name))
                 + t.call_id.as_ref().map_or(0, |call| self.once(call))
-                + t.requested_by.as_ref().map_or(0, id);
+                + t.requested_by.as_ref().map_or(0, |by| self.id(by));
         }
         if let Some(r) = &span.retrieval {
             self.facts += size_of_val(r.as_ref()) as u64 + opt(&r.query);
@@ -202,7 +208,7 @@ impl Tally {
 
     fn invocation(&mut self, inv: &Invocation) {
         self.runs += size_of::<Invocation>() as u64
-            + id(&inv.id)
+            + self.id(&inv.id)
             + inv.display_name.as_ref().map_or(0, |n| n.len() as u64);
         if let Some(eval) = &inv.eval {
             self.runs += (size_of_val(eval.as_ref()) + eval.label.capacity()) as u64
@@ -232,7 +238,7 @@ impl Tally {
                 .map(|c| {
                     self.once(&c.name)
                         + c.call_id.as_ref().map_or(0, |call| self.once(call))
-                        + id(&c.span_id)
+                        + self.id(&c.span_id)
                 })
                 .sum::<u64>();
         let summary = &inv.summary;
@@ -247,17 +253,20 @@ impl Tally {
         // A hash map entry: key, value and a control byte; keys own their strings.
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
-        let id_entry = |key: &Id, value: usize| id(key) + (size_of::<Id>() + value + 1) as u64;
+        let id_entry =
+            |key_bytes: u64, value: usize| key_bytes + (size_of::<Id>() + value + 1) as u64;
         if inv.span_index.has_map() {
-            self.id_maps += size_of::<foldhash::HashMap<Id, usize>>() as u64
-                + inv.span_index.keys().map(|k| id_entry(k, 8)).sum::<u64>();
+            self.id_maps += size_of::<foldhash::HashMap<Id, usize>>() as u64;
+            for key in inv.span_index.keys() {
+                self.id_maps += id_entry(self.id(key), 8);
+            }
         }
         if let Some(links) = &inv.links {
             self.id_maps += size_of_val(links.as_ref()) as u64
                 + links
                     .requester
                     .iter()
-                    .map(|(k, v)| map_entry(k, size_of::<Id>()) + id(v))
+                    .map(|(k, v)| map_entry(k, size_of::<Id>()) + self.id(v))
                     .sum::<u64>()
                 + links
                     .tools_by_call
@@ -267,7 +276,7 @@ impl Tally {
                 + links
                     .waiting
                     .iter()
-                    .map(|(k, v)| id_entry(k, 24) + v.capacity() as u64 * 8)
+                    .map(|(k, v)| id_entry(self.id(k), 24) + v.capacity() as u64 * 8)
                     .sum::<u64>();
         }
         if let Some(cycles) = &inv.reported_cycles {

@@ -406,8 +406,8 @@ fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
 fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
-        ("Invocation", size_of::<Invocation>(), 608),
-        ("Span", size_of::<Span>(), 264),
+        ("Invocation", size_of::<Invocation>(), 344),
+        ("Span", size_of::<Span>(), 224),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (
             "attribute",
