@@ -106,7 +106,7 @@ fn store() -> Store {
                     ..ToolFacts::default()
                 })),
                 input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
-                format: "bench",
+                format: "bench".into(),
                 ..Span::default()
             });
         }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod attributes;
+mod format_name;
 mod id;
 mod payload;
 mod problem;
@@ -18,6 +19,7 @@ mod sparse;
 
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
+pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
 pub use payload::*;
 pub use problem::*;
@@ -333,10 +335,10 @@ pub struct Span {
     pub attributes: Attributes,
     pub events: thin_vec::ThinVec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
-    pub format: &'static str,
+    pub format: FormatName,
     pub origin: Option<Origin>,
     /// 1-based line in the source file when the format is line-oriented.
-    pub line: Option<u64>,
+    pub line: Option<std::num::NonZeroU64>,
 }
 
 impl Span {

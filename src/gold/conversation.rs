@@ -286,7 +286,7 @@ mod tests {
             trace_id: trace.into(),
             span_id: span.into(),
             name: "turn".into(),
-            format: "test",
+            format: "test".into(),
             attributes: vec![
                 ("arksim.conversation_id".into(), text(conversation.into())),
                 ("arksim.turn_id".into(), AttrValue::Int(turn as i64)),
@@ -301,7 +301,7 @@ mod tests {
             trace_id: trace.into(),
             span_id: span.into(),
             name: "other".into(),
-            format: "test",
+            format: "test".into(),
             ..Default::default()
         }
     }

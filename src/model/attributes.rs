@@ -24,9 +24,12 @@ use encoding::*;
 #[derive(Clone, Default)]
 pub struct Attributes(Repr);
 
+/// Two words: every span and event holds one. The open list is boxed so that it fits beside
+/// the packed form's two thin pointers; a span holds it only while a parser builds it.
 #[derive(Clone)]
+#[allow(clippy::box_collection)]
 enum Repr {
-    Open(Vec<(ArcStr, AttrValue)>),
+    Open(Box<Vec<(ArcStr, AttrValue)>>),
     Packed {
         bytes: ThinVec<u8>,
         side: ThinVec<AttrValue>,
@@ -34,8 +37,12 @@ enum Repr {
 }
 
 impl Default for Repr {
+    /// An empty list is packed: it needs no allocation that way.
     fn default() -> Self {
-        Repr::Open(Vec::new())
+        Repr::Packed {
+            bytes: ThinVec::new(),
+            side: ThinVec::new(),
+        }
     }
 }
 
@@ -47,7 +54,9 @@ struct Workshop {
     /// Lists packed earlier, emptied: a parser builds its next spans' lists in them
     /// ([`Attributes::spare_list`]) instead of allocating and freeing one per span. A batch
     /// line of 500 spans packs 500 lists at its end, and the next line takes them back.
-    spares: Vec<Vec<(ArcStr, AttrValue)>>,
+    /// Boxed as a span's open list is, so that taking one back allocates nothing.
+    #[allow(clippy::vec_box)]
+    spares: Vec<Box<Vec<(ArcStr, AttrValue)>>>,
 }
 
 /// Lists with room for more than this are not kept for reuse.
@@ -168,7 +177,7 @@ impl Attributes {
     /// The list while unpacked.
     pub fn as_open(&self) -> Option<&[(ArcStr, AttrValue)]> {
         match &self.0 {
-            Repr::Open(list) => Some(list),
+            Repr::Open(list) => Some(list.as_slice()),
             Repr::Packed { .. } => None,
         }
     }
@@ -177,7 +186,7 @@ impl Attributes {
     pub fn open_mut(&mut self) -> &mut Vec<(ArcStr, AttrValue)> {
         if let Repr::Packed { .. } = self.0 {
             let list = self.to_vec();
-            self.0 = Repr::Open(list);
+            self.0 = Repr::Open(Box::new(list));
         }
         match &mut self.0 {
             Repr::Open(list) => list,
@@ -200,7 +209,7 @@ impl Attributes {
     /// Owned copies of the pairs, in order.
     pub fn to_vec(&self) -> Vec<(ArcStr, AttrValue)> {
         match &self.0 {
-            Repr::Open(list) => list.clone(),
+            Repr::Open(list) => list.to_vec(),
             Repr::Packed { .. } => self
                 .iter()
                 .map(|(key, value)| (ArcStr::from(key), (*value).clone()))
@@ -210,32 +219,30 @@ impl Attributes {
 
     /// Packs the list (see the module's doc). Reads give the same pairs after as before.
     pub fn pack(&mut self) {
-        let Repr::Open(list) = &mut self.0 else {
+        let Repr::Open(_) = &self.0 else {
             return;
         };
-        let list = std::mem::take(list);
-        if list.is_empty() {
-            self.0 = Repr::Packed {
-                bytes: ThinVec::new(),
-                side: ThinVec::new(),
-            };
-            return;
-        }
+        let Repr::Open(mut list) = std::mem::take(&mut self.0) else {
+            unreachable!("open, as matched above");
+        };
         WORKSHOP.with(|workshop| {
             let workshop = &mut *workshop.borrow_mut();
-            workshop.bytes.clear();
-            let mut list = list;
-            self.0 = pack(&mut list, &mut workshop.bytes);
+            if !list.is_empty() {
+                workshop.bytes.clear();
+                self.0 = pack(&mut list, &mut workshop.bytes);
+            }
             if list.capacity() <= SPARE_LIST_MAX && workshop.spares.len() < SPARE_LISTS {
+                list.clear();
                 workshop.spares.push(list);
             }
         });
     }
 
-    /// An empty list for a parser to fill, reusing the room of one packed earlier on this
+    /// An empty open list for a parser to fill, reusing the room of one packed earlier on this
     /// thread when there is one.
-    pub fn spare_list() -> Vec<(ArcStr, AttrValue)> {
-        WORKSHOP.with(|workshop| workshop.borrow_mut().spares.pop().unwrap_or_default())
+    pub fn spare() -> Attributes {
+        let list = WORKSHOP.with(|workshop| workshop.borrow_mut().spares.pop());
+        Attributes(Repr::Open(list.unwrap_or_default()))
     }
 
     /// Heap bytes: the list's or the packed bytes' room, and the side list's. Values' own
@@ -329,13 +336,16 @@ impl<'a> IntoIterator for &'a Attributes {
 
 impl From<Vec<(ArcStr, AttrValue)>> for Attributes {
     fn from(list: Vec<(ArcStr, AttrValue)>) -> Self {
-        Attributes(Repr::Open(list))
+        match list.capacity() {
+            0 => Attributes::default(),
+            _ => Attributes(Repr::Open(Box::new(list))),
+        }
     }
 }
 
 impl FromIterator<(ArcStr, AttrValue)> for Attributes {
     fn from_iter<I: IntoIterator<Item = (ArcStr, AttrValue)>>(iter: I) -> Self {
-        Attributes(Repr::Open(iter.into_iter().collect()))
+        Attributes::from(iter.into_iter().collect::<Vec<_>>())
     }
 }
 

@@ -130,7 +130,7 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
         name: plan.name.as_str().into(),
         start_unix_nano: 1_000 + at as u64,
         end_unix_nano: 2_000,
-        format: "test",
+        format: "test".into(),
         service: plan.service.as_deref().map(ArcStr::from),
         attributes: keyed(&plan.attributes).into(),
         ..Span::default()

@@ -229,8 +229,8 @@ impl Invocation {
                 .output_tokens
                 .saturating_add(llm.output_tokens.unwrap_or(0));
         }
-        if !s.formats.contains(&span.format) {
-            s.formats.push(span.format);
+        if !s.formats.contains(&span.format.as_str()) {
+            s.formats.push(span.format.as_str());
         }
         if span.start_unix_nano > 0 {
             s.start_unix_nano = if s.counts.spans == 1 || s.start_unix_nano == 0 {

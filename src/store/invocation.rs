@@ -70,7 +70,7 @@ impl Invocation {
                 };
                 Problem::warning(
                     place_of(kept),
-                    kept.line,
+                    kept.line.map(std::num::NonZeroU64::get),
                     format!(
                         "span {} of run {} appears twice with different content: kept the copy from {}{}, dropped the one from {}",
                         span.span_id,
@@ -221,7 +221,7 @@ impl Invocation {
             let first = &self.spans[cycle[0]];
             out.push(Problem::warning(
                 place_of(first),
-                first.line,
+                first.line.map(std::num::NonZeroU64::get),
                 format!(
                     "parent cycle in run {}: {chain} → {} (each → names the parent; shown under a cycle marker)",
                     self.id, first.span_id

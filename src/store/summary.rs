@@ -22,8 +22,8 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             input_tokens = llm.input_tokens.unwrap_or(0).saturating_add(input_tokens);
             output_tokens = llm.output_tokens.unwrap_or(0).saturating_add(output_tokens);
         }
-        if !formats.contains(&span.format) {
-            formats.push(span.format);
+        if !formats.contains(&span.format.as_str()) {
+            formats.push(span.format.as_str());
         }
         if span.start_unix_nano > 0 {
             start = start.min(span.start_unix_nano);

@@ -10,7 +10,7 @@ fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
         name: format!("span {id}").into(),
         start_unix_nano: start,
         end_unix_nano: start + 10,
-        format: "test",
+        format: "test".into(),
         ..Default::default()
     }
 }
@@ -169,11 +169,11 @@ fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
         let mut store = Store::new();
         let mut ok = span("t", "a", None, 1);
         ok.origin = origin("first.jsonl");
-        ok.line = Some(3);
+        ok.line = std::num::NonZeroU64::new(3);
         let mut failed = ok.clone();
         failed.status = SpanStatus::Error;
         failed.origin = origin("second.jsonl");
-        failed.line = Some(7);
+        failed.line = std::num::NonZeroU64::new(7);
         let (one, two) = if failing_first {
             (failed, ok)
         } else {
@@ -407,7 +407,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 344),
-        ("Span", size_of::<Span>(), 224),
+        ("Span", size_of::<Span>(), 192),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (
             "attribute",

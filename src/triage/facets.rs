@@ -254,7 +254,7 @@ mod tests {
             kind: SpanKind::Other,
             start_unix_nano: start,
             end_unix_nano: start + 1,
-            format: "test",
+            format: "test".into(),
             ..Default::default()
         }
     }

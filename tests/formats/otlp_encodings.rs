@@ -258,7 +258,13 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
         10,
     );
     assert_eq!(loaded.batch.spans.len(), 11);
-    assert!(loaded.batch.spans.iter().all(|s| s.line.unwrap() > 10));
+    assert!(
+        loaded
+            .batch
+            .spans
+            .iter()
+            .all(|s| s.line.unwrap().get() > 10)
+    );
     let tool = loaded
         .batch
         .spans
@@ -412,7 +418,7 @@ fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
     assert_eq!(problem_lines, [Some(bad_line)]);
     let mut previous = 0;
     for span in &loaded.batch.spans {
-        let line = span.line.unwrap();
+        let line = span.line.unwrap().get();
         assert!(line >= previous, "spans keep file order");
         previous = line;
         if let PayloadBody::Range(range) = &span.output.body {
@@ -426,7 +432,7 @@ fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
         }
     }
     let last = loaded.batch.spans.last().unwrap();
-    assert_eq!(last.line, Some(line_offsets.len() as u64));
+    assert_eq!(last.line.map(u64::from), Some(line_offsets.len() as u64));
     let with_payload = loaded
         .batch
         .spans

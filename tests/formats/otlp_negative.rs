@@ -40,7 +40,12 @@ fn a_bad_line_between_good_lines_is_reported_and_the_rest_loads() {
         let problem = &loaded.batch.problems[0];
         assert_eq!(problem.source, fixture(name).display().to_string());
         // Good lines keep their own line numbers.
-        let lines: Vec<_> = loaded.batch.spans.iter().map(|s| s.line).collect();
+        let lines: Vec<_> = loaded
+            .batch
+            .spans
+            .iter()
+            .map(|s| s.line.map(u64::from))
+            .collect();
         assert_eq!(lines, [Some(1), Some(3)], "{name}");
     }
 }
@@ -58,7 +63,12 @@ fn ten_thousand_deep_values_are_refused_without_overflowing() {
         "{:?}",
         loaded.batch.problems
     );
-    let lines: Vec<_> = loaded.batch.spans.iter().map(|s| s.line).collect();
+    let lines: Vec<_> = loaded
+        .batch
+        .spans
+        .iter()
+        .map(|s| s.line.map(u64::from))
+        .collect();
     assert_eq!(lines, [Some(1), Some(4)]);
 }
 

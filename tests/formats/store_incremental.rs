@@ -74,7 +74,7 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                 } else {
                     SpanStatus::Ok
                 },
-                format: if i % 7 == 0 { "other" } else { "test" },
+                format: if i % 7 == 0 { "other" } else { "test" }.into(),
                 ..Default::default()
             };
             match plan.kind[i] {

@@ -47,7 +47,7 @@ fn tool_span(
         })),
         input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
         origin: Some(Origin::File(std::sync::Arc::new(file.to_path_buf()))),
-        format: "test",
+        format: "test".into(),
         ..Span::default()
     }
 }

@@ -195,7 +195,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         kind: SpanKind::Agent,
         start_unix_nano: T0,
         end_unix_nano: T0 + 9_000_000,
-        format: "test",
+        format: "test".into(),
         service: Some(text(Field::Service, "svc").into()),
         ..Default::default()
     };
@@ -229,7 +229,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         kind: SpanKind::Llm,
         start_unix_nano: T0 + 1_000_000,
         end_unix_nano: T0 + 2_000_000,
-        format: "test",
+        format: "test".into(),
         llm: Some(Box::new(LlmFacts {
             provider: Some(text(Field::Provider, "openai").into()),
             model: Some(text(Field::Model, "gpt-4o").into()),
@@ -250,7 +250,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         status: SpanStatus::Error,
         start_unix_nano: T0 + 3_000_000,
         end_unix_nano: T0 + 4_000_000,
-        format: "test",
+        format: "test".into(),
         tool: Some(Box::new(ToolFacts {
             name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
@@ -271,7 +271,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         kind: SpanKind::Retrieval,
         start_unix_nano: T0 + 5_000_000,
         end_unix_nano: T0 + 6_000_000,
-        format: "test",
+        format: "test".into(),
         retrieval: Some(Box::new(RetrievalFacts {
             query: Some(text(Field::RetrievalQuery, "weather")),
             document_count: Some(2),

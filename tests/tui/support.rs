@@ -41,7 +41,7 @@ fn span(
         kind,
         start_unix_nano: T0 + start_ms * MS,
         end_unix_nano: T0 + end_ms * MS,
-        format: "test",
+        format: "test".into(),
         ..Default::default()
     }
 }

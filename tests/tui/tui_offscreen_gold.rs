@@ -29,7 +29,7 @@ fn store() -> Store {
                 name: Some(tool.into()),
                 ..ToolFacts::default()
             })),
-            format: "test",
+            format: "test".into(),
             ..Span::default()
         });
         batch.golds.push((

@@ -70,9 +70,9 @@ fn span(origin: &Origin, id: &str, line: Option<u64>, offset: u64) -> Span {
         trace_id: "test".into(),
         span_id: id.into(),
         name: id.into(),
-        format: "test-lines",
+        format: "test-lines".into(),
         origin: Some(origin.clone()),
-        line,
+        line: line.and_then(std::num::NonZeroU64::new),
         attributes: vec![("offset".into(), AttrValue::Int(offset as i64))].into(),
         ..Span::default()
     }
@@ -114,7 +114,7 @@ impl Recorder {
                     };
                     self.by_file.entry(key).or_default().push(Got {
                         id: span.span_id.to_string(),
-                        line: span.line,
+                        line: span.line.map(std::num::NonZeroU64::get),
                         offset,
                     });
                 }

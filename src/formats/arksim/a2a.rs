@@ -220,7 +220,7 @@ impl TaskState {
                 ..Default::default()
             }
             .into(),
-            format: NAME,
+            format: NAME.into(),
             origin: Some(input.origin.clone()),
             ..Default::default()
         };

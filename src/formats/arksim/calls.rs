@@ -104,7 +104,7 @@ impl ToolCallRecord {
                 &format!("{}/result", self.pointer),
             )
             .into(),
-            format: at.format,
+            format: at.format.into(),
             origin: Some(input.origin.clone()),
             ..Default::default()
         };

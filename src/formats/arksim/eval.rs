@@ -97,7 +97,7 @@ impl Format for ArksimEvaluation {
                     kind: SpanKind::Other,
                     start_unix_nano: time,
                     end_unix_nano: time,
-                    format: EVALUATION,
+                    format: EVALUATION.into(),
                     origin: Some(input.origin.clone()),
                     output: jsonrec::payload(
                         "turn_scores",

@@ -233,7 +233,7 @@ impl TurnContext<'_> {
         let invocation = turn_invocation_id(self.conversation_id, &turn.turn_id);
         let root_id = turn_span_id(self.conversation_id, &turn.turn_id);
         let mut root = turn_root_span(self.conversation_id, &turn.turn_id, self.time, input);
-        root.format = SIMULATION;
+        root.format = SIMULATION.into();
         if let Some((i, user)) = turn.user {
             root.input = jsonrec::payload(
                 "content",
@@ -389,7 +389,7 @@ impl Format for ArksimReceiverDump {
             let invocation = turn_invocation_id(conversation, turn);
             let root_id = turn_span_id(conversation, turn);
             let mut root = turn_root_span(conversation, turn, 0, input);
-            root.format = RECEIVER;
+            root.format = RECEIVER.into();
             batch.spans.push(root);
             let list = calls.as_array().map(Vec::as_slice).unwrap_or_default();
             let pointer = format!(

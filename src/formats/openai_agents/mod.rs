@@ -217,9 +217,9 @@ impl Parser {
             parent_span_id: jsonrec::str_at(export, "parent_id").map(Id::new),
             start_unix_nano: start,
             end_unix_nano: end.max(start),
-            format: NAME,
+            format: NAME.into(),
             origin: Some(input.origin.clone()),
-            line: Some(line.number),
+            line: std::num::NonZeroU64::new(line.number),
             status: if started_only {
                 SpanStatus::Unset
             } else {

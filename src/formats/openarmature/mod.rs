@@ -160,9 +160,9 @@ impl Parser {
                 ..Default::default()
             }
             .into(),
-            format: NAME,
+            format: NAME.into(),
             origin: Some(input.origin.clone()),
-            line: Some(line.number),
+            line: std::num::NonZeroU64::new(line.number),
             ..Default::default()
         }
     }
@@ -371,7 +371,7 @@ impl Parser {
                     "/post_state",
                 )
                 .into();
-                span.line = Some(line.number);
+                span.line = std::num::NonZeroU64::new(line.number);
                 match event.get("error").filter(|e| !e.is_null()) {
                     Some(error) => {
                         let category = jsonrec::str_at(error, "category").map(str::to_owned);

@@ -196,7 +196,7 @@ fn build_span(
         (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| Id::from_bytes(&parent));
 
     let payloads = Payloads { ctx };
-    let mut attributes = crate::model::Attributes::spare_list();
+    let mut attributes = crate::model::Attributes::spare();
     attributes.extend(ws.attributes.iter().map(|kv| {
         (
             intern::name(&kv.key),
@@ -207,7 +207,7 @@ fn build_span(
     let shared: Vec<(&str, Payload)> = ws
         .attributes
         .iter()
-        .zip(&attributes)
+        .zip(attributes.as_open().unwrap_or_default())
         .filter_map(|(kv, (_, value))| match value {
             AttrValue::Payload(payload) => Some((kv.key.as_ref(), (**payload).clone())),
             _ => None,
@@ -249,11 +249,11 @@ fn build_span(
         start_unix_nano: time(&ws.start_time_unix_nano),
         end_unix_nano: time(&ws.end_time_unix_nano),
         service: service.cloned(),
-        attributes: attributes.into(),
+        attributes,
         events,
-        format: ctx.format,
+        format: ctx.format.into(),
         origin: Some(ctx.origin.clone()),
-        line: ctx.line,
+        line: ctx.line.and_then(std::num::NonZeroU64::new),
         ..Default::default()
     };
     let status_message = ws

@@ -549,7 +549,7 @@ mod give_back_tests {
                     trace_id: format!("t{}", n / 4).into(),
                     span_id: format!("s{n}").into(),
                     name: "step".into(),
-                    format: "test",
+                    format: "test".into(),
                     ..Default::default()
                 })
                 .collect(),

@@ -94,7 +94,7 @@ fn jsonl_message_log_reports_the_bad_line_and_keeps_the_rest() {
     );
     let inv = loaded.only();
     let span = &inv.spans[inv.summary().tool_calls[1].span];
-    assert_eq!(span.line, Some(4));
+    assert_eq!(span.line.map(u64::from), Some(4));
 }
 
 #[test]
