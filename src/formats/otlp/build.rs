@@ -88,7 +88,7 @@ pub fn build_request(
                 .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
                 // Shared: every request of a process names the same service, and a file
                 // of one-request lines would hold one copy per line.
-                .map(|t| intern::value(&t.decoded()))
+                .map(|t| t.with_decoded(intern::value))
         });
         for scope_spans in &resource_spans.scope_spans {
             for wire_span in &scope_spans.spans {
@@ -311,7 +311,7 @@ impl Payloads<'_> {
             if big || payload_source {
                 return AttrValue::Payload(Box::new(self.payload(key, text, None)));
             }
-            return AttrValue::Str(intern::value(&text.decoded()));
+            return AttrValue::Str(text.with_decoded(intern::value));
         }
         plain_value(value)
     }
@@ -336,7 +336,7 @@ impl Payloads<'_> {
         let state = if len <= classify::WHOLE_TEXT_STATE_MAX {
             match decoded {
                 Some(decoded) => PayloadState::of_text(decoded),
-                None => PayloadState::of_text(&text.decoded()),
+                None => text.with_decoded(PayloadState::of_text),
             }
         } else {
             match truncation_marker_total(&text.tail(64)) {
@@ -356,7 +356,7 @@ impl Payloads<'_> {
 /// Non-string values (strings nested in arrays and maps stay inline: they are rarely big).
 fn plain_value(value: &wire::AnyValue) -> AttrValue {
     if let Some(text) = &value.string_value {
-        AttrValue::Str(intern::value(&text.decoded()))
+        AttrValue::Str(text.with_decoded(intern::value))
     } else if let Some(b) = value.bool_value {
         AttrValue::Bool(b)
     } else if let Some(i) = &value.int_value {

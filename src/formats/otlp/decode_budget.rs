@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use smallvec::SmallVec;
 
 /// Bytes of decoded structures allowed per byte of input. The densest legitimate shape known
 /// is an array of small integers (4 bytes each in protobuf, 104 decoded: 26 times).
@@ -94,7 +95,10 @@ pub fn push<T>(items: &mut Vec<T>, item: T) -> Result<(), OverBudget> {
     Ok(())
 }
 
-/// `deserialize_with` for the JSON model's vectors: a sequence pushed through [`push`].
+/// Items a sequence gathers on the stack before it moves to the heap.
+const ON_STACK: usize = 16;
+
+/// `deserialize_with` for the JSON model's vectors: a sequence charged as [`push`] charges.
 pub fn sequence<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
@@ -111,11 +115,27 @@ where
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let mut items = Vec::new();
+            // Most sequences (a span's attributes, a request's spans) are short: gathered on
+            // the stack, they are allocated once, at their length, instead of growing 4, 8,
+            // 16. Longer ones move to the heap and grow as `push` grows them, charged alike.
+            let mut items = SmallVec::<[T; ON_STACK]>::new();
             while let Some(item) = seq.next_element()? {
-                push(&mut items, item).map_err(de::Error::custom)?;
+                if items.len() == items.capacity() {
+                    let more = items.capacity();
+                    // What the heap holds after: all of it when the items leave the stack.
+                    let new_heap = if items.spilled() { more } else { 2 * more };
+                    charge(new_heap.saturating_mul(size_of::<T>())).map_err(de::Error::custom)?;
+                    items.reserve_exact(more);
+                }
+                items.push(item);
             }
-            Ok(items)
+            if items.spilled() {
+                return Ok(items.into_vec());
+            }
+            charge(items.len() * size_of::<T>()).map_err(de::Error::custom)?;
+            let mut exact = Vec::with_capacity(items.len());
+            exact.extend(items);
+            Ok(exact)
         }
     }
 
@@ -143,6 +163,37 @@ mod tests {
         for _ in 0..5000 {
             push(&mut unbounded, [0; 1024]).expect("no budget outside a scope");
         }
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Numbers {
+        #[serde(deserialize_with = "sequence")]
+        items: Vec<u64>,
+    }
+
+    fn numbers(count: usize) -> String {
+        let items: Vec<String> = (0..count).map(|i| (i % 10).to_string()).collect();
+        format!("{{\"items\":[{}]}}", items.join(","))
+    }
+
+    #[test]
+    fn a_short_sequence_is_allocated_at_its_length_and_a_long_one_is_charged_as_it_grows() {
+        for count in [0, 1, 15, 16, 17, 100] {
+            let parsed: Numbers = serde_json::from_str(&numbers(count)).unwrap();
+            assert_eq!(parsed.items.len(), count);
+            assert_eq!(
+                parsed.items,
+                (0..count).map(|i| (i % 10) as u64).collect::<Vec<_>>()
+            );
+            if count <= ON_STACK {
+                assert_eq!(parsed.items.capacity(), count);
+            }
+        }
+        // The floor's 4 MiB hold 524,288 numbers of 8 bytes, grown by doubling from 16.
+        let _budget = Budget::for_input(0);
+        assert!(serde_json::from_str::<Numbers>(&numbers(262_144)).is_ok());
+        let refused = serde_json::from_str::<Numbers>(&numbers(524_289)).unwrap_err();
+        assert!(refused.to_string().contains("refused"), "{refused}");
     }
 
     #[test]

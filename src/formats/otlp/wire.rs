@@ -17,6 +17,9 @@ use serde_json::value::RawValue;
 
 use super::decode_budget::{self, Budget};
 
+mod unescape;
+use unescape::{unescape_into, unescaped_len};
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Request<'a> {
@@ -206,6 +209,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     }
 }
 
+/// What serde_json makes of a token [`unescape_into`] refused (a lone surrogate): its error
+/// leaves the text as it stands.
+fn slow_decoded(token: &str) -> Cow<'_, str> {
+    serde_json::from_str::<String>(token)
+        .map(Cow::Owned)
+        .unwrap_or(Cow::Borrowed(&token[1..token.len() - 1]))
+}
+
 impl<'a> Text<'a> {
     /// The text, unescaped. Borrowed when the JSON had no escapes.
     pub fn decoded(&self) -> Cow<'a, str> {
@@ -214,15 +225,41 @@ impl<'a> Text<'a> {
             Text::Json(token) => {
                 let inner = &token[1..token.len() - 1];
                 if !inner.contains('\\') {
-                    Cow::Borrowed(inner)
-                } else {
-                    // The token was validated by the parser, so this cannot fail in practice.
-                    serde_json::from_str::<String>(token)
-                        .map(Cow::Owned)
-                        .unwrap_or(Cow::Borrowed(inner))
+                    return Cow::Borrowed(inner);
+                }
+                let mut text = String::with_capacity(unescaped_len(inner));
+                match unescape_into(inner, &mut text) {
+                    true => Cow::Owned(text),
+                    false => slow_decoded(token),
                 }
             }
         }
+    }
+
+    /// `read` of the text, unescaped into a buffer this thread reuses: most texts are read
+    /// once (interned, judged empty or not) and need no allocation of their own.
+    pub fn with_decoded<R>(&self, read: impl FnOnce(&str) -> R) -> R {
+        let inner = match self {
+            Text::Plain(text) => return read(text),
+            Text::Json(token) => &token[1..token.len() - 1],
+        };
+        if !inner.contains('\\') {
+            return read(inner);
+        }
+        thread_local! {
+            static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+        }
+        let mut scratch = SCRATCH.take();
+        scratch.clear();
+        let result = match unescape_into(inner, &mut scratch) {
+            true => read(&scratch),
+            false => read(&self.decoded()),
+        };
+        // A buffer grown for one huge text is not kept.
+        if scratch.capacity() <= 64 << 10 {
+            SCRATCH.set(scratch);
+        }
+        result
     }
 
     /// An upper bound of the unescaped length, free to compute.
@@ -256,6 +293,10 @@ impl<'a> Text<'a> {
                 if let Some(back) = prefix.iter().rposition(|b| *b == b'\\') {
                     start = start - prefix.len() + back;
                 }
+                let mut tail = String::with_capacity(max + 8);
+                if unescape_into(&inner[start..], &mut tail) {
+                    return Cow::Owned(tail);
+                }
                 let piece = format!("\"{}\"", &inner[start..]);
                 serde_json::from_str::<String>(&piece)
                     .map(Cow::Owned)
@@ -270,36 +311,6 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
         index -= 1;
     }
     index
-}
-
-/// Length of a JSON string body once unescaped.
-fn unescaped_len(body: &str) -> usize {
-    let bytes = body.as_bytes();
-    // Jump from escape to escape: payload text is mostly plain runs between them.
-    let mut len = bytes.len();
-    let mut i = 0;
-    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
-        let at = i + offset;
-        if bytes.get(at + 1) != Some(&b'u') {
-            len = len.saturating_sub(1);
-            i = at + 2;
-            continue;
-        }
-        let code = body
-            .get(at + 2..at + 6)
-            .and_then(|h| u32::from_str_radix(h, 16).ok())
-            .unwrap_or(0);
-        let (escaped, decoded) = match code {
-            0..=0x7f => (6, 1),
-            0x80..=0x7ff => (6, 2),
-            // A high surrogate plus its low surrogate encode one 4-byte character.
-            0xd800..=0xdbff => (12, 4),
-            _ => (6, 3),
-        };
-        len = len.saturating_sub(escaped - decoded);
-        i = at + escaped;
-    }
-    len
 }
 
 /// A JSON number or a string holding one (int64 as string, enum names, "NaN").
