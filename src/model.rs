@@ -23,7 +23,10 @@ pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
 pub use payload::*;
 pub use problem::*;
-pub use sparse::{Sparse, SparseEmpty};
+pub use sparse::{Holder, Sparse, SparseEmpty};
+
+/// A span's input or output: shared with the attribute it came from, when it came from one.
+pub type PayloadSlot = Sparse<Payload, Arc<Payload>>;
 
 /// What a span does, for colouring and counting. Order is the order of the `counts` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -176,9 +179,9 @@ pub enum AttrValue {
     Bytes(Box<Vec<u8>>),
     List(thin_vec::ThinVec<AttrValue>),
     Map(thin_vec::ThinVec<(String, AttrValue)>),
-    /// Boxed: a payload is several times the size of the other variants, and most
-    /// attributes are small.
-    Payload(Box<Payload>),
+    /// Out of line: a payload is several times the size of the other variants, and most
+    /// attributes are small. Shared: a span's input or output is often this same payload.
+    Payload(Arc<Payload>),
     Null,
 }
 
@@ -328,9 +331,9 @@ pub struct Span {
     // Payloads are absent from most spans (a run's agent, chain and plain spans record none):
     // out of line, so those spans pay a pointer each instead of two payloads' size.
     /// Arguments, prompt messages, query or input strings.
-    pub input: Sparse<Payload>,
+    pub input: PayloadSlot,
     /// Result, completion, documents.
-    pub output: Sparse<Payload>,
+    pub output: PayloadSlot,
     /// Packed once the span is done (see [`Attributes`]).
     pub attributes: Attributes,
     pub events: thin_vec::ThinVec<SpanEvent>,

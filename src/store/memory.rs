@@ -90,10 +90,7 @@ impl Tally {
                     .map(|(k, v)| string(k) + self.attr(v))
                     .sum::<u64>()
             }
-            AttrValue::Payload(p) => {
-                self.payload(p);
-                size_of::<Payload>() as u64
-            }
+            AttrValue::Payload(p) => self.shared_payload(p),
             AttrValue::Int(_) | AttrValue::Float(_) | AttrValue::Bool(_) | AttrValue::Null => 0,
         }
     }
@@ -106,6 +103,16 @@ impl Tally {
             bytes += self.attr(value);
         }
         bytes
+    }
+
+    /// A payload's allocation (with the `Arc`'s two counts) the first time it is met, 0 after:
+    /// a span's input or output is often one of its attributes too.
+    fn shared_payload(&mut self, payload: &std::sync::Arc<Payload>) -> u64 {
+        if !self.seen.insert(std::sync::Arc::as_ptr(payload) as usize) {
+            return 0;
+        }
+        self.payload(payload);
+        (size_of::<Payload>() + 16) as u64
     }
 
     fn payload(&mut self, payload: &Payload) {
@@ -182,11 +189,10 @@ impl Tally {
             }
         }
         for payload in [&span.input, &span.output] {
-            // Out of line when set: part of the span's record.
-            if !payload.is_unset() {
-                self.span_records += size_of::<Payload>() as u64;
+            // Out of line when set: part of the span's record. Its attribute, met after, shares it.
+            if let Some(held) = payload.holder() {
+                self.span_records += self.shared_payload(held);
             }
-            self.payload(payload);
         }
         self.attributes += self.attribute_list(&span.attributes);
         self.events += thin_vec_bytes(span.events.capacity(), size_of::<crate::model::SpanEvent>());

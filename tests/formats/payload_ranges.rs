@@ -274,3 +274,33 @@ fn a_file_replaced_under_its_path_is_read_anew() {
     let error = formats::load_payload(&span.input).unwrap_err();
     assert!(error.contains("No such file"), "{error}");
 }
+
+/// A span's input or output taken from a big attribute is that attribute's payload: one
+/// allocation with two owners, not a copy.
+#[test]
+fn an_input_or_output_from_a_payload_attribute_is_that_attributes_payload() {
+    let mut shared = 0;
+    for path in otlp_files() {
+        let loaded = files::load_file(&path);
+        for span in &loaded.batch.spans {
+            for slot in [&span.input, &span.output] {
+                let Some(held) = slot.holder() else { continue };
+                let Some(field) = held.field.as_deref() else {
+                    continue;
+                };
+                if let Some(AttrValue::Payload(attribute)) =
+                    span.attr(field).as_ref().and_then(|v| v.held())
+                {
+                    assert!(
+                        std::sync::Arc::ptr_eq(held, attribute),
+                        "{}: span {} holds a copy of {field}",
+                        path.display(),
+                        span.span_id
+                    );
+                    shared += 1;
+                }
+            }
+        }
+    }
+    assert!(shared > 20, "only {shared} payloads came from attributes");
+}

@@ -30,7 +30,7 @@ enum Slot {
 fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
     fn attr(value: &mut AttrValue) -> Option<&mut Payload> {
         match value {
-            AttrValue::Payload(p) => Some(p.as_mut()),
+            AttrValue::Payload(p) => Some(std::sync::Arc::make_mut(p)),
             _ => None,
         }
     }

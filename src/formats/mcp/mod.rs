@@ -346,7 +346,10 @@ impl Session<'_, '_> {
         if !params.is_null() {
             attributes.push((
                 "params".into(),
-                AttrValue::Payload(Box::new(Payload::inline("params", params.to_string()))),
+                AttrValue::Payload(std::sync::Arc::new(Payload::inline(
+                    "params",
+                    params.to_string(),
+                ))),
             ));
         }
         let kind = if key.is_some() {
@@ -473,7 +476,10 @@ impl Session<'_, '_> {
                         ),
                         (
                             "body".into(),
-                            AttrValue::Payload(Box::new(Payload::inline("body", body.to_string()))),
+                            AttrValue::Payload(std::sync::Arc::new(Payload::inline(
+                                "body",
+                                body.to_string(),
+                            ))),
                         ),
                     ],
                 );

@@ -114,7 +114,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
     if let Some(system) = root.get("system") {
         reader.conversation.root_attributes.push((
             "anthropic.system".into(),
-            AttrValue::Payload(Box::new(crate::model::Payload::inline(
+            AttrValue::Payload(std::sync::Arc::new(crate::model::Payload::inline(
                 "system",
                 message_logs::payload_text(system),
             ))),
@@ -166,7 +166,10 @@ impl Reader<'_, '_> {
                 .into(),
                 attributes: vec![(
                     "entry".into(),
-                    AttrValue::Payload(Box::new(Payload::inline("entry", message.to_string()))),
+                    AttrValue::Payload(std::sync::Arc::new(Payload::inline(
+                        "entry",
+                        message.to_string(),
+                    ))),
                 )]
                 .into(),
             });

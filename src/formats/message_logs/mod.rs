@@ -143,7 +143,10 @@ impl Conversation {
                 ("what".into(), AttrValue::Str(what.into())),
                 (
                     "content".into(),
-                    AttrValue::Payload(Box::new(Payload::inline("content", payload_text(content)))),
+                    AttrValue::Payload(std::sync::Arc::new(Payload::inline(
+                        "content",
+                        payload_text(content),
+                    ))),
                 ),
             ]
             .into(),

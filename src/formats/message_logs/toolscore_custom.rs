@@ -131,9 +131,9 @@ fn first<'v>(item: &'v Value, keys: &[&str]) -> Option<&'v Value> {
 /// there, so they stay payloads (shown only when revealed) instead of attribute text.
 fn extra_attr(value: &Value) -> AttrValue {
     match value {
-        Value::Object(_) | Value::Array(_) => {
-            AttrValue::Payload(Box::new(Payload::inline("value", value.to_string())))
-        }
+        Value::Object(_) | Value::Array(_) => AttrValue::Payload(std::sync::Arc::new(
+            Payload::inline("value", value.to_string()),
+        )),
         scalar => jsonrec::attr_of(scalar),
     }
 }

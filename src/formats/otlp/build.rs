@@ -203,13 +203,14 @@ fn build_span(
             payloads.attr_value(&kv.key, kv.value.as_ref()),
         )
     }));
-    // Input/output payloads that are also big attributes share their reference (no copies).
-    let shared: Vec<(&str, Payload)> = ws
+    // Input/output payloads that are also big attributes are that attribute's payload, one
+    // allocation with two owners.
+    let shared: Vec<(&str, Arc<Payload>)> = ws
         .attributes
         .iter()
         .zip(attributes.as_open().unwrap_or_default())
         .filter_map(|(kv, (_, value))| match value {
-            AttrValue::Payload(payload) => Some((kv.key.as_ref(), (**payload).clone())),
+            AttrValue::Payload(payload) => Some((kv.key.as_ref(), payload.clone())),
             _ => None,
         })
         .collect();
@@ -309,7 +310,7 @@ impl Payloads<'_> {
                 && classify::is_payload_source(key)
                 && text.decoded_len() > PAYLOAD_SOURCE_INLINE_MAX;
             if big || payload_source {
-                return AttrValue::Payload(Box::new(self.payload(key, text, None)));
+                return AttrValue::Payload(std::sync::Arc::new(self.payload(key, text, None)));
             }
             return AttrValue::Str(text.with_decoded(intern::value));
         }
@@ -389,7 +390,7 @@ fn plain_value(value: &wire::AnyValue) -> AttrValue {
 struct WireSource<'w, 'a, 'c> {
     span: &'w wire::Span<'a>,
     payloads: Payloads<'c>,
-    shared: &'w [(&'w str, Payload)],
+    shared: &'w [(&'w str, Arc<Payload>)],
 }
 
 impl WireSource<'_, '_, '_> {
@@ -407,16 +408,16 @@ impl AttrSource for WireSource<'_, '_, '_> {
         self.find(key)?.string_value.as_ref().map(Text::decoded)
     }
 
-    fn payload(&self, key: &str, decoded: Option<&str>) -> Option<Payload> {
+    fn payload(&self, key: &str, decoded: Option<&str>) -> Option<Arc<Payload>> {
         if let Some((_, payload)) = self.shared.iter().find(|(k, _)| *k == key) {
             return Some(payload.clone());
         }
         let value = self.find(key)?;
         match &value.string_value {
-            Some(text) => Some(self.payloads.payload(key, text, decoded)),
+            Some(text) => Some(Arc::new(self.payloads.payload(key, text, decoded))),
             None => {
                 let rendered = render_json(&plain_value(value));
-                Some(Payload::inline(key, rendered.to_string()))
+                Some(Arc::new(Payload::inline(key, rendered.to_string())))
             }
         }
     }

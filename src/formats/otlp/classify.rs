@@ -13,15 +13,18 @@ mod tool_calls;
 
 use facts::{error_of, identity_of, llm_of, retrieval_of, tool_of};
 
-use crate::model::{AttrValue, Payload, Span, SpanKind, SpanStatus};
+use std::sync::Arc;
+
+use crate::model::{AttrValue, Payload, PayloadSlot, Span, SpanKind, SpanStatus};
 
 /// Access to attribute values beyond what the skeleton keeps.
 pub trait AttrSource {
     /// The full text of a string attribute, even when the span holds it as a payload.
     fn full_text(&self, key: &str) -> Option<Cow<'_, str>>;
-    /// A payload for the attribute, by reference where the format can find it again.
-    /// `decoded` is the attribute's text when the caller holds it already.
-    fn payload(&self, key: &str, decoded: Option<&str>) -> Option<Payload>;
+    /// A payload for the attribute, by reference where the format can find it again: the
+    /// attribute's own when it holds one, shared. `decoded` is the attribute's text when the
+    /// caller holds it already.
+    fn payload(&self, key: &str, decoded: Option<&str>) -> Option<Arc<Payload>>;
 }
 
 /// Payload attributes for `span.input`, most specific first.
@@ -257,15 +260,15 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
     span.tool = tool.map(Box::new);
     span.llm = llm.map(Box::new);
     span.retrieval = retrieval.map(Box::new);
-    span.input = input.into();
-    span.output = output.into();
+    span.input = input;
+    span.output = output;
 }
 
 /// Payload texts up to this long are judged (empty? truncated?) on their whole text; longer
 /// ones by their end only.
 pub const WHOLE_TEXT_STATE_MAX: usize = 256;
 
-fn first_payload(keys: &[&str], attrs: &Attrs, source: &dyn AttrSource) -> Payload {
+fn first_payload(keys: &[&str], attrs: &Attrs, source: &dyn AttrSource) -> PayloadSlot {
     keys.iter()
         .find_map(|k| {
             // A string attribute is the payload's text already decoded: the source need not
@@ -276,7 +279,8 @@ fn first_payload(keys: &[&str], attrs: &Attrs, source: &dyn AttrSource) -> Paylo
             };
             source.payload(k, decoded)
         })
-        .unwrap_or_else(Payload::not_captured)
+        .map(PayloadSlot::held)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ fn every_kind() -> Vec<(ArcStr, AttrValue)> {
         ),
         (
             "gen_ai.input.messages".into(),
-            AttrValue::Payload(Box::new(Payload {
+            AttrValue::Payload(std::sync::Arc::new(Payload {
                 bytes: 12,
                 body: PayloadBody::Inline("[{\"a\":1}]".into()),
                 ..Payload::default()
