@@ -56,7 +56,9 @@ pub enum PayloadBody {
     /// value again (formats whose parser does not yet know byte positions).
     InRecord {
         record: Arc<RecordRef>,
-        locator: Arc<str>,
+        /// A thin pointer: it keeps the body at three words, so a payload is 56 bytes and its
+        /// shared allocation a size class smaller.
+        locator: super::ArcStr,
     },
     /// Big values stay on disk as the exact bytes of the raw value: reading them needs no
     /// parse of the record around them.
@@ -145,7 +147,7 @@ impl Payload {
         field: impl Into<super::ArcStr>,
         text_for_state: &str,
         record: Arc<RecordRef>,
-        locator: impl Into<Arc<str>>,
+        locator: impl Into<super::ArcStr>,
     ) -> Self {
         Payload {
             state: state_of_text(text_for_state),

@@ -414,7 +414,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
             size_of::<(crate::model::ArcStr, crate::model::AttrValue)>(),
             24,
         ),
-        ("Payload", size_of::<crate::model::Payload>(), 64),
+        ("Payload", size_of::<crate::model::Payload>(), 56),
     ];
     for (name, size, bound) in sizes {
         assert!(
