@@ -269,11 +269,12 @@ impl SparseEmpty for Identity {
     };
 }
 
-/// A tool call an LLM asked for (available even with payload capture off).
+/// A tool call an LLM asked for (available even with payload capture off). Shared texts: a
+/// tool's name repeats on call after call, and both are a word each in the span's facts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestedToolCall {
-    pub id: Option<String>,
-    pub name: String,
+    pub id: Option<ArcStr>,
+    pub name: ArcStr,
 }
 
 /// Provider and model names are shared texts: they repeat on every call, and a parser hands out
@@ -288,7 +289,7 @@ pub struct LlmFacts {
     pub cache_read_tokens: Option<u64>,
     /// Shared: the same few reasons (`stop`, `tool_calls`) repeat on call after call.
     pub finish_reasons: thin_vec::ThinVec<ArcStr>,
-    pub requested_tool_calls: Vec<RequestedToolCall>,
+    pub requested_tool_calls: thin_vec::ThinVec<RequestedToolCall>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

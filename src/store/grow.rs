@@ -179,7 +179,7 @@ impl Invocation {
         let known = |links: &Option<Box<Links>>, id: &str| {
             links.as_ref().is_some_and(|l| l.requester.contains_key(id))
         };
-        let asked: Vec<String> = self.spans[i]
+        let asked: Vec<crate::model::ArcStr> = self.spans[i]
             .llm
             .iter()
             .flat_map(|llm| llm.requested_tool_calls.iter().filter_map(|c| c.id.clone()))
@@ -203,11 +203,7 @@ impl Invocation {
             && let Some(id) = &tool.call_id
         {
             let links = links_mut(&mut self.links);
-            links
-                .tools_by_call
-                .entry(id.to_string())
-                .or_default()
-                .push(i);
+            links.tools_by_call.entry(id.clone()).or_default().push(i);
             if !links.requester.is_empty() {
                 tool.requested_by = links.requester.get(id.as_str()).cloned();
             }

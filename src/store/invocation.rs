@@ -193,12 +193,8 @@ impl Invocation {
                     }
                 }
             }
-            if let Some(id) = span.tool_call_id() {
-                links
-                    .tools_by_call
-                    .entry(id.to_owned())
-                    .or_default()
-                    .push(i);
+            if let Some(id) = span.tool.as_ref().and_then(|t| t.call_id.as_ref()) {
+                links.tools_by_call.entry(id.clone()).or_default().push(i);
             }
         }
         links

@@ -162,7 +162,11 @@ impl Tally {
                 + reasons
                 + l.requested_tool_calls
                     .iter()
-                    .map(|c| (size_of_val(c) as u64) + opt(&c.id) + string(&c.name))
+                    .map(|c| {
+                        size_of_val(c) as u64
+                            + c.id.as_ref().map_or(0, |id| self.once(id))
+                            + self.once(&c.name)
+                    })
                     .sum::<u64>();
         }
         if let Some(t) = &span.tool {
@@ -259,6 +263,8 @@ impl Tally {
         // A hash map entry: key, value and a control byte; keys own their strings.
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
+        // The same, keyed by a shared text (counted once, apart).
+        let shared_entry = |value: usize| (size_of::<ArcStr>() + value + 1) as u64;
         let id_entry =
             |key_bytes: u64, value: usize| key_bytes + (size_of::<Id>() + value + 1) as u64;
         if inv.span_index.has_map() {
@@ -272,12 +278,12 @@ impl Tally {
                 + links
                     .requester
                     .iter()
-                    .map(|(k, v)| map_entry(k, size_of::<Id>()) + self.id(v))
+                    .map(|(k, v)| self.once(k) + shared_entry(size_of::<Id>()) + self.id(v))
                     .sum::<u64>()
                 + links
                     .tools_by_call
                     .iter()
-                    .map(|(k, v)| map_entry(k, 24) + v.capacity() as u64 * 8)
+                    .map(|(k, v)| self.once(k) + shared_entry(24) + v.capacity() as u64 * 8)
                     .sum::<u64>()
                 + links
                     .waiting

@@ -220,9 +220,9 @@ struct Links {
     /// Orphan roots by the parent id they wait for.
     waiting: HashMap<Id, Vec<usize>>,
     /// Tool call id → span id of the LLM span that requested it.
-    requester: HashMap<String, Id>,
+    requester: HashMap<ArcStr, Id>,
     /// Tool call id → tool spans carrying it.
-    tools_by_call: HashMap<String, Vec<usize>>,
+    tools_by_call: HashMap<ArcStr, Vec<usize>>,
 }
 
 /// The run's links, allocated on first write.

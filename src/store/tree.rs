@@ -142,7 +142,7 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
 
 /// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.
 pub(super) fn link_tool_calls(spans: &mut [Span]) {
-    let mut requester: HashMap<String, Id> = HashMap::default();
+    let mut requester: HashMap<crate::model::ArcStr, Id> = HashMap::default();
     for span in spans.iter() {
         if let Some(llm) = &span.llm {
             for call in &llm.requested_tool_calls {

@@ -448,7 +448,7 @@ struct SpanOut<'a> {
 
 #[derive(Serialize)]
 struct RequestedCallOut<'a> {
-    id: &'a Option<String>,
+    id: Option<&'a str>,
     name: String,
 }
 
@@ -484,7 +484,7 @@ impl<'a> SpanOut<'a> {
                 l.requested_tool_calls
                     .iter()
                     .map(|c| RequestedCallOut {
-                        id: &c.id,
+                        id: c.id.as_deref(),
                         name: redact::shown_data(&c.name, mode),
                     })
                     .collect()

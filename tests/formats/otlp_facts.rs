@@ -25,8 +25,8 @@ fn calls(pairs: &[(&str, &str)]) -> Vec<RequestedToolCall> {
     pairs
         .iter()
         .map(|(id, name)| RequestedToolCall {
-            id: Some(id.to_string()),
-            name: name.to_string(),
+            id: Some((*id).into()),
+            name: (*name).into(),
         })
         .collect()
 }

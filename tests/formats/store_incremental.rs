@@ -82,8 +82,8 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                     span.kind = SpanKind::Llm;
                     span.llm = Some(Box::new(LlmFacts {
                         input_tokens: Some(i as u64),
-                        requested_tool_calls: vec![RequestedToolCall {
-                            id: Some(format!("call{}", i % 5)),
+                        requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
+                            id: Some(format!("call{}", i % 5).into()),
                             name: "lookup".into(),
                         }],
                         ..Default::default()

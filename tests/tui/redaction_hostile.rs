@@ -233,9 +233,9 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         llm: Some(Box::new(LlmFacts {
             provider: Some(text(Field::Provider, "openai").into()),
             model: Some(text(Field::Model, "gpt-4o").into()),
-            requested_tool_calls: vec![RequestedToolCall {
+            requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
                 id: Some("call_1".into()),
-                name: text(Field::RequestedToolName, "lookup"),
+                name: text(Field::RequestedToolName, "lookup").into(),
             }],
             ..Default::default()
         })),

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::{Call, Conversation, Doc, Item, payload_text, read_or_fail};
 use crate::formats::{Format, Input};
 use crate::model::{
-    AttrValue, Batch, Origin, Payload, PayloadBody, RecordRef, RequestedToolCall, Span, SpanKind,
-    SpanStatus, ToolFacts,
+    ArcStr, AttrValue, Batch, Origin, Payload, PayloadBody, RecordRef, RequestedToolCall, Span,
+    SpanKind, SpanStatus, ToolFacts,
 };
 
 fn payload_of(field: &str, value: Option<&Value>) -> Payload {
@@ -129,8 +129,8 @@ pub fn build(
                     .calls
                     .iter()
                     .map(|c| RequestedToolCall {
-                        id: c.call_id.clone(),
-                        name: c.name.clone(),
+                        id: c.call_id.as_deref().map(ArcStr::from),
+                        name: crate::formats::common::intern::value(&c.name),
                     })
                     .collect();
                 span.llm = Some(Box::new(llm));

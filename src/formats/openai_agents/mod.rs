@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::arksim::calls::canonical_json;
 use super::common::jsonrec::{self, Line};
-use super::common::timestamp;
+use super::common::{intern, timestamp};
 use super::{Format, Input, arksim};
 use crate::model::{
     ArcStr, AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, Problem,
@@ -580,8 +580,8 @@ fn llm_facts(data: &Value) -> LlmFacts {
                         .or_else(|| jsonrec::str_at(call, "name"));
                     if let Some(name) = name {
                         facts.requested_tool_calls.push(RequestedToolCall {
-                            id: jsonrec::str_at(call, "id").map(str::to_owned),
-                            name: name.to_owned(),
+                            id: jsonrec::str_at(call, "id").map(ArcStr::from),
+                            name: intern::value(name),
                         });
                     }
                 }

@@ -8,7 +8,9 @@ use serde_json::Value;
 use super::Parser;
 use crate::formats::Input;
 use crate::formats::common::jsonrec::{self, Line};
-use crate::model::{LlmFacts, RecordRef, RequestedToolCall, RetrievalFacts, SpanKind, ToolFacts};
+use crate::model::{
+    ArcStr, LlmFacts, RecordRef, RequestedToolCall, RetrievalFacts, SpanKind, ToolFacts,
+};
 
 impl Parser {
     pub(super) fn llm(
@@ -54,8 +56,8 @@ impl Parser {
         for call in tool_calls.map(Vec::as_slice).unwrap_or_default() {
             if let Some(name) = jsonrec::str_at(call, "name") {
                 facts.requested_tool_calls.push(RequestedToolCall {
-                    id: jsonrec::str_at(call, "id").map(str::to_owned),
-                    name: name.to_owned(),
+                    id: jsonrec::str_at(call, "id").map(ArcStr::from),
+                    name: crate::formats::common::intern::value(name),
                 });
             }
         }

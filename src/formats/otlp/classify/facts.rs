@@ -6,6 +6,7 @@ use crate::formats::common::intern;
 use crate::model::{
     ErrorInfo, Identity, LlmFacts, RetrievalFacts, Span, SpanKind, SpanStatus, ToolFacts,
 };
+use thin_vec::ThinVec;
 
 /// Langfuse's metadata keys the classifier reads, spelled out: building them per span cost an
 /// allocation each.
@@ -186,7 +187,7 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
         requested_tool_calls: if kind == SpanKind::Llm {
             tool_calls::requested_tool_calls(attrs, source)
         } else {
-            Vec::new()
+            ThinVec::new()
         },
     }
 }

@@ -6,14 +6,17 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use thin_vec::ThinVec;
+
 use super::{AttrSource, Attrs, family};
-use crate::model::RequestedToolCall;
+use crate::formats::common::intern;
+use crate::model::{ArcStr, RequestedToolCall};
 
 /// The tool calls an LLM response asked for, from whichever convention records them.
 pub(super) fn requested_tool_calls(
     attrs: &Attrs,
     source: &dyn AttrSource,
-) -> Vec<RequestedToolCall> {
+) -> ThinVec<RequestedToolCall> {
     let names = attrs.strings("openarmature.llm.output.tool_calls.names");
     if !names.is_empty() {
         let ids = attrs.strings("openarmature.llm.output.tool_calls.ids");
@@ -21,8 +24,8 @@ pub(super) fn requested_tool_calls(
             .into_iter()
             .enumerate()
             .map(|(i, name)| RequestedToolCall {
-                id: ids.get(i).cloned(),
-                name,
+                id: ids.get(i).map(|id| ArcStr::from(id.as_str())),
+                name: intern::value(&name),
             })
             .collect();
     }
@@ -55,12 +58,12 @@ pub(super) fn requested_tool_calls(
             }
         }
     }
-    Vec::new()
+    ThinVec::new()
 }
 
 /// `[{role, parts: [{type: "tool_call", id, name}]}]` (GenAI semconv messages). Parsed into
 /// borrowed structs that skip message content, since every chat span carries these.
-fn genai_parts_tool_calls(text: &str) -> Vec<RequestedToolCall> {
+fn genai_parts_tool_calls(text: &str) -> ThinVec<RequestedToolCall> {
     #[derive(serde::Deserialize)]
     struct Message<'a> {
         #[serde(borrow, default)]
@@ -76,7 +79,7 @@ fn genai_parts_tool_calls(text: &str) -> Vec<RequestedToolCall> {
         name: Option<Cow<'a, str>>,
     }
     let Ok(messages) = serde_json::from_str::<Vec<Message>>(text) else {
-        return Vec::new();
+        return ThinVec::new();
     };
     messages
         .into_iter()
@@ -84,8 +87,8 @@ fn genai_parts_tool_calls(text: &str) -> Vec<RequestedToolCall> {
         .filter(|p| p.kind.as_deref() == Some("tool_call"))
         .filter_map(|p| {
             Some(RequestedToolCall {
-                id: p.id.map(Cow::into_owned),
-                name: p.name?.into_owned(),
+                id: p.id.as_deref().map(ArcStr::from),
+                name: intern::value(&p.name?),
             })
         })
         .collect()
@@ -93,18 +96,18 @@ fn genai_parts_tool_calls(text: &str) -> Vec<RequestedToolCall> {
 
 /// OpenAI-shaped calls: `[{id, name}]`, `[{id, function: {name}}]`, a message with
 /// `tool_calls`, or a list of such messages.
-fn openai_tool_calls(value: &Value) -> Vec<RequestedToolCall> {
+fn openai_tool_calls(value: &Value) -> ThinVec<RequestedToolCall> {
     let call = |c: &Value| -> Option<RequestedToolCall> {
         let name = c
             .get("name")
             .or_else(|| c.get("function")?.get("name"))?
             .as_str()?;
         Some(RequestedToolCall {
-            id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-            name: name.to_owned(),
+            id: c.get("id").and_then(Value::as_str).map(ArcStr::from),
+            name: intern::value(name),
         })
     };
-    let from_message = |m: &Value| -> Vec<RequestedToolCall> {
+    let from_message = |m: &Value| -> ThinVec<RequestedToolCall> {
         m.get("tool_calls")
             .and_then(Value::as_array)
             .map(|calls| calls.iter().filter_map(call).collect())
@@ -116,15 +119,15 @@ fn openai_tool_calls(value: &Value) -> Vec<RequestedToolCall> {
             items.iter().flat_map(from_message).collect()
         }
         Value::Array(items) => items.iter().filter_map(call).collect(),
-        _ => Vec::new(),
+        _ => ThinVec::new(),
     }
 }
 
 /// `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name}` (OpenInference).
-fn openinference_tool_calls(attrs: &Attrs) -> Vec<RequestedToolCall> {
+fn openinference_tool_calls(attrs: &Attrs) -> ThinVec<RequestedToolCall> {
     const PREFIX: &str = "llm.output_messages.";
     if attrs.families & family(PREFIX) == 0 {
-        return Vec::new();
+        return ThinVec::new();
     }
     let mut found: Vec<((u32, u32), RequestedToolCall)> = Vec::new();
     for (key, value) in &attrs.map {
@@ -145,8 +148,8 @@ fn openinference_tool_calls(attrs: &Attrs) -> Vec<RequestedToolCall> {
         found.push((
             (message, call),
             RequestedToolCall {
-                id: attrs.str(&id_key).map(str::to_owned),
-                name: name.to_owned(),
+                id: attrs.str(&id_key).map(ArcStr::from),
+                name: intern::value(name),
             },
         ));
     }
@@ -166,7 +169,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             openai_tool_calls(&message),
-            vec![RequestedToolCall {
+            thin_vec::thin_vec![RequestedToolCall {
                 id: Some("c1".into()),
                 name: "f".into()
             }]
