@@ -257,17 +257,14 @@ impl Invocation {
             while let Some((i, depth)) = stack.pop() {
                 let children = &tree.places[i].children;
                 tree.rows.push(TreeRow {
-                    span: i,
-                    depth,
                     orphan: orphan && i == root,
-                    cycle: false,
-                    child_count: children.len(),
+                    ..TreeRow::new(i, depth, children.len())
                 });
                 stack.extend(children.iter().rev().map(|&c| (c as usize, depth + 1)));
             }
         }
         for (r, row) in tree.rows.iter().enumerate() {
-            tree.places[row.span].row = place_index(r);
+            tree.places[row.span()].row = place_index(r);
         }
     }
 
@@ -284,7 +281,7 @@ impl Invocation {
         let root = true_roots
             .first()
             .copied()
-            .or_else(|| self.tree.rows.first().map(|r| r.span));
+            .or_else(|| self.tree.rows.first().map(|r| r.span()));
         self.summary.health = if true_roots
             .iter()
             .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())

@@ -52,13 +52,13 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     let true_roots: Vec<usize> = tree
         .rows
         .iter()
-        .filter(|r| r.depth == 0 && spans[r.span].parent_span_id.is_none())
-        .map(|r| r.span)
+        .filter(|r| r.depth() == 0 && spans[r.span()].parent_span_id.is_none())
+        .map(|r| r.span())
         .collect();
     let root = true_roots
         .first()
         .copied()
-        .or_else(|| tree.rows.first().map(|r| r.span));
+        .or_else(|| tree.rows.first().map(|r| r.span()));
     let health = if true_roots
         .iter()
         .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())

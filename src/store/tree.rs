@@ -6,15 +6,39 @@ use super::*;
 
 /// One row of a tree in pre-order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Sixteen bytes: every span of every run has a row. A run holds fewer than 2^32 spans (the
+/// store's budget stops it long before), so indexes and counts fit 32 bits.
 pub struct TreeRow {
     /// Index into [`Invocation::spans`].
-    pub span: usize,
-    pub depth: usize,
+    pub(super) span: u32,
+    pub(super) depth: u32,
+    pub(super) child_count: u32,
     /// The span names a parent that is not (yet) here.
     pub orphan: bool,
     /// The span sits in a parent cycle (its parent chain loops back to it).
     pub cycle: bool,
-    pub child_count: usize,
+}
+
+impl TreeRow {
+    pub fn new(span: usize, depth: usize, child_count: usize) -> TreeRow {
+        TreeRow {
+            span: span as u32,
+            depth: depth as u32,
+            child_count: child_count as u32,
+            orphan: false,
+            cycle: false,
+        }
+    }
+    /// Index into [`Invocation::spans`].
+    pub fn span(&self) -> usize {
+        self.span as usize
+    }
+    pub fn depth(&self) -> usize {
+        self.depth as usize
+    }
+    pub fn child_count(&self) -> usize {
+        self.child_count as usize
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -206,11 +230,9 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
             visited[i] = true;
             let children = &places[i].children;
             rows.push(TreeRow {
-                span: i,
-                depth,
                 orphan: orphan && i == start,
                 cycle: in_cycle[i],
-                child_count: children.len(),
+                ..TreeRow::new(i, depth, children.len())
             });
             for &c in children.iter().rev() {
                 if !visited[c as usize] {
@@ -272,26 +294,26 @@ pub(super) fn build_tree(spans: &[Span], index: &super::span_index::SpanIndex) -
     }
 
     for (r, row) in rows.iter().enumerate() {
-        places[row.span].row = place_index(r);
+        places[row.span()].row = place_index(r);
     }
     // The parent each span hangs under in the rows: a cycle's spans name parents that no
     // row puts them under.
     {
         let mut last_at_depth: Vec<usize> = Vec::new();
         for row in &rows {
-            last_at_depth.truncate(row.depth);
+            last_at_depth.truncate(row.depth());
             if row.depth > 0
                 && let Some(&p) = last_at_depth.last()
             {
-                places[row.span].parent = place_index(p);
+                places[row.span()].parent = place_index(p);
             }
-            last_at_depth.push(row.span);
+            last_at_depth.push(row.span());
         }
     }
     // Health bottom-up: reverse pre-order visits children before parents. Only tree edges
     // (children of a row that were walked under it) count, so cycles cannot loop.
     for row in rows.iter().rev() {
-        let i = row.span;
+        let i = row.span();
         if spans[i].status.is_error() {
             places[i].health = Health::Error;
         }

@@ -135,7 +135,7 @@ impl Facets {
         let failed_spans = tree
             .rows
             .iter()
-            .map(|row| row.span)
+            .map(|row| row.span())
             .filter(|&i| {
                 inv.spans
                     .get(i)
@@ -145,9 +145,9 @@ impl Facets {
         let root = tree
             .rows
             .iter()
-            .find(|r| r.depth == 0 && inv.spans[r.span].parent_span_id.is_none())
+            .find(|r| r.depth() == 0 && inv.spans[r.span()].parent_span_id.is_none())
             .or(tree.rows.first())
-            .map(|r| r.span);
+            .map(|r| r.span());
         Facets {
             health: inv.summary().health,
             failed_spans,

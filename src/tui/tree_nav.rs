@@ -12,19 +12,19 @@ pub fn visible_rows(inv: &Invocation, collapsed: &HashSet<String>) -> Vec<usize>
     let mut hidden_below: Option<usize> = None;
     for (r, row) in rows.iter().enumerate() {
         if let Some(depth) = hidden_below {
-            if row.depth > depth {
+            if row.depth() > depth {
                 continue;
             }
             hidden_below = None;
         }
         out.push(r);
-        let folded = row.child_count > 0
+        let folded = row.child_count() > 0
             && inv
                 .spans
-                .get(row.span)
+                .get(row.span())
                 .is_some_and(|s| collapsed.contains(&*s.span_id.text()));
         if folded {
-            hidden_below = Some(row.depth);
+            hidden_below = Some(row.depth());
         }
     }
     out
@@ -33,7 +33,7 @@ pub fn visible_rows(inv: &Invocation, collapsed: &HashSet<String>) -> Vec<usize>
 /// Row indices of the ancestors of row `r`, nearest first.
 pub fn ancestors(inv: &Invocation, r: usize) -> Vec<usize> {
     let rows = &inv.tree().rows;
-    let Some(mut depth) = rows.get(r).map(|row| row.depth) else {
+    let Some(mut depth) = rows.get(r).map(|row| row.depth()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -41,9 +41,9 @@ pub fn ancestors(inv: &Invocation, r: usize) -> Vec<usize> {
         if depth == 0 {
             break;
         }
-        if rows[i].depth < depth {
+        if rows[i].depth() < depth {
             out.push(i);
-            depth = rows[i].depth;
+            depth = rows[i].depth();
         }
     }
     out
@@ -59,7 +59,7 @@ pub fn next_failure(inv: &Invocation, from: Option<usize>, forward: bool) -> Opt
     }
     let failed = |r: usize| {
         rows.get(r)
-            .and_then(|row| inv.spans.get(row.span))
+            .and_then(|row| inv.spans.get(row.span()))
             .is_some_and(|s| s.status.is_error())
     };
     let start = from.unwrap_or(if forward { n - 1 } else { 0 });
@@ -82,8 +82,8 @@ pub fn foldable_span_ids(inv: &Invocation) -> HashSet<String> {
     inv.tree()
         .rows
         .iter()
-        .filter(|row| row.child_count > 0)
-        .filter_map(|row| inv.spans.get(row.span).map(|s| s.span_id.to_string()))
+        .filter(|row| row.child_count() > 0)
+        .filter_map(|row| inv.spans.get(row.span()).map(|s| s.span_id.to_string()))
         .collect()
 }
 

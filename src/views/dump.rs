@@ -322,18 +322,18 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
         );
     }
     for row in &inv.tree().rows {
-        let span = &inv.spans[row.span];
+        let span = &inv.spans[row.span()];
         let marker = match matched {
-            Some(m) if m.spans.binary_search(&row.span).is_ok() => "» ",
+            Some(m) if m.spans.binary_search(&row.span()).is_ok() => "» ",
             _ => "  ",
         };
         out.push_str(marker);
-        for _ in 0..row.depth.min(64) {
+        for _ in 0..row.depth().min(64) {
             out.push_str("  ");
         }
-        write_span_line(out, span, inv.health_of(row.span), row, mode);
+        write_span_line(out, span, inv.health_of(row.span()), row, mode);
         if mode == Reveal::Revealed {
-            write_revealed_payloads(out, span, row.depth);
+            write_revealed_payloads(out, span, row.depth());
         }
     }
 }

@@ -454,13 +454,13 @@ struct RequestedCallOut<'a> {
 
 impl<'a> SpanOut<'a> {
     fn new(inv: &'a Invocation, row: &TreeRow, mode: Reveal) -> Self {
-        let span: &'a Span = &inv.spans[row.span];
+        let span: &'a Span = &inv.spans[row.span()];
         let llm = span.llm.as_deref();
         let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
         SpanOut {
             attempt_index: span.identity.attempt_index,
             cycle: row.cycle,
-            depth: row.depth,
+            depth: row.depth(),
             duration_ms: round3(span.duration_ms()),
             error_message: span
                 .error
@@ -468,7 +468,7 @@ impl<'a> SpanOut<'a> {
                 .and_then(|e| redact::error_message(e, mode))
                 .map(|m| redact::shown_data(&m, mode)),
             error_type: text(span.error_type()),
-            health: inv.health_of(row.span).as_str(),
+            health: inv.health_of(row.span()).as_str(),
             input: PayloadOut::new(&span.input, mode),
             input_tokens: llm.and_then(|l| l.input_tokens),
             kind: span.kind.as_str(),

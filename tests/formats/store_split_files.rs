@@ -77,7 +77,7 @@ fn many_files_of_one_trace_cost_what_many_one_trace_files_cost() {
         inv.tree()
             .rows
             .iter()
-            .map(|r| (inv.spans[r.span].span_id.to_string(), r.depth))
+            .map(|r| (inv.spans[r.span()].span_id.to_string(), r.depth()))
             .collect()
     };
     assert_eq!(ids(a), ids(b));

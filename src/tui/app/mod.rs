@@ -240,7 +240,7 @@ impl App {
             return Some(index);
         }
         let row = *self.tree.visible.first()?;
-        inv.tree().rows.get(row).map(|r| r.span)
+        inv.tree().rows.get(row).map(|r| r.span())
     }
 
     /// Position of the selected span within `tree.visible`.

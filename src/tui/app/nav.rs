@@ -122,7 +122,12 @@ pub(super) fn select_row(app: &mut App, row: usize) {
     let Some(inv) = app.invocation() else {
         return;
     };
-    let Some(span) = inv.tree().rows.get(row).and_then(|r| inv.spans.get(r.span)) else {
+    let Some(span) = inv
+        .tree()
+        .rows
+        .get(row)
+        .and_then(|r| inv.spans.get(r.span()))
+    else {
         return;
     };
     let (inv_id, span_id) = (inv.id.to_string(), span.span_id.to_string());
@@ -138,11 +143,11 @@ pub(super) fn current_row(app: &App) -> Option<usize> {
 pub(super) fn selected_foldable(app: &App) -> Option<(String, String, bool)> {
     let inv = app.invocation()?;
     let row = inv.tree().rows.get(current_row(app)?)?;
-    let span = inv.spans.get(row.span)?;
+    let span = inv.spans.get(row.span())?;
     Some((
         inv.id.to_string(),
         span.span_id.to_string(),
-        row.child_count > 0,
+        row.child_count() > 0,
     ))
 }
 
@@ -212,7 +217,7 @@ pub(super) fn reveal_row(app: &mut App, row: usize) {
     };
     let ids: Vec<String> = tree_nav::ancestors(inv, row)
         .into_iter()
-        .filter_map(|r| inv.tree().rows.get(r).and_then(|x| inv.spans.get(x.span)))
+        .filter_map(|r| inv.tree().rows.get(r).and_then(|x| inv.spans.get(x.span())))
         .map(|s| s.span_id.to_string())
         .collect();
     let inv_id = inv.id.to_string();

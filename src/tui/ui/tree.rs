@@ -62,17 +62,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 .find
                 .query
                 .as_ref()
-                .filter(|_| app.find.is_match(row.span))
+                .filter(|_| app.find.is_match(row.span()))
             {
                 line = highlight::highlight_line(&line, q, theme.style(Role::Match));
             }
-            let (cursor, style) = if Some(row.span) == selected {
+            let (cursor, style) = if Some(row.span()) == selected {
                 ("›", theme.style(Role::Selection))
             } else {
                 (" ", ratatui::style::Style::new())
             };
             // A matched span is marked even when its name shows no matched text.
-            let cursor = if cursor == " " && app.find.is_match(row.span) {
+            let cursor = if cursor == " " && app.find.is_match(row.span()) {
                 "•"
             } else {
                 cursor
@@ -94,16 +94,16 @@ fn bar_width(width: u16) -> usize {
 }
 
 fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &Theme) -> Line<'a> {
-    let Some(span) = inv.spans.get(row.span) else {
+    let Some(span) = inv.spans.get(row.span()) else {
         return Line::raw("");
     };
-    let health = inv.health_of(row.span);
+    let health = inv.health_of(row.span());
     let bar_w = bar_width(width);
     let right_w = 8 + if bar_w > 0 { bar_w + 1 } else { 0 };
     let left_budget = (width as usize).saturating_sub(right_w);
 
-    let indent = "  ".repeat(row.depth.min(left_budget / 6));
-    let fold = if row.child_count == 0 {
+    let indent = "  ".repeat(row.depth().min(left_budget / 6));
+    let fold = if row.child_count() == 0 {
         "  "
     } else if app.is_collapsed(&inv.id.text(), &span.span_id.text()) {
         "▸ "
@@ -130,7 +130,7 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
             theme.style(Role::SpanLlm),
         ));
     }
-    if let Some(tag) = attempt_tag(inv, row.span) {
+    if let Some(tag) = attempt_tag(inv, row.span()) {
         left.push((format!(" {tag}"), theme.style(Role::Attempt)));
     }
     if health == Health::Degraded {
@@ -145,8 +145,8 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
     if row.cycle {
         left.push((" ↻ cycle".into(), theme.style(Role::Orphan)));
     }
-    if row.child_count > 0 && app.is_collapsed(&inv.id.text(), &span.span_id.text()) {
-        left.push((format!(" (+{})", row.child_count), theme.style(Role::Dim)));
+    if row.child_count() > 0 && app.is_collapsed(&inv.id.text(), &span.span_id.text()) {
+        left.push((format!(" (+{})", row.child_count()), theme.style(Role::Dim)));
     }
 
     let mut spans = Vec::new();
@@ -171,7 +171,7 @@ fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &
             Health::Error => theme.style(Role::StatusError),
             _ => theme.style(Role::Waterfall),
         };
-        let (before, len) = bar_cells(inv, row.span, bar_w);
+        let (before, len) = bar_cells(inv, row.span(), bar_w);
         spans.push(Span::styled("·".repeat(before), theme.style(Role::Dim)));
         spans.push(Span::styled("━".repeat(len), bar_role));
         spans.push(Span::raw(" ".repeat(bar_w - before - len)));

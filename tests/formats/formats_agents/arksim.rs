@@ -58,7 +58,7 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
         assert_eq!(eval.passed, !fails, "{name}");
         // The turn span roots the tree; the agents task span hangs under it.
         let rows = &inv.tree().rows;
-        assert_eq!(inv.spans[rows[0].span].name, rows_root_name(inv));
+        assert_eq!(inv.spans[rows[0].span()].name, rows_root_name(inv));
         assert!(rows.iter().all(|r| !r.orphan), "{name}: nothing orphaned");
         assert!(
             inv.spans.iter().all(|s| !s.is_provisional()),
