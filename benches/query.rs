@@ -111,10 +111,9 @@ fn build_store() -> Store {
                         tool.status = SpanStatus::Error;
                         tool.error = Some(Box::new(ErrorInfo {
                             error_type: Some("Timeout".into()),
-                            message: Some(format!(
-                                "upstream timed out after {}s (non-fatal)",
-                                r % 30
-                            )),
+                            message: Some(
+                                format!("upstream timed out after {}s (non-fatal)", r % 30).into(),
+                            ),
                             ..Default::default()
                         }));
                     }

@@ -47,7 +47,7 @@ fn store() -> Store {
             tool.status = SpanStatus::Error;
             tool.error = Some(Box::new(ErrorInfo {
                 error_type: Some("NotFound".into()),
-                message: Some(format!("order ORD-{inv} not found")),
+                message: Some(format!("order ORD-{inv} not found").into()),
                 message_is_result: false,
             }));
         }

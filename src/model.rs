@@ -234,10 +234,12 @@ pub struct SpanEvent {
     pub attributes: Attributes,
 }
 
+/// Shared texts: the type repeats from error to error, and the message is most often the
+/// exception event's own attribute value, held once for both.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ErrorInfo {
-    pub error_type: Option<String>,
-    pub message: Option<String>,
+    pub error_type: Option<ArcStr>,
+    pub message: Option<ArcStr>,
     /// The message is the failed tool's result text (MCP `isError`, `is_error` blocks): a
     /// payload, so views show it only when revealed.
     pub message_is_result: bool,

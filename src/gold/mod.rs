@@ -63,7 +63,7 @@ impl ActualCall {
     /// while redacted when it is the tool's result.
     pub fn shown_error(&self, mode: crate::redact::Reveal) -> Option<String> {
         let error = crate::model::ErrorInfo {
-            message: self.error.clone(),
+            message: self.error.as_deref().map(Into::into),
             message_is_result: self.error_is_result,
             ..Default::default()
         };

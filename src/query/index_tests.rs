@@ -152,8 +152,8 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
     }
     span.error = plan.error.as_ref().map(|(error_type, message, is_result)| {
         Box::new(ErrorInfo {
-            error_type: error_type.clone(),
-            message: message.clone(),
+            error_type: error_type.as_deref().map(Into::into),
+            message: message.as_deref().map(Into::into),
             message_is_result: *is_result,
         })
     });

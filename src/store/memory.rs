@@ -147,7 +147,8 @@ impl Tally {
             self.shared_str(service);
         }
         if let Some(e) = &span.error {
-            self.facts += size_of_val(e.as_ref()) as u64 + opt(&e.error_type) + opt(&e.message);
+            let texts = [&e.error_type, &e.message].into_iter().flatten();
+            self.facts += size_of_val(e.as_ref()) as u64 + texts.map(|t| self.once(t)).sum::<u64>();
         }
         if let Some(l) = &span.llm {
             for name in [&l.provider, &l.model, &l.response_model]

@@ -195,3 +195,29 @@ fn langfuse_attributes() {
         Some("TimeoutError: quote service timed out for ACME")
     );
 }
+
+/// An error's message taken from its exception event is that event's text, held once. (A
+/// message longer than the shared table's texts, so the event holds it itself.)
+#[test]
+fn an_error_message_from_an_exception_event_shares_the_events_text() {
+    let message =
+        "sandbox execution exceeded its 30 s limit while reading /data/input.csv at row 41";
+    assert!(message.len() > 64);
+    let line = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"execute_tool run_python","startTimeUnixNano":"1","endTimeUnixNano":"2","status":{{"code":2}},"attributes":[{{"key":"gen_ai.operation.name","value":{{"stringValue":"execute_tool"}}}}],"events":[{{"name":"exception","timeUnixNano":"2","attributes":[{{"key":"exception.type","value":{{"stringValue":"TimeoutError"}}}},{{"key":"exception.message","value":{{"stringValue":"{message}"}}}}]}}]}}]}}]}}]}}"#
+    );
+    let loaded = toolcap::formats::load_bytes(
+        toolcap::model::Origin::endpoint("test"),
+        format!("{line}\n").as_bytes(),
+    );
+    let span = &loaded.batch.spans[0];
+    let error = span.error.as_ref().expect("an error");
+    assert_eq!(error.error_type.as_deref(), Some("TimeoutError"));
+    let held = span.events[0].attributes.get("exception.message");
+    let Some(toolcap::model::AttrValue::Str(text)) = held.as_ref().and_then(|v| v.held()) else {
+        panic!("the event holds its message: {held:?}");
+    };
+    let shared = error.message.as_ref().expect("a message");
+    assert_eq!(shared, message);
+    assert!(toolcap::model::ArcStr::ptr_eq(text, shared));
+}

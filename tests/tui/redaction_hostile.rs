@@ -257,8 +257,8 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
             requested_by: None,
         })),
         error: Some(Box::new(ErrorInfo {
-            error_type: Some(text(Field::ErrorType, "Timeout")),
-            message: Some(text(Field::ErrorMessage, "gave up")),
+            error_type: Some(text(Field::ErrorType, "Timeout").into()),
+            message: Some(text(Field::ErrorMessage, "gave up").into()),
             message_is_result: false,
         })),
         ..Default::default()

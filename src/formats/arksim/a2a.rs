@@ -233,7 +233,7 @@ impl TaskState {
                 root.status = SpanStatus::Error;
                 root.error = Some(Box::new(ErrorInfo {
                     error_type: None,
-                    message: Some(format!("task {state}")),
+                    message: Some(format!("task {state}").into()),
                     ..Default::default()
                 }));
             }

@@ -128,7 +128,7 @@ impl ToolCallRecord {
             span.status = SpanStatus::Error;
             span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
-                message: Some(jsonrec::text_of(error)),
+                message: Some(jsonrec::text_of(error).into()),
                 ..Default::default()
             }));
         } else if let Some(result) = self.result.as_ref().and_then(Value::as_str)
@@ -137,7 +137,7 @@ impl ToolCallRecord {
             span.status = SpanStatus::Error;
             span.error = Some(Box::new(ErrorInfo {
                 error_type: Some("error-looking result".into()),
-                message: Some(result.to_owned()),
+                message: Some(result.into()),
                 ..Default::default()
             }));
             batch.problems.push(Problem::warning(

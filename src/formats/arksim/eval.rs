@@ -113,7 +113,7 @@ impl Format for ArksimEvaluation {
                     span.status = SpanStatus::Error;
                     span.error = Some(Box::new(ErrorInfo {
                         error_type: Some("evaluation failed".into()),
-                        message: Some(verdict.label.clone()),
+                        message: Some(verdict.label.as_str().into()),
                         ..Default::default()
                     }));
                 }

@@ -60,8 +60,8 @@ pub struct Call {
 impl Call {
     pub fn fail(&mut self, error_type: &str, message: Option<String>) {
         self.error = Some(ErrorInfo {
-            error_type: Some(error_type.to_owned()),
-            message,
+            error_type: Some(error_type.into()),
+            message: message.map(Into::into),
             ..Default::default()
         });
     }
@@ -70,8 +70,8 @@ impl Call {
     /// views show it only when revealed.
     pub fn fail_with_result(&mut self, error_type: &str, result_text: String) {
         self.error = Some(ErrorInfo {
-            error_type: Some(error_type.to_owned()),
-            message: Some(result_text),
+            error_type: Some(error_type.into()),
+            message: Some(result_text.into()),
             message_is_result: true,
         });
     }

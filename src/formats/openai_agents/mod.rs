@@ -381,10 +381,10 @@ impl Parser {
             let error_type = error
                 .get("data")
                 .and_then(|d| jsonrec::str_at(d, "error"))
-                .map(str::to_owned);
+                .map(ArcStr::from);
             span.error = Some(Box::new(ErrorInfo {
                 error_type,
-                message: Some(message),
+                message: Some(message.into()),
                 ..Default::default()
             }));
             if let Some(data) = error.get("data").filter(|d| !d.is_null()) {

@@ -24,7 +24,8 @@ use serde_json::Value;
 use super::common::jsonrec::{self, Line};
 use super::{Format, Input};
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, Id, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
+    ArcStr, AttrValue, Batch, ErrorInfo, Id, Identity, Problem, RecordRef, Span, SpanKind,
+    SpanStatus,
 };
 
 pub struct OpenArmatureEvents;
@@ -271,7 +272,11 @@ impl Parser {
             span.status = SpanStatus::Error;
             span.error = Some(Box::new(ErrorInfo {
                 error_type: None,
-                message: Some(category.unwrap_or_else(|| "invocation failed".into())),
+                message: Some(
+                    category
+                        .unwrap_or_else(|| "invocation failed".into())
+                        .into(),
+                ),
                 ..Default::default()
             }));
         }
@@ -377,10 +382,10 @@ impl Parser {
                         let category = jsonrec::str_at(error, "category").map(str::to_owned);
                         span.status = SpanStatus::Error;
                         span.error = Some(Box::new(ErrorInfo {
-                            error_type: jsonrec::str_at(error, "exception_type").map(str::to_owned),
+                            error_type: jsonrec::str_at(error, "exception_type").map(ArcStr::from),
                             message: jsonrec::str_at(error, "message")
-                                .map(str::to_owned)
-                                .or_else(|| category.clone()),
+                                .map(ArcStr::from)
+                                .or_else(|| category.as_deref().map(ArcStr::from)),
                             ..Default::default()
                         }));
                         if let Some(category) = category {
@@ -444,8 +449,8 @@ impl Parser {
         {
             span.status = SpanStatus::Error;
             span.error = Some(Box::new(ErrorInfo {
-                error_type: jsonrec::str_at(event, "error_type").map(str::to_owned),
-                message: Some(message.to_owned()),
+                error_type: jsonrec::str_at(event, "error_type").map(ArcStr::from),
+                message: Some(message.into()),
                 ..Default::default()
             }));
             if let Some(category) = event.get("error_category").filter(|c| !c.is_null()) {

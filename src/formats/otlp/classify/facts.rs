@@ -4,7 +4,8 @@
 use super::{AttrSource, Attrs, tool_calls};
 use crate::formats::common::intern;
 use crate::model::{
-    ErrorInfo, Identity, LlmFacts, RetrievalFacts, Span, SpanKind, SpanStatus, ToolFacts,
+    ArcStr, AttrValue, ErrorInfo, Identity, LlmFacts, PayloadBody, RetrievalFacts, Span, SpanKind,
+    SpanStatus, ToolFacts,
 };
 use thin_vec::ThinVec;
 
@@ -21,30 +22,34 @@ pub(super) fn error_of(
     status_message: Option<&str>,
 ) -> Option<ErrorInfo> {
     let exception = span.events.iter().find(|e| e.name == "exception");
-    let event_str = |key: &str| {
-        exception.and_then(|e| {
-            e.attributes
-                .iter()
-                .find(|(k, _)| *k == key)
-                .and_then(|(_, v)| v.held()?.as_str())
-                .filter(|s| !s.is_empty())
-        })
+    // The event's own text, shared rather than copied: an exception's message is often long.
+    let event_text = |key: &str| {
+        let value = exception?.attributes.iter().find(|(k, _)| *k == key)?.1;
+        let text = match value.held()? {
+            AttrValue::Str(text) => text.clone(),
+            AttrValue::Payload(payload) => match &payload.body {
+                PayloadBody::Inline(text) => text.clone(),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        (!text.is_empty()).then_some(text)
     };
     let error_type = attrs
-        .str("error.type")
-        .or_else(|| event_str("exception.type"))
-        .or_else(|| attrs.str(LF_ERROR_TYPE))
-        .or_else(|| attrs.str("openarmature.error.category"));
+        .shared_str("error.type")
+        .or_else(|| event_text("exception.type"))
+        .or_else(|| attrs.shared_str(LF_ERROR_TYPE))
+        .or_else(|| attrs.shared_str("openarmature.error.category"));
     if status != SpanStatus::Error && error_type.is_none() {
         return None;
     }
-    let message = event_str("exception.message")
-        .or_else(|| attrs.str(LF_ERROR_MESSAGE))
-        .or(status_message)
-        .or_else(|| attrs.str("langfuse.observation.status_message"));
+    let message = event_text("exception.message")
+        .or_else(|| attrs.shared_str(LF_ERROR_MESSAGE))
+        .or_else(|| status_message.map(ArcStr::from))
+        .or_else(|| attrs.shared_str("langfuse.observation.status_message"));
     Some(ErrorInfo {
-        error_type: error_type.map(str::to_owned),
-        message: message.map(str::to_owned),
+        error_type,
+        message,
         ..Default::default()
     })
 }
