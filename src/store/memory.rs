@@ -246,11 +246,7 @@ impl Tally {
                 .summary
                 .tool_calls
                 .iter()
-                .map(|c| {
-                    self.once(&c.name)
-                        + c.call_id.as_ref().map_or(0, |call| self.once(call))
-                        + self.id(&c.span_id)
-                })
+                .map(|c| self.once(&c.name) + c.call_id.as_ref().map_or(0, |call| self.once(call)))
                 .sum::<u64>();
         let summary = &inv.summary;
         self.trees_and_summaries += vec_bytes(

@@ -100,7 +100,7 @@ pub struct ToolCallRef {
     pub name: ArcStr,
     pub call_id: Option<ArcStr>,
     pub failed: bool,
-    pub span_id: Id,
+    /// Index of the tool span in [`Invocation::spans`] (its id is that span's).
     pub span: usize,
     /// The span's start, kept here so ordering the calls reads no span.
     pub start_unix_nano: u64,
@@ -153,7 +153,6 @@ impl ToolCallRef {
                 .unwrap_or_else(|| span.name.clone()),
             call_id: tool.and_then(|tool| tool.call_id.clone()),
             failed: span.status.is_error(),
-            span_id: span.span_id.clone(),
             span: index,
             start_unix_nano: span.start_unix_nano,
         }

@@ -409,7 +409,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
         ("Invocation", size_of::<Invocation>(), 344),
         ("Span", size_of::<Span>(), 192),
         ("Summary", size_of::<Summary>(), 136),
-        ("ToolCallRef", size_of::<ToolCallRef>(), 56),
+        ("ToolCallRef", size_of::<ToolCallRef>(), 40),
         ("TreeRow", size_of::<TreeRow>(), 16),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (

@@ -393,7 +393,7 @@ impl Serialize for ToolCallsOut<'_> {
             seq.serialize_element(&ToolCallOut {
                 call_id: c.call_id.as_deref(),
                 name: redact::shown_data(&c.name, self.mode),
-                span_id: &c.span_id,
+                span_id: &self.inv.spans[c.span].span_id,
                 status: if c.failed { "error" } else { "ok" },
             })?;
         }
