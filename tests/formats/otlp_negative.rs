@@ -30,6 +30,12 @@ fn error_lines(loaded: &Loaded) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// The line each loaded span came from.
+fn span_lines(loaded: &Loaded) -> Vec<Option<u64>> {
+    let spans = loaded.batch.spans.iter();
+    spans.map(|s| s.line.map(u64::from)).collect()
+}
+
 #[test]
 fn a_bad_line_between_good_lines_is_reported_and_the_rest_loads() {
     for name in ["bad-line-between.jsonl", "invalid-utf8.jsonl"] {
@@ -40,13 +46,7 @@ fn a_bad_line_between_good_lines_is_reported_and_the_rest_loads() {
         let problem = &loaded.batch.problems[0];
         assert_eq!(problem.source, fixture(name).display().to_string());
         // Good lines keep their own line numbers.
-        let lines: Vec<_> = loaded
-            .batch
-            .spans
-            .iter()
-            .map(|s| s.line.map(u64::from))
-            .collect();
-        assert_eq!(lines, [Some(1), Some(3)], "{name}");
+        assert_eq!(span_lines(&loaded), [Some(1), Some(3)], "{name}");
     }
 }
 
@@ -63,13 +63,7 @@ fn ten_thousand_deep_values_are_refused_without_overflowing() {
         "{:?}",
         loaded.batch.problems
     );
-    let lines: Vec<_> = loaded
-        .batch
-        .spans
-        .iter()
-        .map(|s| s.line.map(u64::from))
-        .collect();
-    assert_eq!(lines, [Some(1), Some(4)]);
+    assert_eq!(span_lines(&loaded), [Some(1), Some(4)]);
 }
 
 #[test]
