@@ -52,7 +52,7 @@ struct Workshop {
     /// Packing writes here first, so the packed bytes are allocated once at their exact size.
     bytes: Vec<u8>,
     /// Lists packed earlier, emptied: a parser builds its next spans' lists in them
-    /// ([`Attributes::spare_list`]) instead of allocating and freeing one per span. A batch
+    /// ([`Attributes::spare`]) instead of allocating and freeing one per span. A batch
     /// line of 500 spans packs 500 lists at its end, and the next line takes them back.
     /// Boxed as a span's open list is, so that taking one back allocates nothing.
     #[allow(clippy::vec_box)]
