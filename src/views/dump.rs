@@ -205,6 +205,22 @@ pub fn memory_text(store: &Store) -> String {
         );
     }
     let _ = writeln!(out, "  {:<38} {:>9.1} MiB", "total", mib(breakdown.total()));
+    // What the breakdown leaves out: each allocation's own overhead, and freed room the
+    // allocator keeps. Together they were a sixth of the heap on the 100 MB corpora.
+    if let Some((in_use, held)) = allocator_bytes() {
+        let _ = writeln!(
+            out,
+            "  {:<38} {:>9.1} MiB",
+            "heap in use (allocator)",
+            mib(in_use)
+        );
+        let _ = writeln!(
+            out,
+            "  {:<38} {:>9.1} MiB",
+            "heap held from the system",
+            mib(held)
+        );
+    }
     // Printed once the output is written: the resident size then is what the store and the
     // allocator keep; the peak also counts what the load and the output held while they ran
     // (pieces in flight, parsed batches, parts being formatted).
@@ -217,6 +233,21 @@ pub fn memory_text(store: &Store) -> String {
         }
     }
     out
+}
+
+/// Bytes of the heap in use, and held from the system, as glibc's allocator counts them.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn allocator_bytes() -> Option<(u64, u64)> {
+    // SAFETY: mallinfo2 only reads the allocator's own counters.
+    let info = unsafe { libc::mallinfo2() };
+    let in_use = info.uordblks as u64 + info.hblkhd as u64;
+    let held = info.arena as u64 + info.hblkhd as u64;
+    Some((in_use, held))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn allocator_bytes() -> Option<(u64, u64)> {
+    None
 }
 
 /// A size the system reports in `/proc/self/status` (`VmRSS:`, `VmHWM:`), where it does.

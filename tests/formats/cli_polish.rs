@@ -157,6 +157,12 @@ fn dump_stats_breaks_the_store_memory_down_on_stderr_and_leaves_stdout_alone() {
         "{rows} vs {stats}"
     );
     assert!(mib("process peak resident size") > mib("total"), "{stats}");
+    // What the breakdown leaves out, as the allocator counts it.
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        let in_use = mib("heap in use (allocator)");
+        assert!(in_use > 0.0, "{stats}");
+        assert!(mib("heap held from the system") >= in_use, "{stats}");
+    }
 }
 
 /// `dump` grows the pipe it writes into (a pipe's size belongs to the pipe, so the reading
