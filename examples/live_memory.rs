@@ -334,6 +334,13 @@ async fn main() {
         status_kib("VmHWM:") as f64 / 1024.0,
         mib(breakdown.total())
     );
+    if let Some((in_use, held)) = toolcap::views::dump::allocator_bytes() {
+        println!(
+            "  heap in use {:.1} MiB, held from the system {:.1} MiB",
+            mib(in_use),
+            mib(held)
+        );
+    }
     if let Some(dir) = &spool_dir {
         let on_disk: u64 = std::fs::read_dir(dir)
             .map(|entries| {

@@ -237,7 +237,7 @@ pub fn memory_text(store: &Store) -> String {
 
 /// Bytes of the heap in use, and held from the system, as glibc's allocator counts them.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn allocator_bytes() -> Option<(u64, u64)> {
+pub fn allocator_bytes() -> Option<(u64, u64)> {
     // SAFETY: mallinfo2 only reads the allocator's own counters.
     let info = unsafe { libc::mallinfo2() };
     let in_use = info.uordblks as u64 + info.hblkhd as u64;
@@ -246,7 +246,7 @@ fn allocator_bytes() -> Option<(u64, u64)> {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn allocator_bytes() -> Option<(u64, u64)> {
+pub fn allocator_bytes() -> Option<(u64, u64)> {
     None
 }
 
