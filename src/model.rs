@@ -342,7 +342,8 @@ pub struct Span {
     pub events: thin_vec::ThinVec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: FormatName,
-    pub origin: Option<Origin>,
+    /// Shared by all the spans of one parse: one pointer per span (see `Input::shared_origin`).
+    pub origin: Option<Arc<Origin>>,
     /// 1-based line in the source file when the format is line-oriented.
     pub line: Option<std::num::NonZeroU64>,
 }

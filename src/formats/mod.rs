@@ -20,7 +20,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
@@ -61,6 +61,8 @@ pub struct Input<'a> {
     /// The message-log dialect and why, decided once for the formats that share that decision
     /// (see [`message_logs::detect_dialect`]).
     message_log_dialect: OnceLock<Option<(message_logs::dialect::Dialect, String)>>,
+    /// The origin as spans hold it, made once for all the spans parsed from this input.
+    span_origin: OnceLock<Arc<Origin>>,
 }
 
 impl<'a> Input<'a> {
@@ -75,7 +77,17 @@ impl<'a> Input<'a> {
             may_use_every_core: true,
             head: OnceLock::new(),
             message_log_dialect: OnceLock::new(),
+            span_origin: OnceLock::new(),
         }
+    }
+
+    /// The origin for a span parsed from this input: one allocation shared by all of them.
+    pub fn span_origin(&self) -> Option<Arc<Origin>> {
+        Some(
+            self.span_origin
+                .get_or_init(|| Arc::new(self.origin.clone()))
+                .clone(),
+        )
     }
 
     /// The first JSON value of the input: the first non-blank line if it parses on its own

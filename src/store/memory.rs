@@ -204,7 +204,13 @@ impl Tally {
         for event in &span.events {
             self.events += self.once(&event.name) + self.attribute_list(&event.attributes);
         }
-        match &span.origin {
+        if let Some(origin) = &span.origin
+            && self.seen.insert(std::sync::Arc::as_ptr(origin) as usize)
+        {
+            // The origin's own allocation, shared by the spans of one parse.
+            self.shared += size_of::<Origin>() as u64 + 16;
+        }
+        match span.origin.as_deref() {
             Some(Origin::File(path)) if self.seen.insert(std::sync::Arc::as_ptr(path) as usize) => {
                 self.shared += path.as_os_str().len() as u64;
             }

@@ -164,7 +164,11 @@ fn a_cycle_closed_by_a_late_span_is_found() {
 
 #[test]
 fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
-    let origin = |name: &str| Some(Origin::File(std::sync::Arc::new(name.into())));
+    let origin = |name: &str| {
+        Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
+            name.into(),
+        ))))
+    };
     for failing_first in [false, true] {
         let mut store = Store::new();
         let mut ok = span("t", "a", None, 1);
@@ -407,7 +411,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 344),
-        ("Span", size_of::<Span>(), 192),
+        ("Span", size_of::<Span>(), 184),
         ("Summary", size_of::<Summary>(), 136),
         ("ToolCallRef", size_of::<ToolCallRef>(), 40),
         ("TreeRow", size_of::<TreeRow>(), 16),

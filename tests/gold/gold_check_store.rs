@@ -46,7 +46,9 @@ fn tool_span(
             ..ToolFacts::default()
         })),
         input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
-        origin: Some(Origin::File(std::sync::Arc::new(file.to_path_buf()))),
+        origin: Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
+            file.to_path_buf(),
+        )))),
         format: "test".into(),
         ..Span::default()
     }

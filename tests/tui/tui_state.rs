@@ -435,7 +435,9 @@ fn a_rewritten_file_replaces_the_payload_shown_for_the_same_span() {
         start_unix_nano: T0 + 20_000_000_000,
         end_unix_nano: T0 + 21_000_000_000,
         input: Payload::inline("input", format!("{{\"v\":\"{value}\"}}")).into(),
-        origin: Some(Origin::File(std::sync::Arc::new(path.clone()))),
+        origin: Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
+            path.clone(),
+        )))),
         format: "test".into(),
         ..Default::default()
     };

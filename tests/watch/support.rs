@@ -71,7 +71,7 @@ fn span(origin: &Origin, id: &str, line: Option<u64>, offset: u64) -> Span {
         span_id: id.into(),
         name: id.into(),
         format: "test-lines".into(),
-        origin: Some(origin.clone()),
+        origin: Some(std::sync::Arc::new(origin.clone())),
         line: line.and_then(std::num::NonZeroU64::new),
         attributes: vec![("offset".into(), AttrValue::Int(offset as i64))].into(),
         ..Span::default()
@@ -103,7 +103,7 @@ impl Recorder {
             IngestEvent::Batch(batch) => {
                 for span in batch.spans {
                     self.delivered += 1;
-                    let key = match &span.origin {
+                    let key = match span.origin.as_deref() {
                         Some(Origin::File(path)) => (**path).clone(),
                         Some(Origin::Endpoint(url)) => PathBuf::from(url.as_str()),
                         None => PathBuf::new(),

@@ -221,7 +221,7 @@ impl TaskState {
             }
             .into(),
             format: NAME.into(),
-            origin: Some(input.origin.clone()),
+            origin: input.span_origin(),
             ..Default::default()
         };
         if let Some(state) = &self.state {

@@ -105,7 +105,7 @@ impl ToolCallRecord {
             )
             .into(),
             format: at.format.into(),
-            origin: Some(input.origin.clone()),
+            origin: input.span_origin(),
             ..Default::default()
         };
         if !self.arguments.is_object() && !self.arguments.is_null() {

@@ -218,7 +218,7 @@ impl Parser {
             start_unix_nano: start,
             end_unix_nano: end.max(start),
             format: NAME.into(),
-            origin: Some(input.origin.clone()),
+            origin: input.span_origin(),
             line: std::num::NonZeroU64::new(line.number),
             status: if started_only {
                 SpanStatus::Unset

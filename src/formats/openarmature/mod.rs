@@ -162,7 +162,7 @@ impl Parser {
             }
             .into(),
             format: NAME.into(),
-            origin: Some(input.origin.clone()),
+            origin: input.span_origin(),
             line: std::num::NonZeroU64::new(line.number),
             ..Default::default()
         }

@@ -29,6 +29,8 @@ const MAX_SPAN_PROBLEMS: usize = 20;
 /// Where spans come from and where their payloads can be found again.
 pub struct Context<'c> {
     pub origin: &'c Origin,
+    /// The origin as the spans hold it, shared by all of them.
+    pub span_origin: Option<Arc<Origin>>,
     pub format: &'static str,
     /// `None`: payloads are kept inline (network requests).
     pub file: Option<FileBuffer<'c>>,
@@ -253,7 +255,7 @@ fn build_span(
         attributes,
         events,
         format: ctx.format.into(),
-        origin: Some(ctx.origin.clone()),
+        origin: ctx.span_origin.clone(),
         line: ctx.line.and_then(std::num::NonZeroU64::new),
         ..Default::default()
     };

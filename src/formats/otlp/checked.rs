@@ -103,6 +103,7 @@ impl<'a> CheckedRequest<'a> {
         let mut batch = Batch::default();
         let ctx = build::Context {
             origin,
+            span_origin: Some(Arc::new(origin.clone())),
             format,
             file: kept_in.map(|(path, base_offset)| build::FileBuffer {
                 path,

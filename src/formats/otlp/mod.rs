@@ -43,6 +43,7 @@ pub(crate) fn build_json_in_memory(
         wire::Request::parse(request_json).map_err(|e| format!("not an OTLP span: {e}"))?;
     let ctx = build::Context {
         origin: input.origin,
+        span_origin: input.span_origin(),
         format,
         file: None,
         line: None,
@@ -309,6 +310,7 @@ fn context<'c>(
     };
     build::Context {
         origin: input.origin,
+        span_origin: input.span_origin(),
         format,
         file,
         line,
@@ -488,6 +490,7 @@ pub fn batch_from_request(
     let mut batch = Batch::default();
     let ctx = build::Context {
         origin,
+        span_origin: Some(Arc::new(origin.clone())),
         format,
         file: None,
         line,
@@ -533,6 +536,7 @@ pub fn batch_from_live_body(
     };
     let ctx = build::Context {
         origin,
+        span_origin: Some(Arc::new(origin.clone())),
         format,
         file: body
             .kept_in
