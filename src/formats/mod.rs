@@ -82,12 +82,11 @@ impl<'a> Input<'a> {
     }
 
     /// The origin for a span parsed from this input: one allocation shared by all of them.
-    pub fn span_origin(&self) -> Option<Arc<Origin>> {
-        Some(
-            self.span_origin
-                .get_or_init(|| Arc::new(self.origin.clone()))
-                .clone(),
-        )
+    pub fn span_origin(&self) -> Arc<Origin> {
+        let origin = self
+            .span_origin
+            .get_or_init(|| Arc::new(self.origin.clone()));
+        origin.clone()
     }
 
     /// The first JSON value of the input: the first non-blank line if it parses on its own

@@ -221,3 +221,20 @@ fn an_error_message_from_an_exception_event_shares_the_events_text() {
     assert_eq!(shared, message);
     assert!(toolcap::model::ArcStr::ptr_eq(text, shared));
 }
+
+/// The spans parsed from one input share one allocation of their origin.
+#[test]
+fn the_spans_of_one_input_share_their_origin() {
+    let bytes = std::fs::read(
+        Path::new("tests/fixtures/corpus").join("openarmature/otlp-http-json/payload-on.000.json"),
+    )
+    .unwrap();
+    let loaded = toolcap::formats::load_bytes(toolcap::model::Origin::endpoint("test"), &bytes);
+    let spans = &loaded.batch.spans;
+    assert!(spans.len() > 2);
+    let first = spans[0].origin.as_ref().expect("an origin");
+    for span in spans {
+        let origin = span.origin.as_ref().expect("an origin");
+        assert!(std::sync::Arc::ptr_eq(first, origin), "{}", span.name);
+    }
+}

@@ -221,7 +221,7 @@ impl TaskState {
             }
             .into(),
             format: NAME.into(),
-            origin: input.span_origin(),
+            origin: Some(input.span_origin()),
             ..Default::default()
         };
         if let Some(state) = &self.state {

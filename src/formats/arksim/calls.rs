@@ -105,7 +105,7 @@ impl ToolCallRecord {
             )
             .into(),
             format: at.format.into(),
-            origin: input.span_origin(),
+            origin: Some(input.span_origin()),
             ..Default::default()
         };
         if !self.arguments.is_object() && !self.arguments.is_null() {

@@ -98,7 +98,7 @@ impl Format for ArksimEvaluation {
                     start_unix_nano: time,
                     end_unix_nano: time,
                     format: EVALUATION.into(),
-                    origin: input.span_origin(),
+                    origin: Some(input.span_origin()),
                     output: jsonrec::payload(
                         "turn_scores",
                         Some(turn),

@@ -342,7 +342,7 @@ pub(crate) fn turn_root_span(
             ("arksim.turn_id".into(), AttrValue::Str(turn_id.into())),
         ]
         .into(),
-        origin: input.span_origin(),
+        origin: Some(input.span_origin()),
         ..Default::default()
     }
 }

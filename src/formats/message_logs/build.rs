@@ -87,7 +87,7 @@ pub fn build(
         name: name.into(),
         kind,
         format: format.into(),
-        origin: input.span_origin(),
+        origin: Some(input.span_origin()),
         ..Default::default()
     };
     let root_id = "root".to_owned();

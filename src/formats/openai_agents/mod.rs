@@ -218,7 +218,7 @@ impl Parser {
             start_unix_nano: start,
             end_unix_nano: end.max(start),
             format: NAME.into(),
-            origin: input.span_origin(),
+            origin: Some(input.span_origin()),
             line: std::num::NonZeroU64::new(line.number),
             status: if started_only {
                 SpanStatus::Unset

@@ -162,7 +162,7 @@ impl Parser {
             }
             .into(),
             format: NAME.into(),
-            origin: input.span_origin(),
+            origin: Some(input.span_origin()),
             line: std::num::NonZeroU64::new(line.number),
             ..Default::default()
         }

@@ -43,7 +43,7 @@ pub(crate) fn build_json_in_memory(
         wire::Request::parse(request_json).map_err(|e| format!("not an OTLP span: {e}"))?;
     let ctx = build::Context {
         origin: input.origin,
-        span_origin: input.span_origin(),
+        span_origin: Some(input.span_origin()),
         format,
         file: None,
         line: None,
@@ -310,7 +310,7 @@ fn context<'c>(
     };
     build::Context {
         origin: input.origin,
-        span_origin: input.span_origin(),
+        span_origin: Some(input.span_origin()),
         format,
         file,
         line,
