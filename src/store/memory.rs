@@ -58,20 +58,23 @@ fn opt(s: &Option<String>) -> u64 {
 }
 
 impl Tally {
+    /// `bytes` the first time the allocation at `address` is met, 0 after: every count of a
+    /// shared allocation (texts, ids, payloads, origins) goes through here.
+    fn once_at(&mut self, address: usize, bytes: usize) -> u64 {
+        match self.seen.insert(address) {
+            true => bytes as u64,
+            false => 0,
+        }
+    }
+
     /// An allocation shared by many owners, counted the first time it is met.
     fn shared_str(&mut self, s: &ArcStr) {
-        if self.seen.insert(s.as_ptr() as usize) {
-            self.shared += s.len() as u64 + 16;
-        }
+        self.shared += self.once(s);
     }
 
     /// The bytes of a shared string the first time it is met, 0 after.
     fn once(&mut self, s: &ArcStr) -> u64 {
-        if self.seen.insert(s.as_ptr() as usize) {
-            s.len() as u64 + 16
-        } else {
-            0
-        }
+        self.once_at(s.as_ptr() as usize, s.len() + 16)
     }
 
     fn attr(&mut self, value: &AttrValue) -> u64 {
@@ -108,11 +111,14 @@ impl Tally {
     /// A payload's allocation (with the `Arc`'s two counts) the first time it is met, 0 after:
     /// a span's input or output is often one of its attributes too.
     fn shared_payload(&mut self, payload: &std::sync::Arc<Payload>) -> u64 {
-        if !self.seen.insert(std::sync::Arc::as_ptr(payload) as usize) {
-            return 0;
+        let bytes = self.once_at(
+            std::sync::Arc::as_ptr(payload) as usize,
+            size_of::<Payload>() + 16,
+        );
+        if bytes > 0 {
+            self.payload(payload);
         }
-        self.payload(payload);
-        (size_of::<Payload>() + 16) as u64
+        bytes
     }
 
     fn payload(&mut self, payload: &Payload) {
@@ -131,10 +137,8 @@ impl Tally {
     /// The bytes of an id's allocation the first time it is met, 0 after: the spans of a
     /// trace share one.
     fn id(&mut self, id: &Id) -> u64 {
-        match id.allocation() {
-            Some((address, bytes)) if self.seen.insert(address) => bytes as u64,
-            _ => 0,
-        }
+        id.allocation()
+            .map_or(0, |(address, bytes)| self.once_at(address, bytes))
     }
 
     fn span(&mut self, span: &Span) {
@@ -204,22 +208,20 @@ impl Tally {
         for event in &span.events {
             self.events += self.once(&event.name) + self.attribute_list(&event.attributes);
         }
-        if let Some(origin) = &span.origin
-            && self.seen.insert(std::sync::Arc::as_ptr(origin) as usize)
-        {
-            // The origin's own allocation, shared by the spans of one parse.
-            self.shared += size_of::<Origin>() as u64 + 16;
-        }
-        match span.origin.as_deref() {
-            Some(Origin::File(path)) if self.seen.insert(std::sync::Arc::as_ptr(path) as usize) => {
-                self.shared += path.as_os_str().len() as u64;
-            }
-            Some(Origin::Endpoint(name))
-                if self.seen.insert(std::sync::Arc::as_ptr(name) as usize) =>
-            {
-                self.shared += name.capacity() as u64;
-            }
-            _ => {}
+        // The origin's own allocation is shared by the spans of one parse, and what it names
+        // by every parse of its file or endpoint.
+        if let Some(origin) = &span.origin {
+            let own = std::sync::Arc::as_ptr(origin) as usize;
+            self.shared += self.once_at(own, size_of::<Origin>() + 16);
+            self.shared += match &**origin {
+                Origin::File(path) => self.once_at(
+                    std::sync::Arc::as_ptr(path) as usize,
+                    path.as_os_str().len(),
+                ),
+                Origin::Endpoint(name) => {
+                    self.once_at(std::sync::Arc::as_ptr(name) as usize, name.capacity())
+                }
+            };
         }
     }
 
@@ -300,10 +302,8 @@ impl Tally {
         }
         self.search_index += inv.search.heap_bytes() as u64;
         // The texts are shared by many runs: counted once.
-        if let Some((address, bytes)) = inv.search.shared_heap()
-            && self.seen.insert(address)
-        {
-            self.search_index += bytes as u64;
+        if let Some((address, bytes)) = inv.search.shared_heap() {
+            self.search_index += self.once_at(address, bytes);
         }
     }
 }

@@ -10,8 +10,8 @@ use super::classify::{self, AttrSource};
 use super::wire::{self, Leniency, Scalar, Text};
 use crate::formats::common::intern;
 use crate::model::{
-    ArcStr, AttrValue, Batch, Id, Origin, Payload, PayloadBody, PayloadRange, PayloadState,
-    Problem, RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
+    ArcStr, AttrValue, Batch, FormatName, Id, Origin, Payload, PayloadBody, PayloadRange,
+    PayloadState, Problem, RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
 };
 
 /// String attribute values longer than this are held as payloads, not in the skeleton.
@@ -31,7 +31,8 @@ pub struct Context<'c> {
     pub origin: &'c Origin,
     /// The origin as the spans hold it, shared by all of them.
     pub span_origin: Option<Arc<Origin>>,
-    pub format: &'static str,
+    /// Looked up once per context, not once per span.
+    pub format: FormatName,
     /// `None`: payloads are kept inline (network requests).
     pub file: Option<FileBuffer<'c>>,
     pub line: Option<u64>,
@@ -254,7 +255,7 @@ fn build_span(
         service: service.cloned(),
         attributes,
         events,
-        format: ctx.format.into(),
+        format: ctx.format,
         origin: ctx.span_origin.clone(),
         line: ctx.line.and_then(std::num::NonZeroU64::new),
         ..Default::default()

@@ -104,7 +104,7 @@ impl<'a> CheckedRequest<'a> {
         let ctx = build::Context {
             origin,
             span_origin: Some(Arc::new(origin.clone())),
-            format,
+            format: format.into(),
             file: kept_in.map(|(path, base_offset)| build::FileBuffer {
                 path,
                 bytes: self.body,

@@ -44,7 +44,7 @@ pub(crate) fn build_json_in_memory(
     let ctx = build::Context {
         origin: input.origin,
         span_origin: Some(input.span_origin()),
-        format,
+        format: format.into(),
         file: None,
         line: None,
     };
@@ -311,7 +311,7 @@ fn context<'c>(
     build::Context {
         origin: input.origin,
         span_origin: Some(input.span_origin()),
-        format,
+        format: format.into(),
         file,
         line,
     }
@@ -491,7 +491,7 @@ pub fn batch_from_request(
     let ctx = build::Context {
         origin,
         span_origin: Some(Arc::new(origin.clone())),
-        format,
+        format: format.into(),
         file: None,
         line,
     };
@@ -537,7 +537,7 @@ pub fn batch_from_live_body(
     let ctx = build::Context {
         origin,
         span_origin: Some(Arc::new(origin.clone())),
-        format,
+        format: format.into(),
         file: body
             .kept_in
             .as_ref()

@@ -239,10 +239,11 @@ impl<'a> Text<'a> {
     /// `read` of the text, unescaped into a buffer this thread reuses: most texts are read
     /// once (interned, judged empty or not) and need no allocation of their own.
     pub fn with_decoded<R>(&self, read: impl FnOnce(&str) -> R) -> R {
-        let inner = match self {
+        let token = match self {
             Text::Plain(text) => return read(text),
-            Text::Json(token) => &token[1..token.len() - 1],
+            Text::Json(token) => *token,
         };
+        let inner = &token[1..token.len() - 1];
         if !inner.contains('\\') {
             return read(inner);
         }
@@ -253,7 +254,7 @@ impl<'a> Text<'a> {
         scratch.clear();
         let result = match unescape_into(inner, &mut scratch) {
             true => read(&scratch),
-            false => read(&self.decoded()),
+            false => read(&slow_decoded(token)),
         };
         // A buffer grown for one huge text is not kept.
         if scratch.capacity() <= 64 << 10 {
