@@ -41,7 +41,8 @@ pub(super) fn root_order(spans: &[Span], a: usize, b: usize) -> Ordering {
 impl Invocation {
     /// Whether the spans added since the last build can join the tree incrementally.
     pub(super) fn can_grow(&self) -> bool {
-        if self.needs_rebuild || self.built == 0 || !self.tree.cycles.is_empty() {
+        if self.needs_rebuild || self.built == 0 || !self.tree_kept || !self.tree.cycles.is_empty()
+        {
             return false;
         }
         // Stand-ins are matched against real tool spans across the whole run: a new stand-in,

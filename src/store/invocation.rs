@@ -11,8 +11,13 @@ impl Invocation {
         }
     }
 
-    pub fn tree(&self) -> &Tree {
-        &self.tree
+    /// Its tree: the kept one, or, for a small run whose tree is not kept, one built now
+    /// from its spans (the same tree: a few spans, microseconds).
+    pub fn tree(&self) -> Cow<'_, Tree> {
+        match self.tree_kept {
+            true => Cow::Borrowed(&self.tree),
+            false => Cow::Owned(build_tree(&self.spans, &self.span_index)),
+        }
     }
     pub fn summary(&self) -> &Summary {
         &self.summary
@@ -38,8 +43,10 @@ impl Invocation {
     pub fn span_by_id(&self, span_id: &(impl AsId + ?Sized)) -> Option<usize> {
         self.span_index.get(&self.spans, &span_id.as_id())
     }
+    /// One span's health. Builds the tree when it is not kept: to ask of many spans, take
+    /// [`Invocation::tree`] once and ask it.
     pub fn health_of(&self, span: usize) -> Health {
-        self.tree.health(span)
+        self.tree().health(span)
     }
     /// The conversation or session this run belongs to: arksim `conversation_id`,
     /// `gen_ai.conversation.id`, OpenInference `session.id`, Langfuse session, openai-agents
@@ -110,22 +117,32 @@ impl Invocation {
 
     /// Brings tree and summary up to date: new spans join incrementally when they can,
     /// otherwise everything is rebuilt.
-    pub(super) fn refresh(&mut self) {
+    /// Returns the parent cycles found that were not reported before, as problems: asked
+    /// before a small run's tree is let go.
+    pub(super) fn refresh(&mut self) -> Vec<Problem> {
         if !(self.can_grow() && self.grow()) {
             self.rebuild();
         }
+        let cycles = self.new_cycle_problems();
         self.trim_slack();
+        cycles
     }
 
     /// Gives back the room vectors keep for growth, in small runs: most runs are a handful of
     /// spans, and a vector of four spans holding two wasted a quarter of a 100 MB load's
     /// store. Big runs keep theirs, so a run growing drain by drain is not copied every time.
-    /// Small runs also drop growth's lookups: recomputing them from a few spans is cheap.
+    /// Small runs also drop growth's lookups and their tree: rebuilding them from a few spans
+    /// is cheap, and the trees of a 100 MB load's runs were a tenth of its store. The summary,
+    /// made from the tree, stays.
     fn trim_slack(&mut self) {
-        const SMALL_RUN: usize = 256;
+        const SMALL_RUN: usize = SMALL_RUN_SPANS;
         if self.spans.len() <= SMALL_RUN {
             self.links = None;
             self.spans.shrink_to_fit();
+            if !self.keeps_tree {
+                self.tree = Tree::default();
+                self.tree_kept = false;
+            }
         }
         self.search.trim_slack(SMALL_RUN);
     }
@@ -149,6 +166,7 @@ impl Invocation {
         }
         link_tool_calls(&mut self.spans);
         self.tree = build_tree(&self.spans, &self.span_index);
+        self.tree_kept = true;
         self.summary = summarize(self);
         if !self.unindexed {
             self.search = super::search_index::SearchIndex::of(&self.spans);
@@ -201,7 +219,7 @@ impl Invocation {
     }
 
     /// Parent cycles not reported before, as problems.
-    pub(super) fn new_cycle_problems(&mut self) -> Vec<Problem> {
+    fn new_cycle_problems(&mut self) -> Vec<Problem> {
         let mut out = Vec::new();
         for cycle in &self.tree.cycles {
             let mut ids: Vec<String> = cycle

@@ -7,6 +7,7 @@
 // Ids come from untrusted input, so the maps keyed by them hash with a random per-process seed;
 // foldhash is several times quicker than std's SipHash on short keys.
 use foldhash::{HashMap, HashSet};
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -186,7 +187,12 @@ pub struct Invocation {
     /// Order of arrival across the store, for oldest-first eviction.
     pub arrival: u64,
     pub approx_bytes: u64,
+    /// Empty when not kept (see `Invocation::trim_slack`): [`Invocation::tree`] builds it then.
     tree: Tree,
+    /// `tree` is current: big runs keep theirs, so spans arriving later join it incrementally.
+    tree_kept: bool,
+    /// Keeps its tree however small it is (see [`Store::keeping_every_tree`]).
+    keeps_tree: bool,
     summary: Summary,
     /// What queries search the spans by; grows with the tree.
     search: search_index::SearchIndex,
@@ -252,7 +258,14 @@ pub struct Store {
     unsettled: HashSet<Id>,
     /// Runs build no search index (see [`Store::unindexed`]).
     unindexed: bool,
+    /// Small runs keep their tree too (see [`Store::keeping_every_tree`]).
+    keeps_every_tree: bool,
 }
+
+/// Runs of at most this many spans are small: once settled they give back the room kept for
+/// growth, their growth lookups and their tree, rebuilt when asked for or when the run grows
+/// (at most this many spans placed again; bigger runs grow incrementally).
+pub const SMALL_RUN_SPANS: usize = 256;
 
 impl Store {
     pub fn new() -> Self {
@@ -266,6 +279,18 @@ impl Store {
     pub fn unindexed() -> Self {
         Store {
             unindexed: true,
+            ..Default::default()
+        }
+    }
+
+    /// A store whose small runs keep their tree between settles, as big runs do, so spans
+    /// arriving later join it incrementally: what tests of incremental growth use. A store
+    /// from [`Store::new`] drops a small run's tree once its summary is made and builds it
+    /// again when asked ([`Invocation::tree`]) or when the run grows.
+    #[doc(hidden)]
+    pub fn keeping_every_tree() -> Self {
+        Store {
+            keeps_every_tree: true,
             ..Default::default()
         }
     }
@@ -445,6 +470,7 @@ impl Store {
             self.stats.invocations_seen += 1;
             let mut run = Invocation::new(id.clone(), self.arrivals);
             run.unindexed = self.unindexed;
+            run.keeps_tree = self.keeps_every_tree;
             self.invocations.insert(id.clone(), Arc::new(run));
         }
         Arc::make_mut(self.invocations.get_mut(id).expect("inserted above"))
@@ -502,8 +528,8 @@ impl Store {
                 if inv.spans.is_empty() && inv.eval.is_none() && inv.gold.is_none() {
                     emptied.push(id.clone());
                 } else {
-                    inv.rebuild();
-                    let cycles = inv.new_cycle_problems();
+                    // Rebuilds: removing spans marked the run for it.
+                    let cycles = inv.refresh();
                     self.problems.extend(cycles);
                 }
             }

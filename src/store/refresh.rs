@@ -25,8 +25,8 @@ fn refresh_one(inv: &mut Arc<Invocation>, generation: u64) -> Refreshed {
     let inv = Arc::make_mut(inv);
     inv.changed_at = generation;
     let before = inv.work;
-    inv.refresh();
-    (inv.work - before, inv.new_cycle_problems())
+    let cycles = inv.refresh();
+    (inv.work - before, cycles)
 }
 
 impl Store {

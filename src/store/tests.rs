@@ -210,8 +210,17 @@ fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
     assert_eq!(store.stats().duplicate_spans, 1);
 }
 
+/// Tree work of a run fed one span per settle: rebuilt whole while it is small (its tree is
+/// not kept), then one span placed per settle.
+fn one_by_one_work(spans: u64) -> u64 {
+    let small = SMALL_RUN_SPANS as u64 + 1;
+    let rebuilt = spans.min(small);
+    rebuilt * (rebuilt + 1) / 2 + spans.saturating_sub(small)
+}
+
 /// Spans of one run delivered one per batch, settled after each (a live source or a
-/// trace split over many files): each settle places only the new span.
+/// trace split over many files): once the run keeps its tree, each settle places only the
+/// new span; before, it rebuilds at most a small run's spans.
 #[test]
 fn tree_work_is_linear_however_a_run_is_split() {
     let spans: Vec<Span> = (0..2_000)
@@ -221,21 +230,28 @@ fn tree_work_is_linear_however_a_run_is_split() {
         })
         .collect();
     let mut one_by_one = Store::new();
+    let mut kept = Store::keeping_every_tree();
     for s in spans.iter().cloned() {
-        ingest(&mut one_by_one, vec![s]);
+        ingest(&mut one_by_one, vec![s.clone()]);
+        ingest(&mut kept, vec![s]);
     }
     let mut at_once = Store::new();
     ingest(&mut at_once, spans.clone());
     assert_eq!(at_once.stats().tree_work, 2_000);
-    assert_eq!(one_by_one.stats().tree_work, 2_000);
+    assert_eq!(kept.stats().tree_work, 2_000);
+    assert_eq!(one_by_one.stats().tree_work, one_by_one_work(2_000));
     let (a, b) = (one_by_one.get("t").unwrap(), at_once.get("t").unwrap());
     assert_eq!(a.tree().rows, b.tree().rows);
+    assert_eq!(kept.get("t").unwrap().tree().rows, b.tree().rows);
     // Children before parents cost the same.
     let mut reversed = Store::new();
+    let mut reversed_kept = Store::keeping_every_tree();
     for s in spans.iter().rev().cloned() {
-        ingest(&mut reversed, vec![s]);
+        ingest(&mut reversed, vec![s.clone()]);
+        ingest(&mut reversed_kept, vec![s]);
     }
-    assert_eq!(reversed.stats().tree_work, 2_000);
+    assert_eq!(reversed.stats().tree_work, one_by_one_work(2_000));
+    assert_eq!(reversed_kept.stats().tree_work, 2_000);
     let c = reversed.get("t").unwrap();
     let ids = |inv: &Invocation| -> Vec<String> {
         inv.tree()

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::store::Invocation;
+use crate::store::{Invocation, TreeRow};
 
 /// Indices into `tree.rows` that are visible with `collapsed` folded away (ascending).
 pub fn visible_rows(inv: &Invocation, collapsed: &HashSet<String>) -> Vec<usize> {
@@ -32,7 +32,10 @@ pub fn visible_rows(inv: &Invocation, collapsed: &HashSet<String>) -> Vec<usize>
 
 /// Row indices of the ancestors of row `r`, nearest first.
 pub fn ancestors(inv: &Invocation, r: usize) -> Vec<usize> {
-    let rows = &inv.tree().rows;
+    ancestor_rows(&inv.tree().rows, r)
+}
+
+fn ancestor_rows(rows: &[TreeRow], r: usize) -> Vec<usize> {
     let Some(mut depth) = rows.get(r).map(|row| row.depth()) else {
         return Vec::new();
     };
@@ -109,7 +112,7 @@ pub fn rows_with_ancestors(inv: &Invocation, spans: &[usize]) -> Vec<usize> {
             continue;
         };
         if keep.insert(row) {
-            keep.extend(ancestors(inv, row));
+            keep.extend(ancestor_rows(&tree.rows, row));
         }
     }
     let mut rows: Vec<usize> = keep.into_iter().collect();

@@ -352,7 +352,8 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
             }
         );
     }
-    for row in &inv.tree().rows {
+    let tree = inv.tree();
+    for row in &tree.rows {
         let span = &inv.spans[row.span()];
         let marker = match matched {
             Some(m) if m.spans.binary_search(&row.span()).is_ok() => "» ",
@@ -362,7 +363,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
         for _ in 0..row.depth().min(64) {
             out.push_str("  ");
         }
-        write_span_line(out, span, inv.health_of(row.span()), row, mode);
+        write_span_line(out, span, tree.health(row.span()), row, mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth());
         }

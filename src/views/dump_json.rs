@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::dump::{Selection, matched_in_tree_order};
 use super::in_order::{write_in_order, write_pretty_at};
 use crate::formats;
-use crate::model::{Id, Payload, PayloadState, Span};
+use crate::model::{Health, Id, Payload, PayloadState, Span};
 use crate::query::Match;
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::{Invocation, KindCounts, Store, TreeRow};
@@ -409,10 +409,11 @@ struct SpansOut<'a> {
 
 impl Serialize for SpansOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let rows = &self.inv.tree().rows;
-        let mut seq = serializer.serialize_seq(Some(rows.len()))?;
-        for row in rows {
-            seq.serialize_element(&SpanOut::new(self.inv, row, self.mode))?;
+        let tree = self.inv.tree();
+        let mut seq = serializer.serialize_seq(Some(tree.rows.len()))?;
+        for row in &tree.rows {
+            let health = tree.health(row.span());
+            seq.serialize_element(&SpanOut::new(self.inv, row, health, self.mode))?;
         }
         seq.end()
     }
@@ -453,7 +454,7 @@ struct RequestedCallOut<'a> {
 }
 
 impl<'a> SpanOut<'a> {
-    fn new(inv: &'a Invocation, row: &TreeRow, mode: Reveal) -> Self {
+    fn new(inv: &'a Invocation, row: &TreeRow, health: Health, mode: Reveal) -> Self {
         let span: &'a Span = &inv.spans[row.span()];
         let llm = span.llm.as_deref();
         let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
@@ -468,7 +469,7 @@ impl<'a> SpanOut<'a> {
                 .and_then(|e| redact::error_message(e, mode))
                 .map(|m| redact::shown_data(&m, mode)),
             error_type: text(span.error_type()),
-            health: inv.health_of(row.span()).as_str(),
+            health: health.as_str(),
             input: PayloadOut::new(&span.input, mode),
             input_tokens: llm.and_then(|l| l.input_tokens),
             kind: span.kind.as_str(),

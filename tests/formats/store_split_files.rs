@@ -7,7 +7,7 @@ use std::path::Path;
 
 use toolcap::sources::files;
 use toolcap::sources::load;
-use toolcap::store::Store;
+use toolcap::store::{SMALL_RUN_SPANS, Store};
 use toolcap::views::dump;
 
 fn otlp_line(trace: &str, span: &str, parent: Option<&str>, start: u64) -> String {
@@ -61,12 +61,21 @@ fn many_files_of_one_trace_cost_what_many_one_trace_files_cost() {
     assert_eq!(headless_many.stats().tree_work, FILES as u64);
     assert!(headless_one.problems().is_empty());
 
-    // The TUI settles after every drain; with a drain per file it still places each span once.
+    // The TUI settles after every drain; with a drain per file it places each span once
+    // when the run keeps its tree, and rebuilds it whole only while the run is small.
     let mut live_one = Store::new();
+    let mut live_kept = Store::keeping_every_tree();
     for file in files::trace_files(one.path()).unwrap() {
         live_one.ingest(files::load_file(&file).batch);
+        live_kept.ingest(files::load_file(&file).batch);
     }
-    assert_eq!(live_one.stats().tree_work, FILES as u64);
+    assert_eq!(live_kept.stats().tree_work, FILES as u64);
+    let small = SMALL_RUN_SPANS as u64 + 1;
+    let rebuilt_while_small = small * (small + 1) / 2;
+    assert_eq!(
+        live_one.stats().tree_work,
+        rebuilt_while_small + FILES as u64 - small
+    );
     let (a, b) = (
         live_one.get("0af7651916cd43dd8448eb211c80319c").unwrap(),
         headless_one

@@ -142,7 +142,8 @@ pub(super) fn current_row(app: &App) -> Option<usize> {
 /// The selected span's id and whether it can fold.
 pub(super) fn selected_foldable(app: &App) -> Option<(String, String, bool)> {
     let inv = app.invocation()?;
-    let row = inv.tree().rows.get(current_row(app)?)?;
+    let tree = inv.tree();
+    let row = tree.rows.get(current_row(app)?)?;
     let span = inv.spans.get(row.span())?;
     Some((
         inv.id.to_string(),
@@ -215,9 +216,10 @@ pub(super) fn reveal_row(app: &mut App, row: usize) {
     let Some(inv) = app.invocation() else {
         return;
     };
+    let tree = inv.tree();
     let ids: Vec<String> = tree_nav::ancestors(inv, row)
         .into_iter()
-        .filter_map(|r| inv.tree().rows.get(r).and_then(|x| inv.spans.get(x.span())))
+        .filter_map(|r| tree.rows.get(r).and_then(|x| inv.spans.get(x.span())))
         .map(|s| s.span_id.to_string())
         .collect();
     let inv_id = inv.id.to_string();

@@ -5,10 +5,11 @@
 //! rebuilt whenever the list is, and a list of 100,000 runs is walked without hashing or
 //! copying an id.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{App, nav};
-use crate::store::Invocation;
+use crate::store::{Invocation, Tree};
 use crate::triage::{Facets, GoldOutcome};
 
 /// Facets of the failing listed invocations and the queue built from them; rebuilt when the
@@ -95,10 +96,25 @@ fn here(app: &App) -> Option<(usize, Option<usize>)> {
     Some((pos, Some(nav::current_row(app).unwrap_or(0))))
 }
 
-/// A stop's position in reading order.
-fn place(app: &App, &(pos, span): &(usize, usize)) -> Option<(usize, Option<usize>)> {
-    let row = app.list.runs.get(pos)?.tree().row_of(span)?;
-    Some((pos, Some(row)))
+/// The stops' positions in reading order, `(usize::MAX, None)` for one no longer listed. A
+/// run's stops are consecutive: its tree is taken once for all of them.
+fn placed_stops(app: &App) -> Vec<(usize, Option<usize>)> {
+    let mut tree_of: Option<(usize, Cow<'_, Tree>)> = None;
+    let mut placed = Vec::with_capacity(app.triage.stops.len());
+    for &(pos, span) in &app.triage.stops {
+        if tree_of.as_ref().is_none_or(|(at, _)| *at != pos) {
+            tree_of = app.list.runs.get(pos).map(|inv| (pos, inv.tree()));
+        }
+        let row = tree_of
+            .as_ref()
+            .filter(|(at, _)| *at == pos)
+            .and_then(|(_, tree)| tree.row_of(span));
+        placed.push(match row {
+            Some(row) => (pos, Some(row)),
+            None => (usize::MAX, None),
+        });
+    }
+    placed
 }
 
 /// Index into `triage.stops` of the current selection, when it is a stop.
@@ -115,12 +131,7 @@ pub fn current_stop(app: &App) -> Option<usize> {
 /// failure of the next failing run), wrapping around.
 pub(super) fn step_failure(app: &mut App, forward: bool) {
     let here = here(app);
-    let placed: Vec<(usize, Option<usize>)> = app
-        .triage
-        .stops
-        .iter()
-        .map(|s| place(app, s).unwrap_or((usize::MAX, None)))
-        .collect();
+    let placed = placed_stops(app);
     let found = pick(&placed, here, forward);
     land(app, found, "no failures in the listed invocations");
 }

@@ -48,7 +48,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let selected = app.selected_span_index();
-    let rows = &inv.tree().rows;
+    let tree = inv.tree();
+    let rows = &tree.rows;
     let lines: Vec<Line> = app
         .tree
         .visible
@@ -57,7 +58,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .take(inner.height as usize)
         .filter_map(|&r| rows.get(r))
         .map(|row| {
-            let mut line = row_line(app, inv, row, inner.width.saturating_sub(1), theme);
+            let health = tree.health(row.span());
+            let mut line = row_line(app, inv, row, health, inner.width.saturating_sub(1), theme);
             if let Some(q) = app
                 .find
                 .query
@@ -93,11 +95,17 @@ fn bar_width(width: u16) -> usize {
     }
 }
 
-fn row_line<'a>(app: &App, inv: &Invocation, row: &TreeRow, width: u16, theme: &Theme) -> Line<'a> {
+fn row_line<'a>(
+    app: &App,
+    inv: &Invocation,
+    row: &TreeRow,
+    health: Health,
+    width: u16,
+    theme: &Theme,
+) -> Line<'a> {
     let Some(span) = inv.spans.get(row.span()) else {
         return Line::raw("");
     };
-    let health = inv.health_of(row.span());
     let bar_w = bar_width(width);
     let right_w = 8 + if bar_w > 0 { bar_w + 1 } else { 0 };
     let left_budget = (width as usize).saturating_sub(right_w);
