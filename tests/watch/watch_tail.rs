@@ -196,6 +196,49 @@ fn a_big_file_is_handed_over_in_pieces_that_join_up_exactly() {
     assert!(tailer.poll(false).expect("poll").chunks.is_empty());
 }
 
+/// The headless loader's smaller pieces: each poll hands over at most one piece (plus the
+/// window), a line longer than a piece still comes whole, and the pieces join up exactly.
+#[test]
+fn a_tailer_with_smaller_pieces_hands_over_smaller_polls_and_whole_long_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("pieces.jsonl");
+    let short = format!("{{\"pad\":\"{}\"}}\n", "s".repeat(89));
+    let long = format!("{{\"pad\":\"{}\"}}\n", "l".repeat(9_000));
+    let mut content = short.repeat(40);
+    content.push_str(&long);
+    content.push_str(&short.repeat(40));
+    write(&path, &content);
+    let piece = 1_000u64;
+    let mut tailer = Tailer::with_piece_bytes(&path, piece);
+    let (mut read, mut polls, mut biggest) = (Vec::new(), 0, 0usize);
+    loop {
+        let poll = tailer.poll(false).expect("poll");
+        polls += 1;
+        let handed: usize = poll.chunks.iter().map(|c| c.bytes.len()).sum();
+        for chunk in poll.chunks {
+            assert_eq!(chunk.offset, read.len() as u64, "a gap or overlap");
+            assert!(chunk.bytes.ends_with(b"\n"));
+            biggest = biggest.max(chunk.bytes.len());
+            read.extend_from_slice(&chunk.bytes);
+        }
+        // Short lines come a piece at a time; the window widened for the long line (doubling)
+        // hands over at most twice that line.
+        match read.len() < 40 * short.len() {
+            true => assert_eq!(handed, piece as usize),
+            false => assert!(handed <= 2 * long.len(), "{handed} bytes in one poll"),
+        }
+        if !poll.more {
+            break;
+        }
+    }
+    assert!(
+        read == content.as_bytes(),
+        "the pieces differ from the file"
+    );
+    assert!(biggest >= long.len(), "the long line was cut: {biggest}");
+    assert!(polls >= 5, "{polls} polls for {} bytes", content.len());
+}
+
 fn memchr_count(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|b| **b == b'\n').count() as u64
 }
