@@ -310,6 +310,35 @@ pub struct RetrievalFacts {
 }
 
 /// One span, in the single model every format normalizes into.
+/// A 1-based line number as a span holds it: four bytes, which fit beside its kind, status
+/// and format where eight took a word of their own in every span. A line past `u32::MAX` (a
+/// file of over four billion lines) is held as no line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LineNumber(std::num::NonZeroU32);
+
+impl LineNumber {
+    /// `None` for 0 and for lines past `u32::MAX`.
+    pub fn new(line: u64) -> Option<Self> {
+        let line = u32::try_from(line).ok()?;
+        std::num::NonZeroU32::new(line).map(LineNumber)
+    }
+    pub fn get(self) -> u64 {
+        u64::from(self.0.get())
+    }
+}
+
+impl From<LineNumber> for u64 {
+    fn from(line: LineNumber) -> u64 {
+        line.get()
+    }
+}
+
+impl std::fmt::Display for LineNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Span {
     /// Lower-case hex for OTLP (held as bytes); the native id for other formats.
@@ -345,7 +374,7 @@ pub struct Span {
     /// Shared by all the spans of one parse: one pointer per span (see `Input::shared_origin`).
     pub origin: Option<Arc<Origin>>,
     /// 1-based line in the source file when the format is line-oriented.
-    pub line: Option<std::num::NonZeroU64>,
+    pub line: Option<LineNumber>,
 }
 
 impl Span {

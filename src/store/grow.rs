@@ -41,7 +41,9 @@ pub(super) fn root_order(spans: &[Span], a: usize, b: usize) -> Ordering {
 impl Invocation {
     /// Whether the spans added since the last build can join the tree incrementally.
     pub(super) fn can_grow(&self) -> bool {
-        if self.needs_rebuild || self.built == 0 || !self.tree_kept || !self.tree.cycles.is_empty()
+        if self.needs_rebuild
+            || self.built == 0
+            || self.tree.as_ref().is_none_or(|t| !t.cycles.is_empty())
         {
             return false;
         }
@@ -65,7 +67,10 @@ impl Invocation {
         if self.links.is_none() {
             self.links = Some(Box::new(self.compute_links()));
         }
-        self.tree.places.resize(n, Place::default());
+        self.tree
+            .get_or_insert_default()
+            .places
+            .resize(n, Place::default());
         for i in from..n {
             self.work += 1;
             self.attach(i);
@@ -83,7 +88,7 @@ impl Invocation {
         // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
         // sorted already, so this is a linear merge pass).
         if !self.summary.tool_calls.is_empty() {
-            let places = &self.tree.places;
+            let places: &[Place] = self.tree.as_deref().map_or(&[], |t| &t.places);
             self.summary.tool_calls.sort_by(|a, b| {
                 a.start_unix_nano
                     .cmp(&b.start_unix_nano)
@@ -99,7 +104,7 @@ impl Invocation {
         // Parent links as they will be once every new span is in.
         let parent_of = |i: usize| -> Option<usize> {
             if i < from {
-                return self.tree.parent_of(i).or_else(|| {
+                return self.kept().parent_of(i).or_else(|| {
                     named_parent(&self.spans[i]).and_then(|p| self.span_index.get(&self.spans, p))
                 });
             }
@@ -121,7 +126,7 @@ impl Invocation {
 
     fn attach(&mut self, i: usize) {
         let spans = &self.spans;
-        let tree = &mut self.tree;
+        let tree = self.tree.get_or_insert_default();
         let places = &mut tree.places;
         if spans[i].status.is_error() {
             places[i].health = Health::Error;
@@ -247,7 +252,7 @@ impl Invocation {
 
     /// Pre-order rows from the roots: one linear pass, no sorting, no hashing.
     fn lay_out_rows(&mut self) {
-        let tree = &mut self.tree;
+        let tree = self.tree.get_or_insert_default();
         let n = self.spans.len();
         tree.rows.clear();
         tree.rows.reserve(n);
@@ -273,7 +278,7 @@ impl Invocation {
     fn refresh_root_facts(&mut self) {
         let spans = &self.spans;
         let true_roots: Vec<usize> = self
-            .tree
+            .kept()
             .roots
             .iter()
             .copied()
@@ -282,7 +287,7 @@ impl Invocation {
         let root = true_roots
             .first()
             .copied()
-            .or_else(|| self.tree.rows.first().map(|r| r.span()));
+            .or_else(|| self.kept().rows.first().map(|r| r.span()));
         self.summary.health = if true_roots
             .iter()
             .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())

@@ -14,10 +14,17 @@ impl Invocation {
     /// Its tree: the kept one, or, for a small run whose tree is not kept, one built now
     /// from its spans (the same tree: a few spans, microseconds).
     pub fn tree(&self) -> Cow<'_, Tree> {
-        match self.tree_kept {
-            true => Cow::Borrowed(&self.tree),
-            false => Cow::Owned(build_tree(&self.spans, &self.span_index)),
+        match &self.tree {
+            Some(tree) => Cow::Borrowed(tree),
+            None => Cow::Owned(build_tree(&self.spans, &self.span_index)),
         }
+    }
+
+    /// The kept tree, empty when there is none: what growth reads, which runs only on a kept
+    /// tree.
+    pub(super) fn kept(&self) -> &Tree {
+        static EMPTY: std::sync::LazyLock<Tree> = std::sync::LazyLock::new(Tree::default);
+        self.tree.as_deref().unwrap_or(&EMPTY)
     }
     pub fn summary(&self) -> &Summary {
         &self.summary
@@ -77,7 +84,7 @@ impl Invocation {
                 };
                 Problem::warning(
                     place_of(kept),
-                    kept.line.map(std::num::NonZeroU64::get),
+                    kept.line.map(crate::model::LineNumber::get),
                     format!(
                         "span {} of run {} appears twice with different content: kept the copy from {}{}, dropped the one from {}",
                         span.span_id,
@@ -140,8 +147,7 @@ impl Invocation {
             self.links = None;
             self.spans.shrink_to_fit();
             if !self.keeps_tree {
-                self.tree = Tree::default();
-                self.tree_kept = false;
+                self.tree = None;
             }
         }
         self.search.trim_slack(SMALL_RUN);
@@ -165,8 +171,7 @@ impl Invocation {
             self.retain_spans(|_| true);
         }
         link_tool_calls(&mut self.spans);
-        self.tree = build_tree(&self.spans, &self.span_index);
-        self.tree_kept = true;
+        self.tree = Some(Box::new(build_tree(&self.spans, &self.span_index)));
         self.summary = summarize(self);
         if !self.unindexed {
             self.search = super::search_index::SearchIndex::of(&self.spans);
@@ -192,7 +197,7 @@ impl Invocation {
     /// What growth looks up, from the spans already in the tree (`0..built`).
     pub(super) fn compute_links(&self) -> Links {
         let mut links = Links::default();
-        for &r in &self.tree.roots {
+        for &r in &self.kept().roots {
             // A parent that arrived after the build is still missing from the tree.
             if let Some(missing) = named_parent(&self.spans[r])
                 && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built)
@@ -221,7 +226,8 @@ impl Invocation {
     /// Parent cycles not reported before, as problems.
     fn new_cycle_problems(&mut self) -> Vec<Problem> {
         let mut out = Vec::new();
-        for cycle in &self.tree.cycles {
+        let cycles: &[ThinVec<usize>] = self.tree.as_deref().map_or(&[], |t| &t.cycles);
+        for cycle in cycles {
             let mut ids: Vec<String> = cycle
                 .iter()
                 .map(|&i| self.spans[i].span_id.to_string())
@@ -235,7 +241,7 @@ impl Invocation {
             let first = &self.spans[cycle[0]];
             out.push(Problem::warning(
                 place_of(first),
-                first.line.map(std::num::NonZeroU64::get),
+                first.line.map(crate::model::LineNumber::get),
                 format!(
                     "parent cycle in run {}: {chain} → {} (each → names the parent; shown under a cycle marker)",
                     self.id, first.span_id

@@ -244,12 +244,14 @@ impl Tally {
         for span in &inv.spans {
             self.span(span);
         }
-        let tree = &inv.tree;
         let vec_bytes = thin_vec_bytes;
-        self.trees_and_summaries += vec_bytes(tree.rows.capacity(), size_of::<super::TreeRow>())
-            + tree.places_heap_bytes()
-            + vec_bytes(tree.roots.capacity(), 8)
-            + self.once(&inv.summary.name)
+        if let Some(tree) = &inv.tree {
+            self.trees_and_summaries += (size_of::<super::Tree>()
+                + tree.places_heap_bytes() as usize) as u64
+                + vec_bytes(tree.rows.capacity(), size_of::<super::TreeRow>())
+                + vec_bytes(tree.roots.capacity(), 8);
+        }
+        self.trees_and_summaries += self.once(&inv.summary.name)
             + inv
                 .summary
                 .tool_calls

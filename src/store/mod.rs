@@ -187,10 +187,10 @@ pub struct Invocation {
     /// Order of arrival across the store, for oldest-first eviction.
     pub arrival: u64,
     pub approx_bytes: u64,
-    /// Empty when not kept (see `Invocation::trim_slack`): [`Invocation::tree`] builds it then.
-    tree: Tree,
-    /// `tree` is current: big runs keep theirs, so spans arriving later join it incrementally.
-    tree_kept: bool,
+    /// Big runs keep theirs, so spans arriving later join it incrementally; a small run lets
+    /// it go once settled (see `Invocation::trim_slack`) and [`Invocation::tree`] builds it
+    /// when asked. Boxed: most runs are small, and hold a pointer instead of four.
+    tree: Option<Box<Tree>>,
     /// Keeps its tree however small it is (see [`Store::keeping_every_tree`]).
     keeps_tree: bool,
     summary: Summary,

@@ -4,7 +4,7 @@ use super::*;
 
 pub(super) fn summarize(inv: &Invocation) -> Summary {
     let spans = &inv.spans;
-    let tree = &inv.tree;
+    let tree = inv.kept();
     let mut counts = KindCounts::default();
     let mut input_tokens = 0;
     let mut output_tokens = 0;

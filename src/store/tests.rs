@@ -173,11 +173,11 @@ fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
         let mut store = Store::new();
         let mut ok = span("t", "a", None, 1);
         ok.origin = origin("first.jsonl");
-        ok.line = std::num::NonZeroU64::new(3);
+        ok.line = crate::model::LineNumber::new(3);
         let mut failed = ok.clone();
         failed.status = SpanStatus::Error;
         failed.origin = origin("second.jsonl");
-        failed.line = std::num::NonZeroU64::new(7);
+        failed.line = crate::model::LineNumber::new(7);
         let (one, two) = if failing_first {
             (failed, ok)
         } else {
@@ -426,8 +426,8 @@ fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
 fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
-        ("Invocation", size_of::<Invocation>(), 344),
-        ("Span", size_of::<Span>(), 184),
+        ("Invocation", size_of::<Invocation>(), 320),
+        ("Span", size_of::<Span>(), 176),
         ("Summary", size_of::<Summary>(), 136),
         ("ToolCallRef", size_of::<ToolCallRef>(), 40),
         ("TreeRow", size_of::<TreeRow>(), 16),

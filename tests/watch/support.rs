@@ -72,7 +72,7 @@ fn span(origin: &Origin, id: &str, line: Option<u64>, offset: u64) -> Span {
         name: id.into(),
         format: "test-lines".into(),
         origin: Some(std::sync::Arc::new(origin.clone())),
-        line: line.and_then(std::num::NonZeroU64::new),
+        line: line.and_then(toolcap::model::LineNumber::new),
         attributes: vec![("offset".into(), AttrValue::Int(offset as i64))].into(),
         ..Span::default()
     }
@@ -114,7 +114,7 @@ impl Recorder {
                     };
                     self.by_file.entry(key).or_default().push(Got {
                         id: span.span_id.to_string(),
-                        line: span.line.map(std::num::NonZeroU64::get),
+                        line: span.line.map(toolcap::model::LineNumber::get),
                         offset,
                     });
                 }

@@ -117,7 +117,7 @@ pub fn build(
                 };
                 let mut span = base(turn_id.clone(), Some(&root_id), name, SpanKind::Llm);
                 span.start_unix_nano = turn.start;
-                span.line = turn.line.and_then(std::num::NonZeroU64::new);
+                span.line = turn.line.and_then(crate::model::LineNumber::new);
                 span.output = Payload::inline("message", payload_text(&turn.message)).into();
                 if !turn.prompt.is_empty() {
                     span.input =
@@ -242,7 +242,7 @@ fn tool_span(
     let mut span = base(span_id, Some(parent), call.name.clone(), SpanKind::Tool);
     span.start_unix_nano = call.start;
     span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
-    span.line = call.line.and_then(std::num::NonZeroU64::new);
+    span.line = call.line.and_then(crate::model::LineNumber::new);
     span.tool = Some(Box::new(ToolFacts {
         name: Some(call.name.into()),
         call_id: call.call_id.map(Into::into),

@@ -219,7 +219,7 @@ impl Parser {
             end_unix_nano: end.max(start),
             format: NAME.into(),
             origin: Some(input.span_origin()),
-            line: std::num::NonZeroU64::new(line.number),
+            line: crate::model::LineNumber::new(line.number),
             status: if started_only {
                 SpanStatus::Unset
             } else {

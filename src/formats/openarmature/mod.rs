@@ -163,7 +163,7 @@ impl Parser {
             .into(),
             format: NAME.into(),
             origin: Some(input.span_origin()),
-            line: std::num::NonZeroU64::new(line.number),
+            line: crate::model::LineNumber::new(line.number),
             ..Default::default()
         }
     }
@@ -376,7 +376,7 @@ impl Parser {
                     "/post_state",
                 )
                 .into();
-                span.line = std::num::NonZeroU64::new(line.number);
+                span.line = crate::model::LineNumber::new(line.number);
                 match event.get("error").filter(|e| !e.is_null()) {
                     Some(error) => {
                         let category = jsonrec::str_at(error, "category").map(str::to_owned);

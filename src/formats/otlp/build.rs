@@ -257,7 +257,7 @@ fn build_span(
         events,
         format: ctx.format,
         origin: ctx.span_origin.clone(),
-        line: ctx.line.and_then(std::num::NonZeroU64::new),
+        line: ctx.line.and_then(crate::model::LineNumber::new),
         ..Default::default()
     };
     let status_message = ws
