@@ -142,15 +142,14 @@ impl Invocation {
     /// is cheap, and the trees of a 100 MB load's runs were a tenth of its store. The summary,
     /// made from the tree, stays.
     fn trim_slack(&mut self) {
-        const SMALL_RUN: usize = SMALL_RUN_SPANS;
-        if self.spans.len() <= SMALL_RUN {
+        if self.spans.len() <= SMALL_RUN_SPANS {
             self.links = None;
             self.spans.shrink_to_fit();
             if !self.keeps_tree {
                 self.tree = None;
             }
         }
-        self.search.trim_slack(SMALL_RUN);
+        self.search.trim_slack(SMALL_RUN_SPANS);
     }
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
