@@ -231,9 +231,7 @@ impl Invocation {
                 .output_tokens
                 .saturating_add(llm.output_tokens.unwrap_or(0));
         }
-        if !s.formats.contains(&span.format.as_str()) {
-            s.formats.push(span.format.as_str());
-        }
+        s.formats.add(span.format);
         if span.start_unix_nano > 0 {
             s.start_unix_nano = if s.counts.spans == 1 || s.start_unix_nano == 0 {
                 span.start_unix_nano

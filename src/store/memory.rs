@@ -240,7 +240,7 @@ impl Tally {
                 + opt(&gold.arg_match_mode)
                 + (gold.calls.capacity() * size_of::<crate::model::GoldCall>()) as u64;
         }
-        self.span_records += (inv.spans.capacity() * size_of::<Span>()) as u64;
+        self.span_records += thin_vec_bytes(inv.spans.capacity(), size_of::<Span>());
         for span in &inv.spans {
             self.span(span);
         }
@@ -262,7 +262,7 @@ impl Tally {
         self.trees_and_summaries += vec_bytes(
             summary.tool_calls.capacity(),
             size_of::<super::ToolCallRef>(),
-        ) + vec_bytes(summary.formats.capacity(), size_of::<&str>())
+        ) + summary.formats.heap_bytes()
             + summary
                 .conversation
                 .as_ref()

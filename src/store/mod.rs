@@ -120,8 +120,8 @@ pub struct Summary {
     /// Tool spans in start-time order.
     pub tool_calls: ThinVec<ToolCallRef>,
     pub failed_tool_calls: usize,
-    /// Formats its spans came from, in first-seen order.
-    pub formats: ThinVec<&'static str>,
+    /// Formats its spans came from, in first-seen order (see [`Summary::formats`]).
+    formats: FormatList,
     /// The conversation or session this run is a turn of (see [`conversation_of`]).
     pub conversation: Option<ArcStr>,
     /// The turn's number within its conversation, when the format records one.
@@ -133,6 +133,10 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Names of the formats its spans came from, in first-seen order.
+    pub fn formats(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.formats.iter().map(|format| format.as_str())
+    }
     /// Input plus output tokens (saturating: the counts come from the trace).
     pub fn tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
@@ -177,7 +181,7 @@ fn same_trace_groups(spans: &[Span]) -> Vec<usize> {
 #[derive(Debug, Clone, Default)]
 pub struct Invocation {
     pub id: Id,
-    pub spans: Vec<Span>,
+    pub spans: ThinVec<Span>,
     span_index: span_index::SpanIndex,
     // Verdict, gold and name are absent from most runs: boxed, so a run without them pays a
     // pointer each rather than their size.

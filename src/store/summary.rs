@@ -1,6 +1,7 @@
 //! What the list shows of an invocation: counts, tokens, tool calls, and the conversation it is a turn of.
 
 use super::*;
+use crate::model::FormatName;
 
 pub(super) fn summarize(inv: &Invocation) -> Summary {
     let spans = &inv.spans;
@@ -8,7 +9,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     let mut counts = KindCounts::default();
     let mut input_tokens = 0;
     let mut output_tokens = 0;
-    let mut formats: ThinVec<&'static str> = ThinVec::new();
+    let mut formats = FormatList::new();
     let mut start = u64::MAX;
     let mut end = 0;
     for span in spans {
@@ -22,9 +23,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             input_tokens = llm.input_tokens.unwrap_or(0).saturating_add(input_tokens);
             output_tokens = llm.output_tokens.unwrap_or(0).saturating_add(output_tokens);
         }
-        if !formats.contains(&span.format.as_str()) {
-            formats.push(span.format.as_str());
-        }
+        formats.add(span.format);
         if span.start_unix_nano > 0 {
             start = start.min(span.start_unix_nano);
         }
@@ -255,5 +254,78 @@ mod tests {
             ("turn_index", AttrValue::Int(4)),
         ])];
         assert_eq!(conversation_of(&spans), (None, None));
+    }
+}
+
+/// A run's formats by number, in first-seen order. Two words, the first seven inline: a run's
+/// spans come from one format or two, and a list of names was an allocation in every run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct FormatList {
+    first: [FormatName; FormatList::INLINE],
+    len: u8,
+    /// Formats past the seventh: no registry mixes that many in a run, but a crafted directory
+    /// could.
+    rest: ThinVec<FormatName>,
+}
+
+impl FormatList {
+    const INLINE: usize = 7;
+
+    pub(super) fn new() -> Self {
+        Self::default()
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = FormatName> + '_ {
+        self.first[..usize::from(self.len)]
+            .iter()
+            .chain(self.rest.iter())
+            .copied()
+    }
+
+    /// Counts `format` among them, once.
+    pub(super) fn add(&mut self, format: FormatName) {
+        if self.iter().any(|known| known == format) {
+            return;
+        }
+        match usize::from(self.len) {
+            len if len < Self::INLINE => {
+                self.first[len] = format;
+                self.len += 1;
+            }
+            _ => self.rest.push(format),
+        }
+    }
+
+    /// Heap bytes: none unless more formats than fit inline.
+    pub(super) fn heap_bytes(&self) -> u64 {
+        match self.rest.capacity() {
+            0 => 0,
+            capacity => crate::model::thin_vec_bytes(capacity, 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod format_list_tests {
+    use super::*;
+
+    #[test]
+    fn formats_keep_first_seen_order_once_each_past_the_inline_ones() {
+        const NAMES: [&str; 10] = [
+            "list-a", "list-b", "list-c", "list-d", "list-e", "list-f", "list-g", "list-h",
+            "list-i", "list-j",
+        ];
+        let names: Vec<FormatName> = NAMES.into_iter().map(FormatName::of).collect();
+        let mut list = FormatList::new();
+        for &name in names.iter().chain(names.iter().rev()) {
+            list.add(name);
+        }
+        assert_eq!(list.iter().collect::<Vec<_>>(), names);
+        assert!(list.heap_bytes() > 0);
+        let mut one = FormatList::new();
+        one.add(names[3]);
+        one.add(names[3]);
+        assert_eq!(one.iter().collect::<Vec<_>>(), vec![names[3]]);
+        assert_eq!(one.heap_bytes(), 0);
     }
 }

@@ -426,9 +426,9 @@ fn a_snapshot_held_elsewhere_keeps_its_version_while_the_store_changes() {
 fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
-        ("Invocation", size_of::<Invocation>(), 320),
+        ("Invocation", size_of::<Invocation>(), 312),
         ("Span", size_of::<Span>(), 176),
-        ("Summary", size_of::<Summary>(), 136),
+        ("Summary", size_of::<Summary>(), 144),
         ("ToolCallRef", size_of::<ToolCallRef>(), 40),
         ("TreeRow", size_of::<TreeRow>(), 16),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),

@@ -337,7 +337,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
         out,
         " · {} · {}",
         redact::sanitize_line(&inv.id.text()),
-        s.formats.join("+")
+        s.formats().collect::<Vec<_>>().join("+")
     );
     if let Some(eval) = &inv.eval {
         let _ = writeln!(

@@ -289,7 +289,7 @@ struct InvocationOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     failing: Option<bool>,
     format: &'a str,
-    formats: &'a [&'static str],
+    formats: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     gold: Option<GoldOut>,
     id: &'a Id,
@@ -321,8 +321,8 @@ impl<'a> InvocationOut<'a> {
             }),
             facets,
             failing,
-            format: summary.formats.first().copied().unwrap_or("unknown"),
-            formats: &summary.formats,
+            format: summary.formats().next().unwrap_or("unknown"),
+            formats: summary.formats().collect(),
             gold,
             id: &inv.id,
             matched_span_ids,
