@@ -43,7 +43,8 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
                     Ok(Some(text)) => Some(args_from_text_shaped(&text, shape)),
                     Ok(None) => None,
                     Err(why) => {
-                        notes.push(format!("{}: arguments unreadable: {why}", call.name));
+                        let name = call.name(&invocation.spans);
+                        notes.push(format!("{name}: arguments unreadable: {why}"));
                         None
                     }
                 }
@@ -61,14 +62,14 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
             });
             let (duration_s, error, error_is_result) = span_facts.unwrap_or_default();
             ActualCall {
-                name: call.name.to_string(),
+                name: call.name(&invocation.spans).to_string(),
                 args,
                 failed: call.failed,
                 error,
                 error_is_result,
                 duration_s,
                 cost: span.and_then(span_cost_usd),
-                call_id: call.call_id.as_deref().map(str::to_owned),
+                call_id: call.call_id(&invocation.spans).map(str::to_owned),
                 span: Some(call.span),
             }
         })

@@ -251,13 +251,7 @@ impl Tally {
                 + vec_bytes(tree.rows.capacity(), size_of::<super::TreeRow>())
                 + vec_bytes(tree.roots.capacity(), 8);
         }
-        self.trees_and_summaries += self.once(&inv.summary.name)
-            + inv
-                .summary
-                .tool_calls
-                .iter()
-                .map(|c| self.once(&c.name) + c.call_id.as_ref().map_or(0, |call| self.once(call)))
-                .sum::<u64>();
+        self.trees_and_summaries += self.once(&inv.summary.name);
         let summary = &inv.summary;
         self.trees_and_summaries += vec_bytes(
             summary.tool_calls.capacity(),

@@ -95,11 +95,10 @@ impl KindCounts {
     }
 }
 
-/// One call of the actual trajectory.
+/// One call of the actual trajectory. Its name and call id are its span's
+/// ([`ToolCallRef::name`], [`ToolCallRef::call_id`]): a run holds no copy of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRef {
-    pub name: ArcStr,
-    pub call_id: Option<ArcStr>,
     pub failed: bool,
     /// Index of the tool span in [`Invocation::spans`] (its id is that span's).
     pub span: usize,
@@ -148,19 +147,26 @@ impl Summary {
 }
 
 impl ToolCallRef {
-    /// The call made by tool span `span`, at index `index` of its run. Its name and call id
-    /// are the span's own shared texts (the span's name when it names no tool): no copies.
+    /// The call made by tool span `span`, at index `index` of its run.
     fn of(span: &Span, index: usize) -> ToolCallRef {
-        let tool = span.tool.as_deref();
         ToolCallRef {
-            name: tool
-                .and_then(|tool| tool.name.clone())
-                .unwrap_or_else(|| span.name.clone()),
-            call_id: tool.and_then(|tool| tool.call_id.clone()),
             failed: span.status.is_error(),
             span: index,
             start_unix_nano: span.start_unix_nano,
         }
+    }
+
+    /// The tool it called: its span's tool name, else the span's name. `spans` are its
+    /// run's ([`Invocation::spans`]); empty when the span is not there.
+    pub fn name<'a>(&self, spans: &'a [Span]) -> &'a str {
+        spans
+            .get(self.span)
+            .map_or("", |span| span.tool_name().unwrap_or(span.name.as_str()))
+    }
+
+    /// The call id its span carries, if any.
+    pub fn call_id<'a>(&self, spans: &'a [Span]) -> Option<&'a str> {
+        spans.get(self.span)?.tool_call_id()
     }
 }
 

@@ -299,7 +299,7 @@ fn failed_child_degrades_parent_and_invocation() {
     assert_eq!(health("root"), Health::Degraded);
     assert_eq!(inv.summary().health, Health::Degraded);
     assert_eq!(inv.summary().failed_tool_calls, 1);
-    assert_eq!(inv.summary().tool_calls[0].name, "search");
+    assert_eq!(inv.summary().tool_calls[0].name(&inv.spans), "search");
 }
 
 #[test]
@@ -429,7 +429,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
         ("Invocation", size_of::<Invocation>(), 312),
         ("Span", size_of::<Span>(), 176),
         ("Summary", size_of::<Summary>(), 144),
-        ("ToolCallRef", size_of::<ToolCallRef>(), 40),
+        ("ToolCallRef", size_of::<ToolCallRef>(), 24),
         ("TreeRow", size_of::<TreeRow>(), 16),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (

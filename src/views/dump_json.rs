@@ -391,8 +391,8 @@ impl Serialize for ToolCallsOut<'_> {
         let mut seq = serializer.serialize_seq(Some(calls.len()))?;
         for c in calls {
             seq.serialize_element(&ToolCallOut {
-                call_id: c.call_id.as_deref(),
-                name: redact::shown_data(&c.name, self.mode),
+                call_id: c.call_id(&self.inv.spans),
+                name: redact::shown_data(c.name(&self.inv.spans), self.mode),
                 span_id: &self.inv.spans[c.span].span_id,
                 status: if c.failed { "error" } else { "ok" },
             })?;

@@ -32,7 +32,7 @@ fn calls(inv: &Invocation) -> Trajectory {
     inv.summary()
         .tool_calls
         .iter()
-        .map(|c| (c.name.to_string(), c.failed))
+        .map(|c| (c.name(&inv.spans).to_string(), c.failed))
         .collect()
 }
 

@@ -61,8 +61,8 @@ fn trajectory(inv: &Invocation) -> Vec<Actual> {
         .map(|call| {
             let span = &inv.spans[call.span];
             Actual {
-                tool: call.name.to_string(),
-                call_id: call.call_id.as_deref().map(str::to_owned),
+                tool: call.name(&inv.spans).to_string(),
+                call_id: call.call_id(&inv.spans).map(str::to_owned),
                 args: payload_value(&span.input),
                 result: payload_value(&span.output),
                 result_text: formats::load_payload(&span.output).expect("payload loads"),
@@ -257,7 +257,7 @@ fn v03_anthropic_matches_toolscore_and_keeps_tool_results() {
         assert!(
             requested
                 .iter()
-                .any(|r| r.id.as_deref() == call.call_id.as_deref())
+                .any(|r| r.id.as_deref() == call.call_id(&inv.spans))
         );
     }
 }

@@ -211,15 +211,15 @@ fn check(store: &Store, expected: &[Expect], label: &str) {
             "{here}: spans"
         );
         assert_eq!(c.errors as usize, want.errors, "{here}: errors");
-        let names: Vec<&str> = s.tool_calls.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<&str> = s.tool_calls.iter().map(|t| t.name(&inv.spans)).collect();
         assert_eq!(names, want.tools, "{here}: tools");
-        let ids: Vec<Option<&str>> = s.tool_calls.iter().map(|t| t.call_id.as_deref()).collect();
+        let ids: Vec<Option<&str>> = s.tool_calls.iter().map(|t| t.call_id(&inv.spans)).collect();
         assert_eq!(ids, want.ids, "{here}: tool_call ids");
         let failed: Vec<&str> = s
             .tool_calls
             .iter()
             .filter(|t| t.failed)
-            .map(|t| t.name.as_str())
+            .map(|t| t.name(&inv.spans))
             .collect();
         assert_eq!(failed, want.failed, "{here}: failed tools");
         assert_eq!(

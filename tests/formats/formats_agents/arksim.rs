@@ -168,8 +168,9 @@ fn arksim_explicit_capture_trap_is_flagged_and_counted_failed() {
         calls(named(&store, "cancel_order · turn 0")),
         vec![ok("get_weather"), ok("lookup_order"), ok("cancel_order")]
     );
-    let search = named(&store, "kb_only · turn 0").summary().tool_calls[0].clone();
-    assert_eq!(search.call_id.as_deref(), Some("call_000237a1be31a0"));
+    let kb_only = named(&store, "kb_only · turn 0");
+    let search = kb_only.summary().tool_calls[0].clone();
+    assert_eq!(search.call_id(&kb_only.spans), Some("call_000237a1be31a0"));
 }
 
 #[test]
@@ -184,7 +185,7 @@ fn arksim_dedup_keeps_the_explicit_copy() {
         vec![failed("cancel_order"), ok("get_weather"), ok("get_weather")]
     );
     assert_eq!(
-        inv.summary().tool_calls[0].call_id.as_deref(),
+        inv.summary().tool_calls[0].call_id(&inv.spans),
         Some("call_1")
     );
     assert!(
@@ -282,7 +283,7 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
             .iter()
             .map(|c| {
                 (
-                    c.call_id.as_deref().map(str::to_owned),
+                    c.call_id(&inv.spans).map(str::to_owned),
                     inv.spans[c.span].span_id.to_string(),
                     c.failed,
                 )

@@ -106,7 +106,7 @@ fn event_facts(store: &Store) -> BTreeMap<String, TraceFacts> {
                     .summary()
                     .tool_calls
                     .iter()
-                    .map(|t| (t.name.to_string(), t.failed))
+                    .map(|t| (t.name(&inv.spans).to_string(), t.failed))
                     .collect(),
                 root_error: root.status == SpanStatus::Error,
             };

@@ -310,7 +310,7 @@ fn a_tailed_jsonl_chunk_adds_to_the_same_run_in_order() {
         .summary()
         .tool_calls
         .iter()
-        .map(|c| c.name.to_string())
+        .map(|c| c.name(&inv.spans).to_string())
         .collect();
     let expected: Vec<String> = text
         .lines()
