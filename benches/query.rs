@@ -89,7 +89,7 @@ fn build_store() -> Store {
                             }
                             .into(),
                         ),
-                        input_tokens: Some(100 + (r as u64 % 900)),
+                        input_tokens: Some(100 + (r as u32 % 900)),
                         output_tokens: Some(50),
                         ..Default::default()
                     }));

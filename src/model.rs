@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod attributes;
+mod finish_reasons;
 mod format_name;
 mod id;
 mod payload;
@@ -19,6 +20,7 @@ mod sparse;
 
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
+pub use finish_reasons::FinishReasons;
 pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
 pub use payload::*;
@@ -286,11 +288,11 @@ pub struct LlmFacts {
     pub provider: Option<ArcStr>,
     pub model: Option<ArcStr>,
     pub response_model: Option<ArcStr>,
-    pub input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
-    pub cache_read_tokens: Option<u64>,
+    pub input_tokens: Option<u32>,
+    pub output_tokens: Option<u32>,
+    pub cache_read_tokens: Option<u32>,
     /// Shared: the same few reasons (`stop`, `tool_calls`) repeat on call after call.
-    pub finish_reasons: thin_vec::ThinVec<ArcStr>,
+    pub finish_reasons: FinishReasons,
     pub requested_tool_calls: thin_vec::ThinVec<RequestedToolCall>,
 }
 
@@ -310,6 +312,12 @@ pub struct RetrievalFacts {
 }
 
 /// One span, in the single model every format normalizes into.
+/// A token count as an LLM span holds it: four bytes. No model call comes near `u32::MAX`
+/// tokens; a record that claims more is held at `u32::MAX`.
+pub fn token_count(count: u64) -> u32 {
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
+
 /// A 1-based line number as a span holds it: four bytes, which fit beside its kind, status
 /// and format where eight took a word of their own in every span. A line past `u32::MAX` (a
 /// file of over four billion lines) is held as no line.

@@ -226,10 +226,12 @@ impl Invocation {
             s.counts.errors += 1;
         }
         if let Some(llm) = &span.llm {
-            s.input_tokens = s.input_tokens.saturating_add(llm.input_tokens.unwrap_or(0));
+            s.input_tokens = s
+                .input_tokens
+                .saturating_add(llm.input_tokens.map_or(0, u64::from));
             s.output_tokens = s
                 .output_tokens
-                .saturating_add(llm.output_tokens.unwrap_or(0));
+                .saturating_add(llm.output_tokens.map_or(0, u64::from));
         }
         s.formats.add(span.format);
         if span.start_unix_nano > 0 {

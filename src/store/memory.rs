@@ -161,7 +161,7 @@ impl Tally {
             {
                 self.facts += self.once(name);
             }
-            let reasons = thin_vec_bytes(l.finish_reasons.capacity(), size_of::<ArcStr>())
+            let reasons = l.finish_reasons.own_heap_bytes()
                 + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
             self.facts += size_of_val(l.as_ref()) as u64
                 + reasons

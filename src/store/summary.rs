@@ -7,8 +7,8 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
     let spans = &inv.spans;
     let tree = inv.kept();
     let mut counts = KindCounts::default();
-    let mut input_tokens = 0;
-    let mut output_tokens = 0;
+    let mut input_tokens: u64 = 0;
+    let mut output_tokens: u64 = 0;
     let mut formats = FormatList::new();
     let mut start = u64::MAX;
     let mut end = 0;
@@ -20,8 +20,8 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         }
         if let Some(llm) = &span.llm {
             // Counts come from the trace: a hostile one can sum past u64.
-            input_tokens = llm.input_tokens.unwrap_or(0).saturating_add(input_tokens);
-            output_tokens = llm.output_tokens.unwrap_or(0).saturating_add(output_tokens);
+            input_tokens = input_tokens.saturating_add(llm.input_tokens.map_or(0, u64::from));
+            output_tokens = output_tokens.saturating_add(llm.output_tokens.map_or(0, u64::from));
         }
         formats.add(span.format);
         if span.start_unix_nano > 0 {

@@ -438,6 +438,8 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
             24,
         ),
         ("Payload", size_of::<crate::model::Payload>(), 56),
+        // 72: with the allocator's word it is an 80-byte block (an LLM span's facts).
+        ("LlmFacts", size_of::<crate::model::LlmFacts>(), 72),
     ];
     for (name, size, bound) in sizes {
         assert!(

@@ -100,13 +100,13 @@ pub fn facts(
         }
         let mut t = Vec::new();
         if let Some(n) = llm.input_tokens {
-            t.push(format!("in {}", tokens(n)));
+            t.push(format!("in {}", tokens(n.into())));
         }
         if let Some(n) = llm.output_tokens {
-            t.push(format!("out {}", tokens(n)));
+            t.push(format!("out {}", tokens(n.into())));
         }
         if let Some(n) = llm.cache_read_tokens {
-            t.push(format!("cache {}", tokens(n)));
+            t.push(format!("cache {}", tokens(n.into())));
         }
         if !t.is_empty() {
             lines.push(fact(theme, "tokens", vec![plain(&t.join(" · "), theme)]));

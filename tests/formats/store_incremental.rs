@@ -81,7 +81,7 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                 0 => {
                     span.kind = SpanKind::Llm;
                     span.llm = Some(Box::new(LlmFacts {
-                        input_tokens: Some(i as u64),
+                        input_tokens: Some(i as u32),
                         requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
                             id: Some(format!("call{}", i % 5).into()),
                             name: "lookup".into(),

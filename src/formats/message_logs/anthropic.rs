@@ -283,9 +283,15 @@ impl Reader<'_, '_> {
 /// Token counts and stop reason of the (last line of the) response.
 fn apply_usage(llm: &mut LlmFacts, message: &Value) {
     let usage = message.get("usage");
-    llm.input_tokens = usage.and_then(|u| u64_field(u, &["input_tokens"]));
-    llm.output_tokens = usage.and_then(|u| u64_field(u, &["output_tokens"]));
-    llm.cache_read_tokens = usage.and_then(|u| u64_field(u, &["cache_read_input_tokens"]));
+    llm.input_tokens = usage
+        .and_then(|u| u64_field(u, &["input_tokens"]))
+        .map(crate::model::token_count);
+    llm.output_tokens = usage
+        .and_then(|u| u64_field(u, &["output_tokens"]))
+        .map(crate::model::token_count);
+    llm.cache_read_tokens = usage
+        .and_then(|u| u64_field(u, &["cache_read_input_tokens"]))
+        .map(crate::model::token_count);
     llm.finish_reasons = str_field(message, "stop_reason")
         .map(crate::formats::common::intern::value)
         .into_iter()

@@ -156,16 +156,21 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .and_then(Value::as_str)
                         .map(Into::into),
                     input_tokens: usage
-                        .and_then(|u| u64_field(u, &["promptTokenCount", "prompt_token_count"])),
-                    output_tokens: usage.and_then(|u| {
-                        u64_field(u, &["candidatesTokenCount", "candidates_token_count"])
-                    }),
-                    cache_read_tokens: usage.and_then(|u| {
-                        u64_field(
-                            u,
-                            &["cachedContentTokenCount", "cached_content_token_count"],
-                        )
-                    }),
+                        .and_then(|u| u64_field(u, &["promptTokenCount", "prompt_token_count"]))
+                        .map(crate::model::token_count),
+                    output_tokens: usage
+                        .and_then(|u| {
+                            u64_field(u, &["candidatesTokenCount", "candidates_token_count"])
+                        })
+                        .map(crate::model::token_count),
+                    cache_read_tokens: usage
+                        .and_then(|u| {
+                            u64_field(
+                                u,
+                                &["cachedContentTokenCount", "cached_content_token_count"],
+                            )
+                        })
+                        .map(crate::model::token_count),
                     finish_reasons: entry
                         .candidate
                         .and_then(|c| get(c, "finishReason", "finish_reason"))

@@ -266,8 +266,12 @@ impl Reader<'_, '_> {
                 model: metadata
                     .and_then(|m| str_field(m, "model_name").or_else(|| str_field(m, "model")))
                     .map(Into::into),
-                input_tokens: usage.and_then(|u| u64_field(u, &["input_tokens"])),
-                output_tokens: usage.and_then(|u| u64_field(u, &["output_tokens"])),
+                input_tokens: usage
+                    .and_then(|u| u64_field(u, &["input_tokens"]))
+                    .map(crate::model::token_count),
+                output_tokens: usage
+                    .and_then(|u| u64_field(u, &["output_tokens"]))
+                    .map(crate::model::token_count),
                 finish_reasons: metadata
                     .and_then(|m| {
                         str_field(m, "finish_reason").or_else(|| str_field(m, "stop_reason"))

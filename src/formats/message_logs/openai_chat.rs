@@ -88,7 +88,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
         native_id: native_id(&doc.root),
         ..Default::default()
     };
-    let finish_reasons: thin_vec::ThinVec<crate::model::ArcStr> = doc
+    let finish_reasons: crate::model::FinishReasons = doc
         .root
         .get("choices")
         .and_then(Value::as_array)
@@ -122,10 +122,12 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .map(Into::into),
                     input_tokens: src
                         .usage
-                        .and_then(|u| u64_field(u, &["prompt_tokens", "input_tokens"])),
+                        .and_then(|u| u64_field(u, &["prompt_tokens", "input_tokens"]))
+                        .map(crate::model::token_count),
                     output_tokens: src
                         .usage
-                        .and_then(|u| u64_field(u, &["completion_tokens", "output_tokens"])),
+                        .and_then(|u| u64_field(u, &["completion_tokens", "output_tokens"]))
+                        .map(crate::model::token_count),
                     finish_reasons: finish_reasons.clone(),
                     ..Default::default()
                 },

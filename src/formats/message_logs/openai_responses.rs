@@ -68,8 +68,12 @@ pub fn read(input: &Input, doc: &Doc) -> Conversation {
         llm: LlmFacts {
             provider: Some("openai".into()),
             model: str_field(root, "model").map(Into::into),
-            input_tokens: usage.and_then(|u| u64_field(u, &["input_tokens"])),
-            output_tokens: usage.and_then(|u| u64_field(u, &["output_tokens"])),
+            input_tokens: usage
+                .and_then(|u| u64_field(u, &["input_tokens"]))
+                .map(crate::model::token_count),
+            output_tokens: usage
+                .and_then(|u| u64_field(u, &["output_tokens"]))
+                .map(crate::model::token_count),
             ..Default::default()
         },
     };

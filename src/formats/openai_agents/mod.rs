@@ -563,11 +563,13 @@ fn llm_facts(data: &Value) -> LlmFacts {
     let mut facts = LlmFacts {
         provider: Some("openai".into()),
         model: jsonrec::str_at(data, "model").map(Into::into),
-        input_tokens: tokens(&["input_tokens", "prompt_tokens"]),
-        output_tokens: tokens(&["output_tokens", "completion_tokens"]),
+        input_tokens: tokens(&["input_tokens", "prompt_tokens"]).map(crate::model::token_count),
+        output_tokens: tokens(&["output_tokens", "completion_tokens"])
+            .map(crate::model::token_count),
         cache_read_tokens: usage
             .and_then(|u| u.get("input_tokens_details"))
-            .and_then(|d| jsonrec::u64_at(d, "cached_tokens")),
+            .and_then(|d| jsonrec::u64_at(d, "cached_tokens"))
+            .map(crate::model::token_count),
         ..Default::default()
     };
     if let Some(Value::Array(messages)) = data.get("output") {

@@ -129,7 +129,7 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
         let usage = usage.as_ref()?;
         keys.iter().find_map(|k| usage.get(*k)?.as_u64())
     };
-    let mut finish_reasons: thin_vec::ThinVec<crate::model::ArcStr> = attrs
+    let mut finish_reasons: crate::model::FinishReasons = attrs
         .strings("gen_ai.response.finish_reasons")
         .iter()
         .map(|reason| intern::value(reason))
@@ -172,7 +172,8 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
                 "openarmature.llm.usage.prompt_tokens",
                 "llm.token_count.prompt",
             ])
-            .or_else(|| usage_u64(&["input", "prompt_tokens", "input_tokens"])),
+            .or_else(|| usage_u64(&["input", "prompt_tokens", "input_tokens"]))
+            .map(crate::model::token_count),
         output_tokens: attrs
             .first_u64(&[
                 "gen_ai.usage.output_tokens",
@@ -180,14 +181,16 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
                 "openarmature.llm.usage.completion_tokens",
                 "llm.token_count.completion",
             ])
-            .or_else(|| usage_u64(&["output", "completion_tokens", "output_tokens"])),
+            .or_else(|| usage_u64(&["output", "completion_tokens", "output_tokens"]))
+            .map(crate::model::token_count),
         cache_read_tokens: attrs
             .first_u64(&[
                 "gen_ai.usage.cache_read.input_tokens",
                 "openarmature.llm.cache_read.input_tokens",
                 "llm.token_count.prompt_details.cache_read",
             ])
-            .or_else(|| usage_u64(&["cache_read_input_tokens", "input_cached_tokens"])),
+            .or_else(|| usage_u64(&["cache_read_input_tokens", "input_cached_tokens"]))
+            .map(crate::model::token_count),
         finish_reasons,
         requested_tool_calls: if kind == SpanKind::Llm {
             tool_calls::requested_tool_calls(attrs, source)
