@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::dialect::Dialect;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    truthy, u64_field,
+    tokens_field, truthy,
 };
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
@@ -155,22 +155,15 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .and_then(|r| get(r, "modelVersion", "model_version"))
                         .and_then(Value::as_str)
                         .map(Into::into),
-                    input_tokens: usage
-                        .and_then(|u| u64_field(u, &["promptTokenCount", "prompt_token_count"]))
-                        .map(crate::model::token_count),
-                    output_tokens: usage
-                        .and_then(|u| {
-                            u64_field(u, &["candidatesTokenCount", "candidates_token_count"])
-                        })
-                        .map(crate::model::token_count),
-                    cache_read_tokens: usage
-                        .and_then(|u| {
-                            u64_field(
-                                u,
-                                &["cachedContentTokenCount", "cached_content_token_count"],
-                            )
-                        })
-                        .map(crate::model::token_count),
+                    input_tokens: tokens_field(usage, &["promptTokenCount", "prompt_token_count"]),
+                    output_tokens: tokens_field(
+                        usage,
+                        &["candidatesTokenCount", "candidates_token_count"],
+                    ),
+                    cache_read_tokens: tokens_field(
+                        usage,
+                        &["cachedContentTokenCount", "cached_content_token_count"],
+                    ),
                     finish_reasons: entry
                         .candidate
                         .and_then(|c| get(c, "finishReason", "finish_reason"))

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::dialect::Dialect;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    truthy, u64_field,
+    tokens_field, truthy,
 };
 use crate::formats::{Format, Input};
 use crate::model::{Batch, LlmFacts};
@@ -266,12 +266,8 @@ impl Reader<'_, '_> {
                 model: metadata
                     .and_then(|m| str_field(m, "model_name").or_else(|| str_field(m, "model")))
                     .map(Into::into),
-                input_tokens: usage
-                    .and_then(|u| u64_field(u, &["input_tokens"]))
-                    .map(crate::model::token_count),
-                output_tokens: usage
-                    .and_then(|u| u64_field(u, &["output_tokens"]))
-                    .map(crate::model::token_count),
+                input_tokens: tokens_field(usage, &["input_tokens"]),
+                output_tokens: tokens_field(usage, &["output_tokens"]),
                 finish_reasons: metadata
                     .and_then(|m| {
                         str_field(m, "finish_reason").or_else(|| str_field(m, "stop_reason"))

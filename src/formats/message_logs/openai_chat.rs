@@ -13,7 +13,7 @@ use super::dialect::Dialect;
 use super::openai_responses;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    truthy, u64_field,
+    tokens_field, truthy,
 };
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
@@ -120,14 +120,8 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .map(str::to_owned)
                         .or_else(|| src.model.clone())
                         .map(Into::into),
-                    input_tokens: src
-                        .usage
-                        .and_then(|u| u64_field(u, &["prompt_tokens", "input_tokens"]))
-                        .map(crate::model::token_count),
-                    output_tokens: src
-                        .usage
-                        .and_then(|u| u64_field(u, &["completion_tokens", "output_tokens"]))
-                        .map(crate::model::token_count),
+                    input_tokens: tokens_field(src.usage, &["prompt_tokens", "input_tokens"]),
+                    output_tokens: tokens_field(src.usage, &["completion_tokens", "output_tokens"]),
                     finish_reasons: finish_reasons.clone(),
                     ..Default::default()
                 },

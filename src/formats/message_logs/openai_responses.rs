@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::formats::Input;
 use crate::formats::message_logs::{
-    Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field, truthy,
-    u64_field,
+    Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
+    tokens_field, truthy,
 };
 use crate::model::LlmFacts;
 
@@ -68,12 +68,8 @@ pub fn read(input: &Input, doc: &Doc) -> Conversation {
         llm: LlmFacts {
             provider: Some("openai".into()),
             model: str_field(root, "model").map(Into::into),
-            input_tokens: usage
-                .and_then(|u| u64_field(u, &["input_tokens"]))
-                .map(crate::model::token_count),
-            output_tokens: usage
-                .and_then(|u| u64_field(u, &["output_tokens"]))
-                .map(crate::model::token_count),
+            input_tokens: tokens_field(usage, &["input_tokens"]),
+            output_tokens: tokens_field(usage, &["output_tokens"]),
             ..Default::default()
         },
     };

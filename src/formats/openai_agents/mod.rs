@@ -558,18 +558,17 @@ fn requested_with_arguments(data: &Value) -> Vec<(String, String, String)> {
 
 fn llm_facts(data: &Value) -> LlmFacts {
     let usage = data.get("usage").filter(|u| u.is_object());
-    let tokens =
-        |keys: &[&str]| usage.and_then(|u| keys.iter().find_map(|k| jsonrec::u64_at(u, k)));
+    let tokens = |of: Option<&Value>, keys: &[&str]| {
+        let count = of.and_then(|o| keys.iter().find_map(|k| jsonrec::u64_at(o, k)));
+        count.map(crate::model::token_count)
+    };
+    let details = usage.and_then(|u| u.get("input_tokens_details"));
     let mut facts = LlmFacts {
         provider: Some("openai".into()),
         model: jsonrec::str_at(data, "model").map(Into::into),
-        input_tokens: tokens(&["input_tokens", "prompt_tokens"]).map(crate::model::token_count),
-        output_tokens: tokens(&["output_tokens", "completion_tokens"])
-            .map(crate::model::token_count),
-        cache_read_tokens: usage
-            .and_then(|u| u.get("input_tokens_details"))
-            .and_then(|d| jsonrec::u64_at(d, "cached_tokens"))
-            .map(crate::model::token_count),
+        input_tokens: tokens(usage, &["input_tokens", "prompt_tokens"]),
+        output_tokens: tokens(usage, &["output_tokens", "completion_tokens"]),
+        cache_read_tokens: tokens(details, &["cached_tokens"]),
         ..Default::default()
     };
     if let Some(Value::Array(messages)) = data.get("output") {
