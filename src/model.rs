@@ -253,6 +253,22 @@ pub struct ErrorInfo {
 pub struct Identity {
     pub invocation_id: Option<ArcStr>,
     pub correlation_id: Option<ArcStr>,
+    /// Out of line: two spans in three with an identity name only a run or a correlation, so
+    /// theirs is a 32-byte block where all seven fields made a 64-byte one.
+    pub node: Sparse<NodeIdentity>,
+}
+
+impl SparseEmpty for Identity {
+    const EMPTY: &'static Self = &Identity {
+        invocation_id: None,
+        correlation_id: None,
+        node: Sparse::UNSET,
+    };
+}
+
+/// Where in a graph a span ran: its node, and which retry or parallel branch it was.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeIdentity {
     pub node_name: Option<ArcStr>,
     pub namespace: Option<ArcStr>,
     /// `openarmature.llm.attempt_index`: sibling LLM spans 0..N are attempts of one call.
@@ -261,10 +277,8 @@ pub struct Identity {
     pub branch_name: Option<ArcStr>,
 }
 
-impl SparseEmpty for Identity {
-    const EMPTY: &'static Self = &Identity {
-        invocation_id: None,
-        correlation_id: None,
+impl SparseEmpty for NodeIdentity {
+    const EMPTY: &'static Self = &NodeIdentity {
         node_name: None,
         namespace: None,
         attempt_index: None,

@@ -49,6 +49,9 @@ impl<T: SparseEmpty, P: Holder<T>> Default for Sparse<T, P> {
 }
 
 impl<T: SparseEmpty, P: Holder<T>> Sparse<T, P> {
+    /// Nothing set, as a constant (what `default()` gives).
+    pub const UNSET: Self = Sparse(None, PhantomData);
+
     /// True when no value was ever set (reads see the empty value without an allocation).
     pub fn is_unset(&self) -> bool {
         self.0.is_none()

@@ -186,12 +186,16 @@ impl Tally {
         if !span.identity.is_unset() {
             let i = &*span.identity;
             self.facts += size_of_val(i) as u64;
+            let node = &*i.node;
+            if !i.node.is_unset() {
+                self.facts += size_of_val(node) as u64;
+            }
             let texts = [
                 &i.invocation_id,
                 &i.correlation_id,
-                &i.node_name,
-                &i.namespace,
-                &i.branch_name,
+                &node.node_name,
+                &node.namespace,
+                &node.branch_name,
             ];
             for text in texts.into_iter().flatten() {
                 self.facts += self.once(text);

@@ -193,11 +193,11 @@ pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'st
             ident.push(format!("{k}={v}"));
         }
     };
-    add("node", id.node_name.as_deref().map(str::to_owned));
-    add("attempt", id.attempt_index.map(|a| a.to_string()));
-    add("fan-out", id.fan_out_index.map(|a| a.to_string()));
-    add("branch", id.branch_name.as_deref().map(str::to_owned));
-    add("namespace", id.namespace.as_deref().map(str::to_owned));
+    add("node", id.node.node_name.as_deref().map(str::to_owned));
+    add("attempt", id.node.attempt_index.map(|a| a.to_string()));
+    add("fan-out", id.node.fan_out_index.map(|a| a.to_string()));
+    add("branch", id.node.branch_name.as_deref().map(str::to_owned));
+    add("namespace", id.node.namespace.as_deref().map(str::to_owned));
     add("invocation", id.invocation_id.as_deref().map(str::to_owned));
     add(
         "correlation",

@@ -101,9 +101,9 @@ fn openarmature_attributes() {
 
     let agent = named(&spans, "agent");
     assert_eq!(agent.kind, SpanKind::Node);
-    assert_eq!(agent.identity.node_name.as_deref(), Some("agent"));
-    assert_eq!(agent.identity.namespace.as_deref(), Some("agent"));
-    assert_eq!(agent.identity.attempt_index, Some(0));
+    assert_eq!(agent.identity.node.node_name.as_deref(), Some("agent"));
+    assert_eq!(agent.identity.node.namespace.as_deref(), Some("agent"));
+    assert_eq!(agent.identity.node.attempt_index, Some(0));
     assert_eq!(
         agent.identity.correlation_id.as_deref(),
         Some("corr-agent_tools")
@@ -132,7 +132,7 @@ fn openarmature_attributes() {
             ("call_stock_02", "get_stock_price")
         ])
     );
-    assert_eq!(llm_span.identity.attempt_index, Some(0));
+    assert_eq!(llm_span.identity.node.attempt_index, Some(0));
 
     // The two failed LLM calls: error type from the exception event, message likewise.
     let failed: Vec<(Option<&str>, Option<&str>)> = spans

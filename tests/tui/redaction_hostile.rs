@@ -10,8 +10,8 @@ use std::process::Command;
 
 use proptest::prelude::*;
 use toolcap::model::{
-    AttrValue, Batch, ErrorInfo, EvalVerdict, Identity, LlmFacts, Problem, RequestedToolCall,
-    RetrievalFacts, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
+    AttrValue, Batch, ErrorInfo, EvalVerdict, LlmFacts, Problem, RequestedToolCall, RetrievalFacts,
+    Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
 };
 use toolcap::redact::{self, Reveal};
 use toolcap::sources::load;
@@ -199,11 +199,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         service: Some(text(Field::Service, "svc").into()),
         ..Default::default()
     };
-    root.identity = Identity {
-        node_name: Some(text(Field::NodeName, "plan").into()),
-        ..Default::default()
-    }
-    .into();
+    root.identity.node.node_name = Some(text(Field::NodeName, "plan").into());
     root.attributes.push((
         "note".into(),
         AttrValue::Str(text(Field::AttributeValue, "plain value").into()),

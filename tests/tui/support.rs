@@ -6,8 +6,8 @@ use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use toolcap::model::{
-    Batch, ErrorInfo, EvalVerdict, Identity, LlmFacts, Payload, RequestedToolCall, RetrievalFacts,
-    Span, SpanKind, SpanStatus, ToolFacts,
+    Batch, ErrorInfo, EvalVerdict, LlmFacts, Payload, RequestedToolCall, RetrievalFacts, Span,
+    SpanKind, SpanStatus, ToolFacts,
 };
 use toolcap::redact::Reveal;
 use toolcap::store::Store;
@@ -78,11 +78,7 @@ fn llm(
             .collect(),
         ..Default::default()
     }));
-    s.identity = Identity {
-        attempt_index: Some(attempt),
-        ..Default::default()
-    }
-    .into();
+    s.identity.node.attempt_index = Some(attempt);
     s.input = Payload::inline(
         "gen_ai.input.messages",
         r#"[{"role":"user","content":"Plan a trip to the coast"}]"#,

@@ -37,7 +37,7 @@ impl Parser {
         span.span_id = format!("llm:{call_id}#{attempt}").into();
         span.name = "openarmature.llm.complete".into();
         span.kind = SpanKind::Llm;
-        span.identity.attempt_index = u32::try_from(attempt).ok();
+        span.identity.node.attempt_index = u32::try_from(attempt).ok();
         let usage = event.get("usage").filter(|u| u.is_object());
         let mut facts = LlmFacts {
             provider: jsonrec::str_at(event, "provider").map(Into::into),

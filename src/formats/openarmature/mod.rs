@@ -322,11 +322,12 @@ impl Parser {
                     .unwrap_or_else(|| "node".into())
                     .into();
                 span.kind = SpanKind::Node;
-                span.identity.node_name = Some(span.name.clone());
-                span.identity.namespace = Some(key.namespace.join("/").into());
-                span.identity.fan_out_index =
+                span.identity.node.node_name = Some(span.name.clone());
+                span.identity.node.namespace = Some(key.namespace.join("/").into());
+                span.identity.node.fan_out_index =
                     jsonrec::u64_at(event, "fan_out_index").and_then(|i| u32::try_from(i).ok());
-                span.identity.branch_name = jsonrec::str_at(event, "branch_name").map(Into::into);
+                span.identity.node.branch_name =
+                    jsonrec::str_at(event, "branch_name").map(Into::into);
                 span.attributes.push((
                     "openarmature.node.attempt_index".into(),
                     AttrValue::Int(key.attempt as i64),
@@ -426,7 +427,7 @@ impl Parser {
         let mut span = self.base_span(input, line, invocation);
         span.parent_span_id = Some(self.caller_of(event, invocation));
         span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(Into::into);
-        span.identity.node_name = jsonrec::str_at(event, "node_name").map(Into::into);
+        span.identity.node.node_name = jsonrec::str_at(event, "node_name").map(Into::into);
         let latency_ns = event
             .get("latency_ms")
             .and_then(Value::as_f64)

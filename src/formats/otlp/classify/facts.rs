@@ -4,8 +4,8 @@
 use super::{AttrSource, Attrs, tool_calls};
 use crate::formats::common::intern;
 use crate::model::{
-    ArcStr, AttrValue, ErrorInfo, Identity, LlmFacts, PayloadBody, RetrievalFacts, Span, SpanKind,
-    SpanStatus, ToolFacts,
+    ArcStr, AttrValue, ErrorInfo, Identity, LlmFacts, NodeIdentity, PayloadBody, RetrievalFacts,
+    Span, SpanKind, SpanStatus, ToolFacts,
 };
 use thin_vec::ThinVec;
 
@@ -79,15 +79,18 @@ pub(super) fn identity_of(attrs: &Attrs) -> Identity {
             "langfuse.observation.metadata.correlation_id",
             "langfuse.trace.metadata.correlation_id",
         ]),
-        node_name: attrs.shared_str("openarmature.node.name"),
-        namespace,
-        attempt_index: index(&[
-            "openarmature.llm.attempt_index",
-            "openarmature.node.attempt_index",
-            "langfuse.observation.metadata.attempt_index",
-        ]),
-        fan_out_index: index(&["openarmature.node.fan_out_index"]),
-        branch_name: attrs.shared_str("openarmature.node.branch_name"),
+        node: NodeIdentity {
+            node_name: attrs.shared_str("openarmature.node.name"),
+            namespace,
+            attempt_index: index(&[
+                "openarmature.llm.attempt_index",
+                "openarmature.node.attempt_index",
+                "langfuse.observation.metadata.attempt_index",
+            ]),
+            fan_out_index: index(&["openarmature.node.fan_out_index"]),
+            branch_name: attrs.shared_str("openarmature.node.branch_name"),
+        }
+        .into(),
     }
 }
 
