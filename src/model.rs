@@ -325,7 +325,6 @@ pub struct RetrievalFacts {
     pub document_count: Option<u64>,
 }
 
-/// One span, in the single model every format normalizes into.
 /// A token count as an LLM span holds it: four bytes. No model call comes near `u32::MAX`
 /// tokens; a record that claims more is held at `u32::MAX`.
 pub fn token_count(count: u64) -> u32 {
@@ -361,6 +360,7 @@ impl std::fmt::Display for LineNumber {
     }
 }
 
+/// One span, in the single model every format normalizes into.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Span {
     /// Lower-case hex for OTLP (held as bytes); the native id for other formats.
