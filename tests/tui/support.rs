@@ -24,7 +24,7 @@ const MS: u64 = 1_000_000;
 /// The argument value that must never be on screen while redacted.
 pub const SECRET_CITY: &str = "Valparaiso";
 
-fn span(
+pub fn span(
     trace: &str,
     id: &str,
     parent: Option<&str>,

@@ -12,7 +12,7 @@ use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App, ListRow, Pane, SortKey};
 use toolcap::tui::config;
 
-use crate::support::{press, screen_text};
+use crate::support::{press, screen_text, span};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -409,4 +409,77 @@ fn m_toggles_mouse_capture_and_help_lists_the_new_keys() {
     ] {
         assert!(help.contains(text), "help lacks {text}:\n{help}");
     }
+}
+
+/// A drain that changes some failing runs rebuilds the queue; the facets of runs it did not
+/// touch are reused from the previous queue. The result equals a queue built from scratch
+/// over the same spans, and the changed runs' new failures are in it.
+#[test]
+fn the_failure_queue_after_a_drain_equals_one_built_from_scratch() {
+    use toolcap::model::{Batch, Span, SpanKind, SpanStatus};
+    use toolcap::sources::IngestEvent;
+
+    let root = |trace: &str| {
+        span(
+            trace,
+            &format!("{trace}-root"),
+            None,
+            trace,
+            SpanKind::Agent,
+            0,
+            100,
+        )
+    };
+    let failed = |trace: &str, id: &str, start: u64| {
+        let parent = format!("{trace}-root");
+        let mut s = span(
+            trace,
+            id,
+            Some(&parent),
+            id,
+            SpanKind::Tool,
+            start,
+            start + 10,
+        );
+        s.status = SpanStatus::Error;
+        s
+    };
+    let first: Vec<Span> = vec![
+        root("a"),
+        failed("a", "a-1", 10),
+        root("b"),
+        failed("b", "b-1", 10),
+        root("c"),
+    ];
+    let second: Vec<Span> = vec![failed("b", "b-2", 20), failed("c", "c-1", 10)];
+    let batch = |spans: Vec<Span>| Batch {
+        spans,
+        ..Default::default()
+    };
+    let new_app = || {
+        let mut app = App::new(Store::new(), config::from_toml("", false), Reveal::Redacted);
+        app::update(
+            &mut app,
+            Action::Resize {
+                width: 120,
+                height: 40,
+            },
+        );
+        app
+    };
+
+    let mut live = new_app();
+    app::ingest(&mut live, IngestEvent::Batch(batch(first.clone())));
+    assert_eq!(live.triage.failing, 2);
+    let stops_before = live.triage.stops.len();
+    app::ingest(&mut live, IngestEvent::Batch(batch(second.clone())));
+
+    let mut fresh = new_app();
+    let mut all = first;
+    all.extend(second);
+    app::ingest(&mut fresh, IngestEvent::Batch(batch(all)));
+
+    assert_eq!(live.triage.failing, 3);
+    assert_eq!(live.triage.stops.len(), stops_before + 2);
+    assert_eq!(live.triage.stops, fresh.triage.stops);
 }

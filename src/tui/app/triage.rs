@@ -3,12 +3,17 @@
 //!
 //! Runs are named by their position in the list's reading order (`list.runs`): the view is
 //! rebuilt whenever the list is, and a list of 100,000 runs is walked without hashing or
-//! copying an id.
+//! copying an id. A failing run's facets are kept with its id and the generation it last
+//! changed in, so a rebuild after a drain recomputes only the failing runs that changed (a
+//! small run's facets build its tree).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use foldhash::HashMap;
+
 use super::{App, nav};
+use crate::model::Id;
 use crate::store::{Invocation, Tree};
 use crate::triage::{Facets, GoldOutcome};
 
@@ -20,6 +25,9 @@ pub struct TriageView {
     key: Option<(u64, u64, u64)>,
     /// (list position, facets) of failing runs, by position: a run without facets passes.
     failing_facets: Vec<(usize, Facets)>,
+    /// What each of `failing_facets` was computed from: the run, the generation it last
+    /// changed in, and its gold outcome.
+    computed_from: Vec<(Id, u64, GoldOutcome)>,
     /// Failing invocations among the listed ones.
     pub failing: usize,
     /// Where `n` stops: (list position, span index), in reading order.
@@ -59,11 +67,18 @@ pub(super) fn refresh_triage(app: &mut App) {
             .iter()
             .zip(runs)
             .all(|(&seen, inv)| seen == address(inv));
-    let mut view = if extends {
-        std::mem::take(&mut app.triage)
+    let (mut view, earlier) = if extends {
+        (std::mem::take(&mut app.triage), TriageView::default())
     } else {
-        TriageView::default()
+        (TriageView::default(), std::mem::take(&mut app.triage))
     };
+    // Facets computed for the previous view, by run: reused when the run has not changed.
+    let reusable: HashMap<&Id, (u64, GoldOutcome, &Facets)> = earlier
+        .computed_from
+        .iter()
+        .zip(&earlier.failing_facets)
+        .map(|((id, changed_at, gold), (_, facets))| (id, (*changed_at, *gold, facets)))
+        .collect();
     let scored = app.gold.has_scores();
     for (pos, inv) in runs.iter().enumerate().skip(view.looked_at.len()) {
         view.looked_at.push(address(inv));
@@ -76,13 +91,24 @@ pub(super) fn refresh_triage(app: &mut App) {
         if !Facets::would_fail(inv, gold) {
             continue;
         }
-        let facets = Facets::of(inv, gold);
+        let facets = match reusable.get(&inv.id) {
+            Some(&(changed_at, earlier_gold, facets))
+                if changed_at == inv.changed_at() && earlier_gold == gold =>
+            {
+                facets.clone()
+            }
+            _ => Facets::of(inv, gold),
+        };
         view.stops
             .extend(facets.stops().into_iter().map(|span| (pos, span)));
         view.failing_facets.push((pos, facets));
+        view.computed_from
+            .push((inv.id.clone(), inv.changed_at(), gold));
     }
+    drop(reusable);
     view.failing = view.failing_facets.len();
     view.key = Some(key);
+    super::garbage::drop_elsewhere(earlier);
     super::garbage::drop_elsewhere(std::mem::replace(&mut app.triage, view));
 }
 
