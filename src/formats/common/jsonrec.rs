@@ -148,6 +148,14 @@ pub fn u64_at(value: &Value, key: &str) -> Option<u64> {
         .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
 }
 
+/// A token count from a usage object: the first of `keys` present, as an LLM span holds it
+/// ([`crate::model::token_count`]).
+pub fn tokens_at(usage: Option<&Value>, keys: &[&str]) -> Option<u32> {
+    let usage = usage?;
+    let count = keys.iter().find_map(|k| u64_at(usage, k))?;
+    Some(crate::model::token_count(count))
+}
+
 /// An id that may be written as a string or a number (`turn_id: 0` or `"0"`).
 pub fn id_at(value: &Value, key: &str) -> Option<String> {
     match value.get(key)? {

@@ -10,9 +10,9 @@
 use serde_json::Value;
 
 use super::dialect::Dialect;
+use crate::formats::common::jsonrec;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, str_field, timestamp_nanos,
-    tokens_field,
 };
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts, Payload, SpanEvent};
@@ -283,9 +283,9 @@ impl Reader<'_, '_> {
 /// Token counts and stop reason of the (last line of the) response.
 fn apply_usage(llm: &mut LlmFacts, message: &Value) {
     let usage = message.get("usage");
-    llm.input_tokens = tokens_field(usage, &["input_tokens"]);
-    llm.output_tokens = tokens_field(usage, &["output_tokens"]);
-    llm.cache_read_tokens = tokens_field(usage, &["cache_read_input_tokens"]);
+    llm.input_tokens = jsonrec::tokens_at(usage, &["input_tokens"]);
+    llm.output_tokens = jsonrec::tokens_at(usage, &["output_tokens"]);
+    llm.cache_read_tokens = jsonrec::tokens_at(usage, &["cache_read_input_tokens"]);
     llm.finish_reasons = str_field(message, "stop_reason")
         .map(crate::formats::common::intern::value)
         .into_iter()

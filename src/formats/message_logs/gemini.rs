@@ -6,9 +6,10 @@
 use serde_json::Value;
 
 use super::dialect::Dialect;
+use crate::formats::common::jsonrec;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    tokens_field, truthy,
+    truthy,
 };
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
@@ -155,12 +156,15 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .and_then(|r| get(r, "modelVersion", "model_version"))
                         .and_then(Value::as_str)
                         .map(Into::into),
-                    input_tokens: tokens_field(usage, &["promptTokenCount", "prompt_token_count"]),
-                    output_tokens: tokens_field(
+                    input_tokens: jsonrec::tokens_at(
+                        usage,
+                        &["promptTokenCount", "prompt_token_count"],
+                    ),
+                    output_tokens: jsonrec::tokens_at(
                         usage,
                         &["candidatesTokenCount", "candidates_token_count"],
                     ),
-                    cache_read_tokens: tokens_field(
+                    cache_read_tokens: jsonrec::tokens_at(
                         usage,
                         &["cachedContentTokenCount", "cached_content_token_count"],
                     ),

@@ -15,9 +15,10 @@
 use serde_json::Value;
 
 use super::dialect::Dialect;
+use crate::formats::common::jsonrec;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    tokens_field, truthy,
+    truthy,
 };
 use crate::formats::{Format, Input};
 use crate::model::{Batch, LlmFacts};
@@ -266,8 +267,8 @@ impl Reader<'_, '_> {
                 model: metadata
                     .and_then(|m| str_field(m, "model_name").or_else(|| str_field(m, "model")))
                     .map(Into::into),
-                input_tokens: tokens_field(usage, &["input_tokens"]),
-                output_tokens: tokens_field(usage, &["output_tokens"]),
+                input_tokens: jsonrec::tokens_at(usage, &["input_tokens"]),
+                output_tokens: jsonrec::tokens_at(usage, &["output_tokens"]),
                 finish_reasons: metadata
                     .and_then(|m| {
                         str_field(m, "finish_reason").or_else(|| str_field(m, "stop_reason"))

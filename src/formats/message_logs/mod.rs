@@ -280,15 +280,6 @@ pub fn error_text(value: &Value) -> String {
     }
 }
 
-/// A token count from the first key present in a usage object (see [`token_count`]).
-///
-/// [`token_count`]: crate::model::token_count
-pub fn tokens_field(usage: Option<&Value>, keys: &[&str]) -> Option<u32> {
-    let usage = usage?;
-    let count = keys.iter().find_map(|k| usage.get(*k)?.as_u64())?;
-    Some(crate::model::token_count(count))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,9 +11,10 @@ use serde_json::Value;
 
 use super::dialect::Dialect;
 use super::openai_responses;
+use crate::formats::common::jsonrec;
 use crate::formats::message_logs::{
     self, Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    tokens_field, truthy,
+    truthy,
 };
 use crate::formats::{Format, Input};
 use crate::model::{AttrValue, Batch, LlmFacts};
@@ -120,8 +121,11 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .map(str::to_owned)
                         .or_else(|| src.model.clone())
                         .map(Into::into),
-                    input_tokens: tokens_field(src.usage, &["prompt_tokens", "input_tokens"]),
-                    output_tokens: tokens_field(src.usage, &["completion_tokens", "output_tokens"]),
+                    input_tokens: jsonrec::tokens_at(src.usage, &["prompt_tokens", "input_tokens"]),
+                    output_tokens: jsonrec::tokens_at(
+                        src.usage,
+                        &["completion_tokens", "output_tokens"],
+                    ),
                     finish_reasons: finish_reasons.clone(),
                     ..Default::default()
                 },

@@ -9,9 +9,9 @@
 use serde_json::Value;
 
 use crate::formats::Input;
+use crate::formats::common::jsonrec;
 use crate::formats::message_logs::{
-    Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field,
-    tokens_field, truthy,
+    Call, Clock, Conversation, Doc, Item, PendingCalls, Turn, check_string_args, str_field, truthy,
 };
 use crate::model::LlmFacts;
 
@@ -68,8 +68,8 @@ pub fn read(input: &Input, doc: &Doc) -> Conversation {
         llm: LlmFacts {
             provider: Some("openai".into()),
             model: str_field(root, "model").map(Into::into),
-            input_tokens: tokens_field(usage, &["input_tokens"]),
-            output_tokens: tokens_field(usage, &["output_tokens"]),
+            input_tokens: jsonrec::tokens_at(usage, &["input_tokens"]),
+            output_tokens: jsonrec::tokens_at(usage, &["output_tokens"]),
             ..Default::default()
         },
     };

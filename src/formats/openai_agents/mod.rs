@@ -558,17 +558,13 @@ fn requested_with_arguments(data: &Value) -> Vec<(String, String, String)> {
 
 fn llm_facts(data: &Value) -> LlmFacts {
     let usage = data.get("usage").filter(|u| u.is_object());
-    let tokens = |of: Option<&Value>, keys: &[&str]| {
-        let count = of.and_then(|o| keys.iter().find_map(|k| jsonrec::u64_at(o, k)));
-        count.map(crate::model::token_count)
-    };
     let details = usage.and_then(|u| u.get("input_tokens_details"));
     let mut facts = LlmFacts {
         provider: Some("openai".into()),
         model: jsonrec::str_at(data, "model").map(Into::into),
-        input_tokens: tokens(usage, &["input_tokens", "prompt_tokens"]),
-        output_tokens: tokens(usage, &["output_tokens", "completion_tokens"]),
-        cache_read_tokens: tokens(details, &["cached_tokens"]),
+        input_tokens: jsonrec::tokens_at(usage, &["input_tokens", "prompt_tokens"]),
+        output_tokens: jsonrec::tokens_at(usage, &["output_tokens", "completion_tokens"]),
+        cache_read_tokens: jsonrec::tokens_at(details, &["cached_tokens"]),
         ..Default::default()
     };
     if let Some(Value::Array(messages)) = data.get("output") {

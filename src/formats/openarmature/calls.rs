@@ -43,15 +43,9 @@ impl Parser {
             provider: jsonrec::str_at(event, "provider").map(Into::into),
             model: jsonrec::str_at(event, "model").map(Into::into),
             response_model: jsonrec::str_at(event, "response_model").map(Into::into),
-            input_tokens: usage
-                .and_then(|u| jsonrec::u64_at(u, "prompt_tokens"))
-                .map(crate::model::token_count),
-            output_tokens: usage
-                .and_then(|u| jsonrec::u64_at(u, "completion_tokens"))
-                .map(crate::model::token_count),
-            cache_read_tokens: usage
-                .and_then(|u| jsonrec::u64_at(u, "cached_tokens"))
-                .map(crate::model::token_count),
+            input_tokens: jsonrec::tokens_at(usage, &["prompt_tokens"]),
+            output_tokens: jsonrec::tokens_at(usage, &["completion_tokens"]),
+            cache_read_tokens: jsonrec::tokens_at(usage, &["cached_tokens"]),
             finish_reasons: jsonrec::str_at(event, "finish_reason")
                 .map(crate::formats::common::intern::value)
                 .into_iter()
@@ -117,10 +111,7 @@ impl Parser {
                 provider: jsonrec::str_at(event, "provider").map(Into::into),
                 model: jsonrec::str_at(event, "model").map(Into::into),
                 response_model: jsonrec::str_at(event, "response_model").map(Into::into),
-                input_tokens: event
-                    .get("usage")
-                    .and_then(|u| jsonrec::u64_at(u, "input_tokens"))
-                    .map(crate::model::token_count),
+                input_tokens: jsonrec::tokens_at(event.get("usage"), &["input_tokens"]),
                 ..Default::default()
             }));
             span.input = jsonrec::payload(
