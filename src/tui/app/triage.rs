@@ -7,14 +7,13 @@
 //! changed in, so a rebuild after a drain recomputes only the failing runs that changed (a
 //! small run's facets build its tree).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use foldhash::HashMap;
 
 use super::{App, nav};
 use crate::model::Id;
-use crate::store::{Invocation, Tree};
+use crate::store::Invocation;
 use crate::triage::{Facets, GoldOutcome};
 
 /// Facets of the failing listed invocations and the queue built from them; rebuilt when the
@@ -122,25 +121,30 @@ fn here(app: &App) -> Option<(usize, Option<usize>)> {
     Some((pos, Some(nav::current_row(app).unwrap_or(0))))
 }
 
-/// The stops' positions in reading order, `(usize::MAX, None)` for one no longer listed. A
-/// run's stops are consecutive: its tree is taken once for all of them.
-fn placed_stops(app: &App) -> Vec<(usize, Option<usize>)> {
-    let mut tree_of: Option<(usize, Cow<'_, Tree>)> = None;
-    let mut placed = Vec::with_capacity(app.triage.stops.len());
-    for &(pos, span) in &app.triage.stops {
-        if tree_of.as_ref().is_none_or(|(at, _)| *at != pos) {
-            tree_of = app.list.runs.get(pos).map(|inv| (pos, inv.tree()));
-        }
-        let row = tree_of
-            .as_ref()
-            .filter(|(at, _)| *at == pos)
-            .and_then(|(_, tree)| tree.row_of(span));
-        placed.push(match row {
-            Some(row) => (pos, Some(row)),
-            None => (usize::MAX, None),
-        });
-    }
-    placed
+/// The stops' positions in reading order, `(usize::MAX, None)` for one no longer listed. Only
+/// the stops in the selected run (`here_pos`) are compared with the selection by tree row;
+/// the others are placed by list position alone (row 0), so a keypress builds at most the
+/// selected run's tree, however many runs fail.
+fn placed_stops(app: &App, here_pos: Option<usize>) -> Vec<(usize, Option<usize>)> {
+    let here_tree = here_pos
+        .and_then(|pos| app.list.runs.get(pos))
+        .map(|inv| inv.tree());
+    let listed = app.list.runs.len();
+    app.triage
+        .stops
+        .iter()
+        .map(|&(pos, span)| {
+            let row = match (Some(pos) == here_pos, &here_tree) {
+                (true, Some(tree)) => tree.row_of(span),
+                (true, None) => None,
+                (false, _) => (pos < listed).then_some(0),
+            };
+            match row {
+                Some(row) => (pos, Some(row)),
+                None => (usize::MAX, None),
+            }
+        })
+        .collect()
 }
 
 /// Index into `triage.stops` of the current selection, when it is a stop.
@@ -157,7 +161,7 @@ pub fn current_stop(app: &App) -> Option<usize> {
 /// failure of the next failing run), wrapping around.
 pub(super) fn step_failure(app: &mut App, forward: bool) {
     let here = here(app);
-    let placed = placed_stops(app);
+    let placed = placed_stops(app, here.map(|(pos, _)| pos));
     let found = pick(&placed, here, forward);
     land(app, found, "no failures in the listed invocations");
 }
