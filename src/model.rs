@@ -393,7 +393,7 @@ pub struct Span {
     pub events: thin_vec::ThinVec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: FormatName,
-    /// Shared by all the spans of one parse: one pointer per span (see `Input::shared_origin`).
+    /// Shared by all the spans of one parse: one pointer per span (see `Input::span_origin`).
     pub origin: Option<Arc<Origin>>,
     /// 1-based line in the source file when the format is line-oriented.
     pub line: Option<LineNumber>,
