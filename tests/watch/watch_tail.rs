@@ -221,7 +221,7 @@ fn a_tailer_with_smaller_pieces_hands_over_smaller_polls_and_whole_long_lines() 
             biggest = biggest.max(chunk.bytes.len());
             read.extend_from_slice(&chunk.bytes);
         }
-        // Short lines come a piece at a time; the window widened for the long line (doubling)
+        // Short lines come a piece at a time; the poll that reads on through the long line
         // hands over at most twice that line.
         match read.len() < 40 * short.len() {
             true => assert_eq!(handed, piece as usize),
@@ -284,5 +284,79 @@ fn recycled_buffers_are_read_into_again_and_pieces_still_join_up() {
     assert!(
         marked_reads >= 2,
         "the spare buffer was not read into again: {capacities:?}"
+    );
+}
+
+/// A line longer than a piece is read on into the same buffer a step at a time: its buffer ends
+/// about as big as the line (at most an eighth bigger), where doubling the window held up to
+/// twice the line; and the lines after it still join up.
+#[test]
+fn a_line_longer_than_a_piece_is_held_in_a_buffer_about_its_size() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("long.jsonl");
+    let piece = 512u64 << 10;
+    // 1.2 MB: a doubled window would be 2 MiB.
+    let long = format!("{{\"pad\":\"{}\"}}\n", "l".repeat(1_200_000));
+    let short = "{\"a\":1}\n";
+    let content = format!("{long}{short}{long}{short}");
+    write(&path, &content);
+    let mut tailer = Tailer::with_piece_bytes(&path, piece);
+    let mut read = Vec::new();
+    loop {
+        let poll = tailer.poll(false).expect("poll");
+        for chunk in poll.chunks {
+            assert_eq!(chunk.offset, read.len() as u64, "a gap or overlap");
+            if chunk.bytes.len() >= long.len() {
+                assert!(
+                    chunk.bytes.capacity() <= long.len() * 9 / 8,
+                    "a {}-byte line held in {} bytes",
+                    long.len(),
+                    chunk.bytes.capacity()
+                );
+            }
+            read.extend_from_slice(&chunk.bytes);
+        }
+        if !poll.more {
+            break;
+        }
+    }
+    assert!(
+        read == content.as_bytes(),
+        "the pieces differ from the file"
+    );
+}
+
+/// A line past the line limit is reported by number and skipped; the lines around it are
+/// handed over whole.
+#[test]
+fn a_line_past_the_limit_is_reported_and_the_next_lines_still_come() {
+    use toolcap::sources::tail::MAX_LINE_BYTES;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("oversize.jsonl");
+    let first = "{\"first\":1}\n";
+    let after = "{\"after\":2}\n";
+    let mut content = Vec::with_capacity(MAX_LINE_BYTES as usize + 64);
+    content.extend_from_slice(first.as_bytes());
+    content.resize(first.len() + MAX_LINE_BYTES as usize + 10, b'x');
+    content.push(b'\n');
+    content.extend_from_slice(after.as_bytes());
+    std::fs::write(&path, &content).expect("write");
+    let mut tailer = Tailer::new(&path);
+    let (mut lines, mut oversize) = (Vec::new(), Vec::new());
+    loop {
+        let poll = tailer.poll(false).expect("poll");
+        oversize.extend(poll.oversize_lines);
+        lines.extend(poll.chunks.into_iter().map(|c| (c.line, c.bytes)));
+        if !poll.more {
+            break;
+        }
+    }
+    assert_eq!(oversize, vec![2], "the long line is line 2");
+    assert_eq!(
+        lines,
+        vec![
+            (0, first.as_bytes().to_vec()),
+            (2, after.as_bytes().to_vec())
+        ]
     );
 }
