@@ -21,17 +21,12 @@ use crate::model::{Batch, Origin, Problem};
 
 use super::tail::{LineChunk, MAX_LINE_BYTES, Tailer, starts_as_json_lines};
 
-/// Files smaller than this are read whole: four pieces at least, or cutting gains nothing.
+/// Files smaller than this are read whole (sixteen pieces or fewer): cutting them gains little.
 pub const PIECEWISE_MIN_BYTES: u64 = 8 << 20;
 /// Pieces read but not yet applied, at most, besides one per parser: one being applied while
 /// each core parses one. Six pieces of 4 MiB in all on 2 cores held 22 MiB more at the peak
 /// on the 100 MB file than three, and were no faster.
 const PIECES_BEYOND_PARSERS: usize = 1;
-/// Bytes of lines per piece (a longer line is a piece of its own). The pieces in flight, their
-/// buffers and their parsed spans, are what the peak holds beyond the store: against 2 MiB,
-/// 512 KiB lowered `dump`'s peak on the 100 MB corpora by 5 MiB at the same CPU time; 1 MiB
-/// by 4.
-const PIECE_BYTES: u64 = 512 << 10;
 
 /// What loading a file in pieces read, for the file's load record (the spans went to the store).
 #[derive(Debug)]
@@ -50,7 +45,7 @@ pub fn load_in_pieces(path: &Path, apply: &mut dyn FnMut(Batch)) -> Option<Piece
         return None;
     }
     let origin = Origin::File(std::sync::Arc::new(path.to_path_buf()));
-    let mut tailer = Tailer::with_piece_bytes(path, PIECE_BYTES);
+    let mut tailer = Tailer::new(path);
     let first = tailer.poll(true).ok()?;
     let first_chunk = first.chunks.first()?;
     if first_chunk.offset != 0 || !starts_as_json_lines(&first_chunk.bytes) {

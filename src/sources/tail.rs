@@ -12,13 +12,15 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// Window read per step while looking for complete lines, and complete lines handed over by
-/// one poll, at most (plus one window): a big file arrives in pieces, so its first runs show
-/// while the rest is read and memory holds one piece at a time. 2 MiB for the TUI: against
-/// 4 MiB, the peak while reading the 99 MB corpora fell by about 8 MiB and first rows came
-/// sooner (0.08 → 0.05 s); 1 MiB and 512 KiB saved 1 MiB more and read the batched corpus
-/// 0.05–0.1 s slower (lines of 700 KB). The headless loader picks its own
-/// ([`Tailer::with_piece_bytes`]).
-const PIECE_BYTES: u64 = 2 << 20;
+/// one poll, at most (plus the rest of a line that goes on past it): a big file arrives in
+/// pieces, so its first runs show while the rest is read, and memory holds a few pieces at a
+/// time. The pieces in flight, their buffers and their parsed spans, are what a load's peak
+/// holds beyond the store: on the 100 MB corpora, `dump`'s peak was 5 MiB lower with 512 KiB
+/// than with 2 MiB and 4 MiB lower than with 1 MiB, at the same CPU time; 256 KiB was 1.4 MiB
+/// higher on the batched corpus (lines of 700 KB). The TUI's peak was 2 MiB lower than with
+/// 2 MiB pieces, first rows and the whole read as quick, once a line longer than a window was
+/// read on rather than read again in a doubled window ([`read_on_to_line_end`]).
+const PIECE_BYTES: u64 = 512 << 10;
 pub use crate::formats::MAX_LINE_BYTES;
 /// Bytes hashed at the start of the file and just before the consumed offset to recognise a
 /// file that was rewritten in place with different content.

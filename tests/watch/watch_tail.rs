@@ -253,7 +253,7 @@ fn recycled_buffers_are_read_into_again_and_pieces_still_join_up() {
     let lines = 12 * 1024;
     let content = line.repeat(lines);
     write(&path, &content);
-    let mut tailer = Tailer::new(&path);
+    let mut tailer = Tailer::with_piece_bytes(&path, 2 << 20);
     // A capacity no fresh window has: the piece read into it shows it.
     let marked = (3 << 20) + 123;
     tailer.recycle(Vec::with_capacity(marked));
