@@ -50,6 +50,36 @@ fn a_bad_line_between_good_lines_is_reported_and_the_rest_loads() {
     }
 }
 
+/// Spans are built as a line is read; a line found bad after some of its spans were built
+/// loads none of them, and says why as a line read whole would.
+#[test]
+fn a_line_that_fails_after_its_first_spans_loads_none_of_them() {
+    let good = std::fs::read_to_string(fixture("bad-line-between.jsonl")).unwrap();
+    let good: Vec<&str> = good.lines().collect();
+    let request: serde_json::Value = serde_json::from_str(good[0]).unwrap();
+    let spans = &request["resourceSpans"][0]["scopeSpans"][0]["spans"];
+    // Under a resource read first (so they are built at once), a good span and one whose id
+    // is refused (a problem), then a scope the model refuses.
+    let mut refused = spans[0].clone();
+    refused["spanId"] = "not hex".into();
+    let bad = format!(
+        r#"{{"resourceSpans":[{{"resource":{{}},"scopeSpans":[{{"spans":[{good},{refused}],"scope":5}}]}}]}}"#,
+        good = spans[0]
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("late-failure.jsonl");
+    std::fs::write(&path, format!("{}\n{bad}\n{}\n", good[0], good[2])).unwrap();
+    let loaded = load_file(&path);
+    assert_eq!(names(&loaded), ["good-before", "good-after"]);
+    assert_eq!(span_lines(&loaded), [Some(1), Some(3)]);
+    assert_eq!(error_lines(&loaded), [Some(2)]);
+    let message = &loaded.batch.problems[0].message;
+    assert!(
+        message.starts_with("not an OTLP/JSON request: invalid type: integer `5`"),
+        "{message}"
+    );
+}
+
 #[test]
 fn ten_thousand_deep_values_are_refused_without_overflowing() {
     // Line 2 nests 10,000 arrays where a string belongs; line 3 nests 10,000 arrayValues.

@@ -82,60 +82,112 @@ pub fn build_request(
     leniencies: &mut Vec<Leniency>,
     batch: &mut Batch,
 ) -> Outcome {
-    let mut outcome = Outcome::default();
-    for resource_spans in &request.resource_spans {
-        let service = resource_spans.resource.as_ref().and_then(|r| {
-            r.attributes
-                .iter()
-                .find(|kv| kv.key == "service.name")
-                .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
-                // Shared: every request of a process names the same service, and a file
-                // of one-request lines would hold one copy per line.
-                .map(|t| t.with_decoded(intern::value))
-        });
+    let mut builder = RequestBuilder::new(ctx);
+    for (index, resource_spans) in request.resource_spans.iter().enumerate() {
         for scope_spans in &resource_spans.scope_spans {
             for wire_span in &scope_spans.spans {
-                match build_span(wire_span, service.as_ref(), ctx, leniencies) {
-                    Ok(span) => {
-                        if span.parent_span_id.as_ref() == Some(&span.span_id) {
-                            batch.problems.push(Problem::warning(
-                                ctx.origin,
-                                ctx.line,
-                                format!(
-                                    "span {} ({}) names itself as its parent; shown at the root",
-                                    span.span_id, span.name
-                                ),
-                            ));
-                        }
-                        outcome.valid += 1;
-                        batch.spans.push(span);
-                    }
-                    Err(reason) => {
-                        outcome.rejected += 1;
-                        if outcome.rejected <= MAX_SPAN_PROBLEMS {
-                            batch.problems.push(Problem::error(
-                                ctx.origin,
-                                ctx.line,
-                                format!("span dropped: {reason}"),
-                            ));
-                        }
-                        outcome.first_reason.get_or_insert(reason);
-                    }
-                }
+                let resource = resource_spans.resource.as_ref();
+                builder.add(index, resource, wire_span, leniencies, batch);
             }
         }
     }
-    if outcome.rejected > MAX_SPAN_PROBLEMS {
-        batch.problems.push(Problem::error(
-            ctx.origin,
-            ctx.line,
-            format!(
-                "{} more spans dropped for invalid ids",
-                outcome.rejected - MAX_SPAN_PROBLEMS
-            ),
-        ));
+    builder.finish(batch)
+}
+
+/// Builds the spans of one request as they are read, in request order: what
+/// [`build_request`] does for a whole decoded request, and `wire::for_each_span` feeds span by
+/// span.
+pub struct RequestBuilder<'c> {
+    ctx: &'c Context<'c>,
+    outcome: Outcome,
+    /// The service named by the resource the last span came under, by the resource's position.
+    service: Option<(usize, Option<ArcStr>)>,
+}
+
+impl<'c> RequestBuilder<'c> {
+    pub fn new(ctx: &'c Context<'c>) -> Self {
+        RequestBuilder {
+            ctx,
+            outcome: Outcome::default(),
+            service: None,
+        }
     }
-    outcome
+
+    /// Builds `wire_span`, read under the request's `resource_index`th resource.
+    pub fn add(
+        &mut self,
+        resource_index: usize,
+        resource: Option<&wire::Resource>,
+        wire_span: &wire::Span,
+        leniencies: &mut Vec<Leniency>,
+        batch: &mut Batch,
+    ) {
+        let ctx = self.ctx;
+        let service = match &self.service {
+            Some((index, service)) if *index == resource_index => service,
+            _ => {
+                &self
+                    .service
+                    .insert((resource_index, service_of(resource)))
+                    .1
+            }
+        };
+        match build_span(wire_span, service.as_ref(), ctx, leniencies) {
+            Ok(span) => {
+                if span.parent_span_id.as_ref() == Some(&span.span_id) {
+                    batch.problems.push(Problem::warning(
+                        ctx.origin,
+                        ctx.line,
+                        format!(
+                            "span {} ({}) names itself as its parent; shown at the root",
+                            span.span_id, span.name
+                        ),
+                    ));
+                }
+                self.outcome.valid += 1;
+                batch.spans.push(span);
+            }
+            Err(reason) => {
+                self.outcome.rejected += 1;
+                if self.outcome.rejected <= MAX_SPAN_PROBLEMS {
+                    batch.problems.push(Problem::error(
+                        ctx.origin,
+                        ctx.line,
+                        format!("span dropped: {reason}"),
+                    ));
+                }
+                self.outcome.first_reason.get_or_insert(reason);
+            }
+        }
+    }
+
+    /// Sums up what was dropped past the problems reported one by one.
+    pub fn finish(self, batch: &mut Batch) -> Outcome {
+        let outcome = self.outcome;
+        if outcome.rejected > MAX_SPAN_PROBLEMS {
+            batch.problems.push(Problem::error(
+                self.ctx.origin,
+                self.ctx.line,
+                format!(
+                    "{} more spans dropped for invalid ids",
+                    outcome.rejected - MAX_SPAN_PROBLEMS
+                ),
+            ));
+        }
+        outcome
+    }
+}
+
+/// The `service.name` a resource names.
+fn service_of(resource: Option<&wire::Resource>) -> Option<ArcStr> {
+    resource?
+        .attributes
+        .iter()
+        .find(|kv| kv.key == "service.name")
+        .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
+        // Shared: every request of a process names the same service, and a file of
+        // one-request lines would hold one copy per line.
+        .map(|t| t.with_decoded(intern::value))
 }
 
 /// Why a span's ids make it unusable, if they do. Shared by the builder and the receiver's

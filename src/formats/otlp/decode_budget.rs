@@ -98,6 +98,50 @@ pub fn push<T>(items: &mut Vec<T>, item: T) -> Result<(), OverBudget> {
 /// Items a sequence gathers on the stack before it moves to the heap.
 const ON_STACK: usize = 16;
 
+/// What [`sequence`] charges for a sequence, item by item: the room the gathered items take
+/// (on the stack up to [`ON_STACK`], then a heap buffer doubling from there). A reader that
+/// hands items on instead of keeping them (`wire::for_each_span`) charges the same, so a
+/// request is refused or accepted alike whichever way it is read.
+pub struct Growth {
+    item_bytes: usize,
+    len: usize,
+    capacity: usize,
+    spilled: bool,
+}
+
+impl Growth {
+    pub fn of<T>() -> Growth {
+        Growth {
+            item_bytes: size_of::<T>(),
+            len: 0,
+            capacity: ON_STACK,
+            spilled: false,
+        }
+    }
+
+    /// Charges one more item: the heap's growth when the gathered items fill their room.
+    pub fn add(&mut self) -> Result<(), OverBudget> {
+        if self.len == self.capacity {
+            let more = self.capacity;
+            // What the heap holds after: all of it when the items leave the stack.
+            let new_heap = if self.spilled { more } else { 2 * more };
+            charge(new_heap.saturating_mul(self.item_bytes))?;
+            self.capacity += more;
+            self.spilled = true;
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Charges a sequence that never left the stack: it is allocated at its length.
+    pub fn finish(self) -> Result<(), OverBudget> {
+        match self.spilled {
+            true => Ok(()),
+            false => charge(self.len.saturating_mul(self.item_bytes)),
+        }
+    }
+}
+
 /// `deserialize_with` for the JSON model's vectors: a sequence charged as [`push`] charges.
 pub fn sequence<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
 where
@@ -119,20 +163,18 @@ where
             // the stack, they are allocated once, at their length, instead of growing 4, 8,
             // 16. Longer ones move to the heap and grow as `push` grows them, charged alike.
             let mut items = SmallVec::<[T; ON_STACK]>::new();
+            let mut growth = Growth::of::<T>();
             while let Some(item) = seq.next_element()? {
+                growth.add().map_err(de::Error::custom)?;
                 if items.len() == items.capacity() {
-                    let more = items.capacity();
-                    // What the heap holds after: all of it when the items leave the stack.
-                    let new_heap = if items.spilled() { more } else { 2 * more };
-                    charge(new_heap.saturating_mul(size_of::<T>())).map_err(de::Error::custom)?;
-                    items.reserve_exact(more);
+                    items.reserve_exact(items.capacity());
                 }
                 items.push(item);
             }
+            growth.finish().map_err(de::Error::custom)?;
             if items.spilled() {
                 return Ok(items.into_vec());
             }
-            charge(items.len() * size_of::<T>()).map_err(de::Error::custom)?;
             let mut exact = Vec::with_capacity(items.len());
             exact.extend(items);
             Ok(exact)

@@ -17,7 +17,9 @@ use serde_json::value::RawValue;
 
 use super::decode_budget::{self, Budget};
 
+mod streaming;
 mod unescape;
+pub use streaming::for_each_span;
 use unescape::{unescape_into, unescaped_len};
 
 #[derive(Debug, Default, Deserialize)]

@@ -117,3 +117,102 @@ fn hex_digits_decode_as_the_hex_crate_decodes_them() {
     assert!(!decode_hex(b"abc", &mut [0u8; 2]), "too short");
     assert!(decode_hex(b"", &mut []));
 }
+
+/// A span as both readers see it: its resource's position and service, and its name.
+type Seen = (usize, Option<String>, String);
+
+fn service(resource: Option<&Resource>) -> Option<String> {
+    let kv = resource?
+        .attributes
+        .iter()
+        .find(|kv| kv.key == "service.name")?;
+    Some(
+        kv.value
+            .as_ref()?
+            .string_value
+            .as_ref()?
+            .decoded()
+            .into_owned(),
+    )
+}
+
+fn streamed(line: &str) -> Result<Vec<Seen>, String> {
+    let mut seen = Vec::new();
+    for_each_span(line.as_bytes(), &mut |index, resource, span| {
+        seen.push((index, service(resource), span.name.to_string()))
+    })?;
+    Ok(seen)
+}
+
+fn modelled(line: &str) -> Result<Vec<Seen>, String> {
+    let request = Request::parse(line.as_bytes()).map_err(|e| e.to_string())?;
+    let mut seen = Vec::new();
+    for (index, resource_spans) in request.resource_spans.iter().enumerate() {
+        for scope in &resource_spans.scope_spans {
+            for span in &scope.spans {
+                let resource = resource_spans.resource.as_ref();
+                seen.push((index, service(resource), span.name.to_string()));
+            }
+        }
+    }
+    Ok(seen)
+}
+
+#[test]
+fn spans_read_one_at_a_time_are_the_spans_of_the_whole_request_in_its_order() {
+    let svc = |name: &str| {
+        format!(r#"{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{name}"}}}}]}}"#)
+    };
+    let shapes = [
+        format!(
+            r#"{{"resourceSpans":[{{"resource":{},"scopeSpans":[{{"scope":{{"name":"s"}},"spans":[{{"name":"a"}},{{"name":"b"}}]}},{{"spans":[{{"name":"c"}}]}}]}}]}}"#,
+            svc("one")
+        ),
+        // Spans before their resource: kept until the resource is read.
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"name":"a"}}]}}],"resource":{}}},{{"resource":{},"scopeSpans":[{{"spans":[{{"name":"b"}}],"scope":{{}}}}]}}]}}"#,
+            svc("late"),
+            svc("early")
+        ),
+        r#"{"resource_spans":[{"scope_spans":[{"spans":[{"name":"snake"}]}]},{"instrumentationLibrarySpans":[{"spans":[{"name":"old"}]}]},{"instrumentation_library_spans":[{"spans":[{"name":"older"}]}]}]}"#.into(),
+        r#"{"extra":[1,{"x":2}],"resourceSpans":[{"resource":null,"other":3,"scopeSpans":[{"spans":[{"name":"a","unknown":true}],"schemaUrl":"u"}]}]}"#.into(),
+        r#"{}"#.into(),
+        r#"{"resourceSpans":[]}"#.into(),
+    ];
+    for shape in &shapes {
+        let expected = modelled(shape).expect(shape);
+        assert_eq!(streamed(shape).as_ref(), Ok(&expected), "{shape}");
+    }
+    assert_eq!(
+        streamed(&shapes[1]).unwrap(),
+        [
+            (0, Some("late".into()), "a".into()),
+            (1, Some("early".into()), "b".into())
+        ]
+    );
+}
+
+#[test]
+fn a_request_the_model_refuses_fails_when_read_one_span_at_a_time() {
+    for shape in [
+        r#"{"resourceSpans":[],"resource_spans":[]}"#,
+        r#"{"resourceSpans":[{"resource":{},"resource":{}}]}"#,
+        r#"{"resourceSpans":[{"scopeSpans":[],"scope_spans":[]}]}"#,
+        r#"{"resourceSpans":[{"scopeSpans":[{"spans":[],"spans":[]}]}]}"#,
+        r#"{"resourceSpans":[{"scopeSpans":[{"scope":5,"spans":[{"name":"a"}]}]}]}"#,
+        r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"}],"scope":{"name":7}}]}]}"#,
+        r#"{"resourceSpans":[{"scopeSpans":[{"spans":null}]}]}"#,
+        r#"{"resourceSpans":[{"resource":{"attributes":5},"scopeSpans":[]}]}"#,
+        r#"{"resourceSpans":[null]}"#,
+        r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"}]}]}]} trailing"#,
+        r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"}"#,
+    ] {
+        assert!(modelled(shape).is_err(), "the model took {shape}");
+        assert!(streamed(shape).is_err(), "read one at a time: {shape}");
+    }
+    // The model takes a request written as an array of its fields; the one-at-a-time reader
+    // leaves it to the model rather than read it differently.
+    let as_array = r#"[[{"scopeSpans":[{"spans":[{"name":"a"}]}]}]]"#;
+    assert_eq!(modelled(as_array).unwrap().len(), 1);
+    assert!(streamed(as_array).is_err());
+}
