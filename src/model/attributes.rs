@@ -14,35 +14,29 @@
 use std::fmt;
 use std::ops::Deref;
 
-use thin_vec::ThinVec;
+use super::{ArcStr, AttrValue};
 
-use super::{ArcStr, AttrValue, thin_vec_bytes};
-
+mod block;
 mod encoding;
+use block::Block;
 use encoding::*;
 
 #[derive(Clone, Default)]
 pub struct Attributes(Repr);
 
-/// Two words: every span and event holds one. The open list is boxed so that it fits beside
-/// the packed form's two thin pointers; a span holds it only while a parser builds it.
+/// Two words: every span and event holds one. The open list is boxed; a span holds it only
+/// while a parser builds it (or when it is too long to pack, see [`Block`]).
 #[derive(Clone)]
 #[allow(clippy::box_collection)]
 enum Repr {
     Open(Box<Vec<(ArcStr, AttrValue)>>),
-    Packed {
-        bytes: ThinVec<u8>,
-        side: ThinVec<AttrValue>,
-    },
+    Packed(Block),
 }
 
 impl Default for Repr {
     /// An empty list is packed: it needs no allocation that way.
     fn default() -> Self {
-        Repr::Packed {
-            bytes: ThinVec::new(),
-            side: ThinVec::new(),
-        }
+        Repr::Packed(Block::empty())
     }
 }
 
@@ -128,7 +122,7 @@ impl Attributes {
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Open(list) => list.len(),
-            Repr::Packed { bytes, .. } => Reader::new(bytes).varint() as usize,
+            Repr::Packed(block) => Reader::new(block.bytes()).varint() as usize,
         }
     }
 
@@ -137,14 +131,15 @@ impl Attributes {
     }
 
     pub fn is_packed(&self) -> bool {
-        matches!(self.0, Repr::Packed { .. })
+        matches!(self.0, Repr::Packed(_))
     }
 
     pub fn iter(&self) -> Iter<'_> {
         match &self.0 {
             Repr::Open(list) => Iter(Walk::Open(list.iter())),
-            Repr::Packed { bytes, side } => {
-                let (reader, left) = Reader::entries(bytes);
+            Repr::Packed(block) => {
+                let (reader, left) = Reader::entries(block.bytes());
+                let side = block.held();
                 Iter(Walk::Packed { reader, side, left })
             }
         }
@@ -157,11 +152,11 @@ impl Attributes {
                 .iter()
                 .find(|(k, _)| k.as_str() == key)
                 .map(|(_, v)| AttrView::Held(v)),
-            Repr::Packed { bytes, side } => {
-                let (mut reader, count) = Reader::entries(bytes);
+            Repr::Packed(block) => {
+                let (mut reader, count) = Reader::entries(block.bytes());
                 for _ in 0..count {
                     if reader.key() == key {
-                        return Some(reader.value(side));
+                        return Some(reader.value(block.held()));
                     }
                     reader.skip_value();
                 }
@@ -178,19 +173,19 @@ impl Attributes {
     pub fn as_open(&self) -> Option<&[(ArcStr, AttrValue)]> {
         match &self.0 {
             Repr::Open(list) => Some(list.as_slice()),
-            Repr::Packed { .. } => None,
+            Repr::Packed(_) => None,
         }
     }
 
     /// The list, for a parser to change; a packed list is unpacked first.
     pub fn open_mut(&mut self) -> &mut Vec<(ArcStr, AttrValue)> {
-        if let Repr::Packed { .. } = self.0 {
+        if let Repr::Packed(_) = self.0 {
             let list = self.to_vec();
             self.0 = Repr::Open(Box::new(list));
         }
         match &mut self.0 {
             Repr::Open(list) => list,
-            Repr::Packed { .. } => unreachable!("unpacked above"),
+            Repr::Packed(_) => unreachable!("unpacked above"),
         }
     }
 
@@ -210,7 +205,7 @@ impl Attributes {
     pub fn to_vec(&self) -> Vec<(ArcStr, AttrValue)> {
         match &self.0 {
             Repr::Open(list) => list.to_vec(),
-            Repr::Packed { .. } => self
+            Repr::Packed(_) => self
                 .iter()
                 .map(|(key, value)| (ArcStr::from(key), (*value).clone()))
                 .collect(),
@@ -219,18 +214,27 @@ impl Attributes {
 
     /// Packs the list (see the module's doc). Reads give the same pairs after as before.
     pub fn pack(&mut self) {
-        let Repr::Open(_) = &self.0 else {
+        let Repr::Open(list) = &self.0 else {
             return;
         };
-        let Repr::Open(mut list) = std::mem::take(&mut self.0) else {
+        let packed = WORKSHOP.with(|workshop| {
+            let workshop = &mut *workshop.borrow_mut();
+            workshop.bytes.clear();
+            match list.is_empty() {
+                true => Some(Block::empty()),
+                false => pack(list, &mut workshop.bytes),
+            }
+        });
+        // A list too long for a block stays open.
+        let Some(packed) = packed else {
+            return;
+        };
+        let Repr::Open(mut list) = std::mem::replace(&mut self.0, Repr::Packed(packed)) else {
             unreachable!("open, as matched above");
         };
+        list.clear();
         WORKSHOP.with(|workshop| {
             let workshop = &mut *workshop.borrow_mut();
-            if !list.is_empty() {
-                workshop.bytes.clear();
-                self.0 = pack(&mut list, &mut workshop.bytes);
-            }
             if list.capacity() <= SPARE_LIST_MAX && workshop.spares.len() < SPARE_LISTS {
                 list.clear();
                 workshop.spares.push(list);
@@ -250,10 +254,7 @@ impl Attributes {
     pub fn own_heap_bytes(&self) -> u64 {
         match &self.0 {
             Repr::Open(list) => (list.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64,
-            Repr::Packed { bytes, side } => {
-                thin_vec_bytes(bytes.capacity(), 1)
-                    + thin_vec_bytes(side.capacity(), size_of::<AttrValue>())
-            }
+            Repr::Packed(block) => block.heap_bytes(),
         }
     }
 
@@ -274,8 +275,8 @@ impl Attributes {
                 .iter()
                 .map(|(key, value)| key.len() as u64 + value_bytes(value))
                 .sum(),
-            Repr::Packed { bytes, side } => {
-                bytes.len() as u64 + side.iter().map(value_bytes).sum::<u64>()
+            Repr::Packed(block) => {
+                block.bytes().len() as u64 + block.held().iter().map(value_bytes).sum::<u64>()
             }
         }
     }
@@ -284,7 +285,7 @@ impl Attributes {
     pub fn held_values(&self) -> Box<dyn Iterator<Item = &AttrValue> + '_> {
         match &self.0 {
             Repr::Open(list) => Box::new(list.iter().map(|(_, v)| v)),
-            Repr::Packed { side, .. } => Box::new(side.iter()),
+            Repr::Packed(block) => Box::new(block.held().iter()),
         }
     }
 }

@@ -1,8 +1,7 @@
 //! The packed form of [`super::Attributes`]: value tags, the writer and the reader.
 
-use thin_vec::ThinVec;
-
-use super::{AttrView, Repr};
+use super::AttrView;
+use super::block::Block;
 use crate::model::{ArcStr, AttrValue, shared_texts};
 
 pub(super) const NULL: u8 = 0;
@@ -18,13 +17,14 @@ pub(super) const LIST: u8 = 7;
 /// A key written out in place (the shared table was full): its length and bytes follow.
 pub(super) const KEY_IN_PLACE: u64 = 0;
 
-/// Writes `list` packed into `bytes` (a scratch buffer) and returns it with its side list.
-pub(super) fn pack(list: &mut Vec<(ArcStr, AttrValue)>, bytes: &mut Vec<u8>) -> Repr {
+/// Writes `list` packed into `bytes` (a scratch buffer) and returns its block; `None` when the
+/// list is too long for one (it is left as it was).
+pub(super) fn pack(list: &[(ArcStr, AttrValue)], bytes: &mut Vec<u8>) -> Option<Block> {
     shared_texts::numbering(|numbering| {
         write_varint(bytes, list.len() as u64);
         let mut held = smallvec::SmallVec::<[AttrValue; 4]>::new();
-        for (key, value) in list.drain(..) {
-            match numbering.number_of(&key) {
+        for (key, value) in list {
+            match numbering.number_of(key) {
                 Some(number) => write_varint(bytes, u64::from(number) + 1),
                 None => {
                     write_varint(bytes, KEY_IN_PLACE);
@@ -32,20 +32,13 @@ pub(super) fn pack(list: &mut Vec<(ArcStr, AttrValue)>, bytes: &mut Vec<u8>) -> 
                     bytes.extend_from_slice(key.as_bytes());
                 }
             }
-            if !write_in_place(bytes, numbering, &key, &value) {
+            if !write_in_place(bytes, numbering, key, value) {
                 bytes.push(SIDE);
                 write_varint(bytes, held.len() as u64);
-                held.push(value);
+                held.push(value.clone());
             }
         }
-        let mut packed = ThinVec::with_capacity(bytes.len());
-        packed.extend_from_slice(bytes);
-        let mut side = ThinVec::with_capacity(held.len());
-        side.extend(held);
-        Repr::Packed {
-            bytes: packed,
-            side,
-        }
+        Block::new(held, bytes)
     })
 }
 

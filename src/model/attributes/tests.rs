@@ -243,3 +243,39 @@ fn cut_short_bytes_read_as_zeros_not_a_panic() {
     let mut never_ends = Reader::new(&[0xff; 20]);
     never_ends.varint();
 }
+
+/// A packed list owns the values it holds in full: packing moves them (the open list lets
+/// go), a copy shares them, and dropping lets them go, nothing more and nothing less.
+#[test]
+fn a_packed_list_holds_its_values_once_and_lets_them_go() {
+    let payload = std::sync::Arc::new(Payload {
+        bytes: 3,
+        body: PayloadBody::Inline("abc".into()),
+        ..Payload::default()
+    });
+    let one_off = ArcStr::from("a one-off text, long enough to be held and not shared: ".repeat(4));
+    let mut attributes = Attributes::from(vec![
+        ("count".into(), AttrValue::Int(7)),
+        (
+            "gen_ai.output.messages".into(),
+            AttrValue::Payload(payload.clone()),
+        ),
+        ("note".into(), AttrValue::Str(one_off.clone())),
+    ]);
+    attributes.pack();
+    assert!(attributes.is_packed());
+    assert_eq!(attributes.held_values().count(), 2);
+    assert_eq!(std::sync::Arc::strong_count(&payload), 2);
+    assert_eq!(ArcStr::strong_count(&one_off), Some(2));
+    let copy = attributes.clone();
+    assert_eq!(std::sync::Arc::strong_count(&payload), 3);
+    assert_eq!(pairs(&copy), pairs(&attributes));
+    let elsewhere = std::thread::spawn(move || pairs(&copy)).join().unwrap();
+    assert_eq!(elsewhere, pairs(&attributes));
+    // The copy went with its thread; what it read out holds a value of its own.
+    drop(elsewhere);
+    assert_eq!(std::sync::Arc::strong_count(&payload), 2);
+    drop(attributes);
+    assert_eq!(std::sync::Arc::strong_count(&payload), 1);
+    assert_eq!(ArcStr::strong_count(&one_off), Some(1));
+}
