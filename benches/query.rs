@@ -79,7 +79,7 @@ fn build_store() -> Store {
                         SpanKind::Llm,
                         1 + 2 * c,
                     );
-                    llm.llm = Some(Box::new(LlmFacts {
+                    llm.set_llm(Some(Box::new(LlmFacts {
                         provider: Some("openai".into()),
                         model: Some(
                             if r % 2 == 0 {
@@ -92,7 +92,7 @@ fn build_store() -> Store {
                         input_tokens: Some(100 + (r as u32 % 900)),
                         output_tokens: Some(50),
                         ..Default::default()
-                    }));
+                    })));
                     spans.push(llm);
                     let tool_name = TOOLS[(r + c as usize) % TOOLS.len()];
                     let mut tool = base(
@@ -102,11 +102,11 @@ fn build_store() -> Store {
                         SpanKind::Tool,
                         2 + 2 * c,
                     );
-                    tool.tool = Some(Box::new(ToolFacts {
+                    tool.set_tool(Some(Box::new(ToolFacts {
                         name: Some(tool_name.into()),
                         call_id: Some(format!("call_{r}_{c}").into()),
                         requested_by: None,
-                    }));
+                    })));
                     if c == 3 && r % 7 == 0 {
                         tool.status = SpanStatus::Error;
                         tool.error = Some(Box::new(ErrorInfo {

@@ -34,10 +34,10 @@ fn store() -> Store {
         };
         let failing = inv % 5 == 0;
         let mut tool = span("tool", Some("root"), "lookup_order", SpanKind::Tool);
-        tool.tool = Some(Box::new(ToolFacts {
+        tool.set_tool(Some(Box::new(ToolFacts {
             name: Some("lookup_order".into()),
             ..ToolFacts::default()
-        }));
+        })));
         tool.input = Payload::inline(
             "gen_ai.tool.call.arguments",
             format!(r#"{{"order_id": "ORD-{inv}", "customer": "c{inv}@example.com"}}"#),

@@ -59,18 +59,18 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
             let mut span = base(format!("n{n}c{c}"), Some(node_id.clone()), kind, at);
             at += 1;
             if kind == SpanKind::Llm {
-                span.llm = Some(Box::new(LlmFacts {
+                span.set_llm(Some(Box::new(LlmFacts {
                     model: Some("gpt-4o".into()),
                     input_tokens: Some(100),
                     output_tokens: Some(20),
                     ..Default::default()
-                }));
+                })));
             } else {
-                span.tool = Some(Box::new(ToolFacts {
+                span.set_tool(Some(Box::new(ToolFacts {
                     name: Some("search".into()),
                     call_id: Some(format!("call{n}-{c}").into()),
                     requested_by: None,
-                }));
+                })));
                 span.input =
                     Payload::inline("args", r#"{"query":"weather in Oslo","limit":5}"#).into();
                 if c % 7 == 1 {

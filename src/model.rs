@@ -13,6 +13,7 @@ mod attributes;
 mod finish_reasons;
 mod format_name;
 mod id;
+mod kind_facts;
 mod payload;
 mod problem;
 pub mod shared_texts;
@@ -23,6 +24,7 @@ pub use attributes::{AttrView, Attributes};
 pub use finish_reasons::FinishReasons;
 pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
+pub use kind_facts::{KindFacts, SeveralFacts};
 pub use payload::*;
 pub use problem::*;
 pub use sparse::{Holder, Sparse, SparseEmpty};
@@ -379,9 +381,9 @@ pub struct Span {
     /// Shared: all spans of a resource name the same service.
     pub service: Option<ArcStr>,
     pub identity: Sparse<Identity>,
-    pub llm: Option<Box<LlmFacts>>,
-    pub tool: Option<Box<ToolFacts>>,
-    pub retrieval: Option<Box<RetrievalFacts>>,
+    /// Model call, tool call or retrieval facts ([`Span::llm`], [`Span::tool`],
+    /// [`Span::retrieval`]).
+    pub facts: KindFacts,
     // Payloads are absent from most spans (a run's agent, chain and plain spans record none):
     // out of line, so those spans pay a pointer each instead of two payloads' size.
     /// Arguments, prompt messages, query or input strings.
@@ -416,14 +418,14 @@ impl Span {
         self.attributes.get(key)
     }
     pub fn model(&self) -> Option<&str> {
-        let llm = self.llm.as_ref()?;
+        let llm = self.llm()?;
         llm.response_model.as_deref().or(llm.model.as_deref())
     }
     pub fn tool_name(&self) -> Option<&str> {
-        self.tool.as_ref()?.name.as_deref()
+        self.tool()?.name.as_deref()
     }
     pub fn tool_call_id(&self) -> Option<&str> {
-        self.tool.as_ref()?.call_id.as_deref()
+        self.tool()?.call_id.as_deref()
     }
     pub fn error_type(&self) -> Option<&str> {
         self.error.as_ref()?.error_type.as_deref()

@@ -321,7 +321,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             s.tool_name().is_some_and(|t| contains_ci(t, v))
         })),
         Term::Model(v) => span_level(spans_by_text(inv, v, only(Field::Model), |s| {
-            s.llm.as_ref().is_some_and(|l| {
+            s.llm().is_some_and(|l| {
                 l.model.as_deref().is_some_and(|m| contains_ci(m, v))
                     || l.response_model
                         .as_deref()
@@ -329,7 +329,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             })
         })),
         Term::Provider(v) => span_level(spans_by_text(inv, v, only(Field::Provider), |s| {
-            s.llm
+            s.llm()
                 .as_ref()
                 .and_then(|l| l.provider.as_deref())
                 .is_some_and(|p| contains_ci(p, v))
@@ -389,7 +389,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                     spans_where(inv, |s| op.holds(s.duration_ms(), *value))
                 }
                 Metric::Tokens if holds => spans_where(inv, |s| {
-                    s.llm.as_ref().is_some_and(|l| {
+                    s.llm().is_some_and(|l| {
                         let tokens = l
                             .input_tokens
                             .unwrap_or(0)

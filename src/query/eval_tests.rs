@@ -38,19 +38,19 @@ fn sample_store() -> Store {
     ]
     .into();
     let mut llm1 = span("t1", "b1", Some("a1"), "chat", SpanKind::Llm);
-    llm1.llm = Some(Box::new(LlmFacts {
+    llm1.set_llm(Some(Box::new(LlmFacts {
         provider: Some("openai".into()),
         model: Some("gpt-4o".into()),
         input_tokens: Some(800),
         output_tokens: Some(400),
         ..Default::default()
-    }));
+    })));
     let mut tool1 = span("t1", "c1", Some("a1"), "execute_tool", SpanKind::Tool);
-    tool1.tool = Some(Box::new(ToolFacts {
+    tool1.set_tool(Some(Box::new(ToolFacts {
         name: Some("search_flights".into()),
         call_id: Some("call_xyz".into()),
         requested_by: None,
-    }));
+    })));
     tool1.attributes = vec![(ArcStr::from("http.status_code"), AttrValue::Int(200))].into();
 
     let root2 = span("t2", "a2", None, "support run", SpanKind::Agent);
@@ -61,11 +61,11 @@ fn sample_store() -> Store {
         message: Some("refund backend timeout (non-fatal)".into()),
         ..Default::default()
     }));
-    tool2.tool = Some(Box::new(ToolFacts {
+    tool2.set_tool(Some(Box::new(ToolFacts {
         name: Some("refund".into()),
         call_id: Some("call_r1".into()),
         requested_by: None,
-    }));
+    })));
     tool2.input = Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#).into();
     tool2.format = "openai-agents".into();
 

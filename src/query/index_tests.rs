@@ -135,20 +135,20 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
         attributes: keyed(&plan.attributes).into(),
         ..Span::default()
     };
-    span.tool = plan.tool.as_ref().map(|name| {
+    span.set_tool(plan.tool.as_ref().map(|name| {
         Box::new(ToolFacts {
             name: Some(name.as_str().into()),
             ..ToolFacts::default()
         })
-    });
+    }));
     let (model, response_model) = plan.models.clone();
     if model.is_some() || response_model.is_some() || plan.provider.is_some() {
-        span.llm = Some(Box::new(LlmFacts {
+        span.set_llm(Some(Box::new(LlmFacts {
             model: model.as_deref().map(ArcStr::from),
             response_model: response_model.as_deref().map(ArcStr::from),
             provider: plan.provider.as_deref().map(ArcStr::from),
             ..LlmFacts::default()
-        }));
+        })));
     }
     span.error = plan.error.as_ref().map(|(error_type, message, is_result)| {
         Box::new(ErrorInfo {

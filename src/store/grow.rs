@@ -186,7 +186,7 @@ impl Invocation {
             links.as_ref().is_some_and(|l| l.requester.contains_key(id))
         };
         let asked: Vec<crate::model::ArcStr> = self.spans[i]
-            .llm
+            .llm()
             .iter()
             .flat_map(|llm| llm.requested_tool_calls.iter().filter_map(|c| c.id.clone()))
             .filter(|id| !known(&self.links, id))
@@ -198,14 +198,14 @@ impl Invocation {
                 continue;
             }
             for &t in links.tools_by_call.get(&id).into_iter().flatten() {
-                if let Some(tool) = &mut self.spans[t].tool {
+                if let Some(tool) = self.spans[t].tool_mut() {
                     tool.requested_by = Some(by.clone());
                 }
             }
             links.requester.insert(id, by);
         }
         let span = &mut self.spans[i];
-        if let Some(tool) = &mut span.tool
+        if let Some(tool) = span.tool_mut()
             && let Some(id) = &tool.call_id
         {
             let links = links_mut(&mut self.links);
@@ -225,7 +225,7 @@ impl Invocation {
         if span.status.is_error() && !span.is_evaluator() {
             s.counts.errors += 1;
         }
-        if let Some(llm) = &span.llm {
+        if let Some(llm) = span.llm() {
             s.input_tokens = s
                 .input_tokens
                 .saturating_add(llm.input_tokens.map_or(0, u64::from));

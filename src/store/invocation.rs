@@ -205,7 +205,7 @@ impl Invocation {
             }
         }
         for (i, span) in self.spans[..self.built].iter().enumerate() {
-            if let Some(llm) = &span.llm {
+            if let Some(llm) = span.llm() {
                 for call in &llm.requested_tool_calls {
                     if let Some(id) = &call.id {
                         links
@@ -215,7 +215,7 @@ impl Invocation {
                     }
                 }
             }
-            if let Some(id) = span.tool.as_ref().and_then(|t| t.call_id.as_ref()) {
+            if let Some(id) = span.tool().and_then(|t| t.call_id.as_ref()) {
                 links.tools_by_call.entry(id.clone()).or_default().push(i);
             }
         }
@@ -285,9 +285,8 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
         && a.error == b.error
         && a.start_unix_nano == b.start_unix_nano
         && a.end_unix_nano == b.end_unix_nano
-        && a.llm == b.llm
-        && a.tool.as_ref().map(|t| (&t.name, &t.call_id))
-            == b.tool.as_ref().map(|t| (&t.name, &t.call_id))
+        && a.llm() == b.llm()
+        && a.tool().map(|t| (&t.name, &t.call_id)) == b.tool().map(|t| (&t.name, &t.call_id))
         && payload(&a.input, &b.input)
         && payload(&a.output, &b.output)
         && a.events.len() == b.events.len()

@@ -8,8 +8,8 @@ use std::mem::size_of;
 
 use super::{Invocation, Store};
 use crate::model::{
-    ArcStr, AttrValue, Attributes, Id, Origin, Payload, PayloadBody, Span, shared_texts,
-    thin_vec_bytes,
+    ArcStr, AttrValue, Attributes, Id, KindFacts, LlmFacts, Origin, Payload, PayloadBody,
+    RetrievalFacts, SeveralFacts, Span, ToolFacts, shared_texts, thin_vec_bytes,
 };
 
 /// Bytes per structure, largest first.
@@ -154,7 +154,15 @@ impl Tally {
             let texts = [&e.error_type, &e.message].into_iter().flatten();
             self.facts += size_of_val(e.as_ref()) as u64 + texts.map(|t| self.once(t)).sum::<u64>();
         }
-        if let Some(l) = &span.llm {
+        // The kind facts' one block: one kind's facts, or several together.
+        self.facts += match &span.facts {
+            KindFacts::None => 0,
+            KindFacts::Llm(_) => size_of::<LlmFacts>(),
+            KindFacts::Tool(_) => size_of::<ToolFacts>(),
+            KindFacts::Retrieval(_) => size_of::<RetrievalFacts>(),
+            KindFacts::Several(_) => size_of::<SeveralFacts>(),
+        } as u64;
+        if let Some(l) = span.llm() {
             for name in [&l.provider, &l.model, &l.response_model]
                 .into_iter()
                 .flatten()
@@ -163,8 +171,7 @@ impl Tally {
             }
             let reasons = l.finish_reasons.own_heap_bytes()
                 + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
-            self.facts += size_of_val(l.as_ref()) as u64
-                + reasons
+            self.facts += reasons
                 + l.requested_tool_calls
                     .iter()
                     .map(|c| {
@@ -174,14 +181,13 @@ impl Tally {
                     })
                     .sum::<u64>();
         }
-        if let Some(t) = &span.tool {
-            self.facts += size_of_val(t.as_ref()) as u64
-                + t.name.as_ref().map_or(0, |name| self.once(name))
+        if let Some(t) = span.tool() {
+            self.facts += t.name.as_ref().map_or(0, |name| self.once(name))
                 + t.call_id.as_ref().map_or(0, |call| self.once(call))
                 + t.requested_by.as_ref().map_or(0, |by| self.id(by));
         }
-        if let Some(r) = &span.retrieval {
-            self.facts += size_of_val(r.as_ref()) as u64 + opt(&r.query);
+        if let Some(r) = span.retrieval() {
+            self.facts += opt(&r.query);
         }
         if !span.identity.is_unset() {
             let i = &*span.identity;

@@ -36,10 +36,10 @@ pub fn tool_runs(from: usize, to: usize) -> Batch {
             format!("execute_tool {tool_name}"),
             SpanKind::Tool,
         );
-        tool.tool = Some(Box::new(ToolFacts {
+        tool.set_tool(Some(Box::new(ToolFacts {
             name: Some(tool_name.into()),
             ..Default::default()
-        }));
+        })));
         if r % 5 == 0 {
             tool.status = SpanStatus::Error;
             tool.error = Some(Box::new(ErrorInfo {

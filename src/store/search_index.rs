@@ -221,7 +221,7 @@ impl SearchIndex {
         if let Some(tool) = span.tool_name() {
             complete &= self.add(vocabulary, Field::Tool, tool);
         }
-        if let Some(llm) = span.llm.as_deref() {
+        if let Some(llm) = span.llm() {
             for model in [&llm.model, &llm.response_model].into_iter().flatten() {
                 complete &= self.add(vocabulary, Field::Model, model);
             }

@@ -18,7 +18,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         if span.status.is_error() && !span.is_evaluator() {
             counts.errors += 1;
         }
-        if let Some(llm) = &span.llm {
+        if let Some(llm) = span.llm() {
             // Counts come from the trace: a hostile one can sum past u64.
             input_tokens = input_tokens.saturating_add(llm.input_tokens.map_or(0, u64::from));
             output_tokens = output_tokens.saturating_add(llm.output_tokens.map_or(0, u64::from));

@@ -280,10 +280,10 @@ fn failed_child_degrades_parent_and_invocation() {
     let mut tool = span("t", "tool", Some("node"), 3);
     tool.kind = SpanKind::Tool;
     tool.status = SpanStatus::Error;
-    tool.tool = Some(Box::new(ToolFacts {
+    tool.set_tool(Some(Box::new(ToolFacts {
         name: Some("search".into()),
         ..Default::default()
-    }));
+    })));
     ingest(
         &mut store,
         vec![
@@ -427,7 +427,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 312),
-        ("Span", size_of::<Span>(), 176),
+        ("Span", size_of::<Span>(), 168),
         ("Summary", size_of::<Summary>(), 144),
         ("ToolCallRef", size_of::<ToolCallRef>(), 24),
         ("TreeRow", size_of::<TreeRow>(), 16),

@@ -168,7 +168,7 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
 pub(super) fn link_tool_calls(spans: &mut [Span]) {
     let mut requester: HashMap<crate::model::ArcStr, Id> = HashMap::default();
     for span in spans.iter() {
-        if let Some(llm) = &span.llm {
+        if let Some(llm) = span.llm() {
             for call in &llm.requested_tool_calls {
                 if let Some(id) = &call.id {
                     requester
@@ -182,7 +182,7 @@ pub(super) fn link_tool_calls(spans: &mut [Span]) {
         return;
     }
     for span in spans.iter_mut() {
-        if let Some(tool) = &mut span.tool
+        if let Some(tool) = span.tool_mut()
             && let Some(id) = &tool.call_id
         {
             tool.requested_by = requester.get(id.as_str()).cloned();

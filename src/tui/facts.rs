@@ -82,7 +82,7 @@ pub fn facts(
             theme,
         )],
     ));
-    if let Some(llm) = &span.llm {
+    if let Some(llm) = span.llm() {
         if let Some(model) = span.model() {
             let provider = llm
                 .provider
@@ -134,7 +134,7 @@ pub fn facts(
             ));
         }
     }
-    if let Some(tool) = &span.tool {
+    if let Some(tool) = span.tool() {
         if let Some(name) = &tool.name {
             lines.push(fact(
                 theme,
@@ -167,7 +167,7 @@ pub fn facts(
             ));
         }
     }
-    if let Some(r) = &span.retrieval {
+    if let Some(r) = span.retrieval() {
         if let Some(q) = &r.query {
             let shown = match mode {
                 Reveal::Redacted => format!("string ({} chars)", q.chars().count()),

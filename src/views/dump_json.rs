@@ -456,7 +456,7 @@ struct RequestedCallOut<'a> {
 impl<'a> SpanOut<'a> {
     fn new(inv: &'a Invocation, row: &TreeRow, health: Health, mode: Reveal) -> Self {
         let span: &'a Span = &inv.spans[row.span()];
-        let llm = span.llm.as_deref();
+        let llm = span.llm();
         let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
         SpanOut {
             attempt_index: span.identity.node.attempt_index,
@@ -480,7 +480,7 @@ impl<'a> SpanOut<'a> {
             output_tokens: llm.and_then(|l| l.output_tokens).map(u64::from),
             parent_span_id: span.parent_span_id.as_ref(),
             provider: text(llm.and_then(|l| l.provider.as_deref())),
-            requested_by: span.tool.as_ref().and_then(|t| t.requested_by.as_ref()),
+            requested_by: span.tool().and_then(|t| t.requested_by.as_ref()),
             requested_tool_calls: llm.map(|l| {
                 l.requested_tool_calls
                     .iter()

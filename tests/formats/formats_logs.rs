@@ -253,7 +253,7 @@ fn v03_anthropic_matches_toolscore_and_keeps_tool_results() {
             .span_by_id(span.parent_span_id.as_ref().unwrap())
             .unwrap();
         assert_eq!(inv.spans[parent].kind, SpanKind::Llm);
-        let requested = &inv.spans[parent].llm.as_ref().unwrap().requested_tool_calls;
+        let requested = &inv.spans[parent].llm().unwrap().requested_tool_calls;
         assert!(
             requested
                 .iter()
@@ -272,7 +272,7 @@ fn v04_gemini_candidates_match_toolscore() {
     let turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
     let trace = read_json(&case("v04_gemini_wrong_args"));
     let finish = trace["candidates"][0]["finishReason"].as_str().unwrap();
-    assert_eq!(turn.llm.as_ref().unwrap().finish_reasons, vec![finish]);
+    assert_eq!(turn.llm().unwrap().finish_reasons, vec![finish]);
 }
 
 #[test]

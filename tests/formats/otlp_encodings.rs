@@ -54,8 +54,8 @@ fn projection(span: &Span) -> String {
         span.end_unix_nano,
         span.service,
         span.identity,
-        span.tool,
-        span.llm,
+        span.tool(),
+        span.llm(),
         span.input.state,
         span.input.bytes,
         span.output.state,
@@ -99,7 +99,7 @@ fn assert_tools_linked(store: &Store, expected_links: usize, label: &str) {
     let mut links = 0;
     for inv in store.invocations() {
         for span in inv.spans.iter().filter(|s| s.kind == SpanKind::Tool) {
-            let Some(requester) = span.tool.as_ref().and_then(|t| t.requested_by.as_ref()) else {
+            let Some(requester) = span.tool().and_then(|t| t.requested_by.as_ref()) else {
                 continue;
             };
             let call_id = span
@@ -107,7 +107,7 @@ fn assert_tools_linked(store: &Store, expected_links: usize, label: &str) {
                 .expect("only calls with an id are linked");
             let llm = &inv.spans[inv.span_by_id(requester).expect("requester is in the run")];
             assert_eq!(llm.kind, SpanKind::Llm, "{label}");
-            let requested = &llm.llm.as_ref().expect("llm facts").requested_tool_calls;
+            let requested = &llm.llm().expect("llm facts").requested_tool_calls;
             assert!(
                 requested.iter().any(|c| c.id.as_deref() == Some(call_id)
                     && Some(c.name.as_str()) == span.tool_name()),
@@ -144,7 +144,7 @@ fn requested_tool_calls_link_to_tool_spans_in_every_convention() {
         inv.spans
             .iter()
             .filter(|s| s.kind == SpanKind::Tool)
-            .all(|s| s.tool.as_ref().unwrap().requested_by.is_none())
+            .all(|s| s.tool().unwrap().requested_by.is_none())
     );
 }
 

@@ -36,7 +36,7 @@ fn genai_semconv_current_names() {
     let spans = spans("otlp-python-sdk/otlp-json/0001-v1_traces.json");
     let retrieval = named(&spans, "retrieval");
     assert_eq!(retrieval.kind, SpanKind::Retrieval);
-    let facts = retrieval.retrieval.as_ref().unwrap();
+    let facts = retrieval.retrieval().unwrap();
     assert_eq!(
         facts.query.as_deref(),
         Some("What changed in the Q3 revenue report compared to Q2?")
@@ -44,7 +44,7 @@ fn genai_semconv_current_names() {
     assert_eq!(facts.document_count, Some(3));
 
     let chat = named(&spans, "chat gpt-4o");
-    let llm = chat.llm.as_ref().unwrap();
+    let llm = chat.llm().unwrap();
     assert_eq!(llm.provider.as_deref(), Some("openai"));
     assert_eq!(llm.model.as_deref(), Some("gpt-4o"));
     assert_eq!(llm.response_model.as_deref(), Some("gpt-4o-2024-08-06"));
@@ -75,7 +75,7 @@ fn genai_semconv_current_names() {
 fn genai_semconv_without_content() {
     let spans = spans("otel-genai/genai-legacy.spans.otlp.jsonl");
     let chat = spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
-    let llm = chat.llm.as_ref().unwrap();
+    let llm = chat.llm().unwrap();
     assert_eq!(llm.provider.as_deref(), Some("openai"));
     assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
     assert_eq!(chat.input.state, PayloadState::NotCaptured);
@@ -110,19 +110,16 @@ fn openarmature_attributes() {
     );
 
     let rerank = named(&spans, "openarmature.rerank.complete");
-    let facts = rerank.retrieval.as_ref().unwrap();
+    let facts = rerank.retrieval().unwrap();
     assert_eq!(
         facts.query.as_deref(),
         Some("What's the weather in Paris and the ACME stock price?")
     );
     assert_eq!(facts.document_count, Some(3));
-    assert_eq!(
-        rerank.llm.as_ref().unwrap().provider.as_deref(),
-        Some("cohere")
-    );
+    assert_eq!(rerank.llm().unwrap().provider.as_deref(), Some("cohere"));
 
     let llm_span = named(&spans, "openarmature.llm.complete");
-    let llm = llm_span.llm.as_ref().unwrap();
+    let llm = llm_span.llm().unwrap();
     assert_eq!(llm.cache_read_tokens, Some(128));
     assert_eq!(llm.finish_reasons, ["tool_calls"]);
     assert_eq!(
@@ -156,7 +153,7 @@ fn openarmature_attributes() {
 fn openinference_attributes() {
     let spans = spans("otel-genai/openinference.spans.otlp.jsonl");
     let chat = named(&spans, "ChatCompletion");
-    let llm = chat.llm.as_ref().unwrap();
+    let llm = chat.llm().unwrap();
     assert_eq!(llm.provider.as_deref(), Some("openai"));
     assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o-2025-01-01"));
     assert_eq!((llm.input_tokens, llm.output_tokens), (Some(182), Some(47)));
@@ -170,7 +167,7 @@ fn openinference_attributes() {
         ])
     );
     let search = named(&spans, "kb_search");
-    assert_eq!(search.retrieval.as_ref().unwrap().document_count, Some(2));
+    assert_eq!(search.retrieval().unwrap().document_count, Some(2));
     let failed = named(&spans, "get_stock_price");
     assert_eq!(failed.error_type(), Some("TimeoutError"));
     assert_eq!(
@@ -183,7 +180,7 @@ fn openinference_attributes() {
 fn langfuse_attributes() {
     let spans = spans("otel-genai/langfuse-native.000.decoded.json");
     let chat = named(&spans, "chat mock-gpt-4o");
-    let llm = chat.llm.as_ref().unwrap();
+    let llm = chat.llm().unwrap();
     assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
     assert_eq!((llm.input_tokens, llm.output_tokens), (Some(182), Some(47)));
     assert_eq!(llm.finish_reasons, ["tool_calls"]);

@@ -80,22 +80,22 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
             match plan.kind[i] {
                 0 => {
                     span.kind = SpanKind::Llm;
-                    span.llm = Some(Box::new(LlmFacts {
+                    span.set_llm(Some(Box::new(LlmFacts {
                         input_tokens: Some(i as u32),
                         requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
                             id: Some(format!("call{}", i % 5).into()),
                             name: "lookup".into(),
                         }],
                         ..Default::default()
-                    }));
+                    })));
                 }
                 1 => {
                     span.kind = SpanKind::Tool;
-                    span.tool = Some(Box::new(ToolFacts {
+                    span.set_tool(Some(Box::new(ToolFacts {
                         name: Some("lookup".into()),
                         call_id: Some(format!("call{}", i % 5).into()),
                         requested_by: None,
-                    }));
+                    })));
                 }
                 2 => span.kind = SpanKind::Node,
                 _ if i % 2 == 0 => {
@@ -136,7 +136,7 @@ fn assert_same(grown: &Invocation, built: &Invocation) {
     let links = |inv: &Invocation| -> Vec<Option<Id>> {
         inv.spans
             .iter()
-            .map(|s| s.tool.as_ref().and_then(|t| t.requested_by.clone()))
+            .map(|s| s.tool().and_then(|t| t.requested_by.clone()))
             .collect()
     };
     assert_eq!(links(grown), links(built));

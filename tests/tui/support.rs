@@ -64,7 +64,7 @@ fn llm(
         start,
         end,
     );
-    s.llm = Some(Box::new(LlmFacts {
+    s.set_llm(Some(Box::new(LlmFacts {
         provider: Some("openai".into()),
         model: Some("gpt-4o".into()),
         input_tokens: Some(120),
@@ -77,7 +77,7 @@ fn llm(
             })
             .collect(),
         ..Default::default()
-    }));
+    })));
     s.identity.node.attempt_index = Some(attempt);
     s.input = Payload::inline(
         "gen_ai.input.messages",
@@ -105,11 +105,11 @@ fn tool(
         start,
         end,
     );
-    s.tool = Some(Box::new(ToolFacts {
+    s.set_tool(Some(Box::new(ToolFacts {
         name: Some(name.into()),
         call_id: Some(call.into()),
         requested_by: None,
-    }));
+    })));
     s.input = Payload::inline("gen_ai.tool.call.arguments", args).into();
     s
 }
@@ -177,10 +177,10 @@ pub fn sample_batch() -> Batch {
         r#"{"flights": ["LA123", "LA456"]}"#,
     )
     .into();
-    spans[5].retrieval = Some(Box::new(RetrievalFacts {
+    spans[5].set_retrieval(Some(Box::new(RetrievalFacts {
         query: Some("visa rules for Peru".into()),
         document_count: Some(3),
-    }));
+    })));
     spans[5].output = Payload::inline(
         "documents",
         "[\"doc one\", \"doc t…[truncated, 9000 bytes total]",

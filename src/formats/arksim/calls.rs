@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::formats::Input;
 use crate::formats::common::jsonrec;
 use crate::model::{
-    AttrValue, Batch, ErrorInfo, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
-    ToolFacts,
+    AttrValue, Batch, ErrorInfo, Identity, KindFacts, Problem, RecordRef, Span, SpanKind,
+    SpanStatus, ToolFacts,
 };
 
 /// One tool call as arksim (or its A2A extension) records it.
@@ -85,7 +85,7 @@ impl ToolCallRecord {
                 ..Default::default()
             }
             .into(),
-            tool: Some(Box::new(ToolFacts {
+            facts: KindFacts::Tool(Box::new(ToolFacts {
                 name: Some(self.name.as_str().into()),
                 call_id: call_id.map(Into::into),
                 requested_by: None,

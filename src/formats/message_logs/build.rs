@@ -133,7 +133,7 @@ pub fn build(
                         name: crate::formats::common::intern::value(&c.name),
                     })
                     .collect();
-                span.llm = Some(Box::new(llm));
+                span.set_llm(Some(Box::new(llm)));
                 let mut end = span.start_unix_nano + 1;
                 let first_child = spans.len() + 1;
                 spans.push(span);
@@ -243,11 +243,11 @@ fn tool_span(
     span.start_unix_nano = call.start;
     span.end_unix_nano = call.end.unwrap_or(call.start + 1).max(call.start);
     span.line = call.line.and_then(crate::model::LineNumber::new);
-    span.tool = Some(Box::new(ToolFacts {
+    span.set_tool(Some(Box::new(ToolFacts {
         name: Some(call.name.into()),
         call_id: call.call_id.map(Into::into),
         requested_by: None,
-    }));
+    })));
     span.input = payload_of(call.args_field, call.args.as_ref()).into();
     span.output = payload_of(call.result_field, call.result.as_ref()).into();
     span.status = if call.error.is_some() {

@@ -248,10 +248,10 @@ impl Parser {
             "function" => {
                 span.kind = SpanKind::Tool;
                 span.name = name_field.unwrap_or("function").into();
-                span.tool = Some(Box::new(ToolFacts {
+                span.set_tool(Some(Box::new(ToolFacts {
                     name: name_field.map(Into::into),
                     ..Default::default()
-                }));
+                })));
                 let input_value = data.get("input").filter(|v| !v.is_null());
                 if let Some(Value::String(text)) = input_value
                     && !text.trim().is_empty()
@@ -285,7 +285,7 @@ impl Parser {
             "generation" => {
                 span.kind = SpanKind::Llm;
                 span.name = "generation".into();
-                span.llm = Some(Box::new(llm_facts(data)));
+                span.set_llm(Some(Box::new(llm_facts(data))));
                 for (id, name, arguments) in requested_with_arguments(data) {
                     self.requested
                         .push((span.trace_id.to_string(), id, name, arguments));
@@ -306,7 +306,7 @@ impl Parser {
             "response" => {
                 span.kind = SpanKind::Llm;
                 span.name = "response".into();
-                span.llm = Some(Box::new(llm_facts(data)));
+                span.set_llm(Some(Box::new(llm_facts(data))));
                 // The SDK exports only the response id and usage: the text is never recorded.
                 span.input = Payload::not_captured().into();
                 span.output = Payload::not_captured().into();
@@ -351,10 +351,10 @@ impl Parser {
                 span.kind = SpanKind::Tool;
                 let server = jsonrec::str_at(data, "server").unwrap_or("mcp");
                 span.name = format!("mcp_tools {server}").into();
-                span.tool = Some(Box::new(ToolFacts {
+                span.set_tool(Some(Box::new(ToolFacts {
                     name: Some(span.name.clone()),
                     ..Default::default()
-                }));
+                })));
                 span.output = Sparse::from(jsonrec::payload_null_is_absent(
                     "result",
                     data.get("result"),
@@ -508,7 +508,7 @@ impl Parser {
         order.sort_by_key(|&i| self.spans[i].start_unix_nano);
         for i in order {
             let span = &self.spans[i];
-            let Some(tool) = span.tool.as_ref().filter(|t| t.call_id.is_none()) else {
+            let Some(tool) = span.tool().filter(|t| t.call_id.is_none()) else {
                 continue;
             };
             let arguments = span
@@ -523,7 +523,7 @@ impl Parser {
             });
             if let Some(found) = found {
                 let (_, id, _, _) = self.requested.remove(found);
-                if let Some(tool) = self.spans[i].tool.as_mut() {
+                if let Some(tool) = self.spans[i].tool_mut() {
                     tool.call_id = Some(id.into());
                 }
             }

@@ -61,7 +61,7 @@ impl Parser {
                 });
             }
         }
-        span.llm = Some(Box::new(facts));
+        span.set_llm(Some(Box::new(facts)));
         if let Some(reason) = event.get("retry_reason").filter(|r| !r.is_null()) {
             span.attributes.push((
                 "openarmature.llm.retry_reason".into(),
@@ -107,13 +107,13 @@ impl Parser {
             span.span_id = format!("embedding:{call_id}").into();
             span.name = "openarmature.embedding.complete".into();
             span.kind = SpanKind::Embedding;
-            span.llm = Some(Box::new(LlmFacts {
+            span.set_llm(Some(Box::new(LlmFacts {
                 provider: jsonrec::str_at(event, "provider").map(Into::into),
                 model: jsonrec::str_at(event, "model").map(Into::into),
                 response_model: jsonrec::str_at(event, "response_model").map(Into::into),
                 input_tokens: jsonrec::tokens_at(event.get("usage"), &["input_tokens"]),
                 ..Default::default()
-            }));
+            })));
             span.input = jsonrec::payload(
                 "input_strings",
                 event.get("input_strings"),
@@ -132,16 +132,16 @@ impl Parser {
             span.span_id = format!("rerank:{call_id}").into();
             span.name = "openarmature.rerank.complete".into();
             span.kind = SpanKind::Rerank;
-            span.llm = Some(Box::new(LlmFacts {
+            span.set_llm(Some(Box::new(LlmFacts {
                 provider: jsonrec::str_at(event, "provider").map(Into::into),
                 model: jsonrec::str_at(event, "model").map(Into::into),
                 response_model: jsonrec::str_at(event, "response_model").map(Into::into),
                 ..Default::default()
-            }));
-            span.retrieval = Some(Box::new(RetrievalFacts {
+            })));
+            span.set_retrieval(Some(Box::new(RetrievalFacts {
                 query: jsonrec::str_at(event, "query").map(str::to_owned),
                 document_count: jsonrec::u64_at(event, "document_count"),
-            }));
+            })));
             span.input =
                 jsonrec::payload("documents", event.get("documents"), record, "/documents").into();
             span.output = jsonrec::payload_null_is_absent(
@@ -156,11 +156,11 @@ impl Parser {
             span.span_id = format!("tool:{call_id}").into();
             span.name = "openarmature.tool.call".into();
             span.kind = SpanKind::Tool;
-            span.tool = Some(Box::new(ToolFacts {
+            span.set_tool(Some(Box::new(ToolFacts {
                 name: jsonrec::str_at(event, "tool_name").map(Into::into),
                 call_id: jsonrec::str_at(event, "tool_call_id").map(Into::into),
                 requested_by: None,
-            }));
+            })));
             span.input =
                 jsonrec::payload("arguments", event.get("arguments"), record, "/arguments").into();
             span.output = if event_type == "ToolCallEvent" {

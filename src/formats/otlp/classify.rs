@@ -15,7 +15,7 @@ use facts::{error_of, identity_of, llm_of, retrieval_of, tool_of};
 
 use std::sync::Arc;
 
-use crate::model::{AttrValue, Payload, PayloadSlot, Span, SpanKind, SpanStatus};
+use crate::model::{AttrValue, KindFacts, Payload, PayloadSlot, Span, SpanKind, SpanStatus};
 
 /// Access to attribute values beyond what the skeleton keeps.
 pub trait AttrSource {
@@ -257,9 +257,11 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
     span.status = status;
     span.error = error.map(Box::new);
     span.identity = identity.into();
-    span.tool = tool.map(Box::new);
-    span.llm = llm.map(Box::new);
-    span.retrieval = retrieval.map(Box::new);
+    span.facts = KindFacts::of(
+        llm.map(Box::new),
+        tool.map(Box::new),
+        retrieval.map(Box::new),
+    );
     span.input = input;
     span.output = output;
 }

@@ -44,20 +44,20 @@ fn spans() -> Vec<Span> {
         name: "Search Flights".into(),
         ..Span::default()
     };
-    a.tool = Some(Box::new(ToolFacts {
+    a.set_tool(Some(Box::new(ToolFacts {
         name: Some("search_flights".into()),
         ..ToolFacts::default()
-    }));
+    })));
     a.attributes
         .push(("order".into(), AttrValue::Str("ORD-4040".into())));
     let mut b = Span {
         name: "chat".into(),
         ..Span::default()
     };
-    b.llm = Some(Box::new(LlmFacts {
+    b.set_llm(Some(Box::new(LlmFacts {
         model: Some("GPT-4o".into()),
         ..LlmFacts::default()
-    }));
+    })));
     b.error = Some(Box::new(ErrorInfo {
         message: Some("upstream timed out (non-fatal)".into()),
         ..ErrorInfo::default()

@@ -84,7 +84,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
     // Chat Completions: model, tokens and the requested call id.
     let chat = named(&store, "chat completions model");
     let generation = chat.spans.iter().find(|s| s.name == "generation").unwrap();
-    let llm = generation.llm.as_ref().unwrap();
+    let llm = generation.llm().unwrap();
     assert_eq!(llm.model.as_deref(), Some("fake-chat-model"));
     assert_eq!((llm.input_tokens, llm.output_tokens), (Some(35), Some(20)));
     assert_eq!(
@@ -100,7 +100,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         .unwrap();
     assert_eq!(tool.tool_call_id(), Some("call_0000267399813f"));
     assert_eq!(
-        tool.tool.as_ref().unwrap().requested_by.as_ref(),
+        tool.tool().unwrap().requested_by.as_ref(),
         Some(&generation.span_id)
     );
 }

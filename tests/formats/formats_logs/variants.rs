@@ -57,7 +57,7 @@ fn openai_choices_response_uses_its_id_model_and_usage() {
     let inv = loaded.only();
     assert_eq!(inv.id, raw["id"].as_str().unwrap());
     let turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
-    let llm = turn.llm.as_ref().unwrap();
+    let llm = turn.llm().unwrap();
     assert_eq!(turn.model(), raw["model"].as_str());
     assert_eq!(
         llm.input_tokens.map(u64::from),
@@ -421,7 +421,7 @@ fn agent_transcript_lines_are_read_as_anthropic_with_real_time() {
     // Two lines of response msg_01 are one turn; msg_02 is the second.
     assert_eq!(inv.summary().counts.llm, 2);
     let first_turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
-    let llm = first_turn.llm.as_ref().unwrap();
+    let llm = first_turn.llm().unwrap();
     assert_eq!(llm.output_tokens, Some(42));
     assert_eq!(llm.finish_reasons, ["tool_use"]);
     // The summary line is kept on the root.
