@@ -124,7 +124,8 @@ pub struct Facets {
     pub failed_spans: Vec<usize>,
     /// The run's root span (the queue's landing place for verdict-only failures).
     pub root: Option<usize>,
-    pub eval: Option<EvalFacet>,
+    /// Boxed: most runs have no verdict, and the TUI keeps the facets of every failing run.
+    pub eval: Option<Box<EvalFacet>>,
     pub gold: GoldOutcome,
 }
 
@@ -152,7 +153,10 @@ impl Facets {
             health: inv.summary().health,
             failed_spans,
             root,
-            eval: inv.eval.as_deref().map(EvalFacet::of),
+            eval: inv
+                .eval
+                .as_deref()
+                .map(|verdict| Box::new(EvalFacet::of(verdict))),
             gold,
         }
     }

@@ -105,6 +105,11 @@ pub(super) fn refresh_triage(app: &mut App) {
             .push((inv.id.clone(), inv.changed_at(), gold));
     }
     drop(reusable);
+    // Kept until the next rebuild: without the room they grew into (a rebuild of a list where
+    // all 8,780 runs fail held twice their size).
+    view.failing_facets.shrink_to_fit();
+    view.computed_from.shrink_to_fit();
+    view.stops.shrink_to_fit();
     view.failing = view.failing_facets.len();
     view.key = Some(key);
     super::garbage::drop_elsewhere(earlier);
