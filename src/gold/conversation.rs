@@ -15,16 +15,21 @@ use crate::model::AttrValue;
 use crate::store::{Invocation, Store};
 
 /// The arksim conversation an invocation is a turn of, from its turn span. A blank id names
-/// none, as in the run's summary, which looks at this key first: a run whose summary names no
-/// conversation has none here either, and its spans are not read (callers ask of every run).
+/// none, as in the run's summary, which looks at this key first: a run whose summary did not
+/// take its conversation from this key holds no non-blank value of it, has none here either,
+/// and its spans are not read (callers ask of every run, on every refresh of the TUI).
 pub fn conversation_of(invocation: &Invocation) -> Option<&str> {
-    invocation.summary().conversation.as_ref()?;
+    if invocation.summary().conversation_key() != Some(ARKSIM_CONVERSATION_KEY) {
+        return None;
+    }
     invocation
         .spans
         .iter()
-        .find_map(|s| s.attr("arksim.conversation_id")?.text())
+        .find_map(|s| s.attr(ARKSIM_CONVERSATION_KEY)?.text())
         .filter(|id| !id.trim().is_empty())
 }
+
+const ARKSIM_CONVERSATION_KEY: &str = "arksim.conversation_id";
 
 /// A turn's position: arksim turn ids are integers; anything else sorts after them by text.
 fn turn_key(invocation: &Invocation) -> (u64, String) {
@@ -311,6 +316,86 @@ mod tests {
             .iter()
             .map(|id| c.turns(id).to_vec())
             .collect()
+    }
+
+    /// Runs whose spans name conversations by several keys, blank or not, text or number: the
+    /// run's arksim conversation read through its summary equals one read from every span.
+    #[test]
+    fn a_run_s_arksim_conversation_is_what_its_spans_say() {
+        let text = |t: &str| AttrValue::Str(ArcStr::from(t));
+        let by_every_span = |inv: &Invocation| -> Option<String> {
+            let named = inv
+                .spans
+                .iter()
+                .find_map(|s| s.attr(ARKSIM_CONVERSATION_KEY)?.text());
+            named.filter(|id| !id.trim().is_empty()).map(str::to_owned)
+        };
+        // (shape, each span's attributes, the conversation expected).
+        type Shape<'a> = (&'a str, Vec<Vec<(&'a str, AttrValue)>>, Option<&'a str>);
+        let shapes: Vec<Shape> = vec![
+            (
+                "arksim",
+                vec![vec![(ARKSIM_CONVERSATION_KEY, text("c1"))]],
+                Some("c1"),
+            ),
+            (
+                "other key",
+                vec![vec![("gen_ai.conversation.id", text("g1"))]],
+                None,
+            ),
+            (
+                "blank arksim beside another key",
+                vec![vec![
+                    (ARKSIM_CONVERSATION_KEY, text(" ")),
+                    ("gen_ai.conversation.id", text("g1")),
+                ]],
+                None,
+            ),
+            (
+                "blank then named",
+                vec![
+                    vec![(ARKSIM_CONVERSATION_KEY, text(""))],
+                    vec![(ARKSIM_CONVERSATION_KEY, text("c2"))],
+                ],
+                None,
+            ),
+            (
+                "a number, then a text",
+                vec![
+                    vec![(ARKSIM_CONVERSATION_KEY, AttrValue::Int(5))],
+                    vec![(ARKSIM_CONVERSATION_KEY, text("c3"))],
+                ],
+                Some("c3"),
+            ),
+            ("none", vec![vec![]], None),
+        ];
+        for (k, (shape, spans, expected)) in shapes.into_iter().enumerate() {
+            let trace = format!("run{k}");
+            let spans = spans
+                .into_iter()
+                .enumerate()
+                .map(|(i, attributes)| Span {
+                    attributes: attributes
+                        .into_iter()
+                        .map(|(key, value)| (ArcStr::from(key), value))
+                        .collect(),
+                    ..plain(&trace, &format!("s{i}"))
+                })
+                .collect();
+            let mut store = Store::new();
+            store.apply(Batch {
+                spans,
+                ..Default::default()
+            });
+            store.settle();
+            let inv = store.get(&trace).expect(shape);
+            assert_eq!(conversation_of(inv), expected, "{shape}");
+            assert_eq!(
+                conversation_of(inv).map(str::to_owned),
+                by_every_span(inv),
+                "{shape}"
+            );
+        }
     }
 
     #[test]

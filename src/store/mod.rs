@@ -144,6 +144,15 @@ impl Summary {
     pub fn duration_ms(&self) -> f64 {
         self.end_unix_nano.saturating_sub(self.start_unix_nano) as f64 / 1e6
     }
+
+    /// The attribute that named [`Summary::conversation`]: the most specific of
+    /// `summary::CONVERSATION_KEYS` any span holds a non-blank value of (`None` for none, or
+    /// for an openai-agents `group_id`).
+    pub fn conversation_key(&self) -> Option<&'static str> {
+        summary::CONVERSATION_KEYS
+            .get(usize::from(self.conversation_rank?))
+            .copied()
+    }
 }
 
 impl ToolCallRef {
