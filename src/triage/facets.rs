@@ -221,18 +221,22 @@ impl Facets {
     /// the root when a verdict (evaluator or gold) failed — its detail opens on the verdict —
     /// then every failed agent span. Empty when the invocation is not failing.
     pub fn stops(&self) -> Vec<usize> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.failed_spans.len() + 1);
         let verdict_failed = self.eval_failed() || self.gold_mismatch();
         if let Some(root) = self.root
             && (verdict_failed || (self.failing() && self.failed_spans.is_empty()))
         {
             out.push(root);
         }
-        for &span in &self.failed_spans {
-            if !out.contains(&span) {
-                out.push(span);
-            }
-        }
+        // Each span once, in order; a set, not a search of what is pushed: a run of 100,000
+        // spans may have thousands that failed.
+        let mut seen: std::collections::HashSet<usize> = out.iter().copied().collect();
+        out.extend(
+            self.failed_spans
+                .iter()
+                .copied()
+                .filter(|&span| seen.insert(span)),
+        );
         out
     }
 }
