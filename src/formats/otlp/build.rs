@@ -94,6 +94,32 @@ pub fn build_request(
     builder.finish(batch)
 }
 
+/// Builds the spans of the request on one line into `batch`, span by span as the line is read
+/// (see `wire::for_each_span`). A line the span-by-span reader refuses is read again whole, and
+/// nothing it built is kept: the whole request's spans, or its error, are the line's.
+pub fn build_line(
+    line: &[u8],
+    ctx: &Context,
+    leniencies: &mut Vec<Leniency>,
+    batch: &mut Batch,
+) -> Result<(), serde_json::Error> {
+    let before = (batch.spans.len(), batch.problems.len(), leniencies.len());
+    let mut builder = RequestBuilder::new(ctx);
+    let streamed = wire::for_each_span(line, &mut |index, resource, span| {
+        builder.add(index, resource, span, leniencies, batch)
+    });
+    if streamed.is_ok() {
+        builder.finish(batch);
+        return Ok(());
+    }
+    batch.spans.truncate(before.0);
+    batch.problems.truncate(before.1);
+    leniencies.truncate(before.2);
+    let request = wire::Request::parse(line)?;
+    build_request(&request, ctx, leniencies, batch);
+    Ok(())
+}
+
 /// Builds the spans of one request as they are read, in request order: what
 /// [`build_request`] does for a whole decoded request, and `wire::for_each_span` feeds span by
 /// span.

@@ -272,36 +272,13 @@ fn parse_lines(input: &Input, batch: &mut Batch) {
             input.base_offset + line_start as u64,
             Some(line_number),
         );
-        // Span by span as the line is read; a line that fails is read again whole, for the
-        // model's verdict (see `wire::for_each_span`).
-        let built_before = (batch.spans.len(), batch.problems.len());
-        let mut builder = build::RequestBuilder::new(&ctx);
-        let streamed = wire::for_each_span(line, &mut |index, resource, span| {
-            builder.add(index, resource, span, &mut leniencies, batch)
-        });
-        if streamed.is_ok() {
-            builder.finish(batch);
-            warn_leniencies(
+        match build::build_line(line, &ctx, &mut leniencies, batch) {
+            Ok(()) => warn_leniencies(
                 &leniencies[already_warned..],
                 input.origin,
                 Some(line_number),
                 batch,
-            );
-            continue;
-        }
-        batch.spans.truncate(built_before.0);
-        batch.problems.truncate(built_before.1);
-        leniencies.truncate(already_warned);
-        match wire::Request::parse(line) {
-            Ok(request) => {
-                build::build_request(&request, &ctx, &mut leniencies, batch);
-                warn_leniencies(
-                    &leniencies[already_warned..],
-                    input.origin,
-                    Some(line_number),
-                    batch,
-                );
-            }
+            ),
             Err(e) => batch.problems.push(Problem::error(
                 input.origin,
                 Some(line_number),
