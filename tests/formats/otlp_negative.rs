@@ -78,6 +78,33 @@ fn a_line_that_fails_after_its_first_spans_loads_none_of_them() {
         message.starts_with("not an OTLP/JSON request: invalid type: integer `5`"),
         "{message}"
     );
+
+    // A leniency the dropped line needed (an enum written as its name) is not taken as said:
+    // the next line that needs it is the one warned about.
+    let mut lenient = spans[0].clone();
+    lenient["kind"] = "SPAN_KIND_CLIENT".into();
+    let request = |spans: &str, tail: &str| {
+        format!(
+            r#"{{"resourceSpans":[{{"resource":{{}},"scopeSpans":[{{"spans":[{spans}]{tail}}}]}}]}}"#
+        )
+    };
+    let path = tmp.path().join("late-failure-lenient.jsonl");
+    let lines = [
+        good[0].to_string(),
+        request(&lenient.to_string(), r#","scope":5"#),
+        request(&lenient.to_string(), ""),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load_file(&path);
+    assert_eq!(span_lines(&loaded), [Some(1), Some(3)]);
+    let warned: Vec<Option<u64>> = loaded
+        .batch
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("SPAN_KIND_CLIENT"))
+        .map(|p| p.line)
+        .collect();
+    assert_eq!(warned, [Some(3)]);
 }
 
 #[test]
