@@ -46,12 +46,22 @@ impl Block {
         ptr::eq(self.0.as_ptr(), &EMPTY)
     }
 
-    fn layout(held: usize, bytes: usize) -> Layout {
-        let size = size_of::<Header>() + held * size_of::<AttrValue>() + bytes;
-        Layout::from_size_align(size, align_of::<Header>()).expect("a block's size fits a Layout")
+    /// `None` when the block would not fit the address space (a 32-bit one).
+    fn checked_layout(held: usize, bytes: usize) -> Option<Layout> {
+        let size = held
+            .checked_mul(size_of::<AttrValue>())?
+            .checked_add(size_of::<Header>())?
+            .checked_add(bytes)?;
+        Layout::from_size_align(size, align_of::<Header>()).ok()
     }
 
-    /// A block holding `held` and `bytes`, or `None` when either is longer than 32 bits count.
+    /// The layout of a block that exists, so fits.
+    fn layout(held: usize, bytes: usize) -> Layout {
+        Block::checked_layout(held, bytes).expect("a block that exists has a valid layout")
+    }
+
+    /// A block holding `held` and `bytes`, or `None` when either is longer than 32 bits count
+    /// (or the block than the address space).
     pub(super) fn new<I>(held: I, bytes: &[u8]) -> Option<Block>
     where
         I: IntoIterator<Item = AttrValue>,
@@ -63,7 +73,7 @@ impl Block {
         if count == 0 && bytes.is_empty() {
             return Some(Block::empty());
         }
-        let layout = Block::layout(count, bytes.len());
+        let layout = Block::checked_layout(count, bytes.len())?;
         // SAFETY: the layout is not zero-sized (it holds the header).
         let raw = unsafe { alloc::alloc(layout) };
         let Some(header) = NonNull::new(raw.cast::<Header>()) else {
