@@ -216,3 +216,83 @@ fn a_request_the_model_refuses_fails_when_read_one_span_at_a_time() {
     assert_eq!(modelled(as_array).unwrap().len(), 1);
     assert!(streamed(as_array).is_err());
 }
+
+/// The sample requests, mutated a few thousand ways (bytes cut, repeated, swapped, replaced
+/// by other JSON): whenever the one-span-at-a-time reader takes a mutant, the model takes it
+/// too and reads the same spans. (When it refuses one, the caller asks the model.)
+#[test]
+fn what_the_one_span_reader_takes_the_model_takes_and_reads_alike() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
+    let mut lines = Vec::new();
+    for name in [
+        "genai-python-sdk.otlp.jsonl",
+        "openarmature-payload-on.otlp.jsonl",
+        "openinference.otlp.jsonl",
+    ] {
+        let text = std::fs::read_to_string(format!("{dir}/{name}")).expect(name);
+        lines.extend(text.lines().map(str::to_owned));
+    }
+    assert!(lines.len() >= 10);
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |below: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % below.max(1) as u64) as usize
+    };
+    let pieces = ["null", "5", "[]", "{}", "\"x\"", ","];
+    let members = [
+        "\"spans\":[]",
+        "\"resource\":{}",
+        "\"resource\":null",
+        "\"scope\":{}",
+        "\"scope\":5",
+        "\"scopeSpans\":[]",
+        "\"resourceSpans\":[]",
+        "\"resource_spans\":[]",
+        "\"other\":[1]",
+    ];
+    let (mut taken, mut refused) = (0, 0);
+    for line in &lines {
+        for _ in 0..300 {
+            let mut bytes = line.as_bytes().to_vec();
+            let at = next(bytes.len());
+            let len = 1 + next(24);
+            let end = (at + len).min(bytes.len());
+            match next(5) {
+                0 => drop(bytes.drain(at..end)),
+                1 => {
+                    let copy = bytes[at..end].to_vec();
+                    bytes.splice(at..at, copy);
+                }
+                2 => {
+                    let other = next(bytes.len());
+                    bytes.swap(at, other);
+                }
+                3 => drop(bytes.splice(at..end, pieces[next(pieces.len())].bytes())),
+                // A member added to some object: right after a `{`, with its comma.
+                _ => {
+                    if let Some(open) = bytes[at..].iter().position(|&b| b == b'{') {
+                        let member = format!("{},", members[next(members.len())]);
+                        bytes.splice(at + open + 1..at + open + 1, member.bytes());
+                    }
+                }
+            }
+            let Ok(mutant) = String::from_utf8(bytes) else {
+                continue;
+            };
+            match streamed(&mutant) {
+                Ok(spans) => {
+                    taken += 1;
+                    assert_eq!(modelled(&mutant).as_ref(), Ok(&spans), "{mutant}");
+                }
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    // Both outcomes were exercised.
+    assert!(
+        taken > 100 && refused > 100,
+        "{taken} taken, {refused} refused"
+    );
+}
