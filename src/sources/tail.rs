@@ -274,9 +274,6 @@ impl Tailer {
     }
 }
 
-/// True when `bytes` is one complete JSON object or array (surrounding whitespace allowed).
-/// A text file whose first line is a whole JSON object on its own is JSON lines (a one-line
-/// document with a newline reads the same either way). Gzip and binary files never are.
 /// Reads on into `buf` (the bytes at `offset`) until it holds a newline, the file's `remaining`
 /// bytes or [`MAX_LINE_BYTES`]. A line longer than a window grows its buffer a step at a time,
 /// so the buffer ends about as big as the line: doubling the window and reading it again held
@@ -308,6 +305,9 @@ fn read_on_to_line_end(
     Ok(())
 }
 
+/// True when `bytes` is one complete JSON object or array (surrounding whitespace allowed).
+/// A text file whose first line is a whole JSON object on its own is JSON lines (a one-line
+/// document with a newline reads the same either way). Gzip and binary files never are.
 pub fn starts_as_json_lines(bytes: &[u8]) -> bool {
     let text = bytes.trim_ascii_start();
     if !text.starts_with(b"{") {
