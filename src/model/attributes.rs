@@ -214,27 +214,26 @@ impl Attributes {
 
     /// Packs the list (see the module's doc). Reads give the same pairs after as before.
     pub fn pack(&mut self) {
-        let Repr::Open(list) = &self.0 else {
+        if !matches!(self.0, Repr::Open(_)) {
             return;
-        };
-        let packed = WORKSHOP.with(|workshop| {
-            let workshop = &mut *workshop.borrow_mut();
-            workshop.bytes.clear();
-            match list.is_empty() {
-                true => Some(Block::empty()),
-                false => pack(list, &mut workshop.bytes),
-            }
-        });
-        // A list too long for a block stays open.
-        let Some(packed) = packed else {
-            return;
-        };
-        let Repr::Open(mut list) = std::mem::replace(&mut self.0, Repr::Packed(packed)) else {
-            unreachable!("open, as matched above");
-        };
-        list.clear();
+        }
         WORKSHOP.with(|workshop| {
             let workshop = &mut *workshop.borrow_mut();
+            let Repr::Open(list) = &self.0 else {
+                return;
+            };
+            workshop.bytes.clear();
+            let packed = match list.is_empty() {
+                true => Block::empty(),
+                false => match pack(list, &mut workshop.bytes) {
+                    Some(block) => block,
+                    // Too long for a block: it stays open.
+                    None => return,
+                },
+            };
+            let Repr::Open(mut list) = std::mem::replace(&mut self.0, Repr::Packed(packed)) else {
+                unreachable!("open, as matched above");
+            };
             if list.capacity() <= SPARE_LIST_MAX && workshop.spares.len() < SPARE_LISTS {
                 list.clear();
                 workshop.spares.push(list);
