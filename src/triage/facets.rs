@@ -221,23 +221,15 @@ impl Facets {
     /// the root when a verdict (evaluator or gold) failed — its detail opens on the verdict —
     /// then every failed agent span. Empty when the invocation is not failing.
     pub fn stops(&self) -> Vec<usize> {
-        let mut out = Vec::with_capacity(self.failed_spans.len() + 1);
         let verdict_failed = self.eval_failed() || self.gold_mismatch();
-        if let Some(root) = self.root
-            && (verdict_failed || (self.failing() && self.failed_spans.is_empty()))
-        {
-            out.push(root);
-        }
-        // Each span once, in order; a set, not a search of what is pushed: a run of 100,000
-        // spans may have thousands that failed.
-        let mut seen: std::collections::HashSet<usize> = out.iter().copied().collect();
-        out.extend(
-            self.failed_spans
-                .iter()
-                .copied()
-                .filter(|&span| seen.insert(span)),
-        );
-        out
+        let root = self
+            .root
+            .filter(|_| verdict_failed || (self.failing() && self.failed_spans.is_empty()));
+        // The failed spans are tree rows, each span once: only the root can repeat among them.
+        let failed = self.failed_spans.iter().copied();
+        root.into_iter()
+            .chain(failed.filter(|&span| Some(span) != root))
+            .collect()
     }
 }
 
