@@ -106,10 +106,13 @@ pub(super) fn refresh_triage(app: &mut App) {
     }
     drop(reusable);
     // Kept until the next rebuild: without the room they grew into (a rebuild of a list where
-    // all 8,780 runs fail held twice their size).
-    view.failing_facets.shrink_to_fit();
-    view.computed_from.shrink_to_fit();
-    view.stops.shrink_to_fit();
+    // all 8,780 runs fail held twice their size). Not when extending: a search streaming in
+    // grows the view step by step, and each step would copy all of it twice.
+    if !extends {
+        view.failing_facets.shrink_to_fit();
+        view.computed_from.shrink_to_fit();
+        view.stops.shrink_to_fit();
+    }
     view.failing = view.failing_facets.len();
     view.key = Some(key);
     super::garbage::drop_elsewhere(earlier);
