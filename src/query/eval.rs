@@ -309,7 +309,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             // Failed agent spans are what `is:` points at inside a matching run.
             let mut spans = match facet {
                 IsFacet::Failing | IsFacet::Error | IsFacet::Degraded if holds => {
-                    Facets::of(inv, gold).failed_spans
+                    Facets::of(inv, gold).failed_spans().collect()
                 }
                 _ => Vec::new(),
             };

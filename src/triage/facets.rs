@@ -12,6 +12,8 @@
 //! An invocation is *failing* when any facet fails. [`Facets::stops`] lists where the failure
 //! queue lands in it, in reading (tree) order.
 
+use thin_vec::ThinVec;
+
 use crate::model::{EvalVerdict, Health, Span};
 use crate::store::Invocation;
 
@@ -120,10 +122,12 @@ impl EvalFacet {
 pub struct Facets {
     /// The span roll-up (agent spans only).
     pub health: Health,
-    /// Agent spans whose own status is error, as span indices in tree (reading) order.
-    pub failed_spans: Vec<usize>,
+    /// Agent spans whose own status is error, as span indices in tree (reading) order: `u32`,
+    /// as the tree holds them, and thin, since the TUI keeps the facets of every failing run
+    /// (see [`Facets::failed_spans`]).
+    failed_spans: ThinVec<u32>,
     /// The run's root span (the queue's landing place for verdict-only failures).
-    pub root: Option<usize>,
+    root: Option<u32>,
     /// Boxed: most runs have no verdict, and the TUI keeps the facets of every failing run.
     pub eval: Option<Box<EvalFacet>>,
     pub gold: GoldOutcome,
@@ -142,13 +146,15 @@ impl Facets {
                     .get(i)
                     .is_some_and(|s| s.status.is_error() && !s.is_evaluator())
             })
+            // Lossless: tree rows hold span indices as `u32`.
+            .map(|i| i as u32)
             .collect();
         let root = tree
             .rows
             .iter()
             .find(|r| r.depth() == 0 && inv.spans[r.span()].parent_span_id.is_none())
             .or(tree.rows.first())
-            .map(|r| r.span());
+            .map(|r| r.span() as u32);
         Facets {
             health: inv.summary().health,
             failed_spans,
@@ -166,6 +172,15 @@ impl Facets {
         inv.summary().health != Health::Ok
             || inv.eval.as_deref().is_some_and(EvalFacet::failed)
             || matches!(gold, GoldOutcome::Differs { .. })
+    }
+
+    /// Agent spans whose own status is error, as span indices in tree (reading) order.
+    pub fn failed_spans(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        self.failed_spans.iter().map(|&i| i as usize)
+    }
+    /// The run's root span (the queue's landing place for verdict-only failures).
+    pub fn root(&self) -> Option<usize> {
+        self.root.map(|i| i as usize)
     }
 
     pub fn span_failed(&self) -> bool {
@@ -223,10 +238,10 @@ impl Facets {
     pub fn stops(&self) -> Vec<usize> {
         let verdict_failed = self.eval_failed() || self.gold_mismatch();
         let root = self
-            .root
+            .root()
             .filter(|_| verdict_failed || (self.failing() && self.failed_spans.is_empty()));
         // The failed spans are tree rows, each span once: only the root can repeat among them.
-        let failed = self.failed_spans.iter().copied();
+        let failed = self.failed_spans();
         root.into_iter()
             .chain(failed.filter(|&span| Some(span) != root))
             .collect()
@@ -373,7 +388,7 @@ mod tests {
         let inv = store.get("t").unwrap();
         let facets = Facets::of(inv, GoldOutcome::Unknown);
         assert!(!facets.span_failed(), "{:?}", facets.health);
-        assert!(facets.failed_spans.is_empty());
+        assert_eq!(facets.failed_spans().len(), 0);
         assert!(facets.eval_failed());
         let judge = inv.span_by_id("judge").unwrap();
         assert!(is_evaluator_span(&inv.spans[judge]));

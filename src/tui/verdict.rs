@@ -81,12 +81,12 @@ pub fn verdict_lines(
             ]));
         }
     }
-    if !facets.failed_spans.is_empty() {
+    if facets.failed_spans().len() > 0 {
         lines.push(Line::styled(
-            format!("failed spans ({})", facets.failed_spans.len()),
+            format!("failed spans ({})", facets.failed_spans().len()),
             dim,
         ));
-        for &i in facets.failed_spans.iter().take(LISTED_SPANS) {
+        for i in facets.failed_spans().take(LISTED_SPANS) {
             let Some(span) = inv.spans.get(i) else {
                 continue;
             };
@@ -113,11 +113,11 @@ pub fn verdict_lines(
                 Span::styled(text(&why, mode), plain),
             ]));
         }
-        if facets.failed_spans.len() > LISTED_SPANS {
+        if facets.failed_spans().len() > LISTED_SPANS {
             lines.push(Line::styled(
                 format!(
                     "  … {} more (n walks them)",
-                    facets.failed_spans.len() - LISTED_SPANS
+                    facets.failed_spans().len() - LISTED_SPANS
                 ),
                 dim,
             ));

@@ -70,12 +70,12 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                 let _ = writeln!(body, "- reason: {}", line(&eval.reason));
             }
         }
-        if let Some(root) = facets.root {
+        if let Some(root) = facets.root() {
             let _ = writeln!(body, "- source: {}", line(&place(inv, root)));
         }
-        if !facets.failed_spans.is_empty() {
+        if facets.failed_spans().len() > 0 {
             let _ = writeln!(body, "- failed spans:");
-            for &i in &facets.failed_spans {
+            for i in facets.failed_spans() {
                 let span = &inv.spans[i];
                 let error = span
                     .error

@@ -238,7 +238,7 @@ fn n_and_brackets_work_from_every_pane() {
             .position(|k| app.stop(k).map(|s| s.0) == app.selected_invocation);
         assert_eq!(
             app.selected_span_index(),
-            stop.map(|k| app.triage.stops[k].1),
+            stop.and_then(|k| app.triage.stop(k)).map(|(_, span)| span),
             "] lands on the run's first failure"
         );
         press(&mut app, "[");

@@ -289,7 +289,7 @@ impl App {
 
     /// Stop `k` of the failure queue: (run id, span index).
     pub fn stop(&self, k: usize) -> Option<(String, usize)> {
-        let &(pos, span) = self.triage.stops.get(k)?;
+        let (pos, span) = self.triage.stop(k)?;
         Some((self.list.id(pos)?.to_string(), span))
     }
 

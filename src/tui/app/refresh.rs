@@ -131,7 +131,7 @@ pub(super) fn refresh_detail(app: &mut App) {
     }
     let verdict_facets = app
         .facets()
-        .filter(|f| f.failing() && f.root.is_some() && f.root == app.selected_span_index())
+        .filter(|f| f.failing() && f.root().is_some() && f.root() == app.selected_span_index())
         .cloned();
     // The first differing gold row costs a comparison (payload reads): only for this root.
     let gold_row = match &verdict_facets {

@@ -17,20 +17,23 @@ use crate::store::Invocation;
 use crate::triage::{Facets, GoldOutcome};
 
 /// Facets of the failing listed invocations and the queue built from them; rebuilt when the
-/// store, the list or a gold score changed.
+/// store, the list or a gold score changed. Every failing run is kept here, so each is held
+/// small: list positions and span indices as `u32`, and its gold outcome only in its facets.
 #[derive(Debug, Default, Clone)]
 pub struct TriageView {
     /// (store generation, gold scores version, list version).
     key: Option<(u64, u64, u64)>,
-    /// (list position, facets) of failing runs, by position: a run without facets passes.
-    failing_facets: Vec<(usize, Facets)>,
-    /// What each of `failing_facets` was computed from: the run, the generation it last
-    /// changed in, and its gold outcome.
-    computed_from: Vec<(Id, u64, GoldOutcome)>,
+    /// List positions of the failing runs, ascending: a run not here passes.
+    failing_positions: Vec<u32>,
+    /// The facets of each of `failing_positions`.
+    failing_facets: Vec<Facets>,
+    /// What each of `failing_facets` was computed from: the run and the generation it last
+    /// changed in (its gold outcome is in the facets).
+    computed_from: Vec<(Id, u64)>,
     /// Failing invocations among the listed ones.
     pub failing: usize,
     /// Where `n` stops: (list position, span index), in reading order.
-    pub stops: Vec<(usize, usize)>,
+    pub stops: Vec<(u32, u32)>,
     /// The runs looked at, in list order (addresses, only compared): a list that starts with
     /// them, over the same store and gold scores, is looked at from where this one ended. A
     /// search streaming in grows its list that way, so each run is looked at once.
@@ -40,11 +43,15 @@ pub struct TriageView {
 impl TriageView {
     /// The facets of the run at list position `pos` when it fails (`None`: it passes).
     pub fn facets_at(&self, pos: usize) -> Option<&Facets> {
-        let k = self
-            .failing_facets
-            .binary_search_by_key(&pos, |(p, _)| *p)
-            .ok()?;
-        Some(&self.failing_facets[k].1)
+        let pos = u32::try_from(pos).ok()?;
+        let k = self.failing_positions.binary_search(&pos).ok()?;
+        self.failing_facets.get(k)
+    }
+
+    /// Stop `k` of the queue: (list position, span index).
+    pub fn stop(&self, k: usize) -> Option<(usize, usize)> {
+        let &(pos, span) = self.stops.get(k)?;
+        Some((pos as usize, span as usize))
     }
 }
 
@@ -72,46 +79,65 @@ pub(super) fn refresh_triage(app: &mut App) {
         (TriageView::default(), std::mem::take(&mut app.triage))
     };
     // Facets computed for the previous view, by run: reused when the run has not changed.
-    let reusable: HashMap<&Id, (u64, GoldOutcome, &Facets)> = earlier
+    let reusable: HashMap<&Id, usize> = earlier
         .computed_from
         .iter()
-        .zip(&earlier.failing_facets)
-        .map(|((id, changed_at, gold), (_, facets))| (id, (*changed_at, *gold, facets)))
+        .enumerate()
+        .map(|(k, (id, _))| (id, k))
         .collect();
     let scored = app.gold.has_scores();
-    for (pos, inv) in runs.iter().enumerate().skip(view.looked_at.len()) {
-        view.looked_at.push(address(inv));
-        let gold = if scored {
+    let gold_of = |inv: &Invocation| {
+        if scored {
             GoldOutcome::from_score(app.gold.score(&inv.id.text()))
         } else {
             GoldOutcome::Unknown
-        };
-        // Most runs pass: decided from their roll-up, without building their facets.
+        }
+    };
+    let new_runs = &runs[view.looked_at.len().min(runs.len())..];
+    // Counted first, so the lists are allocated once at their size: they hold every failing
+    // run, and growing them by doubling (then trimming) held up to three times that.
+    // Most runs pass: decided from their roll-up, without building their facets.
+    let new_failing = new_runs
+        .iter()
+        .filter(|inv| Facets::would_fail(inv, gold_of(inv)))
+        .count();
+    view.failing_positions.reserve_exact(new_failing);
+    view.failing_facets.reserve_exact(new_failing);
+    view.computed_from.reserve_exact(new_failing);
+    view.looked_at.reserve_exact(new_runs.len());
+    let first_new_facets = view.failing_facets.len();
+    for (pos, inv) in runs.iter().enumerate().skip(view.looked_at.len()) {
+        view.looked_at.push(address(inv));
+        let gold = gold_of(inv);
         if !Facets::would_fail(inv, gold) {
             continue;
         }
-        let facets = match reusable.get(&inv.id) {
-            Some(&(changed_at, earlier_gold, facets))
-                if changed_at == inv.changed_at() && earlier_gold == gold =>
-            {
+        let facets = match reusable
+            .get(&inv.id)
+            .map(|&k| (earlier.computed_from[k].1, &earlier.failing_facets[k]))
+        {
+            Some((changed_at, facets)) if changed_at == inv.changed_at() && facets.gold == gold => {
                 facets.clone()
             }
             _ => Facets::of(inv, gold),
         };
-        view.stops
-            .extend(facets.stops().into_iter().map(|span| (pos, span)));
-        view.failing_facets.push((pos, facets));
-        view.computed_from
-            .push((inv.id.clone(), inv.changed_at(), gold));
+        // Lossless: a list of more than 2^32 runs does not fit in memory.
+        view.failing_positions.push(pos as u32);
+        view.failing_facets.push(facets);
+        view.computed_from.push((inv.id.clone(), inv.changed_at()));
     }
     drop(reusable);
-    // Kept until the next rebuild: without the room they grew into (a rebuild of a list where
-    // all 8,780 runs fail held twice their size). Not when extending: a search streaming in
-    // grows the view step by step, and each step would copy all of it twice.
-    if !extends {
-        view.failing_facets.shrink_to_fit();
-        view.computed_from.shrink_to_fit();
-        view.stops.shrink_to_fit();
+    let new_stops: usize = view.failing_facets[first_new_facets..]
+        .iter()
+        .map(|f| f.stops().len())
+        .sum();
+    view.stops.reserve_exact(new_stops);
+    for (&pos, facets) in view.failing_positions[first_new_facets..]
+        .iter()
+        .zip(&view.failing_facets[first_new_facets..])
+    {
+        view.stops
+            .extend(facets.stops().into_iter().map(|span| (pos, span as u32)));
     }
     view.failing = view.failing_facets.len();
     view.key = Some(key);
@@ -142,6 +168,7 @@ fn placed_stops(app: &App, here_pos: Option<usize>) -> Vec<(usize, Option<usize>
         .stops
         .iter()
         .map(|&(pos, span)| {
+            let (pos, span) = (pos as usize, span as usize);
             let row = match (Some(pos) == here_pos, &here_tree) {
                 (true, Some(tree)) => tree.row_of(span),
                 (true, None) => None,
@@ -162,7 +189,7 @@ pub fn current_stop(app: &App) -> Option<usize> {
     app.triage
         .stops
         .iter()
-        .position(|&stop| stop == (pos, span))
+        .position(|&(p, s)| (p as usize, s as usize) == (pos, span))
 }
 
 /// `n` / `N`: the next failure after the selection (a failed span of this run, else the first
@@ -180,6 +207,7 @@ pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
     // One entry per failing run: its first stop.
     let mut firsts: Vec<(usize, usize)> = Vec::new();
     for (k, &(pos, _)) in app.triage.stops.iter().enumerate() {
+        let pos = pos as usize;
         if firsts.last().is_none_or(|&(last, _)| last != pos) {
             firsts.push((pos, k));
         }
@@ -233,7 +261,7 @@ fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
         app.message = Some(none.into());
         return;
     };
-    let Some(&(pos, span)) = app.triage.stops.get(k) else {
+    let Some((pos, span)) = app.triage.stop(k) else {
         return;
     };
     let Some(inv) = app.list.runs.get(pos).cloned() else {
