@@ -23,7 +23,7 @@ use thin_vec::ThinVec;
 use crate::model::{AttrValue, Attributes, Span};
 use crate::redact;
 use probes::{Found, Probe, with_found};
-use vocabulary::{ID_BITS, Vocabulary};
+use vocabulary::Vocabulary;
 
 /// Longest value indexed; a longer one makes its span always a candidate.
 const MAX_VALUE_BYTES: usize = 512;
@@ -68,24 +68,27 @@ impl Fields {
     }
 }
 
-/// A piece is one `u32` (its text's id in the vocabulary, and its field in the top bits) and a
-/// piece's span is found from where each span's pieces begin: a run has about 13 pieces per
-/// span.
+/// A piece is a text's id in the vocabulary and its field, written as one variable-length
+/// number (seven bits a byte; the field in the low three bits): most ids fit in two bytes,
+/// where a `u32` each made the index a tenth of a loaded store. A piece's span is found from
+/// where each span's pieces begin: a run has about 13 pieces per span.
 #[derive(Clone, Default)]
 pub struct SearchIndex {
-    /// Per piece: its text's id in the low [`ID_BITS`] bits, its [`Field`] above them.
-    pieces: ThinVec<u32>,
-    /// Per indexed span (`0..len`): its first piece (ascending; equal to the next span's for a
-    /// span without pieces), and [`UNINDEXED`] when it has text the index does not hold (a
-    /// candidate for every needle).
+    /// Every span's pieces, one after the other.
+    pieces: ThinVec<u8>,
+    /// Per indexed span (`0..len`): the byte its pieces begin at (ascending; equal to the next
+    /// span's for a span without pieces), and [`UNINDEXED`] when it has text the index does
+    /// not hold (a candidate for every needle).
     spans: ThinVec<u32>,
     /// Where the pieces' texts are; taken when the first span is indexed.
     vocabulary: Option<Arc<Vocabulary>>,
 }
 
-const ID_MASK: u32 = (1 << ID_BITS) - 1;
 /// Marks a span with text the index does not hold.
 const UNINDEXED: u32 = 1 << 31;
+const FIELD_BITS: u32 = 3;
+/// A `u32` written seven bits a byte.
+const MAX_PIECE_BYTES: usize = 5;
 const FIELDS: [Field; 8] = [
     Field::Name,
     Field::Tool,
@@ -106,16 +109,44 @@ const NAME_LIKE: [Field; 5] = [
     Field::Value,
 ];
 
+/// A piece's number: its text's id above its field.
 fn piece(id: u32, field: Field) -> u32 {
-    id | (field as u32) << ID_BITS
+    id << FIELD_BITS | field as u32
 }
 
 fn id_of(piece: u32) -> u32 {
-    piece & ID_MASK
+    piece >> FIELD_BITS
 }
 
 fn field_of(piece: u32) -> Field {
-    FIELDS[(piece >> ID_BITS) as usize]
+    FIELDS[(piece & ((1 << FIELD_BITS) - 1)) as usize]
+}
+
+/// Appends `piece` seven bits a byte, low bits first, the top bit set on all but the last.
+fn write_piece(bytes: &mut ThinVec<u8>, mut piece: u32) {
+    while piece >= 0x80 {
+        bytes.push(piece as u8 | 0x80);
+        piece >>= 7;
+    }
+    bytes.push(piece as u8);
+}
+
+/// The pieces written in `bytes` by [`write_piece`], in order.
+fn read_pieces(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let mut piece = 0u32;
+        let mut shift = 0;
+        loop {
+            let byte = *bytes.get(at)?;
+            at += 1;
+            piece |= u32::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(piece);
+            }
+            shift += 7;
+        }
+    })
 }
 
 impl SearchIndex {
@@ -146,8 +177,8 @@ impl SearchIndex {
 
     /// Heap bytes held by this run alone (see [`SearchIndex::shared_heap`]).
     pub fn heap_bytes(&self) -> usize {
-        let thin = |capacity| crate::model::thin_vec_bytes(capacity, 4) as usize;
-        thin(self.pieces.capacity()) + thin(self.spans.capacity())
+        let thin = |capacity, each| crate::model::thin_vec_bytes(capacity, each) as usize;
+        thin(self.pieces.capacity(), 1) + thin(self.spans.capacity(), 4)
     }
 
     /// The vocabulary this index shares with other runs: its address (to count it once) and
@@ -158,33 +189,35 @@ impl SearchIndex {
     }
 
     /// Pieces of span `span`.
-    fn pieces_of(&self, span: usize) -> &[u32] {
+    fn pieces_of(&self, span: usize) -> impl Iterator<Item = u32> + '_ {
         let first = (self.spans[span] & !UNINDEXED) as usize;
         let end = self
             .spans
             .get(span + 1)
             .map_or(self.pieces.len(), |&s| (s & !UNINDEXED) as usize);
-        &self.pieces[first..end]
+        read_pieces(&self.pieces[first..end])
     }
 
     /// Adds a piece to the span being indexed (the last one); false when the text is too long
     /// to index. A piece the span already has (same text, same field) is not added again.
     fn add(&mut self, vocabulary: &Vocabulary, field: Field, text: &str) -> bool {
-        if text.len() > MAX_VALUE_BYTES {
+        // A run whose pieces would outgrow their offsets (2 GiB) has its later texts searched
+        // span by span instead.
+        if text.len() > MAX_VALUE_BYTES || self.pieces.len() + MAX_PIECE_BYTES >= UNINDEXED as usize
+        {
             return false;
         }
         let Some(id) = vocabulary.id(text) else {
             return false;
         };
         let first = self.spans.last().map_or(0, |&s| (s & !UNINDEXED) as usize);
-        let own = &self.pieces[first..];
-        let known = own.iter().any(|&p| {
+        let known = read_pieces(&self.pieces[first..]).any(|p| {
             id_of(p) == id
                 && (field_of(p) == field
                     || field == Field::Value && NAME_LIKE.contains(&field_of(p)))
         });
         if !known {
-            self.pieces.push(piece(id, field));
+            write_piece(&mut self.pieces, piece(id, field));
         }
         true
     }
@@ -216,6 +249,7 @@ impl SearchIndex {
     }
 
     fn add_span(&mut self, vocabulary: &Vocabulary, span: &Span) {
+        // Below `UNINDEXED`: `add` keeps the pieces under it.
         self.spans.push(self.pieces.len() as u32);
         let mut complete = self.add(vocabulary, Field::Name, &span.name);
         if let Some(tool) = span.tool_name() {
@@ -291,8 +325,8 @@ impl SearchIndex {
         let mut spans = self.always_candidates(span_count);
         self.with_found(Probe::Contains, needle.as_bytes(), |found| {
             for span in 0..self.spans.len() {
-                let hit = |&p: &u32| fields.has(field_of(p)) && found.hit(id_of(p));
-                if self.spans[span] & UNINDEXED == 0 && self.pieces_of(span).iter().any(hit) {
+                let hit = |p: u32| fields.has(field_of(p)) && found.hit(id_of(p));
+                if self.spans[span] & UNINDEXED == 0 && self.pieces_of(span).any(hit) {
                     spans.push(span);
                 }
             }
@@ -325,7 +359,7 @@ impl SearchIndex {
                     continue;
                 }
                 let mut holds = false;
-                for &p in self.pieces_of(span) {
+                for p in self.pieces_of(span) {
                     let (field, id) = (field_of(p), id_of(p));
                     if !fields.has(field) || !found.hit(id) {
                         continue;
@@ -358,8 +392,7 @@ impl std::fmt::Debug for SearchIndex {
             let span = |s: usize| {
                 let pieces: Vec<(Field, String)> = self
                     .pieces_of(s)
-                    .iter()
-                    .map(|&p| {
+                    .map(|p| {
                         let text = String::from_utf8_lossy(texts.text(id_of(p)));
                         (field_of(p), text.into_owned())
                     })

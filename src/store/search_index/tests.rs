@@ -2,16 +2,51 @@
 
 use super::*;
 use crate::model::{ErrorInfo, LlmFacts, ToolFacts};
+use vocabulary::ID_BITS;
 
 #[test]
-fn every_field_reads_back_from_its_packed_bits() {
+fn every_piece_reads_back_as_written() {
+    assert_eq!(
+        FIELDS.len(),
+        1 << FIELD_BITS,
+        "every field fits below the id"
+    );
     for field in FIELDS {
         assert_eq!(FIELDS[field as usize], field);
     }
-    assert!(
-        FIELDS.len() <= 1 << (32 - ID_BITS),
-        "fields fit above the id"
-    );
+    // Ids at every width the bytes take, up to the vocabulary's largest.
+    let ids = [
+        0,
+        15,
+        16,
+        2047,
+        2048,
+        262_143,
+        262_144,
+        (1 << 25) - 1,
+        1 << 25,
+        (1 << ID_BITS) - 1,
+    ];
+    let pieces: Vec<u32> = ids
+        .iter()
+        .zip(FIELDS.iter().cycle())
+        .map(|(&id, &field)| piece(id, field))
+        .collect();
+    let mut bytes = ThinVec::new();
+    for &p in &pieces {
+        write_piece(&mut bytes, p);
+    }
+    let read: Vec<(u32, Field)> = read_pieces(&bytes)
+        .map(|p| (id_of(p), field_of(p)))
+        .collect();
+    let written: Vec<(u32, Field)> = ids
+        .iter()
+        .copied()
+        .zip(FIELDS.iter().copied().cycle())
+        .collect();
+    assert_eq!(read, written);
+    // Ids under 16 with their field take one byte, under 2,048 two, and so on to five.
+    assert_eq!(bytes.len(), 1 + 1 + 2 + 2 + 3 + 3 + 4 + 4 + 5 + 5);
 }
 
 #[test]
