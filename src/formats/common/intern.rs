@@ -2,10 +2,15 @@
 //! and short attribute values (models, providers, operation names, tool names). One allocation
 //! per distinct text per parsing thread, instead of one per span.
 //!
-//! Both tables are bounded, so hostile input with endless distinct texts cannot grow them: the
+//! Longer values (stack traces, statements, URLs) are shared through a table of their own: an
+//! exception event's stack trace repeats from failure to failure, and one copy per event was
+//! most of the events' memory; kept apart, they never push the short values out.
+//!
+//! Every table is bounded, so hostile input with endless distinct texts cannot grow them: the
 //! name table stops taking new names when full (names are few and the first ones are the ones
-//! that repeat), the value table starts over (values drift over a long file; the common ones
-//! are back after a few spans).
+//! that repeat), the value tables start over (values drift over a long file; the common ones
+//! are back after a few spans). The long-value table is bounded by its bytes too, so texts of
+//! spans long gone (evicted from a live store) are not kept alive by it.
 
 use std::cell::RefCell;
 // foldhash: these tables are looked up for every attribute of every span, SipHash showed
@@ -18,12 +23,24 @@ use crate::model::ArcStr;
 const MAX_NAMES: usize = 4096;
 /// Values kept per thread before the table starts over.
 const MAX_VALUES: usize = 16 * 1024;
-/// Longer values are rarely equal to one another (ids, queries, messages): not worth a lookup.
+/// Values up to this long go to the short-value table.
 const MAX_SHARED_VALUE_BYTES: usize = 128;
+/// Longer values are not shared: messages and documents past this rarely repeat.
+const MAX_SHARED_LONG_VALUE_BYTES: usize = 8 * 1024;
+/// Bytes of text the long-value table holds before it starts over.
+const MAX_LONG_VALUES_BYTES: usize = 1 << 20;
 
 thread_local! {
     static NAMES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::default());
     static VALUES: RefCell<HashSet<ArcStr>> = RefCell::new(HashSet::default());
+    static LONG_VALUES: RefCell<LongValues> = RefCell::default();
+}
+
+#[derive(Default)]
+struct LongValues {
+    texts: HashSet<ArcStr>,
+    /// Bytes of the texts held.
+    bytes: usize,
 }
 
 /// An attribute key or payload field name, shared with every earlier use of the same name.
@@ -43,8 +60,11 @@ pub fn name(text: &str) -> ArcStr {
 
 /// An attribute value, shared with earlier equal values when it is short.
 pub fn value(text: &str) -> ArcStr {
-    if text.len() > MAX_SHARED_VALUE_BYTES {
+    if text.len() > MAX_SHARED_LONG_VALUE_BYTES {
         return text.into();
+    }
+    if text.len() > MAX_SHARED_VALUE_BYTES {
+        return long_value(text);
     }
     VALUES.with(|values| {
         let mut values = values.borrow_mut();
@@ -60,18 +80,64 @@ pub fn value(text: &str) -> ArcStr {
     })
 }
 
+fn long_value(text: &str) -> ArcStr {
+    LONG_VALUES.with(|long| {
+        let mut long = long.borrow_mut();
+        if let Some(shared) = long.texts.get(text) {
+            return shared.clone();
+        }
+        if long.bytes + text.len() > MAX_LONG_VALUES_BYTES || long.texts.len() >= MAX_VALUES {
+            long.texts.clear();
+            long.bytes = 0;
+        }
+        let shared: ArcStr = text.into();
+        long.bytes += text.len();
+        long.texts.insert(shared.clone());
+        shared
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn equal_short_values_share_one_allocation_and_long_ones_do_not() {
+    fn equal_values_share_one_allocation_up_to_the_long_limit() {
         let a = value("gpt-4o");
         let b = value(&String::from("gpt-4o"));
         assert!(ArcStr::ptr_eq(&a, &b));
         let long = "x".repeat(MAX_SHARED_VALUE_BYTES + 1);
-        assert!(!ArcStr::ptr_eq(&value(&long), &value(&long)));
-        assert_eq!(&*value(&long), long);
+        assert!(ArcStr::ptr_eq(&value(&long), &value(&long)));
+        let longest = "y".repeat(MAX_SHARED_LONG_VALUE_BYTES);
+        assert!(ArcStr::ptr_eq(&value(&longest), &value(&longest)));
+        let too_long = "z".repeat(MAX_SHARED_LONG_VALUE_BYTES + 1);
+        assert!(!ArcStr::ptr_eq(&value(&too_long), &value(&too_long)));
+        assert_eq!(&*value(&too_long), too_long);
+    }
+
+    #[test]
+    fn long_values_do_not_push_short_ones_out_and_their_table_is_bounded_by_bytes() {
+        let short = value("openai");
+        let first_long = value(&"s".repeat(1000));
+        // More than the table's bytes of distinct long texts.
+        for i in 0..(MAX_LONG_VALUES_BYTES / 1000 + 10) {
+            value(&format!("{i:0>1000}"));
+        }
+        LONG_VALUES.with(|long| {
+            let long = long.borrow();
+            assert!(long.bytes <= MAX_LONG_VALUES_BYTES);
+            assert_eq!(
+                long.bytes,
+                long.texts.iter().map(|t| t.len()).sum::<usize>()
+            );
+        });
+        assert!(ArcStr::ptr_eq(&short, &value("openai")), "short table kept");
+        let again = value(&"s".repeat(1000));
+        assert_eq!(again, first_long);
+        assert!(
+            !ArcStr::ptr_eq(&again, &first_long),
+            "the long table started over"
+        );
     }
 
     #[test]
