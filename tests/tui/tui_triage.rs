@@ -344,10 +344,11 @@ fn openai_agents_group_ids_group_traces() {
             .any(|(id, turns)| id == "conv-demo-001" && *turns >= 2),
         "{grouped:?}"
     );
-    for (id, conversation) in &app.list.conversation_of {
+    assert!(!app.list.conversation_rows.is_empty());
+    for id in app.list.conversation_rows.keys() {
         assert_eq!(
             app.store.get(id).unwrap().conversation_id(),
-            Some(conversation.as_str())
+            app.list.conversation_of(id)
         );
     }
 }

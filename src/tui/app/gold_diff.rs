@@ -6,6 +6,7 @@ use crate::gold::check::{SidecarCache, report_in};
 use crate::gold::conversation::{Conversations, conversation_of, passes_for};
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::GoldFile;
+use crate::model::{AsId, Id};
 use crate::tui::action::Action;
 use crate::tui::overlays::diff::{DiffAction, DiffViewState};
 
@@ -28,8 +29,10 @@ pub struct GoldContext {
     sidecars: SidecarCache,
     /// Turns of each conversation (whole-conversation golds), rebuilt when the store changes.
     conversations: Conversations,
-    /// Invocation id → (its content version, its score and pass/fail if it has a gold).
-    scores: std::collections::HashMap<String, (ContentVersion, Option<Scored>)>,
+    /// Invocation id → (its content version, its score and pass/fail if it has a gold). Every
+    /// listed run gets an entry (most saying it has no gold): keyed by the compact id and the
+    /// rare score boxed, an entry is 40 bytes.
+    scores: std::collections::HashMap<Id, (ContentVersion, Option<Box<Scored>>)>,
     /// Bumped whenever a score changes, so views built from scores know to rebuild. A run
     /// found to have no gold changes nothing: the views already took it for gold-less.
     version: u64,
@@ -63,7 +66,7 @@ impl GoldContext {
     /// Score and pass/fail of an invocation's last computed report, if it has a gold.
     pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
         self.scores
-            .get(invocation)
+            .get(&*invocation.as_id())
             .and_then(|(_, scored)| scored.as_ref())
             .map(|s| (s.score, s.passed))
     }
@@ -71,7 +74,7 @@ impl GoldContext {
     /// Where the gold of an invocation's last computed report came from, if it has one.
     pub fn source(&self, invocation: &str) -> Option<&str> {
         self.scores
-            .get(invocation)
+            .get(&*invocation.as_id())
             .and_then(|(_, scored)| scored.as_ref())
             .map(|s| s.source.as_str())
     }
@@ -88,7 +91,7 @@ impl GoldContext {
             .filter_map(|(id, (_, scored))| {
                 let s = scored.as_ref()?;
                 Some((
-                    id.clone(),
+                    id.to_string(),
                     crate::triage::GoldOutcome::from_score(Some((s.score, s.passed))),
                 ))
             })
@@ -211,7 +214,7 @@ fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
 fn needs_score(app: &App, id: &str) -> bool {
     app.gold
         .scores
-        .get(id)
+        .get(&*id.as_id())
         .is_none_or(|&(version, _)| Some(version) != content_version(app, id))
 }
 
@@ -240,19 +243,19 @@ fn score_one(app: &mut App, id: String) {
     };
     let scored = report(app, &id).map(|r| {
         let (score, passed) = outcome(&r, &id);
-        Scored {
+        Box::new(Scored {
             score,
             passed,
             source: r.gold.source.clone(),
-        }
+        })
     });
-    let outcome_of = |s: &Option<Scored>| s.as_ref().map(|s| (s.score, s.passed));
+    let outcome_of = |s: &Option<Box<Scored>>| s.as_ref().map(|s| (s.score, s.passed));
     let now = outcome_of(&scored);
     let gained = usize::from(scored.is_some());
     let previous = app
         .gold
         .scores
-        .insert(id, (version, scored))
+        .insert(Id::new(&id), (version, scored))
         .and_then(|(_, old)| old);
     app.gold.with_gold = app.gold.with_gold + gained - usize::from(previous.is_some());
     if outcome_of(&previous) != now {

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::model::Id;
+use crate::model::{AsId, Id};
 use crate::store::Invocation;
 
 /// What the list is sorted by; `s` cycles through them. Each sorts the worst / newest first.
@@ -85,8 +85,8 @@ pub enum ListRow {
 pub struct Arranged {
     pub runs: Vec<Arc<Invocation>>,
     pub rows: Vec<ListRow>,
-    /// Invocation id → the conversation row it sits under.
-    pub conversation_of: HashMap<String, String>,
+    /// Invocation id → the row of the conversation it sits under.
+    pub conversation_rows: HashMap<Id, u32>,
 }
 
 /// Sorts `listed` by `key` (a pass that only checks, when it already is in that order, as the
@@ -115,7 +115,7 @@ pub fn arrange(
         return Arranged {
             runs: listed,
             rows,
-            conversation_of: HashMap::new(),
+            conversation_rows: HashMap::new(),
         };
     }
     for turns in members.values_mut() {
@@ -130,7 +130,7 @@ pub fn arrange(
     }
     let mut order = Vec::with_capacity(listed.len());
     let mut rows = Vec::with_capacity(listed.len());
-    let mut conversation_of = HashMap::new();
+    let mut conversation_rows = HashMap::new();
     let mut placed: HashSet<&str> = HashSet::new();
     for (k, inv) in listed.iter().enumerate() {
         match inv.conversation_id().filter(|c| members.contains_key(c)) {
@@ -143,6 +143,8 @@ pub fn arrange(
                     continue;
                 }
                 let turns = &members[conversation];
+                // Lossless: a list of more than 2^32 rows does not fit in memory.
+                let row = rows.len() as u32;
                 rows.push(ListRow::Conversation {
                     id: conversation.to_owned(),
                     turns: turns.len(),
@@ -150,7 +152,7 @@ pub fn arrange(
                 });
                 let open = !folded.contains(conversation);
                 for &turn in turns {
-                    conversation_of.insert(listed[turn].id.to_string(), conversation.to_owned());
+                    conversation_rows.insert(listed[turn].id.clone(), row);
                     if open {
                         rows.push(ListRow::Invocation(order.len()));
                     }
@@ -163,7 +165,7 @@ pub fn arrange(
     Arranged {
         runs,
         rows,
-        conversation_of,
+        conversation_rows,
     }
 }
 
@@ -175,8 +177,9 @@ pub struct ListView {
     pub runs: Vec<Arc<Invocation>>,
     /// The rows drawn: conversation rows and the invocations not folded away.
     pub rows: Vec<ListRow>,
-    /// Invocation id → its conversation row, for runs grouped under one.
-    pub conversation_of: HashMap<String, String>,
+    /// Invocation id → the row of its conversation, for runs grouped under one: compact ids
+    /// and row numbers, since every grouped run has an entry.
+    pub conversation_rows: HashMap<Id, u32>,
     pub offset: usize,
     /// Bumped whenever `ids` were rebuilt, for views derived from them.
     pub version: u64,
@@ -235,6 +238,27 @@ impl ListView {
             .or_else(|| self.runs.iter().position(|inv| inv.id == id))?;
         self.last_found.set(found);
         Some(found)
+    }
+
+    /// The row of the conversation run `id` sits under, when it is grouped under one.
+    pub fn conversation_row_of(&self, id: &(impl AsId + ?Sized)) -> Option<usize> {
+        let row = *self.conversation_rows.get(&*id.as_id())?;
+        Some(row as usize)
+    }
+
+    /// The conversation run `id` sits under, when it is grouped under one.
+    pub fn conversation_of(&self, id: &(impl AsId + ?Sized)) -> Option<&str> {
+        match self.rows.get(self.conversation_row_of(id)?)? {
+            ListRow::Conversation { id, .. } => Some(id),
+            ListRow::Invocation(_) => None,
+        }
+    }
+
+    /// Whether conversation `id` has a row in the list.
+    pub fn has_conversation(&self, id: &str) -> bool {
+        self.rows
+            .iter()
+            .any(|row| matches!(row, ListRow::Conversation { id: listed, .. } if listed == id))
     }
 
     /// The id of the run a row shows (`None` for a conversation row).

@@ -265,8 +265,7 @@ impl App {
             .position(|r| *r == ListRow::Invocation(pos))
             .or_else(|| {
                 let id = self.selected_invocation.as_ref()?;
-                let conversation = self.list.conversation_of.get(id)?;
-                self.conversation_row(conversation)
+                self.list.conversation_row_of(id)
             })
     }
 

@@ -73,7 +73,7 @@ pub(super) fn select_invocation(app: &mut App, pos: usize) {
 fn cursor_conversation(app: &App) -> Option<String> {
     app.selected_conversation.clone().or_else(|| {
         let id = app.selected_invocation.as_ref()?;
-        app.list.conversation_of.get(id).cloned()
+        app.list.conversation_of(id).map(str::to_owned)
     })
 }
 
@@ -104,7 +104,7 @@ pub(super) fn toggle_conversation(app: &mut App) {
 /// Unfolds the conversation a run sits under, so the run's row is visible.
 pub(super) fn expand_conversation_of(app: &mut App, id: &str) {
     app.selected_conversation = None;
-    if let Some(conversation) = app.list.conversation_of.get(id)
+    if let Some(conversation) = app.list.conversation_of(id)
         && app.folded_conversations.remove(conversation)
     {
         app.folded_version += 1;

@@ -43,14 +43,14 @@ pub(super) fn refresh_list(app: &mut App) {
         let replaced = (
             std::mem::replace(&mut app.list.runs, arranged.runs),
             std::mem::replace(&mut app.list.rows, arranged.rows),
-            std::mem::replace(&mut app.list.conversation_of, arranged.conversation_of),
+            std::mem::replace(&mut app.list.conversation_rows, arranged.conversation_rows),
         );
         super::garbage::drop_elsewhere(replaced);
         app.list.version += 1;
         if app
             .selected_conversation
             .as_ref()
-            .is_some_and(|c| !app.list.conversation_of.values().any(|x| x == c))
+            .is_some_and(|c| !app.list.has_conversation(c))
         {
             app.selected_conversation = None;
         }
