@@ -73,7 +73,7 @@ pub(super) fn refresh_triage(app: &mut App) {
             .iter()
             .zip(runs)
             .all(|(&seen, inv)| seen == address(inv));
-    let (mut view, earlier) = if extends {
+    let (mut view, mut earlier) = if extends {
         (std::mem::take(&mut app.triage), TriageView::default())
     } else {
         (TriageView::default(), std::mem::take(&mut app.triage))
@@ -112,12 +112,14 @@ pub(super) fn refresh_triage(app: &mut App) {
         if !Facets::would_fail(inv, gold) {
             continue;
         }
+        // Moved, not copied: a run is listed once, so each earlier entry is taken at most once,
+        // and the rebuild does not hold the queue's facets twice.
         let facets = match reusable
             .get(&inv.id)
-            .map(|&k| (earlier.computed_from[k].1, &earlier.failing_facets[k]))
+            .map(|&k| (earlier.computed_from[k].1, &mut earlier.failing_facets[k]))
         {
             Some((changed_at, facets)) if changed_at == inv.changed_at() && facets.gold == gold => {
-                facets.clone()
+                std::mem::take(facets)
             }
             _ => Facets::of(inv, gold),
         };
