@@ -18,25 +18,20 @@ use super::{ArcStr, AttrValue};
 
 mod block;
 mod encoding;
+mod slot;
 use block::Block;
 use encoding::*;
+use slot::{Repr, Slot, View};
 
-#[derive(Clone, Default)]
-pub struct Attributes(Repr);
-
-/// Two words: every span and event holds one. The open list is boxed; a span holds it only
-/// while a parser builds it (or when it is too long to pack, see [`Block`]).
+/// One word: every span and event holds one (see [`slot`]). The open list is boxed; a span
+/// holds it only while a parser builds it (or when it is too long to pack, see [`Block`]).
 #[derive(Clone)]
-#[allow(clippy::box_collection)]
-enum Repr {
-    Open(Box<Vec<(ArcStr, AttrValue)>>),
-    Packed(Block),
-}
+pub struct Attributes(Slot);
 
-impl Default for Repr {
+impl Default for Attributes {
     /// An empty list is packed: it needs no allocation that way.
     fn default() -> Self {
-        Repr::Packed(Block::empty())
+        Attributes(Slot::new(Repr::Packed(Block::empty())))
     }
 }
 
@@ -120,9 +115,9 @@ impl Attributes {
     }
 
     pub fn len(&self) -> usize {
-        match &self.0 {
-            Repr::Open(list) => list.len(),
-            Repr::Packed(block) => Reader::new(block.bytes()).varint() as usize,
+        match self.0.view() {
+            View::Open(list) => list.len(),
+            View::Packed(block) => Reader::new(block.bytes()).varint() as usize,
         }
     }
 
@@ -131,13 +126,13 @@ impl Attributes {
     }
 
     pub fn is_packed(&self) -> bool {
-        matches!(self.0, Repr::Packed(_))
+        !self.0.is_open()
     }
 
     pub fn iter(&self) -> Iter<'_> {
-        match &self.0 {
-            Repr::Open(list) => Iter(Walk::Open(list.iter())),
-            Repr::Packed(block) => {
+        match self.0.view() {
+            View::Open(list) => Iter(Walk::Open(list.iter())),
+            View::Packed(block) => {
                 let (reader, left) = Reader::entries(block.bytes());
                 let side = block.held();
                 Iter(Walk::Packed { reader, side, left })
@@ -147,12 +142,12 @@ impl Attributes {
 
     /// The first value under `key`.
     pub fn get(&self, key: &str) -> Option<AttrView<'_>> {
-        match &self.0 {
-            Repr::Open(list) => list
+        match self.0.view() {
+            View::Open(list) => list
                 .iter()
                 .find(|(k, _)| k.as_str() == key)
                 .map(|(_, v)| AttrView::Held(v)),
-            Repr::Packed(block) => {
+            View::Packed(block) => {
                 let (mut reader, count) = Reader::entries(block.bytes());
                 for _ in 0..count {
                     if reader.key() == key {
@@ -171,22 +166,19 @@ impl Attributes {
 
     /// The list while unpacked.
     pub fn as_open(&self) -> Option<&[(ArcStr, AttrValue)]> {
-        match &self.0 {
-            Repr::Open(list) => Some(list.as_slice()),
-            Repr::Packed(_) => None,
+        match self.0.view() {
+            View::Open(list) => Some(list.as_slice()),
+            View::Packed(_) => None,
         }
     }
 
     /// The list, for a parser to change; a packed list is unpacked first.
     pub fn open_mut(&mut self) -> &mut Vec<(ArcStr, AttrValue)> {
-        if let Repr::Packed(_) = self.0 {
+        if !self.0.is_open() {
             let list = self.to_vec();
-            self.0 = Repr::Open(Box::new(list));
+            self.0.replace(Repr::Open(Box::new(list)));
         }
-        match &mut self.0 {
-            Repr::Open(list) => list,
-            Repr::Packed(_) => unreachable!("unpacked above"),
-        }
+        self.0.open_mut().expect("unpacked above")
     }
 
     pub fn push(&mut self, entry: (ArcStr, AttrValue)) {
@@ -198,14 +190,14 @@ impl Attributes {
     }
 
     pub fn clear(&mut self) {
-        self.0 = Repr::default();
+        *self = Attributes::default();
     }
 
     /// Owned copies of the pairs, in order.
     pub fn to_vec(&self) -> Vec<(ArcStr, AttrValue)> {
-        match &self.0 {
-            Repr::Open(list) => list.to_vec(),
-            Repr::Packed(_) => self
+        match self.0.view() {
+            View::Open(list) => list.to_vec(),
+            View::Packed(_) => self
                 .iter()
                 .map(|(key, value)| (ArcStr::from(key), (*value).clone()))
                 .collect(),
@@ -214,12 +206,12 @@ impl Attributes {
 
     /// Packs the list (see the module's doc). Reads give the same pairs after as before.
     pub fn pack(&mut self) {
-        if !matches!(self.0, Repr::Open(_)) {
+        if !self.0.is_open() {
             return;
         }
         WORKSHOP.with(|workshop| {
             let workshop = &mut *workshop.borrow_mut();
-            let Repr::Open(list) = &self.0 else {
+            let View::Open(list) = self.0.view() else {
                 return;
             };
             workshop.bytes.clear();
@@ -231,7 +223,7 @@ impl Attributes {
                     None => return,
                 },
             };
-            let Repr::Open(mut list) = std::mem::replace(&mut self.0, Repr::Packed(packed)) else {
+            let Repr::Open(mut list) = self.0.replace(Repr::Packed(packed)) else {
                 unreachable!("open, as matched above");
             };
             if list.capacity() <= SPARE_LIST_MAX && workshop.spares.len() < SPARE_LISTS {
@@ -245,15 +237,15 @@ impl Attributes {
     /// thread when there is one.
     pub fn spare() -> Attributes {
         let list = WORKSHOP.with(|workshop| workshop.borrow_mut().spares.pop());
-        Attributes(Repr::Open(list.unwrap_or_default()))
+        Attributes(Slot::new(Repr::Open(list.unwrap_or_default())))
     }
 
     /// Heap bytes: the list's or the packed bytes' room, and the side list's. Values' own
     /// allocations are not included.
     pub fn own_heap_bytes(&self) -> u64 {
-        match &self.0 {
-            Repr::Open(list) => (list.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64,
-            Repr::Packed(block) => block.heap_bytes(),
+        match self.0.view() {
+            View::Open(list) => (list.capacity() * size_of::<(ArcStr, AttrValue)>()) as u64,
+            View::Packed(block) => block.heap_bytes(),
         }
     }
 
@@ -269,12 +261,12 @@ impl Attributes {
             },
             _ => 16,
         };
-        match &self.0 {
-            Repr::Open(list) => list
+        match self.0.view() {
+            View::Open(list) => list
                 .iter()
                 .map(|(key, value)| key.len() as u64 + value_bytes(value))
                 .sum(),
-            Repr::Packed(block) => {
+            View::Packed(block) => {
                 block.bytes().len() as u64 + block.held().iter().map(value_bytes).sum::<u64>()
             }
         }
@@ -282,9 +274,9 @@ impl Attributes {
 
     /// The values held in full (all of them while unpacked), for counting their allocations.
     pub fn held_values(&self) -> Box<dyn Iterator<Item = &AttrValue> + '_> {
-        match &self.0 {
-            Repr::Open(list) => Box::new(list.iter().map(|(_, v)| v)),
-            Repr::Packed(block) => Box::new(block.held().iter()),
+        match self.0.view() {
+            View::Open(list) => Box::new(list.iter().map(|(_, v)| v)),
+            View::Packed(block) => Box::new(block.held().iter()),
         }
     }
 }
@@ -338,7 +330,7 @@ impl From<Vec<(ArcStr, AttrValue)>> for Attributes {
     fn from(list: Vec<(ArcStr, AttrValue)>) -> Self {
         match list.capacity() {
             0 => Attributes::default(),
-            _ => Attributes(Repr::Open(Box::new(list))),
+            _ => Attributes(Slot::new(Repr::Open(Box::new(list)))),
         }
     }
 }

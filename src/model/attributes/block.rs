@@ -26,6 +26,8 @@ const _: () = assert!(size_of::<Header>().is_multiple_of(align_of::<AttrValue>()
 /// The block of every empty list: never written, never freed.
 static EMPTY: Header = Header { held: 0, bytes: 0 };
 
+/// One pointer, and only that (`repr(transparent)`): an attribute list's slot holds it as is.
+#[repr(transparent)]
 pub(super) struct Block(NonNull<Header>);
 
 // SAFETY: a block owns its values as a `Vec<AttrValue>` would and hands out only shared
@@ -40,6 +42,19 @@ const _: fn() = || {
 impl Block {
     pub(super) fn empty() -> Block {
         Block(NonNull::from(&EMPTY))
+    }
+
+    /// The pointer, owning what the block owned (see [`Block::from_raw`]).
+    pub(super) fn into_raw(self) -> NonNull<u8> {
+        std::mem::ManuallyDrop::new(self).0.cast()
+    }
+
+    /// The block [`Block::into_raw`] gave the pointer of.
+    ///
+    /// # Safety
+    /// `raw` came from `into_raw` and is given back once.
+    pub(super) unsafe fn from_raw(raw: NonNull<u8>) -> Block {
+        Block(raw.cast())
     }
 
     fn is_empty_block(&self) -> bool {

@@ -158,8 +158,9 @@ fn an_empty_list_packs_without_an_allocation() {
 }
 
 #[test]
-fn a_span_pays_two_words_for_its_attributes() {
-    assert_eq!(size_of::<Attributes>(), 2 * size_of::<usize>());
+fn a_span_pays_one_word_for_its_attributes() {
+    assert_eq!(size_of::<Attributes>(), size_of::<usize>());
+    assert_eq!(size_of::<Option<Attributes>>(), size_of::<usize>());
 }
 
 #[test]
@@ -278,4 +279,48 @@ fn a_packed_list_holds_its_values_once_and_lets_them_go() {
     drop(attributes);
     assert_eq!(std::sync::Arc::strong_count(&payload), 1);
     assert_eq!(ArcStr::strong_count(&one_off), Some(1));
+}
+
+/// The one-word slot holds an open list as it holds a block: a copy is a list of its own,
+/// changing one leaves the other as it was, and every value is let go once, packed or open,
+/// on this thread or another.
+#[test]
+fn an_open_list_in_its_one_word_slot_holds_its_values_once_and_lets_them_go() {
+    let payload = std::sync::Arc::new(Payload {
+        bytes: 3,
+        body: PayloadBody::Inline("abc".into()),
+        ..Payload::default()
+    });
+    let mut open = Attributes::from(vec![(
+        "gen_ai.input.messages".into(),
+        AttrValue::Payload(payload.clone()),
+    )]);
+    assert!(!open.is_packed());
+    let mut copy = open.clone();
+    assert_eq!(std::sync::Arc::strong_count(&payload), 3);
+    copy.push(("count".into(), AttrValue::Int(2)));
+    assert_eq!((open.len(), copy.len()), (1, 2));
+    assert_eq!(copy.get("count").as_deref(), Some(&AttrValue::Int(2)));
+    // Packed, then opened again by a change: the block's hold passes to the list.
+    open.pack();
+    assert!(open.is_packed());
+    open.push(("note".into(), AttrValue::Str("n".into())));
+    assert!(!open.is_packed());
+    assert_eq!(std::sync::Arc::strong_count(&payload), 3);
+    assert_eq!(
+        pairs(&open),
+        [
+            (
+                "gen_ai.input.messages".to_string(),
+                AttrValue::Payload(payload.clone())
+            ),
+            ("note".to_string(), AttrValue::Str("n".into())),
+        ]
+    );
+    let elsewhere = std::thread::spawn(move || copy.len()).join().unwrap();
+    assert_eq!(elsewhere, 2);
+    assert_eq!(std::sync::Arc::strong_count(&payload), 2);
+    open.clear();
+    assert!(open.is_empty() && open.is_packed());
+    assert_eq!(std::sync::Arc::strong_count(&payload), 1);
 }
