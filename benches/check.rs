@@ -101,7 +101,7 @@ fn store() -> Store {
                 },
                 start_unix_nano: 1_000 + i as u64,
                 end_unix_nano: 2_000 + i as u64,
-                facts: toolcap::model::KindFacts::Tool(Box::new(ToolFacts {
+                facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {
                     name: Some(call.name.into()),
                     ..ToolFacts::default()
                 })),

@@ -24,7 +24,7 @@ pub use attributes::{AttrView, Attributes};
 pub use finish_reasons::FinishReasons;
 pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
-pub use kind_facts::{KindFacts, SeveralFacts};
+pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
 pub use payload::*;
 pub use problem::*;
 pub use sparse::{Holder, Sparse, SparseEmpty};

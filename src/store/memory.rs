@@ -8,8 +8,8 @@ use std::mem::size_of;
 
 use super::{Invocation, Store};
 use crate::model::{
-    ArcStr, AttrValue, Attributes, Id, KindFacts, LlmFacts, Origin, Payload, PayloadBody,
-    RetrievalFacts, SeveralFacts, Span, ToolFacts, shared_texts, thin_vec_bytes,
+    ArcStr, AttrValue, Attributes, Id, Origin, Payload, PayloadBody, Span, shared_texts,
+    thin_vec_bytes,
 };
 
 /// Bytes per structure, largest first.
@@ -155,13 +155,7 @@ impl Tally {
             self.facts += size_of_val(e.as_ref()) as u64 + texts.map(|t| self.once(t)).sum::<u64>();
         }
         // The kind facts' one block: one kind's facts, or several together.
-        self.facts += match &span.facts {
-            KindFacts::None => 0,
-            KindFacts::Llm(_) => size_of::<LlmFacts>(),
-            KindFacts::Tool(_) => size_of::<ToolFacts>(),
-            KindFacts::Retrieval(_) => size_of::<RetrievalFacts>(),
-            KindFacts::Several(_) => size_of::<SeveralFacts>(),
-        } as u64;
+        self.facts += span.facts.block_bytes() as u64;
         if let Some(l) = span.llm() {
             for name in [&l.provider, &l.model, &l.response_model]
                 .into_iter()

@@ -41,7 +41,7 @@ fn tool_span(
         }),
         start_unix_nano: start,
         end_unix_nano: start + 250_000_000,
-        facts: toolcap::model::KindFacts::Tool(Box::new(ToolFacts {
+        facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {
             name: Some(name.into()),
             ..ToolFacts::default()
         })),

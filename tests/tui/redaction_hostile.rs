@@ -226,7 +226,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         start_unix_nano: T0 + 1_000_000,
         end_unix_nano: T0 + 2_000_000,
         format: "test".into(),
-        facts: toolcap::model::KindFacts::Llm(Box::new(LlmFacts {
+        facts: toolcap::model::KindFacts::from(Box::new(LlmFacts {
             provider: Some(text(Field::Provider, "openai").into()),
             model: Some(text(Field::Model, "gpt-4o").into()),
             requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
@@ -247,7 +247,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         start_unix_nano: T0 + 3_000_000,
         end_unix_nano: T0 + 4_000_000,
         format: "test".into(),
-        facts: toolcap::model::KindFacts::Tool(Box::new(ToolFacts {
+        facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {
             name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
             requested_by: None,
@@ -268,7 +268,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         start_unix_nano: T0 + 5_000_000,
         end_unix_nano: T0 + 6_000_000,
         format: "test".into(),
-        facts: toolcap::model::KindFacts::Retrieval(Box::new(RetrievalFacts {
+        facts: toolcap::model::KindFacts::from(Box::new(RetrievalFacts {
             query: Some(text(Field::RetrievalQuery, "weather")),
             document_count: Some(2),
         })),

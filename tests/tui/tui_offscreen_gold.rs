@@ -25,7 +25,7 @@ fn store() -> Store {
             kind: SpanKind::Tool,
             start_unix_nano: 1_000_000 * (run as u64 + 1),
             end_unix_nano: 1_000_000 * (run as u64 + 1) + 500,
-            facts: toolcap::model::KindFacts::Tool(Box::new(ToolFacts {
+            facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {
                 name: Some(tool.into()),
                 ..ToolFacts::default()
             })),

@@ -85,7 +85,7 @@ impl ToolCallRecord {
                 ..Default::default()
             }
             .into(),
-            facts: KindFacts::Tool(Box::new(ToolFacts {
+            facts: KindFacts::from(Box::new(ToolFacts {
                 name: Some(self.name.as_str().into()),
                 call_id: call_id.map(Into::into),
                 requested_by: None,
