@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::model::{AsId, Id};
+use crate::model::Id;
 use crate::store::Invocation;
 
 /// What the list is sorted by; `s` cycles through them. Each sorts the worst / newest first.
@@ -85,9 +85,13 @@ pub enum ListRow {
 pub struct Arranged {
     pub runs: Vec<Arc<Invocation>>,
     pub rows: Vec<ListRow>,
-    /// Invocation id → the row of the conversation it sits under.
-    pub conversation_rows: HashMap<Id, u32>,
+    /// By position in `runs`: the row of the conversation the run sits under, or
+    /// [`NOT_GROUPED`] (empty when no run is grouped).
+    pub conversation_rows: Vec<u32>,
 }
+
+/// In [`ListView::conversation_rows`]: the run sits under no conversation.
+pub const NOT_GROUPED: u32 = u32::MAX;
 
 /// Sorts `listed` by `key` (a pass that only checks, when it already is in that order, as the
 /// filter hands it over) and groups runs sharing a conversation (two or more) under a row
@@ -115,7 +119,7 @@ pub fn arrange(
         return Arranged {
             runs: listed,
             rows,
-            conversation_rows: HashMap::new(),
+            conversation_rows: Vec::new(),
         };
     }
     for turns in members.values_mut() {
@@ -130,13 +134,14 @@ pub fn arrange(
     }
     let mut order = Vec::with_capacity(listed.len());
     let mut rows = Vec::with_capacity(listed.len());
-    let mut conversation_rows = HashMap::new();
+    let mut conversation_rows = Vec::with_capacity(listed.len());
     let mut placed: HashSet<&str> = HashSet::new();
     for (k, inv) in listed.iter().enumerate() {
         match inv.conversation_id().filter(|c| members.contains_key(c)) {
             None => {
                 rows.push(ListRow::Invocation(order.len()));
                 order.push(k);
+                conversation_rows.push(NOT_GROUPED);
             }
             Some(conversation) => {
                 if !placed.insert(conversation) {
@@ -152,11 +157,11 @@ pub fn arrange(
                 });
                 let open = !folded.contains(conversation);
                 for &turn in turns {
-                    conversation_rows.insert(listed[turn].id.clone(), row);
                     if open {
                         rows.push(ListRow::Invocation(order.len()));
                     }
                     order.push(turn);
+                    conversation_rows.push(row);
                 }
             }
         }
@@ -177,9 +182,10 @@ pub struct ListView {
     pub runs: Vec<Arc<Invocation>>,
     /// The rows drawn: conversation rows and the invocations not folded away.
     pub rows: Vec<ListRow>,
-    /// Invocation id → the row of its conversation, for runs grouped under one: compact ids
-    /// and row numbers, since every grouped run has an entry.
-    pub conversation_rows: HashMap<Id, u32>,
+    /// By position in `runs`: the row of the conversation the run sits under, or
+    /// [`NOT_GROUPED`] (empty when no run is grouped). Four bytes a run, where a map from
+    /// ids to conversation texts held two copied texts for each.
+    pub conversation_rows: Vec<u32>,
     pub offset: usize,
     /// Bumped whenever `ids` were rebuilt, for views derived from them.
     pub version: u64,
@@ -240,14 +246,19 @@ impl ListView {
         Some(found)
     }
 
+    /// The row of the conversation the run at position `pos` sits under, when it is grouped.
+    pub fn conversation_row_at(&self, pos: usize) -> Option<usize> {
+        let row = *self.conversation_rows.get(pos)?;
+        (row != NOT_GROUPED).then_some(row as usize)
+    }
+
     /// The row of the conversation run `id` sits under, when it is grouped under one.
-    pub fn conversation_row_of(&self, id: &(impl AsId + ?Sized)) -> Option<usize> {
-        let row = *self.conversation_rows.get(&*id.as_id())?;
-        Some(row as usize)
+    pub fn conversation_row_of(&self, id: &str) -> Option<usize> {
+        self.conversation_row_at(self.position(id)?)
     }
 
     /// The conversation run `id` sits under, when it is grouped under one.
-    pub fn conversation_of(&self, id: &(impl AsId + ?Sized)) -> Option<&str> {
+    pub fn conversation_of(&self, id: &str) -> Option<&str> {
         match self.rows.get(self.conversation_row_of(id)?)? {
             ListRow::Conversation { id, .. } => Some(id),
             ListRow::Invocation(_) => None,

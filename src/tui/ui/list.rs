@@ -98,7 +98,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     let id = &app.list.runs.get(*k)?.id;
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_at(*k);
-                    let nested = app.list.conversation_rows.contains_key(id);
+                    let nested = app.list.conversation_row_at(*k).is_some();
                     row_for(app, inv, facets, wide, is_selected, nested)
                 }
                 ListRow::Conversation { id, turns, first } => {
