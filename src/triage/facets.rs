@@ -236,6 +236,11 @@ impl Facets {
     /// the root when a verdict (evaluator or gold) failed — its detail opens on the verdict —
     /// then every failed agent span. Empty when the invocation is not failing.
     pub fn stops(&self) -> Vec<usize> {
+        self.each_stop().collect()
+    }
+
+    /// [`Facets::stops`], one at a time.
+    pub fn each_stop(&self) -> impl Iterator<Item = usize> + '_ {
         let verdict_failed = self.eval_failed() || self.gold_mismatch();
         let root = self
             .root()
@@ -243,8 +248,7 @@ impl Facets {
         // The failed spans are tree rows, each span once: only the root can repeat among them.
         let failed = self.failed_spans();
         root.into_iter()
-            .chain(failed.filter(|&span| Some(span) != root))
-            .collect()
+            .chain(failed.filter(move |&span| Some(span) != root))
     }
 }
 

@@ -94,17 +94,18 @@ pub(super) fn refresh_triage(app: &mut App) {
         }
     };
     let new_runs = &runs[view.looked_at.len().min(runs.len())..];
-    // Counted first, so the lists are allocated once at their size: they hold every failing
-    // run, and growing them by doubling (then trimming) held up to three times that.
-    // Most runs pass: decided from their roll-up, without building their facets.
+    // Counted first, so a rebuild allocates the lists once at their size: they hold every
+    // failing run, and growing them by doubling (then trimming) held up to three times that.
+    // A search streaming in extends them step by step instead, by doubling, so that no step
+    // copies all of them. Most runs pass: decided from their roll-up, without their facets.
     let new_failing = new_runs
         .iter()
         .filter(|inv| Facets::would_fail(inv, gold_of(inv)))
         .count();
-    view.failing_positions.reserve_exact(new_failing);
-    view.failing_facets.reserve_exact(new_failing);
-    view.computed_from.reserve_exact(new_failing);
-    view.looked_at.reserve_exact(new_runs.len());
+    make_room(&mut view.failing_positions, new_failing, extends);
+    make_room(&mut view.failing_facets, new_failing, extends);
+    make_room(&mut view.computed_from, new_failing, extends);
+    make_room(&mut view.looked_at, new_runs.len(), extends);
     let first_new_facets = view.failing_facets.len();
     for (pos, inv) in runs.iter().enumerate().skip(view.looked_at.len()) {
         view.looked_at.push(address(inv));
@@ -131,20 +132,30 @@ pub(super) fn refresh_triage(app: &mut App) {
     drop(reusable);
     let new_stops: usize = view.failing_facets[first_new_facets..]
         .iter()
-        .map(|f| f.stops().len())
+        .map(|f| f.each_stop().count())
         .sum();
-    view.stops.reserve_exact(new_stops);
+    make_room(&mut view.stops, new_stops, extends);
     for (&pos, facets) in view.failing_positions[first_new_facets..]
         .iter()
         .zip(&view.failing_facets[first_new_facets..])
     {
         view.stops
-            .extend(facets.stops().into_iter().map(|span| (pos, span as u32)));
+            .extend(facets.each_stop().map(|span| (pos, span as u32)));
     }
     view.failing = view.failing_facets.len();
     view.key = Some(key);
     super::garbage::drop_elsewhere(earlier);
     super::garbage::drop_elsewhere(std::mem::replace(&mut app.triage, view));
+}
+
+/// Room for `more` items: exactly on a rebuild, and by doubling while a search extends the
+/// view step by step (exact room at each step would copy the whole list each time).
+fn make_room<T>(list: &mut Vec<T>, more: usize, extends: bool) {
+    if extends {
+        list.reserve(more);
+    } else {
+        list.reserve_exact(more);
+    }
 }
 
 /// The selection as a position in reading order: (list position, tree row). A cursor on a
