@@ -69,9 +69,10 @@ impl Fields {
 }
 
 /// A piece is a text's id in the vocabulary and its field, written as one variable-length
-/// number (seven bits a byte; the field in the low three bits): most ids fit in two bytes,
-/// where a `u32` each made the index a tenth of a loaded store. A piece's span is found from
-/// where each span's pieces begin: a run has about 13 pieces per span.
+/// number (seven bits a byte; the field in the low three bits): the first 2,048 texts' ids fit
+/// in two bytes and the first 262,144 in three, where a `u32` each made the index a tenth of a
+/// loaded store. A piece's span is found from where each span's pieces begin: a run has about
+/// 13 pieces per span.
 #[derive(Clone, Default)]
 pub struct SearchIndex {
     /// Every span's pieces, one after the other.
@@ -141,7 +142,8 @@ fn read_pieces(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
             let byte = *bytes.get(at)?;
             at += 1;
             piece |= u32::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
+            // A `u32` ends by its fifth byte: anything longer was not written by `write_piece`.
+            if byte & 0x80 == 0 || shift == 28 {
                 return Some(piece);
             }
             shift += 7;
