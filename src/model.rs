@@ -29,6 +29,10 @@ pub use payload::*;
 pub use problem::*;
 pub use sparse::{Holder, Sparse, SparseEmpty};
 
+/// Compiles only for types that may cross threads and be shared between them: what each
+/// hand-written `unsafe impl Send`/`Sync` in the model asserts of what it owns.
+pub(crate) const fn assert_send_sync<T: Send + Sync>() {}
+
 /// A span's input or output: shared with the attribute it came from, when it came from one.
 pub type PayloadSlot = Sparse<Payload, Arc<Payload>>;
 

@@ -44,13 +44,10 @@ const _: () = assert!(
 // SAFETY: it owns one box of facts, and facts may cross threads and be shared between them.
 unsafe impl Send for KindFacts {}
 unsafe impl Sync for KindFacts {}
-const _: fn() = || {
-    fn sendable_and_shareable<T: Send + Sync>() {}
-    sendable_and_shareable::<LlmFacts>();
-    sendable_and_shareable::<ToolFacts>();
-    sendable_and_shareable::<RetrievalFacts>();
-    sendable_and_shareable::<SeveralFacts>();
-};
+const _: () = super::assert_send_sync::<LlmFacts>();
+const _: () = super::assert_send_sync::<ToolFacts>();
+const _: () = super::assert_send_sync::<RetrievalFacts>();
+const _: () = super::assert_send_sync::<SeveralFacts>();
 
 /// The facts of a span that has more than one kind.
 #[derive(Debug, Clone, PartialEq, Default)]

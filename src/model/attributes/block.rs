@@ -34,10 +34,7 @@ pub(super) struct Block(NonNull<Header>);
 // references to them, so it may cross threads when the values may.
 unsafe impl Send for Block {}
 unsafe impl Sync for Block {}
-const _: fn() = || {
-    fn sendable_and_shareable<T: Send + Sync>() {}
-    sendable_and_shareable::<AttrValue>();
-};
+const _: () = crate::model::assert_send_sync::<AttrValue>();
 
 impl Block {
     pub(super) fn empty() -> Block {

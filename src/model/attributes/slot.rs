@@ -38,11 +38,8 @@ pub(super) struct Slot(NonNull<u8>);
 // shared between them; it hands out only what they hand out.
 unsafe impl Send for Slot {}
 unsafe impl Sync for Slot {}
-const _: fn() = || {
-    fn sendable_and_shareable<T: Send + Sync>() {}
-    sendable_and_shareable::<Box<OpenList>>();
-    sendable_and_shareable::<Block>();
-};
+const _: () = crate::model::assert_send_sync::<Box<OpenList>>();
+const _: () = crate::model::assert_send_sync::<Block>();
 
 impl Slot {
     pub(super) fn new(repr: Repr) -> Slot {

@@ -245,15 +245,19 @@ fn cut_short_bytes_read_as_zeros_not_a_panic() {
     never_ends.varint();
 }
 
+fn inline_payload() -> std::sync::Arc<Payload> {
+    std::sync::Arc::new(Payload {
+        bytes: 3,
+        body: PayloadBody::Inline("abc".into()),
+        ..Payload::default()
+    })
+}
+
 /// A packed list owns the values it holds in full: packing moves them (the open list lets
 /// go), a copy shares them, and dropping lets them go, nothing more and nothing less.
 #[test]
 fn a_packed_list_holds_its_values_once_and_lets_them_go() {
-    let payload = std::sync::Arc::new(Payload {
-        bytes: 3,
-        body: PayloadBody::Inline("abc".into()),
-        ..Payload::default()
-    });
+    let payload = inline_payload();
     let one_off = ArcStr::from("a one-off text, long enough to be held and not shared: ".repeat(4));
     let mut attributes = Attributes::from(vec![
         ("count".into(), AttrValue::Int(7)),
@@ -286,11 +290,7 @@ fn a_packed_list_holds_its_values_once_and_lets_them_go() {
 /// on this thread or another.
 #[test]
 fn an_open_list_in_its_one_word_slot_holds_its_values_once_and_lets_them_go() {
-    let payload = std::sync::Arc::new(Payload {
-        bytes: 3,
-        body: PayloadBody::Inline("abc".into()),
-        ..Payload::default()
-    });
+    let payload = inline_payload();
     let mut open = Attributes::from(vec![(
         "gen_ai.input.messages".into(),
         AttrValue::Payload(payload.clone()),
