@@ -234,13 +234,8 @@ impl Facets {
 
     /// Where the failure queue stops in this invocation, as span indices in reading order:
     /// the root when a verdict (evaluator or gold) failed — its detail opens on the verdict —
-    /// then every failed agent span. Empty when the invocation is not failing.
-    pub fn stops(&self) -> Vec<usize> {
-        self.each_stop().collect()
-    }
-
-    /// [`Facets::stops`], one at a time.
-    pub fn each_stop(&self) -> impl Iterator<Item = usize> + '_ {
+    /// then every failed agent span. None when the invocation is not failing.
+    pub fn stops(&self) -> impl Iterator<Item = usize> + '_ {
         let verdict_failed = self.eval_failed() || self.gold_mismatch();
         let root = self
             .root()
@@ -319,7 +314,10 @@ mod tests {
         assert_eq!(facets.label(), Some("disobey user request"));
         assert_eq!(facets.score(), Some(5.0));
         assert_eq!(facets.reason(), Some("the agent called get_weather"));
-        assert_eq!(facets.stops(), [inv.span_by_id("root").unwrap()]);
+        assert_eq!(
+            facets.stops().collect::<Vec<_>>(),
+            [inv.span_by_id("root").unwrap()]
+        );
     }
 
     #[test]
@@ -337,7 +335,7 @@ mod tests {
         assert_eq!(facets.list(), [Facet::SpanDegraded, Facet::EvalFailed]);
         assert_eq!(facets.glyphs(), "◐⚑");
         let id = |i: usize| inv.spans[i].span_id.to_string();
-        let stops: Vec<String> = facets.stops().into_iter().map(id).collect();
+        let stops: Vec<String> = facets.stops().map(id).collect();
         assert_eq!(stops, ["root", "b", "a"]);
     }
 
@@ -349,7 +347,10 @@ mod tests {
         let inv = store.get("t").unwrap();
         let facets = Facets::of(inv, GoldOutcome::Unknown);
         assert!(facets.span_failed() && !facets.eval_failed());
-        assert_eq!(facets.stops(), [inv.span_by_id("tool").unwrap()]);
+        assert_eq!(
+            facets.stops().collect::<Vec<_>>(),
+            [inv.span_by_id("tool").unwrap()]
+        );
     }
 
     #[test]
@@ -369,11 +370,14 @@ mod tests {
         let matches = Facets::of(inv, GoldOutcome::from_score(Some((1.0, true))));
         assert!(!matches.failing());
         assert_eq!(matches.glyphs(), "✓");
-        assert!(matches.stops().is_empty());
+        assert_eq!(matches.stops().count(), 0);
         let differs = Facets::of(inv, GoldOutcome::from_score(Some((0.5, false))));
         assert!(differs.gold_mismatch() && differs.failing());
         assert_eq!(differs.glyphs(), "≠");
-        assert_eq!(differs.stops(), [inv.span_by_id("root").unwrap()]);
+        assert_eq!(
+            differs.stops().collect::<Vec<_>>(),
+            [inv.span_by_id("root").unwrap()]
+        );
         let unknown = Facets::of(inv, GoldOutcome::from_score(None));
         assert!(!unknown.failing());
     }

@@ -88,7 +88,7 @@ pub(super) fn refresh_triage(app: &mut App) {
     let scored = app.gold.has_scores();
     let gold_of = |inv: &Invocation| {
         if scored {
-            GoldOutcome::from_score(app.gold.score(&inv.id.text()))
+            GoldOutcome::from_score(app.gold.score(&inv.id))
         } else {
             GoldOutcome::Unknown
         }
@@ -132,7 +132,7 @@ pub(super) fn refresh_triage(app: &mut App) {
     drop(reusable);
     let new_stops: usize = view.failing_facets[first_new_facets..]
         .iter()
-        .map(|f| f.each_stop().count())
+        .map(|f| f.stops().count())
         .sum();
     make_room(&mut view.stops, new_stops, extends);
     for (&pos, facets) in view.failing_positions[first_new_facets..]
@@ -140,7 +140,7 @@ pub(super) fn refresh_triage(app: &mut App) {
         .zip(&view.failing_facets[first_new_facets..])
     {
         view.stops
-            .extend(facets.each_stop().map(|span| (pos, span as u32)));
+            .extend(facets.stops().map(|span| (pos, span as u32)));
     }
     view.failing = view.failing_facets.len();
     view.key = Some(key);
