@@ -12,7 +12,7 @@ use crate::tui::search::{EditKey, Find};
 
 /// The query context the TUI evaluates with: the current reveal mode and the list's gold scores.
 pub(super) fn with_context<R>(app: &App, run: impl FnOnce(&Context) -> R) -> R {
-    let gold = |inv: &Invocation| GoldOutcome::from_score(app.gold.score(&inv.id.text()));
+    let gold = |inv: &Invocation| GoldOutcome::from_score(app.gold.score(&inv.id));
     let ctx = Context {
         reveal: app.reveal,
         gold: &gold,

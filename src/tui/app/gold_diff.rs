@@ -64,7 +64,7 @@ impl GoldContext {
     }
 
     /// Score and pass/fail of an invocation's last computed report, if it has a gold.
-    pub fn score(&self, invocation: &str) -> Option<(f64, bool)> {
+    pub fn score(&self, invocation: &(impl AsId + ?Sized)) -> Option<(f64, bool)> {
         self.scores
             .get(&*invocation.as_id())
             .and_then(|(_, scored)| scored.as_ref())
@@ -72,7 +72,7 @@ impl GoldContext {
     }
 
     /// Where the gold of an invocation's last computed report came from, if it has one.
-    pub fn source(&self, invocation: &str) -> Option<&str> {
+    pub fn source(&self, invocation: &(impl AsId + ?Sized)) -> Option<&str> {
         self.scores
             .get(&*invocation.as_id())
             .and_then(|(_, scored)| scored.as_ref())
@@ -193,7 +193,7 @@ pub(super) fn apply(app: &mut App, action: Action) -> bool {
 /// A live source touching *other* runs must not make every visible row re-read payloads.
 type ContentVersion = (usize, bool);
 
-fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
+fn content_version(app: &App, id: &Id) -> Option<ContentVersion> {
     let inv = app.store.get(id)?;
     // A turn is judged with its whole conversation: any of its turns changing changes it.
     if let Some(conversation) = conversation_of(inv) {
@@ -211,10 +211,10 @@ fn content_version(app: &App, id: &str) -> Option<ContentVersion> {
     Some((inv.spans.len(), inv.gold.is_some()))
 }
 
-fn needs_score(app: &App, id: &str) -> bool {
+fn needs_score(app: &App, id: &Id) -> bool {
     app.gold
         .scores
-        .get(&*id.as_id())
+        .get(id)
         .is_none_or(|&(version, _)| Some(version) != content_version(app, id))
 }
 
@@ -223,26 +223,27 @@ fn needs_score(app: &App, id: &str) -> bool {
 pub(super) fn refresh_scores(app: &mut App) {
     app.gold.conversations.refresh(&app.store);
     let start = app.list.offset;
-    let ids: Vec<String> = app
+    let ids: Vec<Id> = app
         .list
         .runs
         .iter()
         .skip(start)
         .take(SCORED_ROWS)
-        .filter(|inv| needs_score(app, &inv.id.text()))
-        .map(|inv| inv.id.to_string())
+        .filter(|inv| needs_score(app, &inv.id))
+        .map(|inv| inv.id.clone())
         .collect();
     for id in ids {
         score_one(app, id);
     }
 }
 
-fn score_one(app: &mut App, id: String) {
+fn score_one(app: &mut App, id: Id) {
     let Some(version) = content_version(app, &id) else {
         return;
     };
-    let scored = report(app, &id).map(|r| {
-        let (score, passed) = outcome(&r, &id);
+    let text = id.to_string();
+    let scored = report(app, &text).map(|r| {
+        let (score, passed) = outcome(&r, &text);
         Box::new(Scored {
             score,
             passed,
@@ -255,7 +256,7 @@ fn score_one(app: &mut App, id: String) {
     let previous = app
         .gold
         .scores
-        .insert(Id::new(&id), (version, scored))
+        .insert(id, (version, scored))
         .and_then(|(_, old)| old);
     app.gold.with_gold = app.gold.with_gold + gained - usize::from(previous.is_some());
     if outcome_of(&previous) != now {
@@ -297,7 +298,7 @@ pub(super) fn score_offscreen(app: &mut App) -> bool {
     let mut scored = 0;
     let mut next = start;
     while next < end && scored < OFFSCREEN_SCORED {
-        let id = app.list.runs[next].id.to_string();
+        let id = app.list.runs[next].id.clone();
         next += 1;
         if needs_score(app, &id) {
             score_one(app, id);

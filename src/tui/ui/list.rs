@@ -300,7 +300,7 @@ fn row_for<'a>(
     selected: bool,
     nested: bool,
 ) -> Row<'a> {
-    let gold_score = app.gold.score(&inv.id.text());
+    let gold_score = app.gold.score(&inv.id);
     let mode = app.reveal;
     let theme = &app.config.theme;
     let s = inv.summary();
