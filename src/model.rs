@@ -5,11 +5,13 @@
 //! holds either a small inline value or a reference to the record it came from, so a 10k-span
 //! run with megabyte payloads stays cheap until a pane actually shows one.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 mod attributes;
+pub mod file_numbers;
 mod finish_reasons;
 mod format_name;
 mod id;
@@ -32,9 +34,6 @@ pub use sparse::{Holder, Sparse, SparseEmpty};
 /// Compiles only for types that may cross threads and be shared between them: what each
 /// hand-written `unsafe impl Send`/`Sync` in the model asserts of what it owns.
 pub(crate) const fn assert_send_sync<T: Send + Sync>() {}
-
-/// A span's input or output: shared with the attribute it came from, when it came from one.
-pub type PayloadSlot = Sparse<Payload, Arc<Payload>>;
 
 /// What a span does, for colouring and counting. Order is the order of the `counts` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -390,10 +389,13 @@ pub struct Span {
     pub facts: KindFacts,
     // Payloads are absent from most spans (a run's agent, chain and plain spans record none):
     // out of line, so those spans pay a pointer each instead of two payloads' size.
-    /// Arguments, prompt messages, query or input strings.
+    /// Arguments, prompt messages, query or input strings (read it with [`Span::input`]).
     pub input: PayloadSlot,
-    /// Result, completion, documents.
+    /// Result, completion, documents (read it with [`Span::output`]).
     pub output: PayloadSlot,
+    /// Which of the input and output packing moved into the attribute list's bytes (set by
+    /// [`Span::pack`]; a parser leaves it empty).
+    pub payloads_in_attributes: PayloadRoles,
     /// Packed once the span is done (see [`Attributes`]).
     pub attributes: Attributes,
     pub events: thin_vec::ThinVec<SpanEvent>,
@@ -407,11 +409,44 @@ pub struct Span {
 
 impl Span {
     /// Packs its attributes and its events' (see [`Attributes::pack`]): done once the span is
-    /// built, before it is stored.
+    /// built, before it is stored. An input or output that is one of the attributes is then
+    /// kept once, in the packed list.
     pub fn pack(&mut self) {
-        self.attributes.pack();
+        let placed = self
+            .attributes
+            .pack_with_payloads(self.input.holder(), self.output.holder());
+        if placed.contains(PayloadRoles::INPUT) {
+            self.input = PayloadSlot::UNSET;
+        }
+        if placed.contains(PayloadRoles::OUTPUT) {
+            self.output = PayloadSlot::UNSET;
+        }
+        self.payloads_in_attributes = self.payloads_in_attributes.with(placed);
         for event in &mut self.events {
             event.attributes.pack();
+        }
+    }
+
+    /// Arguments, prompt messages, query or input strings (not captured when there are none).
+    pub fn input(&self) -> Cow<'_, Payload> {
+        self.payload(&self.input, PayloadRoles::INPUT)
+    }
+
+    /// Result, completion, documents (not captured when there are none).
+    pub fn output(&self) -> Cow<'_, Payload> {
+        self.payload(&self.output, PayloadRoles::OUTPUT)
+    }
+
+    fn payload<'a>(&'a self, slot: &'a PayloadSlot, role: PayloadRoles) -> Cow<'a, Payload> {
+        if let Some(held) = slot.holder() {
+            return Cow::Borrowed(held);
+        }
+        match self.payloads_in_attributes.contains(role) {
+            true => self
+                .attributes
+                .payload_in_role(role)
+                .map_or(Cow::Borrowed(<Payload as SparseEmpty>::EMPTY), Cow::Owned),
+            false => Cow::Borrowed(<Payload as SparseEmpty>::EMPTY),
         }
     }
 

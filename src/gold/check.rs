@@ -36,10 +36,11 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
             let span = invocation.spans.get(call.span);
             let args = span.and_then(|s| {
                 let shape = ScalarArgs::of(s.format.as_str());
-                if let Some(text) = s.input.inline_text() {
+                let input = s.input();
+                if let Some(text) = input.inline_text() {
                     return Some(args_from_text_shaped(text, shape));
                 }
-                match formats::load_payload(&s.input) {
+                match formats::load_payload(&input) {
                     Ok(Some(text)) => Some(args_from_text_shaped(&text, shape)),
                     Ok(None) => None,
                     Err(why) => {

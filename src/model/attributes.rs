@@ -14,10 +14,13 @@
 use std::fmt;
 use std::ops::Deref;
 
-use super::{ArcStr, AttrValue};
+use std::sync::Arc;
+
+use super::{ArcStr, AttrValue, Payload, PayloadRoles};
 
 mod block;
 mod encoding;
+mod payloads;
 mod slot;
 use block::Block;
 use encoding::*;
@@ -66,6 +69,9 @@ pub enum AttrView<'a> {
     /// A packed list, made into a value when first read: most walks over a span's attributes
     /// look at keys only.
     List(&'a [u8], std::cell::OnceCell<AttrValue>),
+    /// A payload written into the packed bytes (see `payloads.rs`), made into a value when
+    /// first read.
+    Payload(&'a [u8], std::cell::OnceCell<AttrValue>),
 }
 
 impl Deref for AttrView<'_> {
@@ -79,6 +85,9 @@ impl Deref for AttrView<'_> {
                 let count = (reader.varint() as usize).min(bytes.len());
                 AttrValue::List((0..count).map(|_| (*reader.value(&[])).clone()).collect())
             }),
+            AttrView::Payload(bytes, value) => value.get_or_init(|| {
+                AttrValue::Payload(Arc::new(payloads::read(&mut Reader::new(bytes))))
+            }),
         }
     }
 }
@@ -90,7 +99,7 @@ impl<'a> AttrView<'a> {
     pub fn held(&self) -> Option<&'a AttrValue> {
         match self {
             AttrView::Held(value) => Some(value),
-            AttrView::Decoded(_) | AttrView::List(..) => None,
+            AttrView::Decoded(_) | AttrView::List(..) | AttrView::Payload(..) => None,
         }
     }
 
@@ -206,21 +215,36 @@ impl Attributes {
 
     /// Packs the list (see the module's doc). Reads give the same pairs after as before.
     pub fn pack(&mut self) {
+        self.pack_marking(Roles::default());
+    }
+
+    /// Packs the list as [`Attributes::pack`] does, marking the entries that hold `input` or
+    /// `output` (a span's, shared with the entry); says which of them it wrote into the packed
+    /// bytes, where [`Attributes::payload_in_role`] finds them again.
+    pub fn pack_with_payloads(
+        &mut self,
+        input: Option<&Arc<Payload>>,
+        output: Option<&Arc<Payload>>,
+    ) -> PayloadRoles {
+        self.pack_marking(Roles { input, output })
+    }
+
+    fn pack_marking(&mut self, roles: Roles<'_>) -> PayloadRoles {
         if !self.0.is_open() {
-            return;
+            return PayloadRoles::NONE;
         }
         WORKSHOP.with(|workshop| {
             let workshop = &mut *workshop.borrow_mut();
             let View::Open(list) = self.0.view() else {
-                return;
+                return PayloadRoles::NONE;
             };
             workshop.bytes.clear();
-            let packed = match list.is_empty() {
-                true => Block::empty(),
-                false => match pack(list, &mut workshop.bytes) {
-                    Some(block) => block,
+            let (packed, placed) = match list.is_empty() {
+                true => (Block::empty(), PayloadRoles::NONE),
+                false => match pack(list, &mut workshop.bytes, roles) {
+                    Some(packed) => packed,
                     // Too long for a block: it stays open.
-                    None => return,
+                    None => return PayloadRoles::NONE,
                 },
             };
             let Repr::Open(mut list) = self.0.replace(Repr::Packed(packed)) else {
@@ -230,7 +254,37 @@ impl Attributes {
                 list.clear();
                 workshop.spares.push(list);
             }
-        });
+            placed
+        })
+    }
+
+    /// The payload packing marked as holding `role` (see [`Attributes::pack_with_payloads`]): a
+    /// payload entry, or the mark on the text entry it was taken from;
+    /// `None` when no entry is marked, or the list is open.
+    pub fn payload_in_role(&self, role: PayloadRoles) -> Option<Payload> {
+        let View::Packed(block) = self.0.view() else {
+            return None;
+        };
+        let (mut reader, count) = Reader::entries(block.bytes());
+        for _ in 0..count {
+            reader.key();
+            let payload = match reader.mark() {
+                Some(mark) => {
+                    reader.skip_value();
+                    Some(mark)
+                }
+                None => match reader.value(block.held()) {
+                    AttrView::Payload(bytes, _) => Some(bytes),
+                    _ => None,
+                },
+            };
+            if let Some(bytes) = payload
+                && payloads::roles(bytes).contains(role)
+            {
+                return Some(payloads::read(&mut Reader::new(bytes)));
+            }
+        }
+        None
     }
 
     /// An empty open list for a parser to fill, reusing the room of one packed earlier on this
@@ -366,5 +420,7 @@ impl fmt::Debug for Attributes {
     }
 }
 
+#[cfg(test)]
+mod payload_tests;
 #[cfg(test)]
 mod tests;

@@ -92,6 +92,47 @@ pub struct PayloadRange {
     pub gzip: bool,
 }
 
+/// A span's input or output as a parser sets it: shared with the attribute it came from, when it
+/// came from one. Read it through [`super::Span::input`] and [`super::Span::output`]: once the span is packed,
+/// a payload that is one of its attributes is kept in the attribute list's bytes, not here.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PayloadSlot(super::Sparse<Payload, Arc<Payload>>);
+
+impl PayloadSlot {
+    pub const UNSET: PayloadSlot = PayloadSlot(super::Sparse::UNSET);
+
+    /// The payload as its `Arc` already holds it (shared with an attribute, typically).
+    pub fn held(payload: Arc<Payload>) -> PayloadSlot {
+        PayloadSlot(super::Sparse::held(payload))
+    }
+
+    pub fn holder(&self) -> Option<&Arc<Payload>> {
+        self.0.holder()
+    }
+
+    pub fn is_unset(&self) -> bool {
+        self.0.is_unset()
+    }
+
+    /// The payload as a parser set it. A packed span may keep it in its attributes instead:
+    /// read [`super::Span::input`] and [`super::Span::output`] once the span is done.
+    pub fn as_set(&self) -> &Payload {
+        &self.0
+    }
+
+    /// The payload to change, for a parser before the span is packed: set on first change,
+    /// copied first when shared (its attribute keeps what it had).
+    pub fn to_change(&mut self) -> &mut Payload {
+        &mut self.0
+    }
+}
+
+impl From<Payload> for PayloadSlot {
+    fn from(payload: Payload) -> PayloadSlot {
+        PayloadSlot(super::Sparse::from(payload))
+    }
+}
+
 /// A payload as the skeleton holds it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Payload {
@@ -110,6 +151,34 @@ impl super::SparseEmpty for Payload {
         field: None,
         body: PayloadBody::Absent,
     };
+}
+
+/// Which of a span's input and output a payload is: a packed attribute list marks the entry
+/// holding each, and the span reads them back from there (see [`super::Span::input`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PayloadRoles(u8);
+
+impl PayloadRoles {
+    pub const NONE: PayloadRoles = PayloadRoles(0);
+    pub const INPUT: PayloadRoles = PayloadRoles(1);
+    pub const OUTPUT: PayloadRoles = PayloadRoles(2);
+
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The roles of `bits` (other bits are ignored).
+    pub fn from_bits(bits: u8) -> PayloadRoles {
+        PayloadRoles(bits & 0b11)
+    }
+
+    pub fn with(self, other: PayloadRoles) -> PayloadRoles {
+        PayloadRoles(self.0 | other.0)
+    }
+
+    pub fn contains(self, role: PayloadRoles) -> bool {
+        role.0 != 0 && self.0 & role.0 == role.0
+    }
 }
 
 /// The marker OpenArmature appends to a value it cut: `…[truncated, N bytes total]`.

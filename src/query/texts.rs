@@ -1,6 +1,8 @@
 //! What each query term reads of a run or a span, under the reveal mode: names, texts,
 //! attribute values and (revealed) payloads — and what it must not read while redacted.
 
+use std::sync::Arc;
+
 use crate::model::{AttrValue, Payload, Span};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::Invocation;
@@ -176,12 +178,15 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     if reveal != Reveal::Revealed {
         return false;
     }
-    let payload_attrs = span.attributes.iter().filter_map(|(_, v)| match v.held()? {
-        AttrValue::Payload(p) => Some(p.as_ref()),
+    // Every payload once: an input or output is often one of the attributes too (the same
+    // `Arc` while held; once packed, only the attribute holds it).
+    let held = [span.input.holder(), span.output.holder()];
+    let held_again = |p: &Arc<Payload>| held.iter().flatten().any(|h| Arc::ptr_eq(h, p));
+    let payload_attrs = span.attributes.iter().filter_map(|(_, v)| match &*v {
+        AttrValue::Payload(p) if !held_again(p) => Some(p.clone()),
         _ => None,
     });
-    [&*span.input, &*span.output]
-        .into_iter()
+    (held.into_iter().flatten().cloned())
         .chain(payload_attrs)
-        .any(|p| revealed_payload_text(p).is_some_and(|t| contains_ci(&t, needle)))
+        .any(|p| revealed_payload_text(&p).is_some_and(|t| contains_ci(&t, needle)))
 }

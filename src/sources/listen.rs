@@ -228,8 +228,9 @@ mod tests {
         let origin = batch.spans[0].origin.as_ref().map(ToString::to_string);
         assert_eq!(origin.as_deref(), Some("otlp://bound"));
         let spool_dir = sink.spool_dir().unwrap();
-        let PayloadBody::Range(range) = &batch.spans[0].input.body else {
-            panic!("not a range: {:?}", batch.spans[0].input);
+        let input = batch.spans[0].input();
+        let PayloadBody::Range(range) = &input.body else {
+            panic!("not a range: {input:?}");
         };
         assert!(range.path.starts_with(&spool_dir), "{range:?}");
         assert_eq!(payload_range::read(range).unwrap(), prompt);

@@ -287,8 +287,8 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
         && a.end_unix_nano == b.end_unix_nano
         && a.llm() == b.llm()
         && a.tool().map(|t| (&t.name, &t.call_id)) == b.tool().map(|t| (&t.name, &t.call_id))
-        && payload(&a.input, &b.input)
-        && payload(&a.output, &b.output)
+        && payload(&a.input(), &b.input())
+        && payload(&a.output(), &b.output())
         && a.events.len() == b.events.len()
         && a.attributes.len() == b.attributes.len()
         && a.attributes
@@ -314,8 +314,8 @@ pub(super) fn approx_span_bytes(span: &Span) -> u64 {
     let attrs = span.attributes.approx_bytes();
     std::mem::size_of::<Span>() as u64
         + span.name.len() as u64
-        + inline(&span.input.body)
-        + inline(&span.output.body)
+        + inline(&span.input().body)
+        + inline(&span.output().body)
         + attrs
         + span.events.len() as u64 * 64
 }

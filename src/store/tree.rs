@@ -136,7 +136,7 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
         return covered;
     }
     let arguments = |s: &Span| {
-        s.input
+        s.input()
             .inline_text()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
     };

@@ -32,15 +32,15 @@ impl LoadedPayloads {
             }
         };
         LoadedPayloads {
-            input: load(&span.input),
-            output: load(&span.output),
-            loaded_from: ((*span.input).clone(), (*span.output).clone()),
+            input: load(&span.input()),
+            output: load(&span.output()),
+            loaded_from: (span.input().into_owned(), span.output().into_owned()),
         }
     }
 
     /// Whether these texts still belong to `span` (its payload references are unchanged).
     pub fn is_current_for(&self, span: &TraceSpan) -> bool {
-        self.loaded_from.0 == *span.input && self.loaded_from.1 == *span.output
+        self.loaded_from.0 == *span.input() && self.loaded_from.1 == *span.output()
     }
 }
 
@@ -90,7 +90,7 @@ pub fn span_lines(
     let mut rest = Vec::new();
     payload_section(
         "input",
-        &span.input,
+        &span.input(),
         &payloads.input,
         mode,
         theme,
@@ -98,7 +98,7 @@ pub fn span_lines(
     );
     payload_section(
         "output",
-        &span.output,
+        &span.output(),
         &payloads.output,
         mode,
         theme,

@@ -424,11 +424,11 @@ fn write_span_line(
 }
 
 fn write_revealed_payloads(out: &mut String, span: &Span, depth: usize) {
-    for (label, payload) in [("in", &span.input), ("out", &span.output)] {
+    for (label, payload) in [("in", span.input()), ("out", span.output())] {
         if !payload.is_captured() {
             continue;
         }
-        let shown = match formats::load_payload(payload) {
+        let shown = match formats::load_payload(&payload) {
             Ok(Some(text)) => {
                 match redact::present(&redact::parse_payload(&text), Reveal::Revealed) {
                     PayloadValue::Json(v) => v.to_string(),

@@ -63,9 +63,9 @@ fn trajectory(inv: &Invocation) -> Vec<Actual> {
             Actual {
                 tool: call.name(&inv.spans).to_string(),
                 call_id: call.call_id(&inv.spans).map(str::to_owned),
-                args: payload_value(&span.input),
-                result: payload_value(&span.output),
-                result_text: formats::load_payload(&span.output).expect("payload loads"),
+                args: payload_value(&span.input()),
+                result: payload_value(&span.output()),
+                result_text: formats::load_payload(&span.output()).expect("payload loads"),
                 is_error: call.failed,
                 error: span.error_message().map(str::to_owned),
                 error_type: span.error_type().map(str::to_owned),
@@ -385,7 +385,7 @@ fn v08_v09_custom_args_are_kept_exactly() {
         // No results in these traces: the output is "not captured", never an empty value.
         let inv = loaded.only();
         for call in &inv.summary().tool_calls {
-            assert!(!inv.spans[call.span].output.is_captured(), "{dir}");
+            assert!(!inv.spans[call.span].output().is_captured(), "{dir}");
         }
     }
 }

@@ -56,10 +56,10 @@ fn projection(span: &Span) -> String {
         span.identity,
         span.tool(),
         span.llm(),
-        span.input.state,
-        span.input.bytes,
-        span.output.state,
-        span.output.bytes,
+        span.input().state,
+        span.input().bytes,
+        span.output().state,
+        span.output().bytes,
         span.events.len(),
     )
 }
@@ -159,8 +159,8 @@ fn tool_span<'s>(spans: &'s [Span], name: &str) -> &'s Span {
 fn payload_states_are_distinct_and_load_back_from_disk() {
     let off = spans_of(&[corpus("openarmature/otlp-json/payload-off.batch.jsonl")]);
     let weather = tool_span(&off, "get_weather");
-    assert_eq!(weather.input.state, PayloadState::NotCaptured);
-    assert_eq!(weather.output.state, PayloadState::NotCaptured);
+    assert_eq!(weather.input().state, PayloadState::NotCaptured);
+    assert_eq!(weather.output().state, PayloadState::NotCaptured);
 
     // Values as written in payload-on.batch.jsonl (`jq` on openarmature.tool.call.*).
     for rel in [
@@ -169,21 +169,24 @@ fn payload_states_are_distinct_and_load_back_from_disk() {
     ] {
         let on = spans_of(&[corpus(rel)]);
         let weather = tool_span(&on, "get_weather");
-        assert_eq!(weather.input.state, PayloadState::Present, "{rel}");
-        assert!(matches!(weather.input.body, PayloadBody::Range(_)), "{rel}");
+        assert_eq!(weather.input().state, PayloadState::Present, "{rel}");
+        assert!(
+            matches!(weather.input().body, PayloadBody::Range(_)),
+            "{rel}"
+        );
         assert_eq!(
-            formats::load_payload(&weather.input).unwrap().as_deref(),
+            formats::load_payload(&weather.input()).unwrap().as_deref(),
             Some(r#"{"city":"Paris","unit":"celsius"}"#),
             "{rel}"
         );
         assert_eq!(
-            formats::load_payload(&weather.output).unwrap().as_deref(),
+            formats::load_payload(&weather.output()).unwrap().as_deref(),
             Some(r#"{"city":"Paris","conditions":"cloudy","temperature":18,"unit":"celsius"}"#)
         );
         // The failed tool recorded its arguments but has no result.
         let stock = tool_span(&on, "get_stock_price");
-        assert_eq!(stock.input.state, PayloadState::Present);
-        assert_eq!(stock.output.state, PayloadState::NotCaptured);
+        assert_eq!(stock.input().state, PayloadState::Present);
+        assert_eq!(stock.output().state, PayloadState::NotCaptured);
     }
 
     // cap256: the answer call's input messages were cut to 256 bytes of 730.
@@ -196,11 +199,11 @@ fn payload_states_are_distinct_and_load_back_from_disk() {
         .max_by_key(|s| s.start_unix_nano)
         .unwrap();
     assert_eq!(
-        answer_llm.input.state,
+        answer_llm.input().state,
         PayloadState::Truncated { total_bytes: 730 }
     );
-    assert_eq!(answer_llm.input.bytes, 256);
-    let text = formats::load_payload(&answer_llm.input).unwrap().unwrap();
+    assert_eq!(answer_llm.input().bytes, 256);
+    let text = formats::load_payload(&answer_llm.input()).unwrap().unwrap();
     assert_eq!(text.len(), 256);
     assert!(text.ends_with("…[truncated, 730 bytes total]"));
 }
@@ -218,7 +221,7 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
     assert_eq!(spans.len(), 21);
     let weather = tool_span(&spans, "get_weather");
     assert_eq!(
-        formats::load_payload(&weather.input).unwrap().as_deref(),
+        formats::load_payload(&weather.input()).unwrap().as_deref(),
         Some(r#"{"city":"Paris","unit":"celsius"}"#)
     );
     // Every captured payload loads back, including those of parents (the agent and chain
@@ -231,10 +234,10 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
     std::fs::write(&gz_parents, encoder.finish().unwrap()).unwrap();
     let spans = spans_of(&[gz_parents]);
     let agent = spans.iter().find(|s| s.kind == SpanKind::Agent).unwrap();
-    assert!(agent.input.is_captured());
-    for span in spans.iter().filter(|s| s.input.is_captured()) {
+    assert!(agent.input().is_captured());
+    for span in spans.iter().filter(|s| s.input().is_captured()) {
         assert!(
-            formats::load_payload(&span.input).unwrap().is_some(),
+            formats::load_payload(&span.input()).unwrap().is_some(),
             "{}",
             span.name
         );
@@ -272,7 +275,7 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
         .find(|s| s.tool_name() == Some("get_weather"));
     if let Some(tool) = tool {
         assert_eq!(
-            formats::load_payload(&tool.input).unwrap().as_deref(),
+            formats::load_payload(&tool.input()).unwrap().as_deref(),
             Some(r#"{"city":"Paris","unit":"celsius"}"#)
         );
     }
@@ -280,10 +283,10 @@ fn gzipped_jsonl_and_tailed_chunks_keep_payload_references() {
         .batch
         .spans
         .iter()
-        .find(|s| s.input.is_captured())
+        .find(|s| s.input().is_captured())
         .expect("some span in the tail has a payload");
     assert!(
-        formats::load_payload(&with_payload.input)
+        formats::load_payload(&with_payload.input())
             .unwrap()
             .is_some()
     );
@@ -312,15 +315,14 @@ fn large_attribute_values_become_payloads_by_reference_or_inline() {
     let path = dir.path().join("big.json");
     std::fs::write(&path, &request).unwrap();
     let spans = spans_of(std::slice::from_ref(&path));
-    let Some(AttrValue::Payload(payload)) =
-        spans[0].attr("gen_ai.tool.call.arguments").unwrap().held()
-    else {
+    let arguments = spans[0].attr("gen_ai.tool.call.arguments").unwrap();
+    let AttrValue::Payload(payload) = &*arguments else {
         panic!("a {} byte value stays a payload", value.len());
     };
     assert!(matches!(payload.body, PayloadBody::Range(_)));
     assert_eq!(payload.bytes, value.len() as u64);
     assert_eq!(
-        formats::load_payload(&spans[0].input).unwrap().as_deref(),
+        formats::load_payload(&spans[0].input()).unwrap().as_deref(),
         Some(value.as_str())
     );
 
@@ -333,7 +335,7 @@ fn large_attribute_values_become_payloads_by_reference_or_inline() {
         "otlp-json",
         None,
     );
-    assert_eq!(batch.spans[0].input.inline_text(), Some(value.as_str()));
+    assert_eq!(batch.spans[0].input().inline_text(), Some(value.as_str()));
 }
 
 #[test]
@@ -421,7 +423,7 @@ fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
         let line = span.line.unwrap().get();
         assert!(line >= previous, "spans keep file order");
         previous = line;
-        if let PayloadBody::Range(range) = &span.output.body {
+        if let PayloadBody::Range(range) = &span.output().body {
             let line_start = line_offsets[line as usize - 1];
             let line_end = line_offsets.get(line as usize).copied().unwrap_or(u64::MAX);
             assert!(
@@ -438,10 +440,10 @@ fn big_jsonl_files_parsed_in_pieces_keep_file_lines_and_offsets() {
         .spans
         .iter()
         .rev()
-        .find(|s| s.output.is_captured())
+        .find(|s| s.output().is_captured())
         .unwrap();
     assert!(
-        formats::load_payload(&with_payload.output)
+        formats::load_payload(&with_payload.output())
             .unwrap()
             .is_some()
     );

@@ -55,7 +55,7 @@ fn genai_semconv_current_names() {
     assert_eq!(llm.finish_reasons, ["tool_calls"]);
     assert_eq!(chat.identity.invocation_id.as_deref(), Some("conv_0000"));
     assert_eq!(chat.service.as_deref(), Some("toolcap-demo-agent"));
-    assert_eq!(chat.input.state, PayloadState::Present);
+    assert_eq!(chat.input().state, PayloadState::Present);
 
     let failed = named(&spans, "execute_tool run_python");
     assert_eq!(failed.status, SpanStatus::Error);
@@ -65,9 +65,9 @@ fn genai_semconv_current_names() {
         Some("sandbox execution exceeded 30s limit")
     );
     assert_eq!(failed.tool_call_id(), Some("call_0_1"));
-    assert_eq!(failed.input.state, PayloadState::Present);
+    assert_eq!(failed.input().state, PayloadState::Present);
     // No gen_ai.tool.call.result on the failed call: not captured, not empty.
-    assert_eq!(failed.output.state, PayloadState::NotCaptured);
+    assert_eq!(failed.output().state, PayloadState::NotCaptured);
     assert_eq!(failed.events.len(), 1);
 }
 
@@ -78,14 +78,14 @@ fn genai_semconv_without_content() {
     let llm = chat.llm().unwrap();
     assert_eq!(llm.provider.as_deref(), Some("openai"));
     assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
-    assert_eq!(chat.input.state, PayloadState::NotCaptured);
+    assert_eq!(chat.input().state, PayloadState::NotCaptured);
     let failed = named(&spans, "execute_tool get_stock_price");
     assert_eq!(failed.error_type(), Some("TimeoutError"));
     assert_eq!(
         failed.error_message(),
         Some("quote service timed out for ACME")
     );
-    assert_eq!(failed.input.state, PayloadState::NotCaptured);
+    assert_eq!(failed.input().state, PayloadState::NotCaptured);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use toolcap::formats::{self, otlp};
-use toolcap::model::{AttrValue, Id, Origin, Payload, PayloadBody, Span};
+use toolcap::model::{AttrValue, Id, Origin, Payload, PayloadBody, PayloadRoles, Span};
 use toolcap::sources::files;
 
 /// Every trace file under tests/fixtures, sorted.
@@ -37,21 +37,22 @@ fn otlp_files() -> Vec<PathBuf> {
         .collect()
 }
 
-/// Every payload a span holds, labelled by where it sits.
-fn payloads(span: &Span) -> Vec<(String, &Payload)> {
+/// Every payload a span holds, labelled by where it sits (held as a value, or written into a
+/// packed attribute list).
+fn payloads(span: &Span) -> Vec<(String, Payload)> {
     let mut out = vec![
-        ("input".to_owned(), &*span.input),
-        ("output".to_owned(), &*span.output),
+        ("input".to_owned(), span.input().into_owned()),
+        ("output".to_owned(), span.output().into_owned()),
     ];
     for (key, value) in &span.attributes {
-        if let Some(AttrValue::Payload(p)) = value.held() {
-            out.push((format!("attr {key}"), p));
+        if let AttrValue::Payload(p) = &*value {
+            out.push((format!("attr {key}"), (**p).clone()));
         }
     }
     for (index, event) in span.events.iter().enumerate() {
         for (key, value) in &event.attributes {
-            if let Some(AttrValue::Payload(p)) = value.held() {
-                out.push((format!("event {index} {key}"), p));
+            if let AttrValue::Payload(p) = &*value {
+                out.push((format!("event {index} {key}"), (**p).clone()));
             }
         }
     }
@@ -165,9 +166,9 @@ fn copy_with_a_range_held_input(dir: &Path) -> (PathBuf, Span) {
         .batch
         .spans
         .into_iter()
-        .find(|s| matches!(s.input.body, PayloadBody::Range(_)))
+        .find(|s| matches!(s.input().body, PayloadBody::Range(_)))
         .expect("a span with a range-held input");
-    assert!(formats::load_payload(&span.input).unwrap().is_some());
+    assert!(formats::load_payload(&span.input()).unwrap().is_some());
     (path, span)
 }
 
@@ -179,7 +180,7 @@ fn a_range_that_no_longer_matches_the_file_is_an_error_not_a_wrong_value() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.insert(0, b' ');
     std::fs::write(&path, &bytes).unwrap();
-    let error = formats::load_payload(&span.input).unwrap_err();
+    let error = formats::load_payload(&span.input()).unwrap_err();
     assert!(error.contains("changed on disk"), "{error}");
 }
 
@@ -268,39 +269,75 @@ fn a_file_replaced_under_its_path_is_read_anew() {
     let replacement = dir.path().join("replacement.jsonl");
     std::fs::write(&replacement, &bytes).unwrap();
     std::fs::rename(&replacement, &path).unwrap();
-    let error = formats::load_payload(&span.input).unwrap_err();
+    let error = formats::load_payload(&span.input()).unwrap_err();
     assert!(error.contains("changed on disk"), "{error}");
     std::fs::remove_file(&path).unwrap();
-    let error = formats::load_payload(&span.input).unwrap_err();
+    let error = formats::load_payload(&span.input()).unwrap_err();
     assert!(error.contains("No such file"), "{error}");
 }
 
-/// A span's input or output taken from a big attribute is that attribute's payload: one
-/// allocation with two owners, not a copy.
+/// A span's input or output taken from an attribute is kept once. A payload attribute left in
+/// its file is written into the packed list and marked there; a text attribute is marked with
+/// the payload's range; a payload held in memory is one allocation with two owners. Never a
+/// copy beside the attribute.
 #[test]
-fn an_input_or_output_from_a_payload_attribute_is_that_attributes_payload() {
-    let mut shared = 0;
+fn an_input_or_output_from_an_attribute_is_kept_once_with_it() {
+    let (mut packed, mut marked, mut shared) = (0, 0, 0);
     for path in otlp_files() {
         let loaded = files::load_file(&path);
-        for span in &loaded.batch.spans {
-            for slot in [&span.input, &span.output] {
-                let Some(held) = slot.holder() else { continue };
-                let Some(field) = held.field.as_deref() else {
+        let format = loaded.detection.format.unwrap();
+        // Read from a file, payloads are ranges; parsed in memory (as from the network), inline.
+        let in_memory = parsed_in_memory(&path, format);
+        for span in loaded.batch.spans.iter().chain(&in_memory) {
+            let slots = [
+                (&span.input, span.input(), PayloadRoles::INPUT),
+                (&span.output, span.output(), PayloadRoles::OUTPUT),
+            ];
+            for (slot, payload, role) in slots {
+                let Some(field) = payload.field.as_deref() else {
                     continue;
                 };
-                if let Some(AttrValue::Payload(attribute)) =
-                    span.attr(field).as_ref().and_then(|v| v.held())
-                {
-                    assert!(
-                        std::sync::Arc::ptr_eq(held, attribute),
-                        "{}: span {} holds a copy of {field}",
-                        path.display(),
-                        span.span_id
-                    );
-                    shared += 1;
+                let Some(attribute) = span.attr(field) else {
+                    continue;
+                };
+                let place = format!("{}: span {} {field}", path.display(), span.span_id);
+                let in_attributes = span.payloads_in_attributes.contains(role);
+                match (&*attribute, slot.holder()) {
+                    (AttrValue::Payload(attribute), Some(held)) => {
+                        assert!(std::sync::Arc::ptr_eq(held, attribute), "{place}: a copy");
+                        assert!(!in_attributes, "{place}");
+                        shared += 1;
+                    }
+                    (AttrValue::Payload(attribute), None) => {
+                        assert!(in_attributes, "{place}");
+                        assert!(matches!(payload.body, PayloadBody::Range(_)), "{place}");
+                        assert_eq!(*payload, **attribute, "{place}");
+                        packed += 1;
+                    }
+                    (AttrValue::Str(text), None) => {
+                        assert!(in_attributes, "{place}");
+                        assert!(matches!(payload.body, PayloadBody::Range(_)), "{place}");
+                        let loaded = formats::load_payload(&payload).unwrap();
+                        assert_eq!(loaded.as_deref(), Some(&**text), "{place}");
+                        marked += 1;
+                    }
+                    (other, held) => {
+                        assert!(held.is_some() && !in_attributes, "{place}: {other:?}");
+                    }
                 }
             }
         }
     }
-    assert!(shared > 20, "only {shared} payloads came from attributes");
+    assert!(
+        packed > 20,
+        "only {packed} payloads were kept in their attribute lists"
+    );
+    assert!(
+        marked > 20,
+        "only {marked} payloads were kept as marks on their texts"
+    );
+    assert!(
+        shared > 20,
+        "only {shared} held payloads were shared with their attributes"
+    );
 }

@@ -103,11 +103,11 @@ async fn spans(rx: &mut mpsc::Receiver<IngestEvent>, wanted: usize) -> (Vec<Span
     (spans, problems)
 }
 
-fn arguments_payload(span: &Span) -> &Payload {
+fn arguments_payload(span: &Span) -> Payload {
     span.attributes
         .iter()
-        .find_map(|(key, value)| match value.held()? {
-            AttrValue::Payload(payload) if key == ARGUMENTS => Some(&**payload),
+        .find_map(|(key, value)| match &*value {
+            AttrValue::Payload(payload) if key == ARGUMENTS => Some((**payload).clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("span {} has no {ARGUMENTS} payload", span.span_id))
@@ -165,7 +165,7 @@ async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
     let (spans, problems) = spans(&mut rx, 5).await;
     assert!(problems.is_empty(), "{problems:?}");
     for span in &spans {
-        assert_read_back(arguments_payload(span), &dir, &arguments(trace_of(span)));
+        assert_read_back(&arguments_payload(span), &dir, &arguments(trace_of(span)));
     }
     let mut traces: Vec<u128> = spans.iter().map(trace_of).collect();
     traces.sort_unstable();
@@ -176,7 +176,7 @@ async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
         !dir.exists(),
         "the spool is removed when the receiver stops"
     );
-    let gone = formats::load_payload(arguments_payload(&spans[0])).unwrap_err();
+    let gone = formats::load_payload(&arguments_payload(&spans[0])).unwrap_err();
     assert!(gone.contains("no longer kept"), "{gone}");
 }
 
@@ -197,7 +197,7 @@ async fn a_request_with_rejected_spans_keeps_only_the_accepted_ones_as_ranges() 
         "the client was told, not the view: {problems:?}"
     );
     assert_eq!(spans.len(), 1);
-    assert_read_back(arguments_payload(&spans[0]), &dir, &arguments(9));
+    assert_read_back(&arguments_payload(&spans[0]), &dir, &arguments(9));
     handle.shutdown().await;
 }
 
@@ -224,11 +224,11 @@ async fn past_the_cap_the_oldest_segment_goes_and_its_payloads_say_so() {
     assert!(on_disk <= 16 << 10, "{on_disk} bytes kept");
     let first = spans.iter().find(|s| trace_of(s) == 1).unwrap();
     assert_eq!(
-        formats::load_payload(arguments_payload(first)).unwrap_err(),
+        formats::load_payload(&arguments_payload(first)).unwrap_err(),
         "no longer kept: the live spool keeps the newest 16 KiB"
     );
     let last = spans.iter().find(|s| trace_of(s) == 20).unwrap();
-    assert_read_back(arguments_payload(last), &dir, &arguments(20));
+    assert_read_back(&arguments_payload(last), &dir, &arguments(20));
     handle.shutdown().await;
 }
 
@@ -327,7 +327,7 @@ fn attach_payloads_are_ranges_into_a_spool_removed_when_the_feed_ends() {
         assert_eq!(spools.len(), 1, "one spool per feed");
         for span in &spans {
             assert_read_back(
-                arguments_payload(span),
+                &arguments_payload(span),
                 &spools[0],
                 &arguments(trace_of(span)),
             );

@@ -35,8 +35,8 @@ fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
         }
     }
     match slot {
-        Slot::Input => Some(&mut span.input),
-        Slot::Output => Some(&mut span.output),
+        Slot::Input => Some(span.input.to_change()),
+        Slot::Output => Some(span.output.to_change()),
         Slot::Attr(i) => span
             .attributes
             .open_mut()
@@ -68,10 +68,13 @@ fn slots(span: &Span) -> impl Iterator<Item = (Slot, &Payload)> {
             .enumerate()
             .filter_map(move |(i, (_, value))| Some((Slot::EventAttr(e, i), held(value)?)))
     });
-    [(Slot::Input, &*span.input), (Slot::Output, &*span.output)]
-        .into_iter()
-        .chain(attributes)
-        .chain(events)
+    [
+        (Slot::Input, span.input.as_set()),
+        (Slot::Output, span.output.as_set()),
+    ]
+    .into_iter()
+    .chain(attributes)
+    .chain(events)
 }
 
 /// A payload to resolve: its span and slot, and its pointer's reference tokens.

@@ -206,8 +206,9 @@ fn leave_big_payloads_on_disk(
         let span_id = span.span_id.text();
         let local_id = span_id.strip_prefix(chunk).unwrap_or(&span_id).to_owned();
         for (which, payload) in [("input", &mut span.input), ("output", &mut span.output)] {
-            if payload.bytes > INLINE_PAYLOAD_LIMIT && payload.inline_text().is_some() {
-                payload.body = PayloadBody::InRecord {
+            let set = payload.as_set();
+            if set.bytes > INLINE_PAYLOAD_LIMIT && set.inline_text().is_some() {
+                payload.to_change().body = PayloadBody::InRecord {
                     record: record.clone(),
                     locator: format!("{local_id}#{which}").into(),
                 };
@@ -226,8 +227,8 @@ pub fn reload_payload(format: &dyn Format, record: &[u8], locator: &str) -> Opti
     let batch = format.parse(&input);
     let span = batch.spans.iter().find(|s| s.span_id == span_id)?;
     let payload = match which {
-        "input" => &span.input,
-        "output" => &span.output,
+        "input" => span.input(),
+        "output" => span.output(),
         _ => return None,
     };
     payload.inline_text().map(str::to_owned)

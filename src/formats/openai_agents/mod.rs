@@ -24,8 +24,8 @@ use super::common::jsonrec::{self, Line};
 use super::common::{intern, timestamp};
 use super::{Format, Input, arksim};
 use crate::model::{
-    ArcStr, AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, Problem,
-    RequestedToolCall, Span, SpanKind, SpanStatus, Sparse, ToolFacts,
+    ArcStr, AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, PayloadSlot, Problem,
+    RequestedToolCall, Span, SpanKind, SpanStatus, ToolFacts,
 };
 
 pub struct OpenAiAgents;
@@ -265,13 +265,13 @@ impl Parser {
                 {
                     self.null_payload_functions += 1;
                 }
-                span.input = Sparse::from(jsonrec::payload_null_is_absent(
+                span.input = PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "input",
                     input_value,
                     record,
                     &pointer("input"),
                 ));
-                span.output = Sparse::from(jsonrec::payload_null_is_absent(
+                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "output",
                     data.get("output"),
                     record,
@@ -290,13 +290,13 @@ impl Parser {
                     self.requested
                         .push((span.trace_id.to_string(), id, name, arguments));
                 }
-                span.input = Sparse::from(jsonrec::payload_null_is_absent(
+                span.input = PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "input",
                     data.get("input"),
                     record,
                     &pointer("input"),
                 ));
-                span.output = Sparse::from(jsonrec::payload_null_is_absent(
+                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "output",
                     data.get("output"),
                     record,
@@ -340,7 +340,7 @@ impl Parser {
             "custom" => {
                 span.kind = SpanKind::Node;
                 span.name = name_field.unwrap_or("custom").into();
-                span.output = Sparse::from(jsonrec::payload_null_is_absent(
+                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "data",
                     data.get("data"),
                     record,
@@ -355,7 +355,7 @@ impl Parser {
                     name: Some(span.name.clone()),
                     ..Default::default()
                 })));
-                span.output = Sparse::from(jsonrec::payload_null_is_absent(
+                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "result",
                     data.get("result"),
                     record,
@@ -511,9 +511,7 @@ impl Parser {
             let Some(tool) = span.tool().filter(|t| t.call_id.is_none()) else {
                 continue;
             };
-            let arguments = span
-                .input
-                .inline_text()
+            let arguments = (span.input.as_set().inline_text())
                 .and_then(|t| serde_json::from_str::<Value>(t).ok())
                 .map(|v| canonical_json(&v));
             let found = self.requested.iter().position(|(trace, _, name, args)| {

@@ -1,8 +1,10 @@
 //! The packed form of [`super::Attributes`]: value tags, the writer and the reader.
 
-use super::AttrView;
+use std::sync::Arc;
+
 use super::block::Block;
-use crate::model::{ArcStr, AttrValue, shared_texts};
+use super::{AttrView, payloads};
+use crate::model::{ArcStr, AttrValue, Payload, PayloadRoles, shared_texts};
 
 pub(super) const NULL: u8 = 0;
 pub(super) const FALSE: u8 = 1;
@@ -14,13 +16,60 @@ pub(super) const SIDE: u8 = 6;
 /// A list of numbers, flags and shared texts (finish reasons): its length, then each item as a
 /// value of the tags above.
 pub(super) const LIST: u8 = 7;
+/// A payload left in its file (see `payloads.rs`): flags, then its numbers.
+pub(super) const PAYLOAD: u8 = 8;
+/// A span's input or output taken from a text attribute: the payload as [`PAYLOAD`] writes
+/// it, then the attribute's own value. The text reads as it did; the payload keeps its range.
+pub(super) const MARKED: u8 = 9;
 /// A key written out in place (the shared table was full): its length and bytes follow.
 pub(super) const KEY_IN_PLACE: u64 = 0;
 
-/// Writes `list` packed into `bytes` (a scratch buffer) and returns its block; `None` when the
-/// list is too long for one (it is left as it was).
-pub(super) fn pack(list: &[(ArcStr, AttrValue)], bytes: &mut Vec<u8>) -> Option<Block> {
-    shared_texts::numbering(|numbering| {
+/// A span's input and output, to be marked where the list holds them (see `payloads.rs`).
+#[derive(Default, Clone, Copy)]
+pub(super) struct Roles<'a> {
+    pub(super) input: Option<&'a Arc<Payload>>,
+    pub(super) output: Option<&'a Arc<Payload>>,
+}
+
+impl Roles<'_> {
+    fn of(&self, payload: &Arc<Payload>) -> PayloadRoles {
+        let is = |held: Option<&Arc<Payload>>| held.is_some_and(|held| Arc::ptr_eq(held, payload));
+        let mut roles = PayloadRoles::NONE;
+        if is(self.input) {
+            roles = roles.with(PayloadRoles::INPUT);
+        }
+        if is(self.output) {
+            roles = roles.with(PayloadRoles::OUTPUT);
+        }
+        roles
+    }
+
+    /// The input or output (with its roles) that came from the text attribute `key`, unless
+    /// it is `placed` already.
+    fn taken_from_text(
+        &self,
+        key: &str,
+        placed: PayloadRoles,
+    ) -> Option<(&Arc<Payload>, PayloadRoles)> {
+        [self.input, self.output]
+            .into_iter()
+            .flatten()
+            .find(|payload| payload.field.as_deref() == Some(key))
+            .map(|payload| (payload, self.of(payload)))
+            .filter(|(_, roles)| !placed.contains(*roles))
+    }
+}
+
+/// Writes `list` packed into `bytes` (a scratch buffer) and returns its block, with the roles
+/// of the payloads it wrote in place; `None` when the list is too long for one (it is left as
+/// it was).
+pub(super) fn pack(
+    list: &[(ArcStr, AttrValue)],
+    bytes: &mut Vec<u8>,
+    roles: Roles<'_>,
+) -> Option<(Block, PayloadRoles)> {
+    let mut placed = PayloadRoles::NONE;
+    let block = shared_texts::numbering(|numbering| {
         write_varint(bytes, list.len() as u64);
         let mut held = smallvec::SmallVec::<[AttrValue; 4]>::new();
         for (key, value) in list {
@@ -32,6 +81,24 @@ pub(super) fn pack(list: &[(ArcStr, AttrValue)], bytes: &mut Vec<u8>) -> Option<
                     bytes.extend_from_slice(key.as_bytes());
                 }
             }
+            if let AttrValue::Payload(payload) = value {
+                let its_roles = roles.of(payload);
+                bytes.push(PAYLOAD);
+                if payloads::write(bytes, numbering, payload, its_roles) {
+                    placed = placed.with(its_roles);
+                    continue;
+                }
+                bytes.pop();
+            }
+            if let AttrValue::Str(_) = value
+                && let Some((payload, its_roles)) = roles.taken_from_text(key, placed)
+            {
+                bytes.push(MARKED);
+                match payloads::write(bytes, numbering, payload, its_roles) {
+                    true => placed = placed.with(its_roles),
+                    false => _ = bytes.pop(),
+                }
+            }
             if !write_in_place(bytes, numbering, key, value) {
                 bytes.push(SIDE);
                 write_varint(bytes, held.len() as u64);
@@ -39,7 +106,8 @@ pub(super) fn pack(list: &[(ArcStr, AttrValue)], bytes: &mut Vec<u8>) -> Option<
             }
         }
         Block::new(held, bytes)
-    })
+    })?;
+    Some((block, placed))
 }
 
 /// Writes `value` into `bytes` when it can be written there (a number, flag, null, shared text,
@@ -159,6 +227,18 @@ impl<'a> Reader<'a> {
         n
     }
 
+    /// The payload a value is marked with ([`MARKED`]), passing over the mark; `None`, reading
+    /// nothing, when the value is not marked.
+    pub(super) fn mark(&mut self) -> Option<&'a [u8]> {
+        if self.bytes.first() != Some(&MARKED) {
+            return None;
+        }
+        self.byte();
+        let payload = self.bytes;
+        payloads::skip(self);
+        Some(&payload[..payload.len() - self.bytes.len()])
+    }
+
     pub(super) fn key(&mut self) -> &'a str {
         match self.varint() {
             KEY_IN_PLACE => {
@@ -171,7 +251,13 @@ impl<'a> Reader<'a> {
 
     pub(super) fn value(&mut self, side: &'a [AttrValue]) -> AttrView<'a> {
         const NULL_VALUE: &AttrValue = &AttrValue::Null;
-        match self.byte() {
+        let mut tag = self.byte();
+        // The mark says what the value is a payload of; the value follows it.
+        while tag == MARKED {
+            payloads::skip(self);
+            tag = self.byte();
+        }
+        match tag {
             NULL => AttrView::Decoded(AttrValue::Null),
             FALSE => AttrView::Decoded(AttrValue::Bool(false)),
             TRUE => AttrView::Decoded(AttrValue::Bool(true)),
@@ -195,13 +281,24 @@ impl<'a> Reader<'a> {
                 let taken = list.len() - self.bytes.len();
                 AttrView::List(&list[..taken], std::cell::OnceCell::new())
             }
+            PAYLOAD => {
+                let payload = self.bytes;
+                payloads::skip(self);
+                let taken = payload.len() - self.bytes.len();
+                AttrView::Payload(&payload[..taken], std::cell::OnceCell::new())
+            }
             _ => AttrView::Held(NULL_VALUE),
         }
     }
 
     /// Passes over a value without reading it (a lookup by key reads only the one it wants).
     pub(super) fn skip_value(&mut self) {
-        match self.byte() {
+        let mut tag = self.byte();
+        while tag == MARKED {
+            payloads::skip(self);
+            tag = self.byte();
+        }
+        match tag {
             INT | SHARED | SIDE => while self.byte() & 0x80 != 0 {},
             LIST => {
                 let count = self.varint();
@@ -212,6 +309,7 @@ impl<'a> Reader<'a> {
             FLOAT => {
                 self.take(8);
             }
+            PAYLOAD => payloads::skip(self),
             _ => {}
         }
     }

@@ -33,12 +33,11 @@ pub fn copy_text(app: &App) -> Option<(String, &'static str)> {
         }
         _ => {
             let span = &inv.spans[app.selected_span_index()?];
-            let payload = if span.output.is_captured() {
-                &span.output
-            } else {
-                &span.input
+            let payload = match span.output() {
+                output if output.is_captured() => output,
+                _ => span.input(),
             };
-            let shown = payload_json(payload, mode);
+            let shown = payload_json(&payload, mode);
             let value = match mode {
                 Reveal::Redacted => shown.get("shape").cloned(),
                 Reveal::Revealed => shown.get("value").cloned(),

@@ -78,7 +78,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         Some("Error running tool (non-fatal)")
     );
     assert_eq!(
-        formats::load_payload(&lookup.input).unwrap().as_deref(),
+        formats::load_payload(&lookup.input()).unwrap().as_deref(),
         Some("{\"order_id\": \"ORD-9999\"}")
     );
     // Chat Completions: model, tokens and the requested call id.
@@ -114,7 +114,7 @@ fn python_repr_output_is_kept_as_text() {
         .iter()
         .find(|s| s.kind == SpanKind::Tool)
         .unwrap();
-    let out = formats::load_payload(&tool.output).unwrap().unwrap();
+    let out = formats::load_payload(&tool.output()).unwrap().unwrap();
     assert!(out.starts_with("[{'doc_id'"), "{out}");
 }
 
@@ -195,8 +195,8 @@ fn sensitive_data_off_is_not_captured_never_empty() {
     let inv = named(&store, "redacted weather");
     assert_eq!(calls(inv), vec![ok("get_weather")]);
     let tool = inv.spans.iter().find(|s| s.kind == SpanKind::Tool).unwrap();
-    assert_eq!(tool.input.state, PayloadState::NotCaptured);
-    assert_eq!(tool.output.state, PayloadState::NotCaptured);
+    assert_eq!(tool.input().state, PayloadState::NotCaptured);
+    assert_eq!(tool.output().state, PayloadState::NotCaptured);
     assert!(
         reports[0]
             .warnings

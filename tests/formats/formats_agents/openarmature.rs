@@ -190,10 +190,10 @@ fn openarmature_events_without_attempts_or_completion_still_make_a_tree() {
     let tool = inv.spans.iter().find(|s| s.kind == SpanKind::Tool).unwrap();
     // Left on disk as the byte range of its value, not as a record to parse again.
     assert!(matches!(
-        tool.input.body,
+        tool.input().body,
         toolcap::model::PayloadBody::Range(_)
     ));
-    let args = formats::load_payload(&tool.input).unwrap().unwrap();
+    let args = formats::load_payload(&tool.input()).unwrap().unwrap();
     assert!(
         args.len() > 12_000 && args.starts_with("{\"query\":\"xxx"),
         "{}",

@@ -59,7 +59,7 @@ fn pitfall_anthropic_is_error_is_kept() {
     // The log starts with a user turn: toolscore's first-item detection would fall to custom.
     // The turn's input is what led to it: the opening user message.
     let raw = read_json(&fixture("anthropic_is_error.json"));
-    assert_eq!(payload_value(&turn.input), json!([raw[0]]));
+    assert_eq!(payload_value(&turn.input()), json!([raw[0]]));
 }
 
 #[test]

@@ -374,19 +374,19 @@ fn big_payloads_stay_on_disk_and_load_back_exactly() {
     let inv = loaded.only();
     let span = &inv.spans[inv.summary().tool_calls[0].span];
     assert!(matches!(
-        span.output.body,
+        span.output().body,
         toolcap::model::PayloadBody::InRecord { .. }
     ));
-    assert_eq!(span.output.bytes, big_result.len() as u64);
+    assert_eq!(span.output().bytes, big_result.len() as u64);
     assert_eq!(
-        formats::load_payload(&span.output).unwrap().as_deref(),
+        formats::load_payload(&span.output()).unwrap().as_deref(),
         Some(big_result.as_str())
     );
     // Small payloads stay inline.
-    assert_eq!(span.input.inline_text(), Some("{\"n\": 1}"));
+    assert_eq!(span.input().inline_text(), Some("{\"n\": 1}"));
     // A file rewritten without that payload says so instead of showing something else.
     std::fs::write(&path, "[]").unwrap();
-    assert!(formats::load_payload(&span.output).is_err());
+    assert!(formats::load_payload(&span.output()).is_err());
 }
 
 #[test]
