@@ -188,6 +188,14 @@ pub(super) fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<us
 
 /// `dump --stats`: the store's memory by structure, and the process's peak resident size.
 pub fn memory_text(store: &Store) -> String {
+    // Read before the breakdown: counting each shared allocation once takes a set of their
+    // addresses, megabytes that are the count's, not the store's.
+    let heap = allocator_bytes();
+    let process = [
+        ("process resident size at the end", "VmRSS:"),
+        ("process peak resident size", "VmHWM:"),
+    ]
+    .map(|(label, field)| (label, process_status_bytes(field)));
     let breakdown = store.memory_breakdown();
     let total = breakdown.total().max(1);
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
@@ -207,7 +215,7 @@ pub fn memory_text(store: &Store) -> String {
     let _ = writeln!(out, "  {:<38} {:>9.1} MiB", "total", mib(breakdown.total()));
     // What the breakdown leaves out: each allocation's own overhead, and freed room the
     // allocator keeps. Together they were a sixth of the heap on the 100 MB corpora.
-    if let Some((in_use, held)) = allocator_bytes() {
+    if let Some((in_use, held)) = heap {
         let _ = writeln!(
             out,
             "  {:<38} {:>9.1} MiB",
@@ -224,11 +232,8 @@ pub fn memory_text(store: &Store) -> String {
     // Printed once the output is written: the resident size then is what the store and the
     // allocator keep; the peak also counts what the load and the output held while they ran
     // (pieces in flight, parsed batches, parts being formatted).
-    for (label, field) in [
-        ("process resident size at the end", "VmRSS:"),
-        ("process peak resident size", "VmHWM:"),
-    ] {
-        if let Some(bytes) = process_status_bytes(field) {
+    for (label, bytes) in process {
+        if let Some(bytes) = bytes {
             let _ = writeln!(out, "  {label:<38} {:>9.1} MiB", mib(bytes));
         }
     }
