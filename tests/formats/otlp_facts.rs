@@ -219,6 +219,23 @@ fn an_error_message_from_an_exception_event_shares_the_events_text() {
     assert!(toolcap::model::ArcStr::ptr_eq(text, shared));
 }
 
+/// A model call's requested call and the tool span that answers it hold one copy of the id.
+#[test]
+fn a_requested_call_and_its_tool_span_share_the_call_id() {
+    let spans = spans("otlp-python-sdk/otlp-json/0001-v1_traces.json");
+    let chat = spans
+        .iter()
+        .find(|s| s.llm().is_some_and(|l| !l.requested_tool_calls.is_empty()))
+        .expect("a model call that requested a tool");
+    let requested = &chat.llm().unwrap().requested_tool_calls[0];
+    let requested_id = requested.id.as_ref().expect("an id");
+    assert_eq!(requested_id, "call_0_0");
+    let tool = named(&spans, "execute_tool web_search");
+    let call_id = tool.tool().unwrap().call_id.as_ref().expect("a call id");
+    assert_eq!(call_id, requested_id);
+    assert!(toolcap::model::ArcStr::ptr_eq(call_id, requested_id));
+}
+
 /// The spans parsed from one input share one allocation of their origin.
 #[test]
 fn the_spans_of_one_input_share_their_origin() {

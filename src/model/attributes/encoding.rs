@@ -166,9 +166,10 @@ pub(super) fn shareable(key: &str, text: &ArcStr) -> bool {
     }
     let key = key.as_bytes();
     let names_an_id = key.len() >= 2 && key[key.len() - 2..].eq_ignore_ascii_case(b"id");
-    // Seen once so far, the text has three holders at most: this value, the parser's table of
-    // shared values, and the span's facts (a tool's call id, a run's correlation id).
-    !names_an_id || ArcStr::strong_count(text).is_none_or(|holders| holders > 3)
+    // Seen on one span so far, the text has four holders at most: this value, the parser's
+    // table of shared values, the span's facts (a tool's call id, a run's correlation id), and
+    // the model call that asked for the tool call (its requested call's id).
+    !names_an_id || ArcStr::strong_count(text).is_none_or(|holders| holders > 4)
 }
 
 pub(super) fn zigzag(n: i64) -> u64 {

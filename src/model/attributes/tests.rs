@@ -204,13 +204,13 @@ fn keys_naming_ids_keep_their_values_out_of_the_shared_table_unless_they_repeat(
     assert!(shareable("i", &text("x")));
     let long = text(&"x".repeat(shared_texts::MAX_TEXT_BYTES + 1));
     assert!(!shareable("k", &long));
-    // An id held by this value and its span's facts (and the parser's table) is not shared;
-    // one more holder, another span, and it is.
-    let run_id = text("run-7");
-    let (_facts, _parser) = (run_id.clone(), run_id.clone());
-    assert!(!shareable("openarmature.correlation_id", &run_id));
-    let _another_span = run_id.clone();
-    assert!(shareable("openarmature.correlation_id", &run_id));
+    // An id held by this value, its span's facts, the parser's table and the model call that
+    // requested it is not shared; one more holder, another span, and it is.
+    let call_id = text("call-7");
+    let (_facts, _parser, _request) = (call_id.clone(), call_id.clone(), call_id.clone());
+    assert!(!shareable("gen_ai.tool.call.id", &call_id));
+    let _another_span = call_id.clone();
+    assert!(shareable("gen_ai.tool.call.id", &call_id));
     assert!(shareable("k", &arcstr::literal!("static")));
 }
 

@@ -10,9 +10,12 @@ use thin_vec::ThinVec;
 
 use super::{AttrSource, Attrs, family};
 use crate::formats::common::intern;
-use crate::model::{ArcStr, RequestedToolCall};
+use crate::model::RequestedToolCall;
 
 /// The tool calls an LLM response asked for, from whichever convention records them.
+/// Call ids are shared texts (`intern::value`) as the calling span's `gen_ai.tool.call.id`
+/// attribute is: the request and the tool span answering it, usually a few spans apart in one
+/// batch, then hold one copy of the id between them.
 pub(super) fn requested_tool_calls(
     attrs: &Attrs,
     source: &dyn AttrSource,
@@ -24,7 +27,7 @@ pub(super) fn requested_tool_calls(
             .into_iter()
             .enumerate()
             .map(|(i, name)| RequestedToolCall {
-                id: ids.get(i).map(|id| ArcStr::from(id.as_str())),
+                id: ids.get(i).map(|id| intern::value(id)),
                 name: intern::value(&name),
             })
             .collect();
@@ -87,7 +90,7 @@ fn genai_parts_tool_calls(text: &str) -> ThinVec<RequestedToolCall> {
         .filter(|p| p.kind.as_deref() == Some("tool_call"))
         .filter_map(|p| {
             Some(RequestedToolCall {
-                id: p.id.as_deref().map(ArcStr::from),
+                id: p.id.as_deref().map(intern::value),
                 name: intern::value(&p.name?),
             })
         })
@@ -103,7 +106,7 @@ fn openai_tool_calls(value: &Value) -> ThinVec<RequestedToolCall> {
             .or_else(|| c.get("function")?.get("name"))?
             .as_str()?;
         Some(RequestedToolCall {
-            id: c.get("id").and_then(Value::as_str).map(ArcStr::from),
+            id: c.get("id").and_then(Value::as_str).map(intern::value),
             name: intern::value(name),
         })
     };
@@ -148,7 +151,7 @@ fn openinference_tool_calls(attrs: &Attrs) -> ThinVec<RequestedToolCall> {
         found.push((
             (message, call),
             RequestedToolCall {
-                id: attrs.str(&id_key).map(ArcStr::from),
+                id: attrs.str(&id_key).map(intern::value),
                 name: intern::value(name),
             },
         ));
