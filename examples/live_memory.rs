@@ -11,7 +11,11 @@
 //! Then it times a few queries over the store (the evaluator alone, best of five): the live
 //! shape is where the search index meets texts that occur once.
 //!
-//! `cargo run --release --example live_memory -- spooled` (or `inline`); env
+//! A third, `send ADDR`, only sends the same requests to a receiver already listening at ADDR:
+//! the TUI itself (`toolcap-tui --listen=ADDR`), measured from outside
+//! (`scripts/live_tui_memory.sh`).
+//!
+//! `cargo run --release --example live_memory -- spooled` (or `inline`, or `send ADDR`); env
 //! `TOOLCAP_LIVE_SPANS` (default 100000).
 
 use std::io::{Read, Write};
@@ -167,6 +171,20 @@ fn post(addr: &str, body: &[u8]) -> u16 {
         .unwrap_or(0)
 }
 
+/// Sends `total` spans to `addr`, a request of 500 at a time; the bytes sent.
+fn send_all(addr: &str, total: u64) -> u64 {
+    let mut sent_bytes = 0u64;
+    let mut first = 0;
+    while first < total {
+        let count = SPANS_PER_REQUEST.min(total - first);
+        let body = request(first, count).encode_to_vec();
+        sent_bytes += body.len() as u64;
+        assert_eq!(post(addr, &body), 200, "request at span {first} refused");
+        first += count;
+    }
+    sent_bytes
+}
+
 /// The sink `--listen` had before the live spool: the decoded (owned) request, converted inline.
 struct InlineSink {
     sender: mpsc::Sender<ExportTraceServiceRequest>,
@@ -244,6 +262,14 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
+    if mode == "send" {
+        let addr = std::env::args().nth(2).expect("send ADDR");
+        let sent = tokio::task::spawn_blocking(move || send_all(&addr, total))
+            .await
+            .expect("sender");
+        println!("sent {total} spans, {:.1} MiB as protobuf", mib(sent));
+        return;
+    }
     let (batches_tx, mut batches) = mpsc::channel::<Batch>(256);
     let mut spool_dir = None;
     let (addr, stop): (String, Box<dyn FnOnce() -> BoxFuture<'static, ()>>) = match mode.as_str() {
@@ -303,18 +329,7 @@ async fn main() {
     };
 
     let rss_before = status_kib("VmRSS:");
-    let sender = tokio::task::spawn_blocking(move || {
-        let mut sent_bytes = 0u64;
-        let mut first = 0;
-        while first < total {
-            let count = SPANS_PER_REQUEST.min(total - first);
-            let body = request(first, count).encode_to_vec();
-            sent_bytes += body.len() as u64;
-            assert_eq!(post(&addr, &body), 200, "request at span {first} refused");
-            first += count;
-        }
-        sent_bytes
-    });
+    let sender = tokio::task::spawn_blocking(move || send_all(&addr, total));
     let mut store = Store::new();
     while store.stats().spans_seen < total {
         let batch = batches.recv().await.expect("ingest ended early");

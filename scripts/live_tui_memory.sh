@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The TUI's memory under live data, as a user runs it: `toolcap-tui --listen` in a real
+# terminal (tmux), fed 100,000 spans of ~650 bytes over loopback OTLP/HTTP, 500 per request
+# (the live example's `send` mode). Prints the TUI's peak and final resident size once every
+# run is listed.
+#
+# Usage: scripts/live_tui_memory.sh [BINARY] [SENDER]
+#   BINARY defaults to target/release/toolcap-tui, SENDER to target/release/examples/live_memory
+#   (build both with `cargo build --release --example live_memory --bin toolcap-tui`).
+set -euo pipefail
+
+binary=${1:-target/release/toolcap-tui}
+sender=${2:-target/release/examples/live_memory}
+for built in "$binary" "$sender"; do
+  [[ -x "$built" ]] || { echo "$built not built" >&2; exit 2; }
+done
+port=$((20000 + RANDOM % 20000))
+session="live-memory-$$"
+workdir=$(mktemp -d)
+trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$workdir"' EXIT
+
+# An empty directory as the source, so only what arrives is loaded.
+tmux new-session -d -s "$session" -x 160 -y 45 \
+  "$binary --listen=127.0.0.1:$port --grpc 127.0.0.1:$((port + 1)) $workdir"
+pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+for _ in $(seq 1 200); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.05
+done
+"$sender" send "127.0.0.1:$port"
+runs=${TOOLCAP_LIVE_SPANS:-100000}
+runs=$((runs / 10))
+for _ in $(seq 1 600); do
+  tmux capture-pane -p -t "$session" | grep -q "Invocations ($runs" && break
+  sleep 0.1
+done
+tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
+sleep 1
+awk '/VmHWM|VmRSS/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
+tmux send-keys -t "$session" q
