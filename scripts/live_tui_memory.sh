@@ -36,5 +36,5 @@ for _ in $(seq 1 600); do
 done
 tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
 sleep 1
-awk '/VmHWM|VmRSS/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
+awk '/VmHWM|VmRSS|RssAnon|RssFile/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
 tmux send-keys -t "$session" q

@@ -425,6 +425,16 @@ impl Span {
         for event in &mut self.events {
             event.attributes.pack();
         }
+        // Lists collected while parsing have room for more (four calls for the one a model
+        // call asked for, most often): a stored span keeps exactly what it holds.
+        if let Some(llm) = self.llm_mut()
+            && llm.requested_tool_calls.capacity() > llm.requested_tool_calls.len()
+        {
+            llm.requested_tool_calls.shrink_to_fit();
+        }
+        if self.events.capacity() > self.events.len() {
+            self.events.shrink_to_fit();
+        }
     }
 
     /// Arguments, prompt messages, query or input strings (not captured when there are none).

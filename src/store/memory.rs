@@ -165,14 +165,15 @@ impl Tally {
             }
             let reasons = l.finish_reasons.own_heap_bytes()
                 + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
+            let calls = &l.requested_tool_calls;
             self.facts += reasons
-                + l.requested_tool_calls
+                + thin_vec_bytes(
+                    calls.capacity(),
+                    size_of::<crate::model::RequestedToolCall>(),
+                )
+                + calls
                     .iter()
-                    .map(|c| {
-                        size_of_val(c) as u64
-                            + c.id.as_ref().map_or(0, |id| self.once(id))
-                            + self.once(&c.name)
-                    })
+                    .map(|c| c.id.as_ref().map_or(0, |id| self.once(id)) + self.once(&c.name))
                     .sum::<u64>();
         }
         if let Some(t) = span.tool() {
