@@ -37,4 +37,5 @@ done
 tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
 sleep 1
 awk '/VmHWM|VmRSS|RssAnon|RssFile/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
+[[ -n "${SMAPS:-}" ]] && awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{rss[name]+=$2} END{for(n in rss) if(rss[n]>300) printf "%8d KiB %s\n", rss[n], n}' "/proc/$pid/smaps" | sort -rn | head -8
 tmux send-keys -t "$session" q
