@@ -12,8 +12,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, RwLock};
 
-/// More files than any load or live session names; past it, payloads keep their own value.
-pub const MAX_FILES: usize = 1 << 20;
+/// More files than a load or live session names (a number per file read and per live spool
+/// segment, 128 MiB each by default), and at most a few megabytes of paths; past it, payloads
+/// keep their own value.
+pub const MAX_FILES: usize = 1 << 16;
 
 #[derive(Default)]
 struct Table {
