@@ -228,7 +228,11 @@ fn a_requested_call_and_its_tool_span_share_the_call_id() {
         .find(|s| s.llm().is_some_and(|l| !l.requested_tool_calls.is_empty()))
         .expect("a model call that requested a tool");
     let calls = &chat.llm().unwrap().requested_tool_calls;
-    assert_eq!(calls.capacity(), calls.len(), "a stored list has no room to spare");
+    assert_eq!(
+        calls.capacity(),
+        calls.len(),
+        "a stored list has no room to spare"
+    );
     let requested = &calls[0];
     let requested_id = requested.id.as_ref().expect("an id");
     assert_eq!(requested_id, "call_0_0");
