@@ -72,6 +72,9 @@ pub(super) fn write(
         PayloadState::Present => (PRESENT, None),
         PayloadState::Truncated { total_bytes } => (TRUNCATED, Some(total_bytes)),
     };
+    // Its length first, so that lookups by key pass over it in one step.
+    let length_at = bytes.len();
+    bytes.push(0);
     let mut flags = encoding_bits(range.encoding) | (state << STATE_SHIFT);
     if range.gzip {
         flags |= GZIP;
@@ -86,17 +89,22 @@ pub(super) fn write(
     write_varint(bytes, u64::from(file));
     write_varint(bytes, range.offset);
     write_varint(bytes, u64::from(range.len));
+    // Six numbers of ten bytes at most and the flags: the length fits a byte.
+    bytes[length_at] = (bytes.len() - length_at - 1) as u8;
     true
 }
 
-/// The roles of the payload at `reader` (after its tag), without reading the rest.
+/// The roles of the payload in `bytes` (as [`write`] wrote them after the tag), without reading
+/// the rest.
 pub(super) fn roles(bytes: &[u8]) -> PayloadRoles {
-    PayloadRoles::from_bits(bytes.first().map_or(0, |flags| flags >> ROLE_SHIFT))
+    PayloadRoles::from_bits(bytes.get(1).map_or(0, |flags| flags >> ROLE_SHIFT))
 }
 
 /// Reads a payload [`write`] wrote (after its tag). Bytes that do not read as one give an
 /// absent payload, never a panic.
-pub(super) fn read(reader: &mut Reader<'_>) -> Payload {
+pub(super) fn read(outer: &mut Reader<'_>) -> Payload {
+    let length = outer.byte();
+    let reader = &mut Reader::new(outer.take(usize::from(length)));
     let flags = reader.byte();
     let field = match reader.varint() {
         0 => None,
@@ -138,12 +146,6 @@ pub(super) fn read(reader: &mut Reader<'_>) -> Payload {
 
 /// Passes over a payload (after its tag).
 pub(super) fn skip(reader: &mut Reader<'_>) {
-    let flags = reader.byte();
-    let numbers = match (flags & STATE_BITS) >> STATE_SHIFT {
-        TRUNCATED => 6,
-        _ => 5,
-    };
-    for _ in 0..numbers {
-        reader.varint();
-    }
+    let length = reader.byte();
+    reader.take(usize::from(length));
 }
