@@ -156,7 +156,7 @@ pub fn arksim_said(store: &Store, turns: &[String]) -> Vec<String> {
         let Some(inv) = store.get(id) else { continue };
         for span in &inv.spans {
             for (key, value) in &span.attributes {
-                let AttrValue::Str(text) = &*value else {
+                let Some(AttrValue::Str(text)) = value.held() else {
                     continue;
                 };
                 if key.starts_with("arksim.qual.") && text.contains("[Trajectory]") {

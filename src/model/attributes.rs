@@ -103,6 +103,15 @@ impl<'a> AttrView<'a> {
         }
     }
 
+    /// Whether the value is a payload, without reading it: a payload written into the packed
+    /// bytes is decoded (a shared allocation, its file looked up) only when read.
+    pub fn is_payload(&self) -> bool {
+        matches!(
+            self,
+            AttrView::Payload(..) | AttrView::Held(AttrValue::Payload(_))
+        )
+    }
+
     /// A plain text value (never a payload), borrowed for as long as the attributes.
     pub fn text(&self) -> Option<&'a str> {
         match self.held()? {

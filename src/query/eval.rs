@@ -364,9 +364,11 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         Term::Attr { key, value } => span_level(spans_where(inv, |s| {
             s.attributes.iter().any(|(k, val)| {
                 k.eq_ignore_ascii_case(key)
-                    && value
-                        .as_deref()
-                        .is_none_or(|want| attr_equals(k, &val, want, ctx.reveal))
+                    && value.as_deref().is_none_or(|want| {
+                        // A payload is read only when a revealed search may match it.
+                        (ctx.reveal == Reveal::Revealed || !val.is_payload())
+                            && attr_equals(k, &val, want, ctx.reveal)
+                    })
             })
         })),
         Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),

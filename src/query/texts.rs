@@ -165,12 +165,12 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     let attrs = span
         .attributes
         .iter()
-        .any(|(k, v)| attr_has_text(k, &v, needle, reveal))
+        .any(|(k, v)| !v.is_payload() && attr_has_text(k, &v, needle, reveal))
         || span.events.iter().any(|e| {
             shown_contains(&e.name, needle, reveal)
                 || e.attributes
                     .iter()
-                    .any(|(k, v)| attr_has_text(k, &v, needle, reveal))
+                    .any(|(k, v)| !v.is_payload() && attr_has_text(k, &v, needle, reveal))
         });
     if attrs {
         return true;

@@ -231,11 +231,11 @@ impl SearchIndex {
     fn add_values(&mut self, vocabulary: &Vocabulary, attributes: &Attributes) -> bool {
         let mut complete = true;
         for (key, value) in attributes {
+            if value.is_payload() {
+                continue;
+            }
             let value = &*value;
-            if matches!(
-                value,
-                AttrValue::Payload(_) | AttrValue::Bytes(_) | AttrValue::Null
-            ) {
+            if matches!(value, AttrValue::Bytes(_) | AttrValue::Null) {
                 continue;
             }
             let rules = redact::key_rules(key);

@@ -73,6 +73,10 @@ fn a_payload_left_in_its_file_is_written_into_the_packed_bytes_and_reads_back_th
         .collect();
     assert_eq!(read, payloads);
     assert_eq!(packed.get("after").as_deref(), Some(&AttrValue::Int(-7)));
+    // Told apart without being read, as the indexer and redacted searches pass over them.
+    let kinds: Vec<bool> = packed.iter().map(|(_, v)| v.is_payload()).collect();
+    assert_eq!(kinds.iter().filter(|&&p| p).count(), payloads.len());
+    assert_eq!(kinds.last(), Some(&false));
     // Each payload takes a few bytes, not a held value and an allocation.
     assert!(packed.own_heap_bytes() < 30 * payloads.len() as u64);
     // Unpacked again, the list holds them as values.
@@ -90,6 +94,7 @@ fn a_payload_held_in_memory_stays_a_held_value() {
     )]);
     packed.pack();
     assert_eq!(packed.held_values().count(), 1);
+    assert!(packed.get("gen_ai.input.messages").unwrap().is_payload());
     assert_eq!(
         packed.get("gen_ai.input.messages").as_deref(),
         Some(&AttrValue::Payload(Arc::new(inline)))
