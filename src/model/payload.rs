@@ -93,8 +93,9 @@ pub struct PayloadRange {
 }
 
 /// A span's input or output as a parser sets it: shared with the attribute it came from, when it
-/// came from one. Read it through [`super::Span::input`] and [`super::Span::output`]: once the span is packed,
-/// a payload that is one of its attributes is kept in the attribute list's bytes, not here.
+/// came from one. Read it through [`super::Span::input`] and [`super::Span::output`]: once the
+/// span is packed, a payload that is one of its attributes is kept in the attribute list's
+/// bytes, not here (and a list unpacked again no longer says which entry it was).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PayloadSlot(super::Sparse<Payload, Arc<Payload>>);
 

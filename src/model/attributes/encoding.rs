@@ -16,7 +16,7 @@ pub(super) const SIDE: u8 = 6;
 /// A list of numbers, flags and shared texts (finish reasons): its length, then each item as a
 /// value of the tags above.
 pub(super) const LIST: u8 = 7;
-/// A payload left in its file (see `payloads.rs`): flags, then its numbers.
+/// A payload left in its file (see `payloads.rs`): its length, flags, then its numbers.
 pub(super) const PAYLOAD: u8 = 8;
 /// A span's input or output taken from a text attribute: the payload as [`PAYLOAD`] writes
 /// it, then the attribute's own value. The text reads as it did; the payload keeps its range.
