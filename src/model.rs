@@ -393,9 +393,6 @@ pub struct Span {
     pub input: PayloadSlot,
     /// Result, completion, documents (read it with [`Span::output`]).
     pub output: PayloadSlot,
-    /// Which of the input and output packing moved into the attribute list's bytes (set by
-    /// [`Span::pack`]; a parser leaves it empty).
-    pub payloads_in_attributes: PayloadRoles,
     /// Packed once the span is done (see [`Attributes`]).
     pub attributes: Attributes,
     pub events: thin_vec::ThinVec<SpanEvent>,
@@ -421,7 +418,6 @@ impl Span {
         if placed.contains(PayloadRoles::OUTPUT) {
             self.output = PayloadSlot::UNSET;
         }
-        self.payloads_in_attributes = self.payloads_in_attributes.with(placed);
         for event in &mut self.events {
             event.attributes.pack();
         }
@@ -447,16 +443,15 @@ impl Span {
         self.payload(&self.output, PayloadRoles::OUTPUT)
     }
 
+    /// The slot's payload, or the one the packed attribute list marks with `role` (a slot is
+    /// emptied when packing moves its payload there), or none.
     fn payload<'a>(&'a self, slot: &'a PayloadSlot, role: PayloadRoles) -> Cow<'a, Payload> {
-        if let Some(held) = slot.holder() {
-            return Cow::Borrowed(held);
-        }
-        match self.payloads_in_attributes.contains(role) {
-            true => self
+        match slot.holder() {
+            Some(held) => Cow::Borrowed(held),
+            None => self
                 .attributes
                 .payload_in_role(role)
                 .map_or(Cow::Borrowed(<Payload as SparseEmpty>::EMPTY), Cow::Owned),
-            false => Cow::Borrowed(<Payload as SparseEmpty>::EMPTY),
         }
     }
 

@@ -301,7 +301,7 @@ fn an_input_or_output_from_an_attribute_is_kept_once_with_it() {
                     continue;
                 };
                 let place = format!("{}: span {} {field}", path.display(), span.span_id);
-                let in_attributes = span.payloads_in_attributes.contains(role);
+                let in_attributes = span.attributes.payload_in_role(role).is_some();
                 match (&*attribute, slot.holder()) {
                     (AttrValue::Payload(attribute), Some(held)) => {
                         assert!(std::sync::Arc::ptr_eq(held, attribute), "{place}: a copy");

@@ -132,7 +132,12 @@ fn a_spans_input_from_an_attribute_is_kept_once_in_the_packed_list() {
     let mut span = span_with(arguments.clone(), result.clone());
     span.pack();
     assert!(span.input.is_unset(), "the slot let its copy go");
-    assert_eq!(span.payloads_in_attributes, PayloadRoles::INPUT);
+    assert!(
+        span.attributes
+            .payload_in_role(PayloadRoles::INPUT)
+            .is_some()
+    );
+    assert_eq!(span.attributes.payload_in_role(PayloadRoles::OUTPUT), None);
     assert_eq!(*span.input(), arguments);
     // The output is not an attribute: it stays in its slot.
     assert!(span.output.holder().is_some());
@@ -145,7 +150,12 @@ fn a_spans_input_from_an_attribute_is_kept_once_in_the_packed_list() {
     // Packing again changes nothing.
     span.pack();
     assert_eq!(*span.input(), arguments);
-    assert_eq!(span.payloads_in_attributes, PayloadRoles::INPUT);
+    assert!(
+        span.attributes
+            .payload_in_role(PayloadRoles::INPUT)
+            .is_some()
+    );
+    assert_eq!(span.attributes.payload_in_role(PayloadRoles::OUTPUT), None);
 }
 
 #[test]
@@ -165,10 +175,9 @@ fn a_payload_that_is_both_input_and_output_is_marked_with_both() {
         AttrValue::Payload(both.clone()),
     )]);
     span.pack();
-    assert_eq!(
-        span.payloads_in_attributes,
-        PayloadRoles::INPUT.with(PayloadRoles::OUTPUT)
-    );
+    for role in [PayloadRoles::INPUT, PayloadRoles::OUTPUT] {
+        assert_eq!(span.attributes.payload_in_role(role).as_ref(), Some(&*both));
+    }
     assert_eq!(Arc::strong_count(&both), 1, "only the test holds it now");
     assert_eq!(*span.input(), *both);
     assert_eq!(*span.output(), *both);
@@ -185,6 +194,13 @@ fn a_cut_short_packed_payload_reads_without_a_panic() {
         panic!("packed");
     };
     let bytes = block.bytes();
+    // Whole, the bytes read back as the payload; every shorter cut reads without a panic.
+    let (mut whole, _) = Reader::entries(bytes);
+    whole.key();
+    assert_eq!(
+        *whole.value(&[]),
+        AttrValue::Payload(Arc::new(every_range_payload()[5].clone()))
+    );
     for cut in 0..bytes.len() {
         let (mut reader, count) = Reader::entries(&bytes[..cut]);
         for _ in 0..count {
@@ -224,7 +240,12 @@ fn an_input_taken_from_a_text_attribute_is_marked_on_that_entry() {
     span.attributes = Attributes::from(list.clone());
     span.pack();
     assert!(span.input.is_unset());
-    assert_eq!(span.payloads_in_attributes, PayloadRoles::INPUT);
+    assert!(
+        span.attributes
+            .payload_in_role(PayloadRoles::INPUT)
+            .is_some()
+    );
+    assert_eq!(span.attributes.payload_in_role(PayloadRoles::OUTPUT), None);
     assert_eq!(*span.input(), arguments, "the range, not the text");
     assert_eq!(*span.output(), Payload::default());
     // Every entry reads as it did, by key and in order.
