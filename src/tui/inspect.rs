@@ -31,10 +31,12 @@ impl LoadedPayloads {
                 formats::load_payload(p)
             }
         };
+        // Read back once each: a payload kept in the attribute list is decoded on every read.
+        let (input, output) = (span.input().into_owned(), span.output().into_owned());
         LoadedPayloads {
-            input: load(&span.input()),
-            output: load(&span.output()),
-            loaded_from: (span.input().into_owned(), span.output().into_owned()),
+            input: load(&input),
+            output: load(&output),
+            loaded_from: (input, output),
         }
     }
 
