@@ -107,13 +107,26 @@ pub fn arrange(
     if !listed.is_sorted_by(|a, b| key.compare(a, b) != Ordering::Greater) {
         listed.sort_by(|a, b| key.compare(a, b));
     }
-    let mut members: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (k, inv) in listed.iter().enumerate() {
+    // Counted first: most conversations hold a single run (a chat that was never continued),
+    // and a list of turns for each of them cost an allocation per run on every rebuild.
+    let mut turn_counts: HashMap<&str, u32> = HashMap::new();
+    for inv in &listed {
         if let Some(conversation) = inv.conversation_id() {
-            members.entry(conversation).or_default().push(k);
+            *turn_counts.entry(conversation).or_default() += 1;
         }
     }
-    members.retain(|_, turns| turns.len() >= 2);
+    turn_counts.retain(|_, turns| *turns >= 2);
+    let mut members: HashMap<&str, Vec<usize>> = turn_counts
+        .into_iter()
+        .map(|(conversation, turns)| (conversation, Vec::with_capacity(turns as usize)))
+        .collect();
+    if !members.is_empty() {
+        for (k, inv) in listed.iter().enumerate() {
+            if let Some(turns) = inv.conversation_id().and_then(|c| members.get_mut(c)) {
+                turns.push(k);
+            }
+        }
+    }
     if members.is_empty() {
         let rows = (0..listed.len()).map(ListRow::Invocation).collect();
         return Arranged {
