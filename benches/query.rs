@@ -89,8 +89,8 @@ fn build_store() -> Store {
                             }
                             .into(),
                         ),
-                        input_tokens: Some(100 + (r as u32 % 900)),
-                        output_tokens: Some(50),
+                        input_tokens: Some(100 + (r as u32 % 900)).into(),
+                        output_tokens: Some(50).into(),
                         ..Default::default()
                     })));
                     spans.push(llm);

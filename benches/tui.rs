@@ -61,8 +61,8 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
             if kind == SpanKind::Llm {
                 span.set_llm(Some(Box::new(LlmFacts {
                     model: Some("gpt-4o".into()),
-                    input_tokens: Some(100),
-                    output_tokens: Some(20),
+                    input_tokens: Some(100).into(),
+                    output_tokens: Some(20).into(),
                     ..Default::default()
                 })));
             } else {

@@ -18,8 +18,10 @@ mod id;
 mod kind_facts;
 mod payload;
 mod problem;
+mod requested_calls;
 pub mod shared_texts;
 mod sparse;
+mod token_count;
 
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
@@ -29,7 +31,9 @@ pub use id::{AsId, Id, IdText};
 pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
 pub use payload::*;
 pub use problem::*;
+pub use requested_calls::RequestedCalls;
 pub use sparse::{Holder, Sparse, SparseEmpty};
+pub use token_count::{MAX_TOKENS, TokenCount, token_count};
 
 /// Compiles only for types that may cross threads and be shared between them: what each
 /// hand-written `unsafe impl Send`/`Sync` in the model asserts of what it owns.
@@ -307,12 +311,12 @@ pub struct LlmFacts {
     pub provider: Option<ArcStr>,
     pub model: Option<ArcStr>,
     pub response_model: Option<ArcStr>,
-    pub input_tokens: Option<u32>,
-    pub output_tokens: Option<u32>,
-    pub cache_read_tokens: Option<u32>,
+    pub input_tokens: TokenCount,
+    pub output_tokens: TokenCount,
+    pub cache_read_tokens: TokenCount,
     /// Shared: the same few reasons (`stop`, `tool_calls`) repeat on call after call.
     pub finish_reasons: FinishReasons,
-    pub requested_tool_calls: thin_vec::ThinVec<RequestedToolCall>,
+    pub requested_tool_calls: RequestedCalls,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -328,12 +332,6 @@ pub struct ToolFacts {
 pub struct RetrievalFacts {
     pub query: Option<String>,
     pub document_count: Option<u64>,
-}
-
-/// A token count as an LLM span holds it: four bytes. No model call comes near `u32::MAX`
-/// tokens; a record that claims more is held at `u32::MAX`.
-pub fn token_count(count: u64) -> u32 {
-    u32::try_from(count).unwrap_or(u32::MAX)
 }
 
 /// A 1-based line number as a span holds it: four bytes, which fit beside its kind, status
@@ -423,8 +421,10 @@ impl Span {
         }
         // Lists collected while parsing have room for more (four calls for the one a model
         // call asked for, most often): a stored span keeps exactly what it holds.
-        if let Some(llm) = self.llm_mut()
-            && llm.requested_tool_calls.capacity() > llm.requested_tool_calls.len()
+        if self
+            .llm()
+            .is_some_and(|llm| llm.requested_tool_calls.has_slack())
+            && let Some(llm) = self.llm_mut()
         {
             llm.requested_tool_calls.shrink_to_fit();
         }

@@ -328,7 +328,7 @@ mod tests {
     fn each_kind_of_facts_reads_back_alone_or_beside_the_others() {
         let llm = || {
             Some(Box::new(LlmFacts {
-                input_tokens: Some(3),
+                input_tokens: Some(3).into(),
                 ..LlmFacts::default()
             }))
         };
@@ -345,7 +345,7 @@ mod tests {
         // A rerank span: model and documents together.
         span.set_retrieval(retrieval());
         assert!(matches!(span.facts.view(), Some(KindFactsView::Several(_))));
-        assert_eq!(span.llm().and_then(|l| l.input_tokens), Some(3));
+        assert_eq!(span.llm().and_then(|l| l.input_tokens.get()), Some(3));
         assert_eq!(span.retrieval().and_then(|r| r.document_count), Some(2));
         span.retrieval_mut().unwrap().document_count = Some(5);
         assert_eq!(span.retrieval().and_then(|r| r.document_count), Some(5));

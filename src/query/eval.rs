@@ -394,8 +394,9 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                     s.llm().is_some_and(|l| {
                         let tokens = l
                             .input_tokens
+                            .get()
                             .unwrap_or(0)
-                            .saturating_add(l.output_tokens.unwrap_or(0));
+                            .saturating_add(l.output_tokens.get().unwrap_or(0));
                         op.holds(tokens as f64, *value)
                     })
                 }),

@@ -41,8 +41,8 @@ fn sample_store() -> Store {
     llm1.set_llm(Some(Box::new(LlmFacts {
         provider: Some("openai".into()),
         model: Some("gpt-4o".into()),
-        input_tokens: Some(800),
-        output_tokens: Some(400),
+        input_tokens: Some(800).into(),
+        output_tokens: Some(400).into(),
         ..Default::default()
     })));
     let mut tool1 = span("t1", "c1", Some("a1"), "execute_tool", SpanKind::Tool);

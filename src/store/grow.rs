@@ -228,10 +228,10 @@ impl Invocation {
         if let Some(llm) = span.llm() {
             s.input_tokens = s
                 .input_tokens
-                .saturating_add(llm.input_tokens.map_or(0, u64::from));
+                .saturating_add(llm.input_tokens.get().map_or(0, u64::from));
             s.output_tokens = s
                 .output_tokens
-                .saturating_add(llm.output_tokens.map_or(0, u64::from));
+                .saturating_add(llm.output_tokens.get().map_or(0, u64::from));
         }
         s.formats.add(span.format);
         if span.start_unix_nano > 0 {

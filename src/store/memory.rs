@@ -167,10 +167,7 @@ impl Tally {
                 + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
             let calls = &l.requested_tool_calls;
             self.facts += reasons
-                + thin_vec_bytes(
-                    calls.capacity(),
-                    size_of::<crate::model::RequestedToolCall>(),
-                )
+                + calls.own_heap_bytes()
                 + calls
                     .iter()
                     .map(|c| c.id.as_ref().map_or(0, |id| self.once(id)) + self.once(&c.name))

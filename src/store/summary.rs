@@ -20,8 +20,9 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         }
         if let Some(llm) = span.llm() {
             // Counts come from the trace: a hostile one can sum past u64.
-            input_tokens = input_tokens.saturating_add(llm.input_tokens.map_or(0, u64::from));
-            output_tokens = output_tokens.saturating_add(llm.output_tokens.map_or(0, u64::from));
+            input_tokens = input_tokens.saturating_add(llm.input_tokens.get().map_or(0, u64::from));
+            output_tokens =
+                output_tokens.saturating_add(llm.output_tokens.get().map_or(0, u64::from));
         }
         formats.add(span.format);
         if span.start_unix_nano > 0 {

@@ -438,7 +438,8 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
             24,
         ),
         ("Payload", size_of::<crate::model::Payload>(), 56),
-        // 72: with the allocator's word it is an 80-byte block (an LLM span's facts).
+        // 72: with the allocator's word it is an 80-byte block (an LLM span's facts, its one
+        // requested call included).
         ("LlmFacts", size_of::<crate::model::LlmFacts>(), 72),
         // 24: a 32-byte block; a graph node's part is out of line.
         ("Identity", size_of::<crate::model::Identity>(), 24),

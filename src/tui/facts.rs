@@ -99,13 +99,13 @@ pub fn facts(
             ));
         }
         let mut t = Vec::new();
-        if let Some(n) = llm.input_tokens {
+        if let Some(n) = llm.input_tokens.get() {
             t.push(format!("in {}", tokens(n.into())));
         }
-        if let Some(n) = llm.output_tokens {
+        if let Some(n) = llm.output_tokens.get() {
             t.push(format!("out {}", tokens(n.into())));
         }
-        if let Some(n) = llm.cache_read_tokens {
+        if let Some(n) = llm.cache_read_tokens.get() {
             t.push(format!("cache {}", tokens(n.into())));
         }
         if !t.is_empty() {

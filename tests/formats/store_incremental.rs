@@ -81,11 +81,12 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                 0 => {
                     span.kind = SpanKind::Llm;
                     span.set_llm(Some(Box::new(LlmFacts {
-                        input_tokens: Some(i as u32),
-                        requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
+                        input_tokens: Some(i as u32).into(),
+                        requested_tool_calls: vec![RequestedToolCall {
                             id: Some(format!("call{}", i % 5).into()),
                             name: "lookup".into(),
-                        }],
+                        }]
+                        .into(),
                         ..Default::default()
                     })));
                 }

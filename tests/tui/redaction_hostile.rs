@@ -229,10 +229,11 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         facts: toolcap::model::KindFacts::from(Box::new(LlmFacts {
             provider: Some(text(Field::Provider, "openai").into()),
             model: Some(text(Field::Model, "gpt-4o").into()),
-            requested_tool_calls: thin_vec::thin_vec![RequestedToolCall {
+            requested_tool_calls: vec![RequestedToolCall {
                 id: Some("call_1".into()),
                 name: text(Field::RequestedToolName, "lookup").into(),
-            }],
+            }]
+            .into(),
             ..Default::default()
         })),
         ..Default::default()

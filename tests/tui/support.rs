@@ -67,8 +67,8 @@ fn llm(
     s.set_llm(Some(Box::new(LlmFacts {
         provider: Some("openai".into()),
         model: Some("gpt-4o".into()),
-        input_tokens: Some(120),
-        output_tokens: Some(30),
+        input_tokens: Some(120).into(),
+        output_tokens: Some(30).into(),
         requested_tool_calls: calls
             .iter()
             .map(|(id, name)| RequestedToolCall {

@@ -150,10 +150,11 @@ pub fn u64_at(value: &Value, key: &str) -> Option<u64> {
 
 /// A token count from a usage object: the first of `keys` present, as an LLM span holds it
 /// ([`crate::model::token_count`]).
-pub fn tokens_at(usage: Option<&Value>, keys: &[&str]) -> Option<u32> {
-    let usage = usage?;
-    let count = keys.iter().find_map(|k| u64_at(usage, k))?;
-    Some(crate::model::token_count(count))
+pub fn tokens_at(usage: Option<&Value>, keys: &[&str]) -> crate::model::TokenCount {
+    usage
+        .and_then(|usage| keys.iter().find_map(|k| u64_at(usage, k)))
+        .map(crate::model::token_count)
+        .into()
 }
 
 /// An id that may be written as a string or a number (`turn_id: 0` or `"0"`).

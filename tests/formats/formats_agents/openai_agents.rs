@@ -86,7 +86,10 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
     let generation = chat.spans.iter().find(|s| s.name == "generation").unwrap();
     let llm = generation.llm().unwrap();
     assert_eq!(llm.model.as_deref(), Some("fake-chat-model"));
-    assert_eq!((llm.input_tokens, llm.output_tokens), (Some(35), Some(20)));
+    assert_eq!(
+        (llm.input_tokens.get(), llm.output_tokens.get()),
+        (Some(35), Some(20))
+    );
     assert_eq!(
         llm.requested_tool_calls[0].id.as_deref(),
         Some("call_0000267399813f")

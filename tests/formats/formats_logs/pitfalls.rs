@@ -55,7 +55,10 @@ fn pitfall_anthropic_is_error_is_kept() {
     assert_eq!(inv.summary().health.as_str(), "degraded");
     let turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
     let llm = turn.llm().unwrap();
-    assert_eq!((llm.input_tokens, llm.output_tokens), (Some(120), Some(40)));
+    assert_eq!(
+        (llm.input_tokens.get(), llm.output_tokens.get()),
+        (Some(120), Some(40))
+    );
     // The log starts with a user turn: toolscore's first-item detection would fall to custom.
     // The turn's input is what led to it: the opening user message.
     let raw = read_json(&fixture("anthropic_is_error.json"));

@@ -60,11 +60,11 @@ fn openai_choices_response_uses_its_id_model_and_usage() {
     let llm = turn.llm().unwrap();
     assert_eq!(turn.model(), raw["model"].as_str());
     assert_eq!(
-        llm.input_tokens.map(u64::from),
+        llm.input_tokens.get().map(u64::from),
         raw["usage"]["prompt_tokens"].as_u64()
     );
     assert_eq!(
-        llm.output_tokens.map(u64::from),
+        llm.output_tokens.get().map(u64::from),
         raw["usage"]["completion_tokens"].as_u64()
     );
     assert_eq!(llm.finish_reasons, ["tool_calls"]);

@@ -7,7 +7,6 @@ use crate::model::{
     ArcStr, AttrValue, ErrorInfo, Identity, LlmFacts, NodeIdentity, PayloadBody, RetrievalFacts,
     Span, SpanKind, SpanStatus, ToolFacts,
 };
-use thin_vec::ThinVec;
 
 /// Langfuse's metadata keys the classifier reads, spelled out: building them per span cost an
 /// allocation each.
@@ -176,7 +175,8 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
                 "llm.token_count.prompt",
             ])
             .or_else(|| usage_u64(&["input", "prompt_tokens", "input_tokens"]))
-            .map(crate::model::token_count),
+            .map(crate::model::token_count)
+            .into(),
         output_tokens: attrs
             .first_u64(&[
                 "gen_ai.usage.output_tokens",
@@ -185,7 +185,8 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
                 "llm.token_count.completion",
             ])
             .or_else(|| usage_u64(&["output", "completion_tokens", "output_tokens"]))
-            .map(crate::model::token_count),
+            .map(crate::model::token_count)
+            .into(),
         cache_read_tokens: attrs
             .first_u64(&[
                 "gen_ai.usage.cache_read.input_tokens",
@@ -193,12 +194,13 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
                 "llm.token_count.prompt_details.cache_read",
             ])
             .or_else(|| usage_u64(&["cache_read_input_tokens", "input_cached_tokens"]))
-            .map(crate::model::token_count),
+            .map(crate::model::token_count)
+            .into(),
         finish_reasons,
         requested_tool_calls: if kind == SpanKind::Llm {
             tool_calls::requested_tool_calls(attrs, source)
         } else {
-            ThinVec::new()
+            Default::default()
         },
     }
 }

@@ -6,20 +6,15 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use thin_vec::ThinVec;
-
 use super::{AttrSource, Attrs, family};
 use crate::formats::common::intern;
-use crate::model::RequestedToolCall;
+use crate::model::{RequestedCalls, RequestedToolCall};
 
 /// The tool calls an LLM response asked for, from whichever convention records them.
 /// Call ids are shared texts (`intern::value`) as the calling span's `gen_ai.tool.call.id`
 /// attribute is: the request and the tool span answering it, usually a few spans apart in one
 /// batch, then hold one copy of the id between them.
-pub(super) fn requested_tool_calls(
-    attrs: &Attrs,
-    source: &dyn AttrSource,
-) -> ThinVec<RequestedToolCall> {
+pub(super) fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> RequestedCalls {
     let names = attrs.strings("openarmature.llm.output.tool_calls.names");
     if !names.is_empty() {
         let ids = attrs.strings("openarmature.llm.output.tool_calls.ids");
@@ -61,12 +56,12 @@ pub(super) fn requested_tool_calls(
             }
         }
     }
-    ThinVec::new()
+    RequestedCalls::default()
 }
 
 /// `[{role, parts: [{type: "tool_call", id, name}]}]` (GenAI semconv messages). Parsed into
 /// borrowed structs that skip message content, since every chat span carries these.
-fn genai_parts_tool_calls(text: &str) -> ThinVec<RequestedToolCall> {
+fn genai_parts_tool_calls(text: &str) -> RequestedCalls {
     #[derive(serde::Deserialize)]
     struct Message<'a> {
         #[serde(borrow, default)]
@@ -82,7 +77,7 @@ fn genai_parts_tool_calls(text: &str) -> ThinVec<RequestedToolCall> {
         name: Option<Cow<'a, str>>,
     }
     let Ok(messages) = serde_json::from_str::<Vec<Message>>(text) else {
-        return ThinVec::new();
+        return RequestedCalls::default();
     };
     messages
         .into_iter()
@@ -99,7 +94,7 @@ fn genai_parts_tool_calls(text: &str) -> ThinVec<RequestedToolCall> {
 
 /// OpenAI-shaped calls: `[{id, name}]`, `[{id, function: {name}}]`, a message with
 /// `tool_calls`, or a list of such messages.
-fn openai_tool_calls(value: &Value) -> ThinVec<RequestedToolCall> {
+fn openai_tool_calls(value: &Value) -> RequestedCalls {
     let call = |c: &Value| -> Option<RequestedToolCall> {
         let name = c
             .get("name")
@@ -110,27 +105,27 @@ fn openai_tool_calls(value: &Value) -> ThinVec<RequestedToolCall> {
             name: intern::value(name),
         })
     };
-    let from_message = |m: &Value| -> ThinVec<RequestedToolCall> {
+    let from_message = |m: &Value| -> Vec<RequestedToolCall> {
         m.get("tool_calls")
             .and_then(Value::as_array)
             .map(|calls| calls.iter().filter_map(call).collect())
             .unwrap_or_default()
     };
     match value {
-        Value::Object(_) => from_message(value),
+        Value::Object(_) => from_message(value).into(),
         Value::Array(items) if items.iter().any(|i| i.get("tool_calls").is_some()) => {
             items.iter().flat_map(from_message).collect()
         }
         Value::Array(items) => items.iter().filter_map(call).collect(),
-        _ => ThinVec::new(),
+        _ => RequestedCalls::default(),
     }
 }
 
 /// `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name}` (OpenInference).
-fn openinference_tool_calls(attrs: &Attrs) -> ThinVec<RequestedToolCall> {
+fn openinference_tool_calls(attrs: &Attrs) -> RequestedCalls {
     const PREFIX: &str = "llm.output_messages.";
     if attrs.families & family(PREFIX) == 0 {
-        return ThinVec::new();
+        return RequestedCalls::default();
     }
     let mut found: Vec<((u32, u32), RequestedToolCall)> = Vec::new();
     for (key, value) in &attrs.map {
@@ -172,7 +167,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             openai_tool_calls(&message),
-            thin_vec::thin_vec![RequestedToolCall {
+            [RequestedToolCall {
                 id: Some("c1".into()),
                 name: "f".into()
             }]
