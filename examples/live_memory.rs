@@ -11,9 +11,9 @@
 //! Then it times a few queries over the store (the evaluator alone, best of five): the live
 //! shape is where the search index meets texts that occur once.
 //!
-//! A third, `send ADDR`, only sends the same requests to a receiver already listening at ADDR:
-//! the TUI itself (`toolcap-tui --listen=ADDR`), measured from outside
-//! (`scripts/live_tui_memory.sh`).
+//! A third, `send ADDR [FIRST]`, only sends the same requests (spans numbered from FIRST, 0 by
+//! default) to a receiver already listening at ADDR: the TUI itself
+//! (`toolcap-tui --listen=ADDR`), measured from outside (`scripts/live_tui_memory.sh`).
 //!
 //! `cargo run --release --example live_memory -- spooled` (or `inline`, or `send ADDR`); env
 //! `TOOLCAP_LIVE_SPANS` (default 100000).
@@ -171,12 +171,14 @@ fn post(addr: &str, body: &[u8]) -> u16 {
         .unwrap_or(0)
 }
 
-/// Sends `total` spans to `addr`, a request of 500 at a time; the bytes sent.
-fn send_all(addr: &str, total: u64) -> u64 {
+/// Sends `total` spans to `addr`, numbered from `first`, a request of 500 at a time; the
+/// bytes sent.
+fn send_all(addr: &str, first: u64, total: u64) -> u64 {
     let mut sent_bytes = 0u64;
-    let mut first = 0;
-    while first < total {
-        let count = SPANS_PER_REQUEST.min(total - first);
+    let end = first + total;
+    let mut first = first;
+    while first < end {
+        let count = SPANS_PER_REQUEST.min(end - first);
         let body = request(first, count).encode_to_vec();
         sent_bytes += body.len() as u64;
         assert_eq!(post(addr, &body), 200, "request at span {first} refused");
@@ -263,8 +265,12 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     if mode == "send" {
-        let addr = std::env::args().nth(2).expect("send ADDR");
-        let sent = tokio::task::spawn_blocking(move || send_all(&addr, total))
+        let addr = std::env::args().nth(2).expect("send ADDR [FIRST]");
+        // Spans numbered from FIRST: a second send adds new runs after the first's.
+        let first: u64 = std::env::args()
+            .nth(3)
+            .map_or(0, |first| first.parse().expect("FIRST is a span number"));
+        let sent = tokio::task::spawn_blocking(move || send_all(&addr, first, total))
             .await
             .expect("sender");
         println!("sent {total} spans, {:.1} MiB as protobuf", mib(sent));
@@ -329,7 +335,7 @@ async fn main() {
     };
 
     let rss_before = status_kib("VmRSS:");
-    let sender = tokio::task::spawn_blocking(move || send_all(&addr, total));
+    let sender = tokio::task::spawn_blocking(move || send_all(&addr, 0, total));
     let mut store = Store::new();
     while store.stats().spans_seen < total {
         let batch = batches.recv().await.expect("ingest ended early");

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The TUI's memory under live data, as a user runs it: `toolcap-tui --listen` in a real
 # terminal (tmux), fed 100,000 spans of ~650 bytes over loopback OTLP/HTTP, 500 per request
-# (the live example's `send` mode). Prints the TUI's peak and final resident size once every
-# run is listed.
+# (the live example's `send` mode). First a warm-up of 500 spans (50 runs), so the receiver,
+# the parser and the views have run once: the resident size then is what the TUI costs
+# before live data. Prints that, the size once all 100,000 more spans are listed, the peak,
+# and the growth per 100,000 spans.
 #
 # Usage: scripts/live_tui_memory.sh [BINARY] [SENDER]
 #   BINARY defaults to target/release/toolcap-tui, SENDER to target/release/examples/live_memory
 #   (build both with `cargo build --release --example live_memory --bin toolcap-tui`).
+#   SMAPS=1 also lists the biggest mappings.
 set -euo pipefail
 
 binary=${1:-target/release/toolcap-tui}
@@ -19,6 +22,9 @@ session="live-memory-$$"
 workdir=$(mktemp -d)
 trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$workdir"' EXIT
 
+warm_up=500
+spans=${TOOLCAP_LIVE_SPANS:-100000}
+
 # An empty directory as the source, so only what arrives is loaded.
 tmux new-session -d -s "$session" -x 160 -y 45 \
   "$binary --listen=127.0.0.1:$port --grpc 127.0.0.1:$((port + 1)) $workdir"
@@ -27,15 +33,30 @@ for _ in $(seq 1 200); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.05
 done
-"$sender" send "127.0.0.1:$port"
-runs=${TOOLCAP_LIVE_SPANS:-100000}
-runs=$((runs / 10))
-for _ in $(seq 1 600); do
-  tmux capture-pane -p -t "$session" | grep -q "Invocations ($runs" && break
-  sleep 0.1
-done
-tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
-sleep 1
-awk '/VmHWM|VmRSS|RssAnon|RssFile/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
+
+# Waits until the list shows `runs` invocations (traces are ten spans each), then a second
+# for the views to settle.
+wait_for_runs() {
+  local runs=$1
+  for _ in $(seq 1 600); do
+    tmux capture-pane -p -t "$session" | grep -q "Invocations ($runs)" && break
+    sleep 0.1
+  done
+  tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
+  sleep 1
+}
+resident_kib() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
+
+TOOLCAP_LIVE_SPANS=$warm_up "$sender" send "127.0.0.1:$port" 0 >/dev/null
+wait_for_runs $((warm_up / 10)) >/dev/null
+before=$(resident_kib)
+TOOLCAP_LIVE_SPANS=$spans "$sender" send "127.0.0.1:$port" "$warm_up"
+wait_for_runs $(((warm_up + spans) / 10))
+after=$(resident_kib)
+awk -v b="$before" -v a="$after" -v n="$spans" 'BEGIN {
+  printf "before: %.1f MiB (after a warm-up of 500 spans)\n", b / 1024
+  printf "after:  %.1f MiB\n", a / 1024
+  printf "growth: %.1f MiB per 100,000 spans\n", (a - b) / 1024 * 100000 / n }'
+awk '/VmHWM|RssAnon|RssFile/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
 [[ -n "${SMAPS:-}" ]] && awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{rss[name]+=$2} END{for(n in rss) if(rss[n]>300) printf "%8d KiB %s\n", rss[n], n}' "/proc/$pid/smaps" | sort -rn | head -8
 tmux send-keys -t "$session" q
