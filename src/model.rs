@@ -419,8 +419,8 @@ impl Span {
         for event in &mut self.events {
             event.attributes.pack();
         }
-        // Lists collected while parsing have room for more (four calls for the one a model
-        // call asked for, most often): a stored span keeps exactly what it holds.
+        // A list of several requested calls collected while parsing may have room for more:
+        // a stored span keeps exactly what it holds.
         if self
             .llm()
             .is_some_and(|llm| llm.requested_tool_calls.has_slack())
