@@ -78,6 +78,11 @@ pub(super) fn refresh_triage(app: &mut App) {
     } else {
         (TriageView::default(), std::mem::take(&mut app.triage))
     };
+    // Of the view rebuilt, only the facets and what they were computed from are reused: its
+    // plain lists go now (a free each), before the new ones are allocated beside them.
+    earlier.failing_positions = Vec::new();
+    earlier.stops = Vec::new();
+    earlier.looked_at = Vec::new();
     // Facets computed for the previous view, by run: reused when the run has not changed.
     let reusable: HashMap<&Id, usize> = earlier
         .computed_from
