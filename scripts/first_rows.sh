@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Times the TUI on one big trace file as a user sees it, in a real terminal (tmux):
 # seconds until the first runs are listed, seconds until the file is read (the status bar's
-# "reading" progress is gone), the TUI's peak resident memory then, and seconds from the quit
+# "reading" progress is gone), the TUI's peak resident memory then (and how much of what is
+# resident is file pages: the binary's and libraries' code, shared with the page cache, which
+# varies by a MiB or so with how the page cache holds the binary), and seconds from the quit
 # key until the process is gone.
 #
 # Usage: scripts/first_rows.sh [BINARY] FILE
@@ -41,6 +43,7 @@ while true; do
   sleep 0.02
 done
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+file_pages=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
 quit_start=$(date +%s.%N)
 tmux send-keys -t "$session" q
 # Gone, or a zombie tmux has not reaped yet (state Z): either way it has exited.
@@ -48,4 +51,5 @@ while [[ -r /proc/$pid/stat ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev
   sleep 0.01
 done
 quit=$(echo "$(date +%s.%N) - $quit_start" | bc -l)
-printf 'first rows %.2f s   file read %.2f s   peak RSS %d MiB   quit %.2f s   (%s)\n' "$first" "$done_at" $((hwm / 1024)) "$quit" "$(basename "$file")"
+printf 'first rows %.2f s   file read %.2f s   peak RSS %.1f MiB (file pages %.1f)   quit %.2f s   (%s)\n' \
+  "$first" "$done_at" "$(echo "$hwm / 1024" | bc -l)" "$(echo "$file_pages / 1024" | bc -l)" "$quit" "$(basename "$file")"
