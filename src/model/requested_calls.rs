@@ -8,8 +8,9 @@ use thin_vec::ThinVec;
 
 use super::RequestedToolCall;
 
-/// Reads as a slice of calls (`is_empty`, `len`, `iter`, indexing).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Reads as a slice of calls (`is_empty`, `len`, `iter`, indexing); equal when the calls are,
+/// however they are held.
+#[derive(Debug, Clone)]
 pub enum RequestedCalls {
     One(RequestedToolCall),
     /// None (an empty list needs no allocation) or several.
@@ -105,6 +106,14 @@ impl From<ThinVec<RequestedToolCall>> for RequestedCalls {
     }
 }
 
+impl PartialEq for RequestedCalls {
+    fn eq(&self, other: &RequestedCalls) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for RequestedCalls {}
+
 impl PartialEq<Vec<RequestedToolCall>> for RequestedCalls {
     fn eq(&self, other: &Vec<RequestedToolCall>) -> bool {
         **self == **other
@@ -146,6 +155,11 @@ mod tests {
         assert_eq!(collected, calls);
         let one: RequestedCalls = vec![call("x")].into();
         assert!(matches!(one, RequestedCalls::One(_)));
+        // Spans compare by their facts (a duplicate span is told from a conflicting one so):
+        // a list of one equals the same call held inline.
+        let listed = RequestedCalls::List(thin_vec::thin_vec![call("x")]);
+        assert_eq!(listed, one);
+        assert_ne!(listed, RequestedCalls::default());
     }
 
     /// Inline, one call costs no more than a list's pointer and its tag: the facts of a model
