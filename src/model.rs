@@ -12,26 +12,24 @@ use std::sync::Arc;
 
 mod attributes;
 pub mod file_numbers;
-mod finish_reasons;
 mod format_name;
 mod id;
+mod inline_list;
 mod kind_facts;
 mod payload;
 mod problem;
-mod requested_calls;
 pub mod shared_texts;
 mod sparse;
 mod token_count;
 
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
-pub use finish_reasons::FinishReasons;
 pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
+pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
 pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
 pub use payload::*;
 pub use problem::*;
-pub use requested_calls::RequestedCalls;
 pub use sparse::{Holder, Sparse, SparseEmpty};
 pub use token_count::{MAX_TOKENS, TokenCount, token_count};
 
