@@ -31,7 +31,7 @@ pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
 pub use payload::*;
 pub use problem::*;
 pub use sparse::{Holder, Sparse, SparseEmpty};
-pub use token_count::{MAX_TOKENS, TokenCount, token_count};
+pub use token_count::{TokenCount, token_count};
 
 /// Compiles only for types that may cross threads and be shared between them: what each
 /// hand-written `unsafe impl Send`/`Sync` in the model asserts of what it owns.

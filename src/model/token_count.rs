@@ -14,14 +14,8 @@ pub struct TokenCount(
 );
 
 impl TokenCount {
-    pub const NONE: TokenCount = TokenCount(None);
-
     pub fn get(self) -> Option<u32> {
         self.0.map(|stored| stored.get() - 1)
-    }
-
-    pub fn is_some(self) -> bool {
-        self.0.is_some()
     }
 }
 
@@ -64,8 +58,8 @@ mod tests {
         for count in [0, 1, 300, MAX_TOKENS] {
             assert_eq!(TokenCount::from(count).get(), Some(count));
         }
-        assert_eq!(TokenCount::NONE.get(), None);
-        assert_eq!(TokenCount::from(None), TokenCount::NONE);
+        assert_eq!(TokenCount::default().get(), None);
+        assert_eq!(TokenCount::from(None), TokenCount::default());
         assert_eq!(TokenCount::from(u32::MAX).get(), Some(MAX_TOKENS));
         assert_eq!(token_count(u64::MAX), MAX_TOKENS);
         assert_eq!(token_count(7), 7);
