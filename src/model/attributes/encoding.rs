@@ -235,9 +235,24 @@ impl<'a> Reader<'a> {
             return None;
         }
         self.byte();
-        let payload = self.bytes;
-        payloads::skip(self);
-        Some(&payload[..payload.len() - self.bytes.len()])
+        Some(self.passed_over(payloads::skip))
+    }
+
+    /// The bytes `pass` passes over.
+    fn passed_over(&mut self, pass: impl FnOnce(&mut Self)) -> &'a [u8] {
+        let start = self.bytes;
+        pass(self);
+        &start[..start.len() - self.bytes.len()]
+    }
+
+    /// A value's tag, past the marks ahead of it (a mark says what the value is a payload of).
+    fn tag(&mut self) -> u8 {
+        let mut tag = self.byte();
+        while tag == MARKED {
+            payloads::skip(self);
+            tag = self.byte();
+        }
+        tag
     }
 
     pub(super) fn key(&mut self) -> &'a str {
@@ -252,13 +267,7 @@ impl<'a> Reader<'a> {
 
     pub(super) fn value(&mut self, side: &'a [AttrValue]) -> AttrView<'a> {
         const NULL_VALUE: &AttrValue = &AttrValue::Null;
-        let mut tag = self.byte();
-        // The mark says what the value is a payload of; the value follows it.
-        while tag == MARKED {
-            payloads::skip(self);
-            tag = self.byte();
-        }
-        match tag {
+        match self.tag() {
             NULL => AttrView::Decoded(AttrValue::Null),
             FALSE => AttrView::Decoded(AttrValue::Bool(false)),
             TRUE => AttrView::Decoded(AttrValue::Bool(true)),
@@ -273,20 +282,12 @@ impl<'a> Reader<'a> {
                 AttrView::Held(shared_texts::value(self.varint() as u32).unwrap_or(NULL_VALUE))
             }
             SIDE => AttrView::Held(side.get(self.varint() as usize).unwrap_or(NULL_VALUE)),
-            LIST => {
-                let list = self.bytes;
-                let count = self.varint();
-                for _ in 0..count.min(list.len() as u64) {
-                    self.skip_value();
-                }
-                let taken = list.len() - self.bytes.len();
-                AttrView::List(&list[..taken], std::cell::OnceCell::new())
-            }
+            LIST => AttrView::List(
+                self.passed_over(Reader::skip_list),
+                std::cell::OnceCell::new(),
+            ),
             PAYLOAD => {
-                let payload = self.bytes;
-                payloads::skip(self);
-                let taken = payload.len() - self.bytes.len();
-                AttrView::Payload(&payload[..taken], std::cell::OnceCell::new())
+                AttrView::Payload(self.passed_over(payloads::skip), std::cell::OnceCell::new())
             }
             _ => AttrView::Held(NULL_VALUE),
         }
@@ -294,24 +295,22 @@ impl<'a> Reader<'a> {
 
     /// Passes over a value without reading it (a lookup by key reads only the one it wants).
     pub(super) fn skip_value(&mut self) {
-        let mut tag = self.byte();
-        while tag == MARKED {
-            payloads::skip(self);
-            tag = self.byte();
-        }
-        match tag {
+        match self.tag() {
             INT | SHARED | SIDE => while self.byte() & 0x80 != 0 {},
-            LIST => {
-                let count = self.varint();
-                for _ in 0..count.min(self.bytes.len() as u64) {
-                    self.skip_value();
-                }
-            }
+            LIST => self.skip_list(),
             FLOAT => {
                 self.take(8);
             }
             PAYLOAD => payloads::skip(self),
             _ => {}
+        }
+    }
+
+    /// Passes over a list's count and items (after its tag).
+    fn skip_list(&mut self) {
+        let count = self.varint();
+        for _ in 0..count.min(self.bytes.len() as u64) {
+            self.skip_value();
         }
     }
 
