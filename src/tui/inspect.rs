@@ -44,6 +44,12 @@ impl LoadedPayloads {
     pub fn is_current_for(&self, span: &TraceSpan) -> bool {
         self.loaded_from.0 == *span.input() && self.loaded_from.1 == *span.output()
     }
+
+    /// The input and output references the texts were loaded from (the span's, while
+    /// [`LoadedPayloads::is_current_for`] it).
+    pub fn references(&self) -> (&Payload, &Payload) {
+        (&self.loaded_from.0, &self.loaded_from.1)
+    }
 }
 
 pub struct Built {
@@ -70,7 +76,7 @@ fn section(title: String, theme: &Theme) -> Line<'static> {
     Line::styled(format!("── {title} ──"), theme.style(Role::Title))
 }
 
-/// Builds the detail lines for span `index` of `inv`.
+/// Builds the detail lines for span `index` of `inv`, with `payloads` loaded for that span.
 pub fn span_lines(
     inv: &Invocation,
     index: usize,
@@ -90,22 +96,11 @@ pub fn span_lines(
     let mut out = wrap_all(lines, width);
     let payload_start = out.len();
     let mut rest = Vec::new();
-    payload_section(
-        "input",
-        &span.input(),
-        &payloads.input,
-        mode,
-        theme,
-        &mut rest,
-    );
-    payload_section(
-        "output",
-        &span.output(),
-        &payloads.output,
-        mode,
-        theme,
-        &mut rest,
-    );
+    // The references `payloads` was loaded from, not the span's read back again: a payload
+    // kept in the attribute list is decoded on every read.
+    let (input, output) = payloads.references();
+    payload_section("input", input, &payloads.input, mode, theme, &mut rest);
+    payload_section("output", output, &payloads.output, mode, theme, &mut rest);
     rest.extend(provenance(span, mode, theme));
     rest.push(Line::raw(""));
     attributes(span, mode, theme, &mut rest);
