@@ -54,19 +54,26 @@ fn number_in_table(path: &Arc<PathBuf>) -> Option<u32> {
     if let Some(&number) = read().numbers.get(path) {
         return Some(number);
     }
-    let mut table = table()
+    table()
         .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(&number) = table.numbers.get(path) {
-        return Some(number);
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .number(path, MAX_FILES)
+}
+
+impl Table {
+    /// The number of `path`, adding it while the table holds fewer than `max` files.
+    fn number(&mut self, path: &Arc<PathBuf>, max: usize) -> Option<u32> {
+        if let Some(&number) = self.numbers.get(path) {
+            return Some(number);
+        }
+        if self.paths.len() >= max {
+            return None;
+        }
+        let number = self.paths.len() as u32;
+        self.paths.push(path.clone());
+        self.numbers.insert(path.clone(), number);
+        Some(number)
     }
-    if table.paths.len() >= MAX_FILES {
-        return None;
-    }
-    let number = table.paths.len() as u32;
-    table.paths.push(path.clone());
-    table.numbers.insert(path.clone(), number);
-    Some(number)
 }
 
 fn read() -> std::sync::RwLockReadGuard<'static, Table> {
@@ -110,6 +117,18 @@ mod tests {
         assert_eq!(path(a).as_deref(), Some(&*first));
         assert_eq!(path(b).as_deref(), Some(&*other));
         assert_eq!(path(u32::MAX), None);
+    }
+
+    /// A full table numbers the files it has and no new one (their payloads stay values).
+    #[test]
+    fn a_full_table_numbers_no_new_file() {
+        let mut table = Table::default();
+        let file = |name: &str| Arc::new(PathBuf::from(name));
+        assert_eq!(table.number(&file("/a"), 2), Some(0));
+        assert_eq!(table.number(&file("/b"), 2), Some(1));
+        assert_eq!(table.number(&file("/c"), 2), None);
+        assert_eq!(table.number(&file("/a"), 2), Some(0));
+        assert_eq!(table.paths.len(), 2);
     }
 
     #[test]
