@@ -186,7 +186,9 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
         AttrValue::Payload(p) if !held_again(p) => Some(p.clone()),
         _ => None,
     });
-    (held.into_iter().flatten().cloned())
+    held.into_iter()
+        .flatten()
+        .cloned()
         .chain(payload_attrs)
         .any(|p| revealed_payload_text(&p).is_some_and(|t| contains_ci(&t, needle)))
 }

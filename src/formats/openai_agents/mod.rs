@@ -511,7 +511,10 @@ impl Parser {
             let Some(tool) = span.tool().filter(|t| t.call_id.is_none()) else {
                 continue;
             };
-            let arguments = (span.input.as_set().inline_text())
+            let arguments = span
+                .input
+                .as_set()
+                .inline_text()
                 .and_then(|t| serde_json::from_str::<Value>(t).ok())
                 .map(|v| canonical_json(&v));
             let found = self.requested.iter().position(|(trace, _, name, args)| {
