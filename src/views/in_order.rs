@@ -13,12 +13,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-/// Rows formatted per part. Each part's buffer holds its whole output (and keeps its room from
-/// part to part), and a run's JSON is about 10 KB on the 99 MB corpora: parts of 256 runs took
-/// `dump --json`'s peak from 80 to 101 MiB, parts of 32 kept it at 83 MiB at the same speed;
-/// once the store had shrunk, parts of 8 held 2.8 MiB less than parts of 32 (47 against 50
-/// MiB) for 1–2% more CPU.
-const ROWS_PER_PART: usize = 8;
 /// Parts each formatting thread may be ahead of the writer.
 const PARTS_AHEAD_PER_THREAD: usize = 2;
 
@@ -40,10 +34,12 @@ impl PartBuffer for Vec<u8> {
 }
 
 /// Formats every row with `format(index, row, buffer)` and writes the buffers to `out` in row
-/// order. `format` appends to the part's buffer; rows of a part share one buffer.
+/// order, `rows_per_part` rows to a part. `format` appends to the part's buffer; rows of a part
+/// share one buffer.
 pub fn write_in_order<T, B>(
     out: &mut dyn Write,
     rows: &[T],
+    rows_per_part: usize,
     format: impl Fn(usize, &T, &mut B) + Sync,
 ) -> io::Result<()>
 where
@@ -51,16 +47,17 @@ where
     B: PartBuffer,
 {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let rows_per_part = rows_per_part.max(1);
     let format_part = |first: usize, part: &[T], mut buffer: B| {
         for (offset, row) in part.iter().enumerate() {
             format(first + offset, row, &mut buffer);
         }
         buffer
     };
-    if cores < 2 || rows.len() <= ROWS_PER_PART {
+    if cores < 2 || rows.len() <= rows_per_part {
         return out.write_all(format_part(0, rows, B::default()).as_ref());
     }
-    let parts: Vec<&[T]> = rows.chunks(ROWS_PER_PART).collect();
+    let parts: Vec<&[T]> = rows.chunks(rows_per_part).collect();
     let next_part = AtomicUsize::new(0);
     let (ticket_sender, tickets) = mpsc::channel::<B>();
     let tickets = Mutex::new(tickets);
@@ -80,7 +77,7 @@ where
                     let Ok(buffer) = ticket else { break };
                     let k = next_part.fetch_add(1, Ordering::Relaxed);
                     let Some(part) = parts.get(k) else { break };
-                    let buffer = format_part(k * ROWS_PER_PART, part, buffer);
+                    let buffer = format_part(k * rows_per_part, part, buffer);
                     if formatted_sender.send((k, buffer)).is_err() {
                         break;
                     }
@@ -203,20 +200,24 @@ pub fn write_pretty_at(
 mod tests {
     use super::*;
 
+    const ROWS_PER_PART: usize = 8;
+
     #[test]
     fn rows_come_out_in_order_whatever_the_window() {
+        let rows_per_part = ROWS_PER_PART;
         for count in [
             0,
             1,
-            ROWS_PER_PART,
-            ROWS_PER_PART + 1,
-            5 * ROWS_PER_PART + 7,
+            rows_per_part,
+            rows_per_part + 1,
+            5 * rows_per_part + 7,
         ] {
             let rows: Vec<usize> = (0..count).collect();
             let mut out = Vec::new();
             write_in_order(
                 &mut out,
                 &rows,
+                rows_per_part,
                 |index, row: &usize, buffer: &mut String| {
                     assert_eq!(index, *row, "the index given is the row's own");
                     buffer.push_str(&format!("{row}\n"));
@@ -253,16 +254,18 @@ mod tests {
 
     #[test]
     fn a_write_that_fails_ends_the_formatting_and_is_returned() {
+        let rows_per_part = ROWS_PER_PART;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let most_ahead = (cores.max(2) * PARTS_AHEAD_PER_THREAD + 2) * ROWS_PER_PART;
-        let rows: Vec<usize> = (0..most_ahead + 20 * ROWS_PER_PART).collect();
+        let most_ahead = (cores.max(2) * PARTS_AHEAD_PER_THREAD + 2) * rows_per_part;
+        let rows: Vec<usize> = (0..most_ahead + 20 * rows_per_part).collect();
         let formatted = AtomicUsize::new(0);
         let result = write_in_order(
             // Less than the first part's output (two bytes a row at least).
             &mut ClosingPipe {
-                room: ROWS_PER_PART,
+                room: rows_per_part,
             },
             &rows,
+            rows_per_part,
             |_, row: &usize, buffer: &mut String| {
                 formatted.fetch_add(1, Ordering::Relaxed);
                 buffer.push_str(&format!("{row}\n"));
