@@ -2,6 +2,7 @@
 //! scored between events. A gold mismatch far below the screen still counts: in the status
 //! bar's failing count, the failure queue and `is:gold-mismatch`.
 
+use toolcap::gold::source::GoldFile;
 use toolcap::model::{Batch, GoldCall, GoldSpec, Span, SpanKind, ToolFacts};
 use toolcap::redact::Reveal;
 use toolcap::store::Store;
@@ -95,6 +96,11 @@ fn scoring_runs_without_gold_changes_no_view() {
     let mut store = Store::new();
     store.ingest(toolcap::store::sample_runs::tool_runs(0, 3_000));
     let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
+    // A gold file naming no listed run: every run is looked at, none has a gold.
+    app.gold.file = Some(GoldFile::PerInvocation(vec![(
+        "not-listed".into(),
+        GoldSpec::default(),
+    )]));
     app::update(
         &mut app,
         Action::Resize {
@@ -115,5 +121,76 @@ fn scoring_runs_without_gold_changes_no_view() {
     assert_eq!(
         app.version, app_version,
         "no step redrew or rebuilt anything"
+    );
+}
+
+/// Live data alone (no `--gold`, no trace file a sidecar could sit beside, no run carrying a
+/// gold or an arksim conversation) has nothing any gold could apply to: no run is looked at,
+/// between events or on screen, until something that could have a gold arrives.
+#[test]
+fn runs_no_gold_can_apply_to_are_not_scored_until_one_can() {
+    let mut store = Store::new();
+    store.ingest(toolcap::store::sample_runs::tool_runs(0, 3_000));
+    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 120,
+            height: 40,
+        },
+    );
+    assert_eq!(app.list.ids().len(), 3_000);
+    assert!(!app::has_background_work(&app), "nothing to score");
+    assert_eq!(
+        app.gold.scored_runs(),
+        0,
+        "no entry per run saying it has no gold"
+    );
+    let failing_before = app.triage.failing;
+
+    // A run carrying its own gold arrives: now every run is looked at, and the mismatch counts.
+    let mut batch = Batch::default();
+    batch.spans.push(Span {
+        trace_id: "with-gold".into(),
+        span_id: "s".into(),
+        name: "cancel".into(),
+        kind: SpanKind::Tool,
+        start_unix_nano: 1,
+        end_unix_nano: 2,
+        format: "test".into(),
+        ..Span::default()
+    });
+    batch.golds.push((
+        "with-gold".into(),
+        GoldSpec {
+            calls: vec![GoldCall {
+                tool: "lookup".into(),
+                ..GoldCall::default()
+            }],
+            source: "test gold".into(),
+            ..GoldSpec::default()
+        },
+    ));
+    app::ingest(&mut app, toolcap::sources::IngestEvent::Batch(batch));
+    let mut steps = 0;
+    while app::has_background_work(&app) {
+        app::background_step(&mut app);
+        steps += 1;
+        assert!(steps < 3_000, "the background work ends");
+    }
+    assert_eq!(
+        app.gold.scored_runs(),
+        3_001,
+        "every listed run was looked at"
+    );
+    assert!(
+        app.gold
+            .score("with-gold")
+            .is_some_and(|(_, passed)| !passed)
+    );
+    assert_eq!(
+        app.triage.failing,
+        failing_before + 1,
+        "the gold mismatch counts"
     );
 }

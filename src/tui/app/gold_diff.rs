@@ -2,7 +2,7 @@
 //! The view itself (keys, drawing) is [`crate::tui::overlays::diff`].
 
 use super::{App, Pane, nav};
-use crate::gold::check::{SidecarCache, report_in};
+use crate::gold::check::{SidecarCache, origin_file, report_in};
 use crate::gold::conversation::{Conversations, conversation_of, passes_for};
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::GoldFile;
@@ -29,9 +29,9 @@ pub struct GoldContext {
     sidecars: SidecarCache,
     /// Turns of each conversation (whole-conversation golds), rebuilt when the store changes.
     conversations: Conversations,
-    /// Invocation id → (its content version, its score and pass/fail if it has a gold). Every
-    /// listed run gets an entry (most saying it has no gold): keyed by the compact id and the
-    /// rare score boxed, an entry is 40 bytes.
+    /// Invocation id → (its content version, its score and pass/fail if it has a gold). Once
+    /// some gold can apply ([`gold_can_apply`]), every listed run gets an entry (most saying it
+    /// has no gold): keyed by the compact id and the rare score boxed, an entry is 40 bytes.
     scores: std::collections::HashMap<Id, (ContentVersion, Option<Box<Scored>>)>,
     /// Bumped whenever a score changes, so views built from scores know to rebuild. A run
     /// found to have no gold changes nothing: the views already took it for gold-less.
@@ -39,6 +39,9 @@ pub struct GoldContext {
     /// Entries of `scores` that hold a score.
     with_gold: usize,
     offscreen: OffscreenScan,
+    /// Whether the store, at this generation, has a run some gold could apply to (see
+    /// [`gold_can_apply`]).
+    store_can_have_gold: Option<(u64, bool)>,
 }
 
 /// A list row's gold outcome and which gold produced it.
@@ -81,6 +84,11 @@ impl GoldContext {
 
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// Runs looked at for a gold so far, with one or without.
+    pub fn scored_runs(&self) -> usize {
+        self.scores.len()
     }
 
     /// Every gold outcome known so far, by run id: what a query evaluated on another thread
@@ -221,6 +229,9 @@ fn needs_score(app: &App, id: &Id) -> bool {
 /// Scores the visible list rows that have a gold (again only when a run's content changed).
 /// The rest of the list is scored between events ([`score_offscreen`]).
 pub(super) fn refresh_scores(app: &mut App) {
+    if !gold_can_apply(app) {
+        return;
+    }
     app.gold.conversations.refresh(&app.store);
     let start = app.list.offset;
     let ids: Vec<Id> = app
@@ -264,6 +275,27 @@ fn score_one(app: &mut App, id: Id) {
     }
 }
 
+/// Whether some gold may apply to some run: `--gold`, a run's own gold, a sidecar beside its
+/// trace file, its arksim conversation's. Live data alone has none of these, and then nothing
+/// is scored: no entry per run saying it has no gold (0.6 MiB per 10,000 runs), no walk over
+/// the list after every drain. Known per store generation.
+fn gold_can_apply(app: &mut App) -> bool {
+    if app.gold.file.is_some() {
+        return true;
+    }
+    let generation = app.store.generation();
+    if let Some((known_at, can)) = app.gold.store_can_have_gold
+        && known_at == generation
+    {
+        return can;
+    }
+    let can = app.store.invocations().any(|inv| {
+        inv.gold.is_some() || origin_file(inv).is_some() || conversation_of(inv).is_some()
+    });
+    app.gold.store_can_have_gold = Some((generation, can));
+    can
+}
+
 /// Runs scored per step between events: a report may read payloads, so a step stays short and
 /// keys are handled between steps.
 const OFFSCREEN_SCORED: usize = 50;
@@ -281,12 +313,20 @@ pub(super) struct OffscreenScan {
 /// Whether rows off screen may still lack a score: a failure anywhere counts in the status
 /// bar, the queue and `is:` filters, not only on the rows drawn so far.
 pub fn scoring_pending(app: &App) -> bool {
+    let known_without_gold = app.gold.file.is_none()
+        && app.gold.store_can_have_gold == Some((app.store.generation(), false));
+    if known_without_gold {
+        return false;
+    }
     let list = Some((app.store.generation(), app.list.len()));
     app.gold.offscreen.list != list || app.gold.offscreen.next < app.list.len()
 }
 
 /// One bounded step of scoring the list's rows in order; returns whether a score changed.
 pub(super) fn score_offscreen(app: &mut App) -> bool {
+    if !gold_can_apply(app) {
+        return false;
+    }
     let list = Some((app.store.generation(), app.list.len()));
     if app.gold.offscreen.list != list {
         app.gold.offscreen = OffscreenScan { list, next: 0 };
