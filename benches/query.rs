@@ -105,7 +105,6 @@ fn build_store() -> Store {
                     tool.set_tool(Some(Box::new(ToolFacts {
                         name: Some(tool_name.into()),
                         call_id: Some(format!("call_{r}_{c}").into()),
-                        requested_by: None,
                     })));
                     if c == 3 && r % 7 == 0 {
                         tool.status = SpanStatus::Error;

@@ -69,7 +69,6 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
                 span.set_tool(Some(Box::new(ToolFacts {
                     name: Some("search".into()),
                     call_id: Some(format!("call{n}-{c}").into()),
-                    requested_by: None,
                 })));
                 span.input =
                     Payload::inline("args", r#"{"query":"weather in Oslo","limit":5}"#).into();

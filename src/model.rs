@@ -322,8 +322,6 @@ pub struct ToolFacts {
     /// Shared with the attribute it came from, and with the run's summary.
     pub name: Option<ArcStr>,
     pub call_id: Option<ArcStr>,
-    /// Span id of the LLM span that requested this call (filled in by the store's linker).
-    pub requested_by: Option<Id>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

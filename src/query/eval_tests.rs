@@ -49,7 +49,6 @@ fn sample_store() -> Store {
     tool1.set_tool(Some(Box::new(ToolFacts {
         name: Some("search_flights".into()),
         call_id: Some("call_xyz".into()),
-        requested_by: None,
     })));
     tool1.attributes = vec![(ArcStr::from("http.status_code"), AttrValue::Int(200))].into();
 
@@ -64,7 +63,6 @@ fn sample_store() -> Store {
     tool2.set_tool(Some(Box::new(ToolFacts {
         name: Some("refund".into()),
         call_id: Some("call_r1".into()),
-        requested_by: None,
     })));
     tool2.input = Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#).into();
     tool2.format = "openai-agents".into();

@@ -11,7 +11,7 @@ use thin_vec::ThinVec;
 
 use crate::model::{ArcStr, Health, Id, Span, SpanKind};
 
-use super::{Invocation, Links, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
+use super::{Invocation, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
 
 /// Order of children and of roots within their group: start time, then span id.
 pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
@@ -179,39 +179,6 @@ impl Invocation {
                     at = p as usize;
                 }
                 _ => break,
-            }
-        }
-        // Tool calls find the LLM span that asked for them, whichever arrived first.
-        let known = |links: &Option<Box<Links>>, id: &str| {
-            links.as_ref().is_some_and(|l| l.requester.contains_key(id))
-        };
-        let asked: Vec<crate::model::ArcStr> = self.spans[i]
-            .llm()
-            .iter()
-            .flat_map(|llm| llm.requested_tool_calls.iter().filter_map(|c| c.id.clone()))
-            .filter(|id| !known(&self.links, id))
-            .collect();
-        for id in asked {
-            let by = self.spans[i].span_id.clone();
-            let links = links_mut(&mut self.links);
-            if links.requester.contains_key(&id) {
-                continue;
-            }
-            for &t in links.tools_by_call.get(&id).into_iter().flatten() {
-                if let Some(tool) = self.spans[t].tool_mut() {
-                    tool.requested_by = Some(by.clone());
-                }
-            }
-            links.requester.insert(id, by);
-        }
-        let span = &mut self.spans[i];
-        if let Some(tool) = span.tool_mut()
-            && let Some(id) = &tool.call_id
-        {
-            let links = links_mut(&mut self.links);
-            links.tools_by_call.entry(id.clone()).or_default().push(i);
-            if !links.requester.is_empty() {
-                tool.requested_by = links.requester.get(id.as_str()).cloned();
             }
         }
     }

@@ -50,6 +50,23 @@ impl Invocation {
     pub fn span_by_id(&self, span_id: &(impl AsId + ?Sized)) -> Option<usize> {
         self.span_index.get(&self.spans, &span_id.as_id())
     }
+    /// The LLM span that asked for the call tool span `span` makes: the first of the run whose
+    /// requested calls carry its call id. To ask of many spans, take
+    /// [`Invocation::tool_call_requesters`] once.
+    pub fn requester_of(&self, span: usize) -> Option<usize> {
+        let call_id = self.spans.get(span)?.tool()?.call_id.as_deref()?;
+        self.spans.iter().position(|candidate| {
+            candidate.llm().is_some_and(|llm| {
+                llm.requested_tool_calls
+                    .iter()
+                    .any(|call| call.id.as_deref() == Some(call_id))
+            })
+        })
+    }
+    /// Every tool call's requester in the run, found in one pass.
+    pub fn tool_call_requesters(&self) -> ToolCallRequesters<'_> {
+        ToolCallRequesters::of_spans(&self.spans)
+    }
     /// One span's health. Builds the tree when it is not kept: to ask of many spans, take
     /// [`Invocation::tree`] once and ask it.
     pub fn health_of(&self, span: usize) -> Health {
@@ -169,7 +186,6 @@ impl Invocation {
             // Re-indexes and re-sizes what is left.
             self.retain_spans(|_| true);
         }
-        link_tool_calls(&mut self.spans);
         self.tree = Some(Box::new(build_tree(&self.spans, &self.span_index)));
         self.summary = summarize(self);
         if !self.unindexed {
@@ -202,21 +218,6 @@ impl Invocation {
                 && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built)
             {
                 links.waiting.entry(missing.clone()).or_default().push(r);
-            }
-        }
-        for (i, span) in self.spans[..self.built].iter().enumerate() {
-            if let Some(llm) = span.llm() {
-                for call in &llm.requested_tool_calls {
-                    if let Some(id) = &call.id {
-                        links
-                            .requester
-                            .entry(id.clone())
-                            .or_insert_with(|| span.span_id.clone());
-                    }
-                }
-            }
-            if let Some(id) = span.tool().and_then(|t| t.call_id.as_ref()) {
-                links.tools_by_call.entry(id.clone()).or_default().push(i);
             }
         }
         links

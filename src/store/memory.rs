@@ -175,8 +175,7 @@ impl Tally {
         }
         if let Some(t) = span.tool() {
             self.facts += t.name.as_ref().map_or(0, |name| self.once(name))
-                + t.call_id.as_ref().map_or(0, |call| self.once(call))
-                + t.requested_by.as_ref().map_or(0, |by| self.id(by));
+                + t.call_id.as_ref().map_or(0, |call| self.once(call));
         }
         if let Some(r) = span.retrieval() {
             self.facts += opt(&r.query);
@@ -267,7 +266,6 @@ impl Tally {
         let map_entry =
             |key: &String, value: usize| (key.capacity() + size_of::<String>() + value + 1) as u64;
         // The same, keyed by a shared text (counted once, apart).
-        let shared_entry = |value: usize| (size_of::<ArcStr>() + value + 1) as u64;
         let id_entry =
             |key_bytes: u64, value: usize| key_bytes + (size_of::<Id>() + value + 1) as u64;
         if inv.span_index.has_map() {
@@ -278,16 +276,6 @@ impl Tally {
         }
         if let Some(links) = &inv.links {
             self.id_maps += size_of_val(links.as_ref()) as u64
-                + links
-                    .requester
-                    .iter()
-                    .map(|(k, v)| self.once(k) + shared_entry(size_of::<Id>()) + self.id(v))
-                    .sum::<u64>()
-                + links
-                    .tools_by_call
-                    .iter()
-                    .map(|(k, v)| self.once(k) + shared_entry(24) + v.capacity() as u64 * 8)
-                    .sum::<u64>()
                 + links
                     .waiting
                     .iter()

@@ -29,7 +29,7 @@ use invocation::*;
 pub use memory::MemoryBreakdown;
 use summary::*;
 use tree::*;
-pub use tree::{Tree, TreeRow};
+pub use tree::{ToolCallRequesters, Tree, TreeRow};
 
 use thin_vec::ThinVec;
 
@@ -243,10 +243,6 @@ pub struct Invocation {
 struct Links {
     /// Orphan roots by the parent id they wait for.
     waiting: HashMap<Id, Vec<usize>>,
-    /// Tool call id → span id of the LLM span that requested it.
-    requester: HashMap<ArcStr, Id>,
-    /// Tool call id → tool spans carrying it.
-    tools_by_call: HashMap<ArcStr, Vec<usize>>,
 }
 
 /// The run's links, allocated on first write.

@@ -164,29 +164,35 @@ pub(super) fn covered_stand_ins(spans: &[Span]) -> HashSet<usize> {
     covered
 }
 
-/// Fills `tool.requested_by` with the LLM span whose requested calls carry the tool's call id.
-pub(super) fn link_tool_calls(spans: &mut [Span]) {
-    let mut requester: HashMap<crate::model::ArcStr, Id> = HashMap::default();
-    for span in spans.iter() {
-        if let Some(llm) = span.llm() {
-            for call in &llm.requested_tool_calls {
-                if let Some(id) = &call.id {
-                    requester
-                        .entry(id.clone())
-                        .or_insert_with(|| span.span_id.clone());
+/// Which LLM span asked for each tool call of a run: the first span of the run whose
+/// requested calls carry the call id. Looked up when asked (the detail pane, the jump to the
+/// requester, `dump --json`), not kept in every tool span: an id in each tool span's facts
+/// made them a 48-byte block where 32 hold the rest, and growing runs kept two maps to fill it.
+pub struct ToolCallRequesters<'a> {
+    by_call_id: HashMap<&'a str, usize>,
+}
+
+impl<'a> ToolCallRequesters<'a> {
+    pub(super) fn of_spans(spans: &'a [Span]) -> Self {
+        let mut by_call_id = HashMap::default();
+        for (i, span) in spans.iter().enumerate() {
+            for call in span
+                .llm()
+                .into_iter()
+                .flat_map(|llm| &llm.requested_tool_calls)
+            {
+                if let Some(id) = call.id.as_deref() {
+                    by_call_id.entry(id).or_insert(i);
                 }
             }
         }
+        ToolCallRequesters { by_call_id }
     }
-    if requester.is_empty() {
-        return;
-    }
-    for span in spans.iter_mut() {
-        if let Some(tool) = span.tool_mut()
-            && let Some(id) = &tool.call_id
-        {
-            tool.requested_by = requester.get(id.as_str()).cloned();
-        }
+
+    /// The span that asked for the call `span` makes, when it is a tool span with a call id.
+    pub fn of(&self, span: &Span) -> Option<usize> {
+        let call_id = span.tool()?.call_id.as_deref()?;
+        self.by_call_id.get(call_id).copied()
     }
 }
 

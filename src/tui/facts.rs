@@ -148,12 +148,8 @@ pub fn facts(
         if let Some(id) = &tool.call_id {
             lines.push(fact(theme, "call id", vec![plain(id, theme)]));
         }
-        if let Some(by) = &tool.requested_by {
-            let by_text = by.text();
-            let name = inv
-                .span_by_id(by)
-                .and_then(|i| inv.spans.get(i))
-                .map_or(&*by_text, |s| s.name.as_str());
+        if let Some(requester) = inv.requester_of(index) {
+            let name = inv.spans[requester].name.as_str();
             lines.push(fact(
                 theme,
                 "asked by",

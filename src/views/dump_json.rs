@@ -418,10 +418,12 @@ struct SpansOut<'a> {
 impl Serialize for SpansOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let tree = self.inv.tree();
+        let requesters = self.inv.tool_call_requesters();
         let mut seq = serializer.serialize_seq(Some(tree.rows.len()))?;
         for row in &tree.rows {
             let health = tree.health(row.span());
-            seq.serialize_element(&SpanOut::new(self.inv, row, health, self.mode))?;
+            let span = SpanOut::new(self.inv, row, health, self.mode, &requesters);
+            seq.serialize_element(&span)?;
         }
         seq.end()
     }
@@ -462,7 +464,13 @@ struct RequestedCallOut<'a> {
 }
 
 impl<'a> SpanOut<'a> {
-    fn new(inv: &'a Invocation, row: &TreeRow, health: Health, mode: Reveal) -> Self {
+    fn new(
+        inv: &'a Invocation,
+        row: &TreeRow,
+        health: Health,
+        mode: Reveal,
+        requesters: &crate::store::ToolCallRequesters<'a>,
+    ) -> Self {
         let span: &'a Span = &inv.spans[row.span()];
         let llm = span.llm();
         let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
@@ -488,7 +496,9 @@ impl<'a> SpanOut<'a> {
             output_tokens: llm.and_then(|l| l.output_tokens.get()).map(u64::from),
             parent_span_id: span.parent_span_id.as_ref(),
             provider: text(llm.and_then(|l| l.provider.as_deref())),
-            requested_by: span.tool().and_then(|t| t.requested_by.as_ref()),
+            requested_by: requesters
+                .of(span)
+                .map(|requester| &inv.spans[requester].span_id),
             requested_tool_calls: llm.map(|l| {
                 l.requested_tool_calls
                     .iter()

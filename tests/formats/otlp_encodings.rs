@@ -98,14 +98,19 @@ fn protobuf_gzip_grpc_and_json_give_identical_spans() {
 fn assert_tools_linked(store: &Store, expected_links: usize, label: &str) {
     let mut links = 0;
     for inv in store.invocations() {
-        for span in inv.spans.iter().filter(|s| s.kind == SpanKind::Tool) {
-            let Some(requester) = span.tool().and_then(|t| t.requested_by.as_ref()) else {
+        let requesters = inv.tool_call_requesters();
+        for (i, span) in inv.spans.iter().enumerate() {
+            if span.kind != SpanKind::Tool {
+                continue;
+            }
+            let Some(requester) = inv.requester_of(i) else {
                 continue;
             };
+            assert_eq!(requesters.of(span), Some(requester), "{label}: one answer");
             let call_id = span
                 .tool_call_id()
                 .expect("only calls with an id are linked");
-            let llm = &inv.spans[inv.span_by_id(requester).expect("requester is in the run")];
+            let llm = &inv.spans[requester];
             assert_eq!(llm.kind, SpanKind::Llm, "{label}");
             let requested = &llm.llm().expect("llm facts").requested_tool_calls;
             assert!(
@@ -141,10 +146,9 @@ fn requested_tool_calls_link_to_tool_spans_in_every_convention() {
     let (store, _) = load_store(&[corpus("otel-genai/genai-legacy.spans.otlp.jsonl")]);
     let inv = store.oldest_first()[0];
     assert!(
-        inv.spans
-            .iter()
-            .filter(|s| s.kind == SpanKind::Tool)
-            .all(|s| s.tool().unwrap().requested_by.is_none())
+        (0..inv.spans.len())
+            .filter(|&i| inv.spans[i].kind == SpanKind::Tool)
+            .all(|i| inv.requester_of(i).is_none())
     );
 }
 

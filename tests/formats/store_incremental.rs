@@ -95,7 +95,6 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                     span.set_tool(Some(Box::new(ToolFacts {
                         name: Some("lookup".into()),
                         call_id: Some(format!("call{}", i % 5).into()),
-                        requested_by: None,
                     })));
                 }
                 2 => span.kind = SpanKind::Node,
@@ -135,9 +134,8 @@ fn assert_same(grown: &Invocation, built: &Invocation) {
     assert_eq!(g.roots, b.roots);
     assert_eq!(grown.summary(), built.summary());
     let links = |inv: &Invocation| -> Vec<Option<Id>> {
-        inv.spans
-            .iter()
-            .map(|s| s.tool().and_then(|t| t.requested_by.clone()))
+        (0..inv.spans.len())
+            .map(|i| inv.requester_of(i).map(|r| inv.spans[r].span_id.clone()))
             .collect()
     };
     assert_eq!(links(grown), links(built));

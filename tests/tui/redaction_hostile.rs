@@ -251,7 +251,6 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {
             name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
-            requested_by: None,
         })),
         error: Some(Box::new(ErrorInfo {
             error_type: Some(text(Field::ErrorType, "Timeout").into()),

@@ -108,7 +108,6 @@ fn tool(
     s.set_tool(Some(Box::new(ToolFacts {
         name: Some(name.into()),
         call_id: Some(call.into()),
-        requested_by: None,
     })));
     s.input = Payload::inline("gen_ai.tool.call.arguments", args).into();
     s

@@ -88,7 +88,6 @@ impl ToolCallRecord {
             facts: KindFacts::from(Box::new(ToolFacts {
                 name: Some(self.name.as_str().into()),
                 call_id: call_id.map(Into::into),
-                requested_by: None,
             })),
             input: jsonrec::payload_null_is_absent(
                 "arguments",

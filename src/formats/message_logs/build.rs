@@ -247,7 +247,6 @@ fn tool_span(
     span.set_tool(Some(Box::new(ToolFacts {
         name: Some(call.name.into()),
         call_id: call.call_id.map(Into::into),
-        requested_by: None,
     })));
     span.input = payload_of(call.args_field, call.args.as_ref()).into();
     span.output = payload_of(call.result_field, call.result.as_ref()).into();

@@ -159,7 +159,6 @@ impl Parser {
             span.set_tool(Some(Box::new(ToolFacts {
                 name: jsonrec::str_at(event, "tool_name").map(Into::into),
                 call_id: jsonrec::str_at(event, "tool_call_id").map(Into::into),
-                requested_by: None,
             })));
             span.input =
                 jsonrec::payload("arguments", event.get("arguments"), record, "/arguments").into();

@@ -236,9 +236,8 @@ pub(super) fn jump_to_requester(app: &mut App) {
         .invocation()
         .zip(app.selected_span_index())
         .and_then(|(inv, i)| {
-            let requester = inv.spans.get(i)?.tool()?.requested_by.as_ref()?;
-            let span = inv.span_by_id(requester)?;
-            inv.tree().row_of(span)
+            let requester = inv.requester_of(i)?;
+            inv.tree().row_of(requester)
         });
     match target {
         Some(row) => {

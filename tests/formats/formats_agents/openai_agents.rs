@@ -95,15 +95,15 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
         Some("call_0000267399813f")
     );
     // The function span gets that id from the request with the same name and arguments,
-    // and the store links it back to the generation span.
+    // and the run links it back to the generation span.
     let tool = chat
         .spans
         .iter()
-        .find(|s| s.kind == SpanKind::Tool)
+        .position(|s| s.kind == SpanKind::Tool)
         .unwrap();
-    assert_eq!(tool.tool_call_id(), Some("call_0000267399813f"));
+    assert_eq!(chat.spans[tool].tool_call_id(), Some("call_0000267399813f"));
     assert_eq!(
-        tool.tool().unwrap().requested_by.as_ref(),
+        chat.requester_of(tool).map(|r| &chat.spans[r].span_id),
         Some(&generation.span_id)
     );
 }

@@ -119,7 +119,6 @@ pub(super) fn tool_of(span_name: &str, attrs: &Attrs) -> ToolFacts {
     ToolFacts {
         name: Some(name),
         call_id,
-        requested_by: None,
     }
 }
 
