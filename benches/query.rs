@@ -108,7 +108,7 @@ fn build_store() -> Store {
                     })));
                     if c == 3 && r % 7 == 0 {
                         tool.status = SpanStatus::Error;
-                        tool.error = Some(Box::new(ErrorInfo {
+                        tool.set_error(Some(ErrorInfo {
                             error_type: Some("Timeout".into()),
                             message: Some(
                                 format!("upstream timed out after {}s (non-fatal)", r % 30).into(),

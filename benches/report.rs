@@ -45,7 +45,7 @@ fn store() -> Store {
         .into();
         if failing {
             tool.status = SpanStatus::Error;
-            tool.error = Some(Box::new(ErrorInfo {
+            tool.set_error(Some(ErrorInfo {
                 error_type: Some("NotFound".into()),
                 message: Some(format!("order ORD-{inv} not found").into()),
                 message_is_result: false,

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod attributes;
+mod error_and_events;
 pub mod file_numbers;
 mod format_name;
 mod id;
@@ -24,6 +25,7 @@ mod token_count;
 
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
+pub use error_and_events::{ErrorAndEvents, ErrorInfo, SpanEvent};
 pub use format_name::FormatName;
 pub use id::{AsId, Id, IdText};
 pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
@@ -235,25 +237,6 @@ impl AttrValue {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SpanEvent {
-    pub time_unix_nano: u64,
-    /// Shared, as span names and attribute keys are: `exception` and its keys repeat.
-    pub name: ArcStr,
-    pub attributes: Attributes,
-}
-
-/// Shared texts: the type repeats from error to error, and the message is most often the
-/// exception event's own attribute value, held once for both.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ErrorInfo {
-    pub error_type: Option<ArcStr>,
-    pub message: Option<ArcStr>,
-    /// The message is the failed tool's result text (MCP `isError`, `is_error` blocks): a
-    /// payload, so views show it only when revealed.
-    pub message_is_result: bool,
-}
-
 /// Identity fields that tie spans to runs, nodes and retries. The texts are shared: every span
 /// of a run or node repeats them, and a parser hands out the attribute value's own allocation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -372,7 +355,9 @@ pub struct Span {
     pub status: SpanStatus,
     // The facts below are absent from most spans, so they are kept out of line: a span's
     // fixed size is paid by every span in the store.
-    pub error: Option<Box<ErrorInfo>>,
+    /// Read with [`Span::error`] and [`Span::events`]; set with [`Span::set_error`] and
+    /// [`Span::set_events`].
+    pub error_and_events: Sparse<ErrorAndEvents>,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
     /// Shared: all spans of a resource name the same service.
@@ -389,7 +374,6 @@ pub struct Span {
     pub output: PayloadSlot,
     /// Packed once the span is done (see [`Attributes`]).
     pub attributes: Attributes,
-    pub events: thin_vec::ThinVec<SpanEvent>,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: FormatName,
     /// Shared by all the spans of one parse: one pointer per span (see `Input::span_origin`).
@@ -412,8 +396,14 @@ impl Span {
         if placed.contains(PayloadRoles::OUTPUT) {
             self.output = PayloadSlot::UNSET;
         }
-        for event in &mut self.events {
-            event.attributes.pack();
+        if !self.error_and_events.is_unset() {
+            let events = &mut self.error_and_events.events;
+            for event in events.iter_mut() {
+                event.attributes.pack();
+            }
+            if events.capacity() > events.len() {
+                events.shrink_to_fit();
+            }
         }
         // A list of several requested calls collected while parsing may have room for more:
         // a stored span keeps exactly what it holds.
@@ -423,9 +413,6 @@ impl Span {
             && let Some(llm) = self.llm_mut()
         {
             llm.requested_tool_calls.shrink_to_fit();
-        }
-        if self.events.capacity() > self.events.len() {
-            self.events.shrink_to_fit();
         }
     }
 
@@ -468,10 +455,10 @@ impl Span {
         self.tool()?.call_id.as_deref()
     }
     pub fn error_type(&self) -> Option<&str> {
-        self.error.as_ref()?.error_type.as_deref()
+        self.error()?.error_type.as_deref()
     }
     pub fn error_message(&self) -> Option<&str> {
-        self.error.as_ref()?.message.as_deref()
+        self.error()?.message.as_deref()
     }
 }
 

@@ -53,8 +53,8 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
             let span_facts = span.map(|s| {
                 let duration = (s.end_unix_nano > s.start_unix_nano)
                     .then(|| (s.end_unix_nano - s.start_unix_nano) as f64 / 1e9);
-                let is_result = s.error.as_ref().is_some_and(|e| e.message_is_result)
-                    && s.error_message().is_some();
+                let is_result =
+                    s.error().is_some_and(|e| e.message_is_result) && s.error_message().is_some();
                 (
                     duration,
                     s.error_message().or(s.error_type()).map(str::to_string),

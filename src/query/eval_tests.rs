@@ -55,7 +55,7 @@ fn sample_store() -> Store {
     let root2 = span("t2", "a2", None, "support run", SpanKind::Agent);
     let mut tool2 = span("t2", "c2", Some("a2"), "execute_tool", SpanKind::Tool);
     tool2.status = SpanStatus::Error;
-    tool2.error = Some(Box::new(ErrorInfo {
+    tool2.set_error(Some(ErrorInfo {
         error_type: Some("RefundError".into()),
         message: Some("refund backend timeout (non-fatal)".into()),
         ..Default::default()
@@ -325,7 +325,7 @@ fn gold_mismatch_comes_from_the_callers_gold_outcomes() {
 fn text_hidden_by_the_masking_pass_is_not_matched() {
     let mut failing = span("m", "m1", None, "notify", SpanKind::Tool);
     failing.status = SpanStatus::Error;
-    failing.error = Some(Box::new(ErrorInfo {
+    failing.set_error(Some(ErrorInfo {
         error_type: Some("MailError".into()),
         message: Some("bounced for alice@example.com".into()),
         ..Default::default()

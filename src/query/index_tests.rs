@@ -150,25 +150,28 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
             ..LlmFacts::default()
         })));
     }
-    span.error = plan.error.as_ref().map(|(error_type, message, is_result)| {
-        Box::new(ErrorInfo {
-            error_type: error_type.as_deref().map(Into::into),
-            message: message.as_deref().map(Into::into),
-            message_is_result: *is_result,
-        })
-    });
-    span.events = plan
-        .events
-        .iter()
-        .map(|(name, attributes)| SpanEvent {
-            time_unix_nano: 1_500,
-            name: name.as_str().into(),
-            attributes: attributes
-                .iter()
-                .map(|(k, v)| (KEYS[*k].into(), v.clone()))
-                .collect(),
-        })
-        .collect();
+    span.set_error(
+        plan.error
+            .as_ref()
+            .map(|(error_type, message, is_result)| ErrorInfo {
+                error_type: error_type.as_deref().map(Into::into),
+                message: message.as_deref().map(Into::into),
+                message_is_result: *is_result,
+            }),
+    );
+    span.set_events(
+        plan.events
+            .iter()
+            .map(|(name, attributes)| SpanEvent {
+                time_unix_nano: 1_500,
+                name: name.as_str().into(),
+                attributes: attributes
+                    .iter()
+                    .map(|(k, v)| (KEYS[*k].into(), v.clone()))
+                    .collect(),
+            })
+            .collect(),
+    );
     span
 }
 

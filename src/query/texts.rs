@@ -155,8 +155,7 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
         .chain(span.error_type())
         .any(|t| shown_contains(t, needle, reveal))
         || span
-            .error
-            .as_deref()
+            .error()
             .and_then(|e| redact::error_message(e, reveal))
             .is_some_and(|m| contains_ci(&m, needle));
     if plain {
@@ -166,7 +165,7 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
         .attributes
         .iter()
         .any(|(k, v)| !v.is_payload() && attr_has_text(k, &v, needle, reveal))
-        || span.events.iter().any(|e| {
+        || span.events().iter().any(|e| {
             shown_contains(&e.name, needle, reveal)
                 || e.attributes
                     .iter()

@@ -283,14 +283,14 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
         && a.name == b.name
         && a.kind == b.kind
         && a.status == b.status
-        && a.error == b.error
+        && a.error() == b.error()
         && a.start_unix_nano == b.start_unix_nano
         && a.end_unix_nano == b.end_unix_nano
         && a.llm() == b.llm()
         && a.tool().map(|t| (&t.name, &t.call_id)) == b.tool().map(|t| (&t.name, &t.call_id))
         && payload(&a.input(), &b.input())
         && payload(&a.output(), &b.output())
-        && a.events.len() == b.events.len()
+        && a.events().len() == b.events().len()
         && a.attributes.len() == b.attributes.len()
         && a.attributes
             .iter()
@@ -320,5 +320,5 @@ pub(super) fn approx_span_bytes(span: &Span) -> u64 {
         + inline(&span.input)
         + inline(&span.output)
         + attrs
-        + span.events.len() as u64 * 64
+        + span.events().len() as u64 * 64
 }

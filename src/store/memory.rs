@@ -150,9 +150,12 @@ impl Tally {
         if let Some(service) = &span.service {
             self.shared_str(service);
         }
-        if let Some(e) = &span.error {
+        if let Some(e) = span.error() {
             let texts = [&e.error_type, &e.message].into_iter().flatten();
-            self.facts += size_of_val(e.as_ref()) as u64 + texts.map(|t| self.once(t)).sum::<u64>();
+            self.facts += texts.map(|t| self.once(t)).sum::<u64>();
+        }
+        if !span.error_and_events.is_unset() {
+            self.facts += size_of::<crate::model::ErrorAndEvents>() as u64;
         }
         // The kind facts' one block: one kind's facts, or several together.
         self.facts += span.facts.block_bytes() as u64;
@@ -205,8 +208,11 @@ impl Tally {
             }
         }
         self.attributes += self.attribute_list(&span.attributes);
-        self.events += thin_vec_bytes(span.events.capacity(), size_of::<crate::model::SpanEvent>());
-        for event in &span.events {
+        self.events += thin_vec_bytes(
+            span.error_and_events.events.capacity(),
+            size_of::<crate::model::SpanEvent>(),
+        );
+        for event in span.events() {
             self.events += self.once(&event.name) + self.attribute_list(&event.attributes);
         }
         // The origin's own allocation is shared by the spans of one parse, and what it names

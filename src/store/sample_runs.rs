@@ -42,7 +42,7 @@ pub fn tool_runs(from: usize, to: usize) -> Batch {
         })));
         if r % 5 == 0 {
             tool.status = SpanStatus::Error;
-            tool.error = Some(Box::new(ErrorInfo {
+            tool.set_error(Some(ErrorInfo {
                 message: Some("upstream timed out (non-fatal)".into()),
                 ..Default::default()
             }));

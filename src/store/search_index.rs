@@ -268,7 +268,7 @@ impl SearchIndex {
         if let Some(service) = &span.service {
             complete &= self.add(vocabulary, Field::Service, service);
         }
-        if let Some(error) = span.error.as_deref() {
+        if let Some(error) = span.error() {
             if let Some(t) = &error.error_type {
                 complete &= self.add(vocabulary, Field::ErrorType, t);
             }
@@ -279,7 +279,7 @@ impl SearchIndex {
             complete &= !error.message_is_result;
         }
         complete &= self.add_values(vocabulary, &span.attributes);
-        for event in &span.events {
+        for event in span.events() {
             complete &= self.add(vocabulary, Field::Value, &event.name);
             complete &= self.add_values(vocabulary, &event.attributes);
         }

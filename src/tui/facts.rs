@@ -46,7 +46,7 @@ pub fn facts(
         status.push(plain(" (a descendant failed)", theme));
     }
     lines.push(fact(theme, "status", status));
-    if let Some(error) = &span.error {
+    if let Some(error) = span.error() {
         let mut text = String::new();
         if let Some(t) = &error.error_type {
             text.push_str(&redact::mask_text(t, mode));

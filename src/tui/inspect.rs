@@ -195,11 +195,11 @@ fn attributes(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<
 }
 
 fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'static>>) {
-    if span.events.is_empty() {
+    if span.events().is_empty() {
         return;
     }
-    out.push(section(format!("events ({})", span.events.len()), theme));
-    for event in &span.events {
+    out.push(section(format!("events ({})", span.events().len()), theme));
+    for event in span.events() {
         let at = event.time_unix_nano.saturating_sub(span.start_unix_nano) as f64 / 1e6;
         out.push(Line::from(vec![
             Span::styled(format!("+{} ", duration_ms(at)), theme.style(Role::Dim)),

@@ -95,11 +95,7 @@ pub fn verdict_lines(
                 why.push_str(t);
             }
             // A failed tool's result is a payload: redacted, only its size is said.
-            if let Some(m) = span
-                .error
-                .as_deref()
-                .and_then(|e| redact::error_message(e, mode))
-            {
+            if let Some(m) = span.error().and_then(|e| redact::error_message(e, mode)) {
                 if !why.is_empty() {
                     why.push_str(": ");
                 }

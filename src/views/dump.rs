@@ -419,8 +419,7 @@ fn write_span_line(
     if span.status.is_error() {
         let kind = span.error_type().unwrap_or("error");
         let message = span
-            .error
-            .as_ref()
+            .error()
             .and_then(|e| redact::error_message(e, mode))
             .unwrap_or_default();
         let _ = write!(

@@ -480,8 +480,7 @@ impl<'a> SpanOut<'a> {
             depth: row.depth(),
             duration_ms: round3(span.duration_ms()),
             error_message: span
-                .error
-                .as_ref()
+                .error()
                 .and_then(|e| redact::error_message(e, mode))
                 .map(|m| redact::shown_data(&m, mode)),
             error_type: text(span.error_type()),

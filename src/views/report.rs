@@ -78,8 +78,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
             for i in facets.failed_spans() {
                 let span = &inv.spans[i];
                 let error = span
-                    .error
-                    .as_deref()
+                    .error()
                     .and_then(|e| redact::error_message(e, mode))
                     .unwrap_or_default();
                 let _ = writeln!(

@@ -49,7 +49,7 @@ fn projection(span: &Span) -> String {
         span.name,
         span.kind,
         span.status,
-        span.error,
+        span.error().cloned(),
         span.start_unix_nano,
         span.end_unix_nano,
         span.service,
@@ -60,7 +60,7 @@ fn projection(span: &Span) -> String {
         span.input().bytes,
         span.output().state,
         span.output().bytes,
-        span.events.len(),
+        span.events().len(),
     )
 }
 

@@ -68,7 +68,7 @@ fn genai_semconv_current_names() {
     assert_eq!(failed.input().state, PayloadState::Present);
     // No gen_ai.tool.call.result on the failed call: not captured, not empty.
     assert_eq!(failed.output().state, PayloadState::NotCaptured);
-    assert_eq!(failed.events.len(), 1);
+    assert_eq!(failed.events().len(), 1);
 }
 
 #[test]
@@ -214,9 +214,9 @@ fn an_error_message_from_an_exception_event_shares_the_events_text() {
         format!("{line}\n").as_bytes(),
     );
     let span = &loaded.batch.spans[0];
-    let error = span.error.as_ref().expect("an error");
+    let error = span.error().expect("an error");
     assert_eq!(error.error_type.as_deref(), Some("TimeoutError"));
-    let held = span.events[0].attributes.get("exception.message");
+    let held = span.events()[0].attributes.get("exception.message");
     let Some(toolcap::model::AttrValue::Str(text)) = held.as_ref().and_then(|v| v.held()) else {
         panic!("the event holds its message: {held:?}");
     };

@@ -49,7 +49,7 @@ fn payloads(span: &Span) -> Vec<(String, Payload)> {
             out.push((format!("attr {key}"), (**p).clone()));
         }
     }
-    for (index, event) in span.events.iter().enumerate() {
+    for (index, event) in span.events().iter().enumerate() {
         for (key, value) in &event.attributes {
             if let AttrValue::Payload(p) = &*value {
                 out.push((format!("event {index} {key}"), (**p).clone()));

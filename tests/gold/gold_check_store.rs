@@ -9,7 +9,8 @@ use toolcap::gold::check::check_store;
 use toolcap::gold::report::CheckOptions;
 use toolcap::gold::source::{GoldFile, parse_gold_document};
 use toolcap::model::{
-    Batch, ErrorInfo, GoldCall, Origin, Payload, Span, SpanKind, SpanStatus, ToolFacts,
+    Batch, ErrorAndEvents, ErrorInfo, GoldCall, Origin, Payload, Span, SpanKind, SpanStatus,
+    ToolFacts,
 };
 use toolcap::store::Store;
 
@@ -32,13 +33,15 @@ fn tool_span(
         } else {
             SpanStatus::Ok
         },
-        error: failed.then(|| {
-            Box::new(ErrorInfo {
+        error_and_events: ErrorAndEvents {
+            error: failed.then(|| ErrorInfo {
                 error_type: Some("Timeout".into()),
                 message: Some("gateway timed out".into()),
                 ..Default::default()
-            })
-        }),
+            }),
+            ..Default::default()
+        }
+        .into(),
         start_unix_nano: start,
         end_unix_nano: start + 250_000_000,
         facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {

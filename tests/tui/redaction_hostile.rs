@@ -10,8 +10,8 @@ use std::process::Command;
 
 use proptest::prelude::*;
 use toolcap::model::{
-    AttrValue, Batch, ErrorInfo, EvalVerdict, LlmFacts, Problem, RequestedToolCall, RetrievalFacts,
-    Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
+    AttrValue, Batch, ErrorAndEvents, ErrorInfo, EvalVerdict, LlmFacts, Problem, RequestedToolCall,
+    RetrievalFacts, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
 };
 use toolcap::redact::{self, Reveal};
 use toolcap::sources::load;
@@ -208,7 +208,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         "tags".into(),
         AttrValue::List(vec![AttrValue::Str(text(Field::AttributeListValue, "a").into())].into()),
     ));
-    root.events.push(SpanEvent {
+    root.push_event(SpanEvent {
         time_unix_nano: T0 + 1,
         name: text(Field::EventName, "started").into(),
         attributes: vec![(
@@ -252,11 +252,15 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
             name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
         })),
-        error: Some(Box::new(ErrorInfo {
-            error_type: Some(text(Field::ErrorType, "Timeout").into()),
-            message: Some(text(Field::ErrorMessage, "gave up").into()),
-            message_is_result: false,
-        })),
+        error_and_events: ErrorAndEvents {
+            error: Some(ErrorInfo {
+                error_type: Some(text(Field::ErrorType, "Timeout").into()),
+                message: Some(text(Field::ErrorMessage, "gave up").into()),
+                message_is_result: false,
+            }),
+            ..Default::default()
+        }
+        .into(),
         ..Default::default()
     };
     let retrieval = Span {
@@ -414,7 +418,7 @@ fn every_field_hides_a_planted_secret_and_address_in_every_view() {
 #[test]
 fn tool_result_errors_show_only_when_revealed() {
     let mut batch = hostile_batch(Field::SpanName, "x");
-    batch.spans[2].error = Some(Box::new(ErrorInfo {
+    batch.spans[2].set_error(Some(ErrorInfo {
         error_type: Some("isError".into()),
         message: Some("the customer's diagnosis is flu".into()),
         message_is_result: true,

@@ -166,7 +166,7 @@ pub fn sample_batch() -> Batch {
         ),
     ];
     spans[4].status = SpanStatus::Error;
-    spans[4].error = Some(Box::new(ErrorInfo {
+    spans[4].set_error(Some(ErrorInfo {
         error_type: Some("TimeoutError".into()),
         message: Some("upstream timed out".into()),
         ..Default::default()

@@ -231,7 +231,7 @@ impl TaskState {
             ));
             if matches!(state.as_str(), "failed" | "rejected") {
                 root.status = SpanStatus::Error;
-                root.error = Some(Box::new(ErrorInfo {
+                root.set_error(Some(ErrorInfo {
                     error_type: None,
                     message: Some(format!("task {state}").into()),
                     ..Default::default()

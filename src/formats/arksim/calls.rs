@@ -125,7 +125,7 @@ impl ToolCallRecord {
         }
         if let Some(error) = &self.error {
             span.status = SpanStatus::Error;
-            span.error = Some(Box::new(ErrorInfo {
+            span.set_error(Some(ErrorInfo {
                 error_type: None,
                 message: Some(jsonrec::text_of(error).into()),
                 ..Default::default()
@@ -134,7 +134,7 @@ impl ToolCallRecord {
             && looks_like_tool_error(result)
         {
             span.status = SpanStatus::Error;
-            span.error = Some(Box::new(ErrorInfo {
+            span.set_error(Some(ErrorInfo {
                 error_type: Some("error-looking result".into()),
                 message: Some(result.into()),
                 ..Default::default()

@@ -111,7 +111,7 @@ impl Format for ArksimEvaluation {
                 // The span carries the verdict's status, so a failed evaluation never reads ✓ ok.
                 if !verdict.passed {
                     span.status = SpanStatus::Error;
-                    span.error = Some(Box::new(ErrorInfo {
+                    span.set_error(Some(ErrorInfo {
                         error_type: Some("evaluation failed".into()),
                         message: Some(verdict.label.as_str().into()),
                         ..Default::default()

@@ -43,6 +43,7 @@ fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
             .get_mut(i)
             .and_then(|(_, v)| attr(v)),
         Slot::EventAttr(e, i) => span
+            .error_and_events
             .events
             .get_mut(e)
             .and_then(|ev| ev.attributes.open_mut().get_mut(i))
@@ -63,7 +64,7 @@ fn slots(span: &Span) -> impl Iterator<Item = (Slot, &Payload)> {
     let attributes = (span.attributes.as_open().unwrap_or_default().iter())
         .enumerate()
         .filter_map(|(i, (_, value))| Some((Slot::Attr(i), held(value)?)));
-    let events = span.events.iter().enumerate().flat_map(|(e, event)| {
+    let events = span.events().iter().enumerate().flat_map(|(e, event)| {
         (event.attributes.as_open().unwrap_or_default().iter())
             .enumerate()
             .filter_map(move |(i, (_, value))| Some((Slot::EventAttr(e, i), held(value)?)))

@@ -166,7 +166,7 @@ pub fn build(
     root.attributes = crate::model::shared_keys(conversation.root_attributes);
     root.attributes
         .push(("log.format".into(), AttrValue::Str(format.into())));
-    root.events = conversation.root_events.into();
+    root.set_events(conversation.root_events.into());
     spans.insert(0, root);
     leave_big_payloads_on_disk(input, format, &chunk, &mut spans);
     Batch {
@@ -257,7 +257,7 @@ fn tool_span(
     } else {
         SpanStatus::Unset
     };
-    span.error = call.error.map(Box::new);
+    span.set_error(call.error);
     span.attributes = crate::model::shared_keys(call.attributes);
     span
 }

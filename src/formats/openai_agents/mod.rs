@@ -382,7 +382,7 @@ impl Parser {
                 .get("data")
                 .and_then(|d| jsonrec::str_at(d, "error"))
                 .map(ArcStr::from);
-            span.error = Some(Box::new(ErrorInfo {
+            span.set_error(Some(ErrorInfo {
                 error_type,
                 message: Some(message.into()),
                 ..Default::default()

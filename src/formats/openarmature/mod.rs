@@ -270,7 +270,7 @@ impl Parser {
         // Like the OTel observer: a successful invocation stays UNSET.
         if jsonrec::str_at(event, "status") == Some("failed") {
             span.status = SpanStatus::Error;
-            span.error = Some(Box::new(ErrorInfo {
+            span.set_error(Some(ErrorInfo {
                 error_type: None,
                 message: Some(
                     category
@@ -382,7 +382,7 @@ impl Parser {
                     Some(error) => {
                         let category = jsonrec::str_at(error, "category").map(str::to_owned);
                         span.status = SpanStatus::Error;
-                        span.error = Some(Box::new(ErrorInfo {
+                        span.set_error(Some(ErrorInfo {
                             error_type: jsonrec::str_at(error, "exception_type").map(ArcStr::from),
                             message: jsonrec::str_at(error, "message")
                                 .map(ArcStr::from)
@@ -449,7 +449,7 @@ impl Parser {
             .or_else(|| jsonrec::str_at(event, "error_type"))
         {
             span.status = SpanStatus::Error;
-            span.error = Some(Box::new(ErrorInfo {
+            span.set_error(Some(ErrorInfo {
                 error_type: jsonrec::str_at(event, "error_type").map(ArcStr::from),
                 message: Some(message.into()),
                 ..Default::default()

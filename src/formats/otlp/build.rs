@@ -332,12 +332,12 @@ fn build_span(
         end_unix_nano: time(&ws.end_time_unix_nano),
         service: service.cloned(),
         attributes,
-        events,
         format: ctx.format,
         origin: ctx.span_origin.clone(),
         line: ctx.line.and_then(crate::model::LineNumber::new),
         ..Default::default()
     };
+    span.set_events(events);
     let status_message = ws
         .status
         .as_ref()

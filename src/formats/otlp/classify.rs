@@ -255,7 +255,7 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
 
     span.kind = kind;
     span.status = status;
-    span.error = error.map(Box::new);
+    span.set_error(error);
     span.identity = identity.into();
     span.facts = KindFacts::of(
         llm.map(Box::new),

@@ -93,7 +93,7 @@ fn spans() -> Vec<Span> {
         model: Some("GPT-4o".into()),
         ..LlmFacts::default()
     })));
-    b.error = Some(Box::new(ErrorInfo {
+    b.set_error(Some(ErrorInfo {
         message: Some("upstream timed out (non-fatal)".into()),
         ..ErrorInfo::default()
     }));

@@ -102,7 +102,7 @@ fn pitfall_openai_invalid_arguments_are_kept_as_text_and_warned() {
         .iter()
         .find(|s| s.parent_span_id.is_none())
         .unwrap();
-    assert_eq!(root.events.len(), 1);
+    assert_eq!(root.events().len(), 1);
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn pitfall_mcp_protocol_traffic_is_session_context_not_calls() {
         m["method"] != "tools/call"
             && !(m.get("method").is_none() && (2..=4).contains(&m["id"].as_i64().unwrap_or(-1)))
     });
-    assert_eq!(root.events.len(), protocol.count());
+    assert_eq!(root.events().len(), protocol.count());
     let server = lines
         .iter()
         .find(|m| m["id"] == 0 && m.get("result").is_some())

@@ -47,7 +47,7 @@ fn mcp_wrapped_messages_with_timestamps_keep_real_durations() {
         .iter()
         .find(|s| s.parent_span_id.is_none())
         .unwrap();
-    assert_eq!(root.events.len(), 1, "the progress notification");
+    assert_eq!(root.events().len(), 1, "the progress notification");
 }
 
 #[test]
@@ -430,7 +430,7 @@ fn agent_transcript_lines_are_read_as_anthropic_with_real_time() {
         .iter()
         .find(|s| s.parent_span_id.is_none())
         .unwrap();
-    assert_eq!(root.events.len(), 1);
+    assert_eq!(root.events().len(), 1);
 }
 
 #[test]

@@ -20,7 +20,7 @@ pub(super) fn error_of(
     status: SpanStatus,
     status_message: Option<&str>,
 ) -> Option<ErrorInfo> {
-    let exception = span.events.iter().find(|e| e.name == "exception");
+    let exception = span.events().iter().find(|e| e.name == "exception");
     // The event's own text, shared rather than copied: an exception's message is often long.
     let event_text = |key: &str| {
         let value = exception?.attributes.iter().find(|(k, _)| *k == key)?.1;
