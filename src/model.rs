@@ -19,6 +19,7 @@ mod inline_list;
 mod kind_facts;
 mod payload;
 mod problem;
+mod provenance;
 pub mod shared_texts;
 mod sparse;
 mod token_count;
@@ -32,6 +33,7 @@ pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
 pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
 pub use payload::*;
 pub use problem::*;
+pub use provenance::Provenance;
 pub use sparse::{Holder, Sparse, SparseEmpty};
 pub use token_count::{TokenCount, token_count};
 
@@ -360,8 +362,6 @@ pub struct Span {
     pub error_and_events: Sparse<ErrorAndEvents>,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
-    /// Shared: all spans of a resource name the same service.
-    pub service: Option<ArcStr>,
     pub identity: Sparse<Identity>,
     /// Model call, tool call or retrieval facts ([`Span::llm`], [`Span::tool`],
     /// [`Span::retrieval`]).
@@ -376,8 +376,9 @@ pub struct Span {
     pub attributes: Attributes,
     /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
     pub format: FormatName,
-    /// Shared by all the spans of one parse: one pointer per span (see `Input::span_origin`).
-    pub origin: Option<Arc<Origin>>,
+    /// Where it was read from and the service that ran it ([`Span::origin`],
+    /// [`Span::service`]): shared by the spans of one resource in one parse.
+    pub provenance: Option<Arc<Provenance>>,
     /// 1-based line in the source file when the format is line-oriented.
     pub line: Option<LineNumber>,
 }

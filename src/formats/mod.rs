@@ -89,6 +89,11 @@ impl<'a> Input<'a> {
         origin.clone()
     }
 
+    /// Where a span parsed from this input was read from, with no service named.
+    pub fn span_provenance(&self) -> Option<Arc<crate::model::Provenance>> {
+        crate::model::Provenance::shared(Some(&self.span_origin()), None)
+    }
+
     /// The first JSON value of the input: the first non-blank line if it parses on its own
     /// (JSONL), else the whole document. `None` when neither is JSON.
     pub fn head_json(&self) -> Option<&serde_json::Value> {

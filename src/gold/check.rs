@@ -145,13 +145,10 @@ fn args_from_text_shaped(text: &str, shape: ScalarArgs) -> Args {
 }
 
 pub(crate) fn origin_file(invocation: &Invocation) -> Option<&Path> {
-    invocation
-        .spans
-        .iter()
-        .find_map(|s| match s.origin.as_deref() {
-            Some(Origin::File(path)) => Some(path.as_path()),
-            _ => None,
-        })
+    invocation.spans.iter().find_map(|s| match s.origin() {
+        Some(Origin::File(path)) => Some(path.as_path()),
+        _ => None,
+    })
 }
 
 /// Sidecar golds (`NAME.gold.json` beside a trace file), read once per trace file.

@@ -335,7 +335,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 .is_some_and(|p| contains_ci(p, v))
         })),
         Term::Service(v) => span_level(spans_by_text(inv, v, only(Field::Service), |s| {
-            s.service.as_deref().is_some_and(|x| contains_ci(x, v))
+            s.service().is_some_and(|x| contains_ci(x, v))
         })),
         Term::Name(v) => {
             let inv_hit = invocation_names(inv).any(|t| contains_ci(t, v));
@@ -346,9 +346,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         }
         Term::Format(v) => span_level(spans_where(inv, |s| contains_ci(s.format.as_str(), v))),
         Term::Source(v) => span_level(spans_where(inv, |s| {
-            s.origin
-                .as_ref()
-                .is_some_and(|o| contains_ci(&o.to_string(), v))
+            s.origin().is_some_and(|o| contains_ci(&o.to_string(), v))
         })),
         Term::Id(v) => {
             let inv_hit = starts_with_ci(&inv.id.text(), v);

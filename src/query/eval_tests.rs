@@ -28,7 +28,7 @@ fn span(trace: &str, id: &str, parent: Option<&str>, name: &str, kind: SpanKind)
 fn sample_store() -> Store {
     let mut root1 = span("t1", "a1", None, "plan trip", SpanKind::Agent);
     root1.end_unix_nano = 4_000_000_000;
-    root1.service = Some(ArcStr::from("travel-svc"));
+    root1.set_service(Some(ArcStr::from("travel-svc")));
     root1.attributes = vec![
         (
             ArcStr::from("gen_ai.conversation.id"),

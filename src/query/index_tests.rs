@@ -131,7 +131,10 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
         start_unix_nano: 1_000 + at as u64,
         end_unix_nano: 2_000,
         format: "test".into(),
-        service: plan.service.as_deref().map(ArcStr::from),
+        provenance: crate::model::Provenance::shared(
+            None,
+            plan.service.as_deref().map(ArcStr::from).as_ref(),
+        ),
         attributes: keyed(&plan.attributes).into(),
         ..Span::default()
     };

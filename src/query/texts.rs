@@ -43,7 +43,7 @@ pub(super) fn span_names(span: &Span) -> impl Iterator<Item = &str> {
         .chain(span.tool_name())
         .chain(span.llm().and_then(|l| l.model.as_deref()))
         .chain(span.llm().and_then(|l| l.response_model.as_deref()))
-        .chain(span.service.as_deref())
+        .chain(span.service().map(|s| s.as_str()))
         .chain(agent)
 }
 

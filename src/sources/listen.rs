@@ -225,7 +225,7 @@ mod tests {
 
         let batch = batches.try_recv().unwrap();
         assert_eq!(batch.spans.len(), 1);
-        let origin = batch.spans[0].origin.as_ref().map(ToString::to_string);
+        let origin = batch.spans[0].origin().map(ToString::to_string);
         assert_eq!(origin.as_deref(), Some("otlp://bound"));
         let spool_dir = sink.spool_dir().unwrap();
         let input = batch.spans[0].input();

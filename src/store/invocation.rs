@@ -265,7 +265,7 @@ pub(super) enum Pushed {
 
 /// Where a span was read, for problems that name both copies of a duplicate.
 pub(super) fn place_of(span: &Span) -> String {
-    match (&span.origin, span.line) {
+    match (span.origin(), span.line) {
         (Some(origin), Some(line)) => format!("{origin}:{line}"),
         (Some(origin), None) => origin.to_string(),
         (None, _) => "an unknown source".to_owned(),

@@ -147,7 +147,7 @@ impl Tally {
             self.ids += self.id(parent);
         }
         self.names += self.once(&span.name);
-        if let Some(service) = &span.service {
+        if let Some(service) = span.service() {
             self.shared_str(service);
         }
         if let Some(e) = span.error() {
@@ -215,9 +215,14 @@ impl Tally {
         for event in span.events() {
             self.events += self.once(&event.name) + self.attribute_list(&event.attributes);
         }
-        // The origin's own allocation is shared by the spans of one parse, and what it names
-        // by every parse of its file or endpoint.
-        if let Some(origin) = &span.origin {
+        // The provenance block is shared by the spans of one resource in one parse, the
+        // origin's own allocation by the spans of one parse, and what it names by every parse
+        // of its file or endpoint.
+        if let Some(provenance) = &span.provenance {
+            let own = std::sync::Arc::as_ptr(provenance) as usize;
+            self.shared += self.once_at(own, size_of::<crate::model::Provenance>() + 16);
+        }
+        if let Some(origin) = span.provenance.as_deref().and_then(|p| p.origin.as_ref()) {
             let own = std::sync::Arc::as_ptr(origin) as usize;
             self.shared += self.once_at(own, size_of::<Origin>() + 16);
             self.shared += match &**origin {

@@ -532,7 +532,7 @@ impl Store {
         let origin = Origin::File(Arc::new(path.to_path_buf()));
         let mut emptied = Vec::new();
         for (id, inv) in self.invocations.iter_mut() {
-            let from_origin = |s: &Span| s.origin.as_deref() == Some(&origin);
+            let from_origin = |s: &Span| s.origin() == Some(&origin);
             if !inv.spans.iter().any(from_origin) {
                 continue;
             }

@@ -265,7 +265,7 @@ impl SearchIndex {
                 complete &= self.add(vocabulary, Field::Provider, provider);
             }
         }
-        if let Some(service) = &span.service {
+        if let Some(service) = span.service() {
             complete &= self.add(vocabulary, Field::Service, service);
         }
         if let Some(error) = span.error() {

@@ -172,11 +172,11 @@ fn a_conflicting_duplicate_keeps_the_failure_and_names_both_sources() {
     for failing_first in [false, true] {
         let mut store = Store::new();
         let mut ok = span("t", "a", None, 1);
-        ok.origin = origin("first.jsonl");
+        ok.set_origin(origin("first.jsonl"));
         ok.line = crate::model::LineNumber::new(3);
         let mut failed = ok.clone();
         failed.status = SpanStatus::Error;
-        failed.origin = origin("second.jsonl");
+        failed.set_origin(origin("second.jsonl"));
         failed.line = crate::model::LineNumber::new(7);
         let (one, two) = if failing_first {
             (failed, ok)
@@ -427,7 +427,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 312),
-        ("Span", size_of::<Span>(), 144),
+        ("Span", size_of::<Span>(), 136),
         ("Summary", size_of::<Summary>(), 144),
         ("ToolCallRef", size_of::<ToolCallRef>(), 24),
         ("TreeRow", size_of::<TreeRow>(), 16),

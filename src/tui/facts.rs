@@ -216,14 +216,14 @@ pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'st
         "span id",
         vec![plain(&format!("{}{parent}", span.span_id), theme)],
     ));
-    if let Some(service) = &span.service {
+    if let Some(service) = span.service() {
         lines.push(fact(
             theme,
             "service",
             vec![plain(&redact::mask_text(service, mode), theme)],
         ));
     }
-    let place = match (&span.origin, span.line) {
+    let place = match (span.origin(), span.line) {
         (Some(o), Some(l)) => format!("{o}:{l} · {}", span.format),
         (Some(o), None) => format!("{o} · {}", span.format),
         _ => span.format.to_string(),

@@ -26,7 +26,7 @@ fn place(inv: &Invocation, span: usize) -> String {
     let Some(s) = inv.spans.get(span) else {
         return String::new();
     };
-    match (s.origin.as_deref(), s.line) {
+    match (s.origin(), s.line) {
         (Some(Origin::File(path)), Some(line)) => format!("{}:{line}", path.display()),
         (Some(Origin::File(path)), None) => path.display().to_string(),
         (Some(Origin::Endpoint(endpoint)), _) => endpoint.to_string(),

@@ -52,7 +52,7 @@ fn projection(span: &Span) -> String {
         span.error().cloned(),
         span.start_unix_nano,
         span.end_unix_nano,
-        span.service,
+        span.service().cloned(),
         span.identity,
         span.tool(),
         span.llm(),

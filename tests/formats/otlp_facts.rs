@@ -54,7 +54,10 @@ fn genai_semconv_current_names() {
     );
     assert_eq!(llm.finish_reasons, ["tool_calls"]);
     assert_eq!(chat.identity.invocation_id.as_deref(), Some("conv_0000"));
-    assert_eq!(chat.service.as_deref(), Some("toolcap-demo-agent"));
+    assert_eq!(
+        chat.service().map(|s| s.as_str()),
+        Some("toolcap-demo-agent")
+    );
     assert_eq!(chat.input().state, PayloadState::Present);
 
     let failed = named(&spans, "execute_tool run_python");
@@ -244,7 +247,7 @@ fn a_requested_call_and_its_tool_span_share_the_call_id() {
     assert!(toolcap::model::ArcStr::ptr_eq(call_id, requested_id));
 }
 
-/// The spans parsed from one input share one allocation of their origin.
+/// The spans parsed from one input (one resource) share one allocation of their origin and service.
 #[test]
 fn the_spans_of_one_input_share_their_origin() {
     let bytes = std::fs::read(
@@ -254,9 +257,10 @@ fn the_spans_of_one_input_share_their_origin() {
     let loaded = toolcap::formats::load_bytes(toolcap::model::Origin::endpoint("test"), &bytes);
     let spans = &loaded.batch.spans;
     assert!(spans.len() > 2);
-    let first = spans[0].origin.as_ref().expect("an origin");
+    let first = spans[0].provenance.as_ref().expect("a provenance");
+    assert!(first.origin.is_some());
     for span in spans {
-        let origin = span.origin.as_ref().expect("an origin");
-        assert!(std::sync::Arc::ptr_eq(first, origin), "{}", span.name);
+        let provenance = span.provenance.as_ref().expect("a provenance");
+        assert!(std::sync::Arc::ptr_eq(first, provenance), "{}", span.name);
     }
 }

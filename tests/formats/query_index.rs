@@ -31,7 +31,9 @@ fn needles(store: &toolcap::store::Store) -> BTreeSet<String> {
             add(&span.name);
             span.tool_name().map(&mut add);
             span.model().map(&mut add);
-            span.service.as_deref().map(&mut add);
+            if let Some(service) = span.service() {
+                add(service);
+            }
             span.error_message().map(&mut add);
             for (_, value) in &span.attributes {
                 if let Some(s) = value.text() {

@@ -49,9 +49,12 @@ fn tool_span(
             ..ToolFacts::default()
         })),
         input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
-        origin: Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
-            file.to_path_buf(),
-        )))),
+        provenance: toolcap::model::Provenance::shared(
+            Some(&std::sync::Arc::new(Origin::File(std::sync::Arc::new(
+                file.to_path_buf(),
+            )))),
+            None,
+        ),
         format: "test".into(),
         ..Span::default()
     }

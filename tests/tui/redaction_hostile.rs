@@ -196,7 +196,10 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         start_unix_nano: T0,
         end_unix_nano: T0 + 9_000_000,
         format: "test".into(),
-        service: Some(text(Field::Service, "svc").into()),
+        provenance: toolcap::model::Provenance::shared(
+            None,
+            Some(&text(Field::Service, "svc").into()),
+        ),
         ..Default::default()
     };
     root.identity.node.node_name = Some(text(Field::NodeName, "plan").into());

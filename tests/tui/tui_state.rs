@@ -435,9 +435,12 @@ fn a_rewritten_file_replaces_the_payload_shown_for_the_same_span() {
         start_unix_nano: T0 + 20_000_000_000,
         end_unix_nano: T0 + 21_000_000_000,
         input: Payload::inline("input", format!("{{\"v\":\"{value}\"}}")).into(),
-        origin: Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
-            path.clone(),
-        )))),
+        provenance: toolcap::model::Provenance::shared(
+            Some(&std::sync::Arc::new(Origin::File(std::sync::Arc::new(
+                path.clone(),
+            )))),
+            None,
+        ),
         format: "test".into(),
         ..Default::default()
     };

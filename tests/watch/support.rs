@@ -71,7 +71,10 @@ fn span(origin: &Origin, id: &str, line: Option<u64>, offset: u64) -> Span {
         span_id: id.into(),
         name: id.into(),
         format: "test-lines".into(),
-        origin: Some(std::sync::Arc::new(origin.clone())),
+        provenance: toolcap::model::Provenance::shared(
+            Some(&std::sync::Arc::new(origin.clone())),
+            None,
+        ),
         line: line.and_then(toolcap::model::LineNumber::new),
         attributes: vec![("offset".into(), AttrValue::Int(offset as i64))].into(),
         ..Span::default()
@@ -103,7 +106,7 @@ impl Recorder {
             IngestEvent::Batch(batch) => {
                 for span in batch.spans {
                     self.delivered += 1;
-                    let key = match span.origin.as_deref() {
+                    let key = match span.origin() {
                         Some(Origin::File(path)) => (**path).clone(),
                         Some(Origin::Endpoint(url)) => PathBuf::from(url.as_str()),
                         None => PathBuf::new(),

@@ -221,7 +221,7 @@ impl TaskState {
             }
             .into(),
             format: NAME.into(),
-            origin: Some(input.span_origin()),
+            provenance: input.span_provenance(),
             ..Default::default()
         };
         if let Some(state) = &self.state {

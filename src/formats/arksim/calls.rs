@@ -104,7 +104,7 @@ impl ToolCallRecord {
             )
             .into(),
             format: at.format.into(),
-            origin: Some(input.span_origin()),
+            provenance: input.span_provenance(),
             ..Default::default()
         };
         if !self.arguments.is_object() && !self.arguments.is_null() {

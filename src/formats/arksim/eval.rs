@@ -98,7 +98,7 @@ impl Format for ArksimEvaluation {
                     start_unix_nano: time,
                     end_unix_nano: time,
                     format: EVALUATION.into(),
-                    origin: Some(input.span_origin()),
+                    provenance: input.span_provenance(),
                     output: jsonrec::payload(
                         "turn_scores",
                         Some(turn),

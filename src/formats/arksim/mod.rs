@@ -342,7 +342,7 @@ pub(crate) fn turn_root_span(
             ("arksim.turn_id".into(), AttrValue::Str(turn_id.into())),
         ]
         .into(),
-        origin: Some(input.span_origin()),
+        provenance: input.span_provenance(),
         ..Default::default()
     }
 }

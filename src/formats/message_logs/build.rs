@@ -87,7 +87,7 @@ pub fn build(
         name: name.into(),
         kind,
         format: format.into(),
-        origin: Some(input.span_origin()),
+        provenance: input.span_provenance(),
         ..Default::default()
     };
     let root_id = "root".to_owned();

@@ -218,7 +218,7 @@ impl Parser {
             start_unix_nano: start,
             end_unix_nano: end.max(start),
             format: NAME.into(),
-            origin: Some(input.span_origin()),
+            provenance: input.span_provenance(),
             line: crate::model::LineNumber::new(line.number),
             status: if started_only {
                 SpanStatus::Unset

@@ -162,7 +162,7 @@ impl Parser {
             }
             .into(),
             format: NAME.into(),
-            origin: Some(input.span_origin()),
+            provenance: input.span_provenance(),
             line: crate::model::LineNumber::new(line.number),
             ..Default::default()
         }

@@ -11,7 +11,8 @@ use super::wire::{self, Leniency, Scalar, Text};
 use crate::formats::common::intern;
 use crate::model::{
     ArcStr, AttrValue, Batch, FormatName, Id, Origin, Payload, PayloadBody, PayloadRange,
-    PayloadState, Problem, RawEncoding, Span, SpanEvent, SpanStatus, truncation_marker_total,
+    PayloadState, Problem, Provenance, RawEncoding, Span, SpanEvent, SpanStatus,
+    truncation_marker_total,
 };
 
 /// String attribute values longer than this are held as payloads, not in the skeleton.
@@ -330,10 +331,9 @@ fn build_span(
         },
         start_unix_nano: time(&ws.start_time_unix_nano),
         end_unix_nano: time(&ws.end_time_unix_nano),
-        service: service.cloned(),
         attributes,
         format: ctx.format,
-        origin: ctx.span_origin.clone(),
+        provenance: Provenance::shared(ctx.span_origin.as_ref(), service),
         line: ctx.line.and_then(crate::model::LineNumber::new),
         ..Default::default()
     };
