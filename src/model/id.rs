@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+mod trace_id;
+pub use trace_id::TraceId;
+
 /// An id as text reads it: equality, hashing and order are those of its text, and `Display`
 /// writes the text exactly as it arrived.
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -142,7 +142,7 @@ impl Tally {
     }
 
     fn span(&mut self, span: &Span) {
-        self.ids += self.id(&span.trace_id) + self.id(&span.span_id);
+        self.ids += self.id(&span.trace_id.id()) + self.id(&span.span_id);
         if let Some(parent) = &span.parent_span_id {
             self.ids += self.id(parent);
         }

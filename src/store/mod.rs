@@ -431,7 +431,7 @@ impl Store {
             for span in spans.by_ref().take(group) {
                 self.stats.spans_seen += 1;
                 let target = target.get_or_insert_with(|| {
-                    let target = self.resolve(&span.trace_id);
+                    let target = self.resolve(&span.trace_id.id());
                     self.reserve_spans(&target, group);
                     target
                 });

@@ -518,7 +518,7 @@ impl Parser {
                 .and_then(|t| serde_json::from_str::<Value>(t).ok())
                 .map(|v| canonical_json(&v));
             let found = self.requested.iter().position(|(trace, _, name, args)| {
-                trace == &span.trace_id
+                *trace == *span.trace_id.text()
                     && Some(name.as_str()) == tool.name.as_deref()
                     && Some(args) == arguments.as_ref()
             });

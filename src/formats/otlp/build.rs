@@ -320,7 +320,7 @@ fn build_span(
     // The OTel span kind is not our kind, but enum names must still be noticed for the warning.
     wire::enum_value(ws.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
     let mut span = Span {
-        trace_id: Id::from_bytes(&trace_id),
+        trace_id: Id::from_bytes(&trace_id).into(),
         span_id: Id::from_bytes(&span_id),
         parent_span_id,
         name: intern::value(&ws.name),
