@@ -23,9 +23,7 @@ pub struct ErrorInfo {
     pub message_is_result: bool,
 }
 
-/// What went wrong in a span and the events it logged: most spans have neither, so both are
-/// kept out of line together and a span pays one word for them (see [`Span::error`],
-/// [`Span::events`]).
+/// A span's [`Span::error`] and [`Span::events`], held together out of line.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAndEvents {
     pub error: Option<ErrorInfo>,

@@ -50,18 +50,13 @@ impl Invocation {
     pub fn span_by_id(&self, span_id: &(impl AsId + ?Sized)) -> Option<usize> {
         self.span_index.get(&self.spans, &span_id.as_id())
     }
-    /// The LLM span that asked for the call tool span `span` makes: the first of the run whose
-    /// requested calls carry its call id. To ask of many spans, take
-    /// [`Invocation::tool_call_requesters`] once.
+    /// The LLM span that asked for the call tool span `span` makes (see
+    /// [`ToolCallRequesters`]). To ask of many spans, take [`Invocation::tool_call_requesters`]
+    /// once.
     pub fn requester_of(&self, span: usize) -> Option<usize> {
-        let call_id = self.spans.get(span)?.tool()?.call_id.as_deref()?;
-        self.spans.iter().position(|candidate| {
-            candidate.llm().is_some_and(|llm| {
-                llm.requested_tool_calls
-                    .iter()
-                    .any(|call| call.id.as_deref() == Some(call_id))
-            })
-        })
+        let span = self.spans.get(span)?;
+        span.tool_call_id()?;
+        self.tool_call_requesters().of(span)
     }
     /// Every tool call's requester in the run, found in one pass.
     pub fn tool_call_requesters(&self) -> ToolCallRequesters<'_> {
