@@ -12,6 +12,18 @@ use toolcap::tui::config;
 
 const RUNS: usize = 600;
 
+/// A gold expecting one call of `lookup`.
+fn gold_expecting_lookup() -> GoldSpec {
+    GoldSpec {
+        calls: vec![GoldCall {
+            tool: "lookup".into(),
+            ..GoldCall::default()
+        }],
+        source: "test gold".into(),
+        ..GoldSpec::default()
+    }
+}
+
 /// `RUNS` runs that each call one tool and carry a gold expecting `lookup`; the oldest run
 /// (listed last, newest first) called `cancel` instead.
 fn store() -> Store {
@@ -33,17 +45,7 @@ fn store() -> Store {
             format: "test".into(),
             ..Span::default()
         });
-        batch.golds.push((
-            trace,
-            GoldSpec {
-                calls: vec![GoldCall {
-                    tool: "lookup".into(),
-                    ..GoldCall::default()
-                }],
-                source: "test gold".into(),
-                ..GoldSpec::default()
-            },
-        ));
+        batch.golds.push((trace, gold_expecting_lookup()));
     }
     let mut store = Store::new();
     store.ingest(batch);
@@ -160,17 +162,9 @@ fn runs_no_gold_can_apply_to_are_not_scored_until_one_can() {
         format: "test".into(),
         ..Span::default()
     });
-    batch.golds.push((
-        "with-gold".into(),
-        GoldSpec {
-            calls: vec![GoldCall {
-                tool: "lookup".into(),
-                ..GoldCall::default()
-            }],
-            source: "test gold".into(),
-            ..GoldSpec::default()
-        },
-    ));
+    batch
+        .golds
+        .push(("with-gold".into(), gold_expecting_lookup()));
     app::ingest(&mut app, toolcap::sources::IngestEvent::Batch(batch));
     let mut steps = 0;
     while app::has_background_work(&app) {
