@@ -50,13 +50,18 @@ impl Invocation {
     pub fn span_by_id(&self, span_id: &(impl AsId + ?Sized)) -> Option<usize> {
         self.span_index.get(&self.spans, &span_id.as_id())
     }
-    /// The LLM span that asked for the call tool span `span` makes (see
-    /// [`ToolCallRequesters`]). To ask of many spans, take [`Invocation::tool_call_requesters`]
-    /// once.
+    /// The LLM span that asked for the call tool span `span` makes: the first of the run whose
+    /// requested calls carry its call id, as [`ToolCallRequesters`] finds for every call at once
+    /// (a walk, not a map: the detail pane asks on every move, of runs of any size).
     pub fn requester_of(&self, span: usize) -> Option<usize> {
-        let span = self.spans.get(span)?;
-        span.tool_call_id()?;
-        self.tool_call_requesters().of(span)
+        let call_id = self.spans.get(span)?.tool_call_id()?;
+        self.spans.iter().position(|candidate| {
+            candidate.llm().is_some_and(|llm| {
+                llm.requested_tool_calls
+                    .iter()
+                    .any(|call| call.id.as_deref() == Some(call_id))
+            })
+        })
     }
     /// Every tool call's requester in the run, found in one pass.
     pub fn tool_call_requesters(&self) -> ToolCallRequesters<'_> {

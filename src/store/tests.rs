@@ -533,3 +533,54 @@ fn a_new_run_gets_room_for_exactly_its_spans_and_a_growing_run_grows_amortized()
     // Doubling from one: growing to exactly 1000, batch by batch, would copy the run each time.
     assert_eq!(span_room(&store, "c"), 1024);
 }
+
+/// A tool call's requester is the first model call of the run that asked for its call id, the
+/// same whether one span asks or the whole run is looked up at once.
+#[test]
+fn a_tool_call_is_requested_by_the_first_model_call_naming_its_id() {
+    use crate::model::{LlmFacts, RequestedToolCall, ToolFacts};
+    let asking = |id: &str, start: u64, call: &str| {
+        let mut s = span("t", id, Some("root"), start);
+        let mut llm = LlmFacts::default();
+        llm.requested_tool_calls.push(RequestedToolCall {
+            id: Some(call.into()),
+            name: "lookup".into(),
+        });
+        s.set_llm(Some(Box::new(llm)));
+        s
+    };
+    let tool = |id: &str, start: u64, call: &str| {
+        let mut s = span("t", id, Some("root"), start);
+        s.set_tool(Some(Box::new(ToolFacts {
+            name: Some("lookup".into()),
+            call_id: Some(call.into()),
+        })));
+        s
+    };
+    let mut store = Store::new();
+    store.ingest(Batch {
+        spans: vec![
+            span("t", "root", None, 1),
+            asking("first", 2, "c1"),
+            tool("answer", 3, "c1"),
+            asking("again", 4, "c1"),
+            tool("unasked", 5, "c9"),
+        ],
+        ..Default::default()
+    });
+    let inv = store.get("t").unwrap();
+    let index = |id: &str| inv.span_by_id(id).unwrap();
+    let requesters = inv.tool_call_requesters();
+    assert_eq!(inv.requester_of(index("answer")), Some(index("first")));
+    assert_eq!(
+        requesters.of(&inv.spans[index("answer")]),
+        Some(index("first"))
+    );
+    assert_eq!(inv.requester_of(index("unasked")), None);
+    assert_eq!(requesters.of(&inv.spans[index("unasked")]), None);
+    assert_eq!(
+        inv.requester_of(index("first")),
+        None,
+        "a model call requests, it is not requested"
+    );
+}
