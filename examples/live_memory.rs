@@ -17,6 +17,9 @@
 //!
 //! `cargo run --release --example live_memory -- spooled` (or `inline`, or `send ADDR`); env
 //! `TOOLCAP_LIVE_SPANS` (default 100000).
+//!
+//! It also counts the heap blocks alive by size ([`blocks`]): the allocator's own words are paid
+//! per block, so what the breakdown counts in bytes can hide what the count of blocks costs.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -38,6 +41,87 @@ use toolcap::sources::IngestEvent;
 use toolcap::sources::listen::{ListenConfig, spawn_listen};
 use toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES;
 use toolcap::store::Store;
+
+mod blocks {
+    //! A counting wrapper around the system allocator: blocks alive, by size.
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+
+    /// Sizes counted one by one up to this; bigger blocks share the last slot.
+    const SIZES: usize = 1024;
+    static ALIVE: [AtomicI64; SIZES + 1] = [const { AtomicI64::new(0) }; SIZES + 1];
+    static BYTES: [AtomicI64; SIZES + 1] = [const { AtomicI64::new(0) }; SIZES + 1];
+
+    pub struct Counting;
+
+    fn count(size: usize, by: i64) {
+        let slot = size.min(SIZES);
+        ALIVE[slot].fetch_add(by, Relaxed);
+        BYTES[slot].fetch_add(by * size as i64, Relaxed);
+    }
+
+    // SAFETY: every call is passed on to the system allocator unchanged; only counters move.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count(layout.size(), 1);
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            count(layout.size(), 1);
+            unsafe { System.alloc_zeroed(layout) }
+        }
+        unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
+            count(layout.size(), -1);
+            unsafe { System.dealloc(block, layout) }
+        }
+        unsafe fn realloc(&self, block: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+            count(layout.size(), -1);
+            count(size, 1);
+            unsafe { System.realloc(block, layout, size) }
+        }
+    }
+
+    /// glibc's block for a request of `size` bytes: 8 bytes more, rounded up to 16, 32 at least.
+    fn with_allocator_words(size: usize) -> usize {
+        ((size + 8).div_ceil(16) * 16).max(32)
+    }
+
+    /// Blocks alive, their bytes as asked and as the allocator holds them (blocks under 1 KiB),
+    /// and the sizes with the most blocks.
+    pub fn report() {
+        let mut sizes: Vec<(usize, i64, i64)> = (0..=SIZES)
+            .map(|size| (size, ALIVE[size].load(Relaxed), BYTES[size].load(Relaxed)))
+            .filter(|&(_, alive, _)| alive > 0)
+            .collect();
+        let alive: i64 = sizes.iter().map(|s| s.1).sum();
+        let asked: i64 = sizes.iter().map(|s| s.2).sum();
+        let small = sizes.iter().filter(|s| s.0 < SIZES);
+        let small_asked: i64 = small.clone().map(|s| s.2).sum();
+        let small_held: i64 = small
+            .map(|&(size, alive, _)| alive * with_allocator_words(size) as i64)
+            .sum();
+        let mib = |bytes: i64| bytes as f64 / (1 << 20) as f64;
+        println!(
+            "  heap blocks alive {alive}: {:.1} MiB asked; those under 1 KiB {:.1} MiB asked, \
+             {:.1} MiB with the allocator's words",
+            mib(asked),
+            mib(small_asked),
+            mib(small_held)
+        );
+        sizes.sort_by_key(|s| -s.1);
+        for (size, alive, _) in sizes.iter().take(8) {
+            let size = if *size == SIZES {
+                "1 KiB+".to_owned()
+            } else {
+                format!("{size} B")
+            };
+            println!("  {alive:>10} blocks of {size}");
+        }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: blocks::Counting = blocks::Counting;
 
 const SPANS_PER_REQUEST: u64 = 500;
 const SPANS_PER_TRACE: u64 = 10;
@@ -380,6 +464,7 @@ async fn main() {
     for (name, bytes) in &breakdown.rows {
         println!("  {:>8.1} MiB  {name}", mib(*bytes));
     }
+    blocks::report();
     time_queries(&store);
     stop().await;
 }
