@@ -28,7 +28,7 @@ pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
 pub use error_and_events::{ErrorAndEvents, ErrorInfo, SpanEvent};
 pub use format_name::FormatName;
-pub use id::{AsId, Id, IdText, TraceId};
+pub use id::{AsId, CompactId, Id, IdText, TraceId};
 pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
 pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
 pub use payload::*;
@@ -349,8 +349,9 @@ impl std::fmt::Display for LineNumber {
 pub struct Span {
     /// Lower-case hex for OTLP (held as bytes); the native id for other formats.
     pub trace_id: TraceId,
-    pub span_id: Id,
-    pub parent_span_id: Option<Id>,
+    /// Nine bytes each, beside the span's one-byte fields (see [`CompactId`]).
+    pub span_id: CompactId,
+    pub parent_span_id: Option<CompactId>,
     /// Shared: the same few names repeat on span after span (see `formats::common::intern`).
     pub name: ArcStr,
     pub kind: SpanKind,

@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+mod compact;
 mod trace_id;
+pub use compact::CompactId;
 pub use trace_id::TraceId;
 
 /// An id as text reads it: equality, hashing and order are those of its text, and `Display`
@@ -276,6 +278,12 @@ impl serde::Serialize for Id {
     }
 }
 
+impl serde::Serialize for CompactId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text())
+    }
+}
+
 /// Anything a run or span can be looked up by: an [`Id`], or text, which becomes one.
 pub trait AsId {
     fn as_id(&self) -> Cow<'_, Id>;
@@ -296,6 +304,12 @@ impl AsId for str {
 impl AsId for String {
     fn as_id(&self) -> Cow<'_, Id> {
         Cow::Owned(Id::new(self))
+    }
+}
+
+impl AsId for CompactId {
+    fn as_id(&self) -> Cow<'_, Id> {
+        Cow::Owned(self.id())
     }
 }
 

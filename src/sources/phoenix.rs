@@ -339,7 +339,7 @@ pub fn spawn_poll(
                         .into_iter()
                         .map(|mut loaded| {
                             loaded.batch.spans.retain(|span| {
-                                seen.insert((span.trace_id.id(), span.span_id.clone()))
+                                seen.insert((span.trace_id.id(), span.span_id.id()))
                             });
                             loaded.batch
                         })

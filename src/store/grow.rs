@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use thin_vec::ThinVec;
 
-use crate::model::{ArcStr, Health, Id, Span, SpanKind};
+use crate::model::{ArcStr, CompactId, Health, Span, SpanKind};
 
 use super::{Invocation, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
 
@@ -22,7 +22,7 @@ pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
 }
 
 /// The parent id a span names, if any (empty counts as none).
-pub(super) fn named_parent(span: &Span) -> Option<&Id> {
+pub(super) fn named_parent(span: &Span) -> Option<&CompactId> {
     span.parent_span_id.as_ref().filter(|p| !p.is_empty())
 }
 
@@ -143,7 +143,7 @@ impl Invocation {
             Some((missing, None)) => {
                 links_mut(&mut self.links)
                     .waiting
-                    .entry(missing.clone())
+                    .entry(missing.id())
                     .or_default()
                     .push(i);
                 insert_root(spans, &mut tree.roots, i);
@@ -151,7 +151,7 @@ impl Invocation {
             None => insert_root(spans, &mut tree.roots, i),
         }
         // Orphans that waited for this span become its children.
-        let adopted = (self.links.as_mut()).and_then(|l| l.waiting.remove(&spans[i].span_id));
+        let adopted = (self.links.as_mut()).and_then(|l| l.waiting.remove(&spans[i].span_id.id()));
         if let Some(adopted) = adopted {
             tree.roots.retain(|r| !adopted.contains(r));
             for c in adopted {

@@ -48,7 +48,7 @@ impl Invocation {
         self.changed_at
     }
     pub fn span_by_id(&self, span_id: &(impl AsId + ?Sized)) -> Option<usize> {
-        self.span_index.get(&self.spans, &span_id.as_id())
+        self.span_index.get(&self.spans, span_id)
     }
     /// The LLM span that asked for the call tool span `span` makes: the first of the run whose
     /// requested calls carry its call id, as [`ToolCallRequesters`] finds for every call at once
@@ -83,7 +83,7 @@ impl Invocation {
     /// differs, the copy that carries a failure is kept (a failure is never hidden) and the
     /// conflict is reported.
     pub(super) fn push(&mut self, span: Span) -> Pushed {
-        if let Some(existing) = self.span_index.get(&self.spans, &span.span_id) {
+        if let Some(existing) = self.span_index.get(&self.spans, &span.span_id.id()) {
             let Some(slot) = self.spans.get_mut(existing) else {
                 return Pushed::Duplicate;
             };
@@ -217,7 +217,7 @@ impl Invocation {
             if let Some(missing) = named_parent(&self.spans[r])
                 && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built)
             {
-                links.waiting.entry(missing.clone()).or_default().push(r);
+                links.waiting.entry(missing.id()).or_default().push(r);
             }
         }
         links

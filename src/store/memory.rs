@@ -142,9 +142,9 @@ impl Tally {
     }
 
     fn span(&mut self, span: &Span) {
-        self.ids += self.id(&span.trace_id.id()) + self.id(&span.span_id);
+        self.ids += self.id(&span.trace_id.id()) + self.id(&span.span_id.id());
         if let Some(parent) = &span.parent_span_id {
-            self.ids += self.id(parent);
+            self.ids += self.id(&parent.id());
         }
         self.names += self.once(&span.name);
         if let Some(service) = span.service() {

@@ -4,7 +4,7 @@
 
 use foldhash::HashMap;
 
-use crate::model::{Id, Span};
+use crate::model::{AsId, Id, Span};
 
 /// Runs up to this many spans find an id by scanning.
 const SCANNED_UP_TO: usize = 32;
@@ -17,10 +17,11 @@ pub(super) struct SpanIndex(Option<Box<HashMap<Id, usize>>>);
 
 impl SpanIndex {
     /// The position of the span with this id in `spans` (the run's list this index follows).
-    pub(super) fn get(&self, spans: &[Span], span_id: &Id) -> Option<usize> {
+    pub(super) fn get(&self, spans: &[Span], span_id: &(impl AsId + ?Sized)) -> Option<usize> {
+        let span_id = span_id.as_id();
         match &self.0 {
             None => spans.iter().position(|s| s.span_id == *span_id),
-            Some(map) => map.get(span_id).copied(),
+            Some(map) => map.get(&*span_id).copied(),
         }
     }
 
@@ -31,7 +32,7 @@ impl SpanIndex {
         }
         match (&mut self.0, spans.last()) {
             (Some(map), Some(last)) => {
-                map.insert(last.span_id.clone(), spans.len() - 1);
+                map.insert(last.span_id.id(), spans.len() - 1);
             }
             _ => *self = SpanIndex::of(spans),
         }
@@ -46,7 +47,7 @@ impl SpanIndex {
             spans
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (s.span_id.clone(), i))
+                .map(|(i, s)| (s.span_id.id(), i))
                 .collect(),
         )))
     }

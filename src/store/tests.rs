@@ -427,7 +427,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 312),
-        ("Span", size_of::<Span>(), 128),
+        ("Span", size_of::<Span>(), 120),
         ("Summary", size_of::<Summary>(), 144),
         ("ToolCallRef", size_of::<ToolCallRef>(), 24),
         ("TreeRow", size_of::<TreeRow>(), 16),

@@ -21,7 +21,7 @@ use super::in_order::{write_in_order, write_pretty_at};
 /// MiB) for 1–2% more CPU.
 const RUNS_PER_PART: usize = 8;
 use crate::formats;
-use crate::model::{Health, Id, Payload, PayloadState, Span};
+use crate::model::{CompactId, Health, Id, Payload, PayloadState, Span};
 use crate::query::Match;
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::store::{Invocation, KindCounts, Store, TreeRow};
@@ -252,7 +252,7 @@ struct Listed<'a> {
     facets: Vec<&'static str>,
     failing: bool,
     gold: Option<GoldOut>,
-    matched_span_ids: Option<Vec<&'a Id>>,
+    matched_span_ids: Option<Vec<&'a CompactId>>,
 }
 
 impl<'a> Listed<'a> {
@@ -302,7 +302,7 @@ struct InvocationOut<'a> {
     gold: Option<GoldOut>,
     id: &'a Id,
     #[serde(skip_serializing_if = "Option::is_none")]
-    matched_span_ids: Option<Vec<&'a Id>>,
+    matched_span_ids: Option<Vec<&'a CompactId>>,
     name: String,
     spans: SpansOut<'a>,
     start_unix_nano: u64,
@@ -392,7 +392,7 @@ impl Serialize for ToolCallsOut<'_> {
         struct ToolCallOut<'a> {
             call_id: Option<&'a str>,
             name: String,
-            span_id: &'a Id,
+            span_id: &'a CompactId,
             status: &'static str,
         }
         let calls = &self.inv.summary().tool_calls;
@@ -446,11 +446,11 @@ struct SpanOut<'a> {
     orphan: bool,
     output: PayloadOut,
     output_tokens: Option<u64>,
-    parent_span_id: Option<&'a Id>,
+    parent_span_id: Option<&'a CompactId>,
     provider: Option<String>,
-    requested_by: Option<&'a Id>,
+    requested_by: Option<&'a CompactId>,
     requested_tool_calls: Option<Vec<RequestedCallOut<'a>>>,
-    span_id: &'a Id,
+    span_id: &'a CompactId,
     start_unix_nano: u64,
     status: &'static str,
     tool_call_id: Option<&'a str>,

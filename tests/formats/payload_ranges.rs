@@ -97,7 +97,7 @@ fn every_otlp_payload_reads_back_from_its_range_as_a_full_parse_gives_it() {
         let format = loaded.detection.format.unwrap();
         let expected: HashMap<(Id, Id), Span> = parsed_in_memory(path, format)
             .into_iter()
-            .map(|s| ((s.trace_id.id(), s.span_id.clone()), s))
+            .map(|s| ((s.trace_id.id(), s.span_id.id()), s))
             .collect();
         if expected.is_empty() {
             // A framing the reference parse here does not read (zstd-framed Collector files):
@@ -105,7 +105,7 @@ fn every_otlp_payload_reads_back_from_its_range_as_a_full_parse_gives_it() {
             continue;
         }
         for span in &loaded.batch.spans {
-            let key = (span.trace_id.id(), span.span_id.clone());
+            let key = (span.trace_id.id(), span.span_id.id());
             let Some(full) = expected.get(&key) else {
                 panic!(
                     "{}: span {key:?} missing from the full parse",

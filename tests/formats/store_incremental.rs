@@ -135,7 +135,7 @@ fn assert_same(grown: &Invocation, built: &Invocation) {
     assert_eq!(grown.summary(), built.summary());
     let links = |inv: &Invocation| -> Vec<Option<Id>> {
         (0..inv.spans.len())
-            .map(|i| inv.requester_of(i).map(|r| inv.spans[r].span_id.clone()))
+            .map(|i| inv.requester_of(i).map(|r| inv.spans[r].span_id.id()))
             .collect()
     };
     assert_eq!(links(grown), links(built));

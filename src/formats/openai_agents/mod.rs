@@ -24,8 +24,8 @@ use super::common::jsonrec::{self, Line};
 use super::common::{intern, timestamp};
 use super::{Format, Input, arksim};
 use crate::model::{
-    ArcStr, AttrValue, Batch, ErrorInfo, Id, Identity, LlmFacts, Payload, PayloadSlot, Problem,
-    RequestedToolCall, Span, SpanKind, SpanStatus, ToolFacts,
+    ArcStr, AttrValue, Batch, CompactId, ErrorInfo, Id, Identity, LlmFacts, Payload, PayloadSlot,
+    Problem, RequestedToolCall, Span, SpanKind, SpanStatus, ToolFacts,
 };
 
 pub struct OpenAiAgents;
@@ -156,12 +156,12 @@ impl Parser {
     }
 
     fn add(&mut self, span: Span) {
-        match self.by_id.get(&span.span_id) {
+        match self.by_id.get(&span.span_id.id()) {
             // A start record never replaces what an end record already gave.
             Some(_) if span.is_provisional() => {}
             Some(&i) => self.spans[i] = span,
             None => {
-                self.by_id.insert(span.span_id.clone(), self.spans.len());
+                self.by_id.insert(span.span_id.id(), self.spans.len());
                 self.spans.push(span);
             }
         }
@@ -214,7 +214,7 @@ impl Parser {
             .into(),
             trace_id: trace_id.into(),
             span_id: span_id.into(),
-            parent_span_id: jsonrec::str_at(export, "parent_id").map(Id::new),
+            parent_span_id: jsonrec::str_at(export, "parent_id").map(CompactId::from),
             start_unix_nano: start,
             end_unix_nano: end.max(start),
             format: NAME.into(),
@@ -417,7 +417,7 @@ impl Parser {
             };
             span.identity.correlation_id = info.group_id.clone().map(Into::into);
             if let Some((conversation, turn)) = &info.arksim_turn
-                && span.parent_span_id.as_ref().is_none_or(Id::is_empty)
+                && span.parent_span_id.as_ref().is_none_or(CompactId::is_empty)
             {
                 span.parent_span_id = Some(arksim::turn_span_id(conversation, turn).into());
             }

@@ -216,7 +216,7 @@ impl Parser {
                 // The OTel observer records it as a zero-duration OK span under the caller.
                 let mut span = self.base_span(input, line, &invocation);
                 span.span_id = format!("failure_isolated:{}", line.number).into();
-                span.parent_span_id = Some(self.caller_of(event, &invocation));
+                span.parent_span_id = Some(self.caller_of(event, &invocation).into());
                 span.name = "openarmature.failure_isolated".into();
                 span.status = SpanStatus::Ok;
                 span.start_unix_nano = self.clock;
@@ -413,7 +413,7 @@ impl Parser {
             .get(invocation)
             .and_then(|stack| stack.iter().rev().find(|n| n.key == key))
             .and_then(|n| self.spans.get(n.span))
-            .map(|s| s.span_id.clone())
+            .map(|s| s.span_id.id())
             .unwrap_or_else(|| INVOCATION_SPAN.into())
     }
 
@@ -425,7 +425,7 @@ impl Parser {
         invocation: &str,
     ) -> Span {
         let mut span = self.base_span(input, line, invocation);
-        span.parent_span_id = Some(self.caller_of(event, invocation));
+        span.parent_span_id = Some(self.caller_of(event, invocation).into());
         span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(Into::into);
         span.identity.node.node_name = jsonrec::str_at(event, "node_name").map(Into::into);
         let latency_ns = event

@@ -321,8 +321,8 @@ fn build_span(
     wire::enum_value(ws.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
     let mut span = Span {
         trace_id: Id::from_bytes(&trace_id).into(),
-        span_id: Id::from_bytes(&span_id),
-        parent_span_id,
+        span_id: Id::from_bytes(&span_id).into(),
+        parent_span_id: parent_span_id.map(Into::into),
         name: intern::value(&ws.name),
         status: match status_code {
             1 => SpanStatus::Ok,
