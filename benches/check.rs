@@ -106,7 +106,7 @@ fn store() -> Store {
                     ..ToolFacts::default()
                 })),
                 input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
-                format: "bench".into(),
+                provenance: toolcap::model::Provenance::shared(None, None, "bench".into()),
                 ..Span::default()
             });
         }

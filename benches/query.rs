@@ -61,7 +61,7 @@ fn build_store() -> Store {
                     kind,
                     start_unix_nano: start + at * 1_000_000,
                     end_unix_nano: start + at * 1_000_000 + 900_000 + (r as u64 % 3000) * 1_000_000,
-                    format: "bench".into(),
+                    provenance: toolcap::model::Provenance::shared(None, None, "bench".into()),
                     ..Default::default()
                 };
                 spans.push(base(

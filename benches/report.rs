@@ -29,7 +29,7 @@ fn store() -> Store {
             kind,
             start_unix_nano: start,
             end_unix_nano: start + 900_000,
-            format: "bench".into(),
+            provenance: toolcap::model::Provenance::shared(None, None, "bench".into()),
             ..Span::default()
         };
         let failing = inv % 5 == 0;

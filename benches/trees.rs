@@ -95,7 +95,7 @@ fn drain_into_an_open_100001_span_run(bencher: divan::Bencher) {
         kind: SpanKind::Tool,
         start_unix_nano: at,
         end_unix_nano: at + 10,
-        format: "bench".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "bench".into()),
         ..Span::default()
     };
     let mut spans = vec![span("root".into(), None, 0)];

@@ -36,7 +36,7 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
         kind,
         start_unix_nano: start + at * 1_000,
         end_unix_nano: start + at * 1_000 + 900,
-        format: "bench".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "bench".into()),
         ..Default::default()
     };
     spans.push(base("root".into(), None, SpanKind::Agent, 0));

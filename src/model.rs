@@ -375,10 +375,9 @@ pub struct Span {
     pub output: PayloadSlot,
     /// Packed once the span is done (see [`Attributes`]).
     pub attributes: Attributes,
-    /// Registry name of the format it was parsed from (`otlp-json`, `openai-agents`, …).
-    pub format: FormatName,
-    /// Where it was read from and the service that ran it ([`Span::origin`],
-    /// [`Span::service`]): shared by the spans of one resource in one parse.
+    /// Where it was read from, the service that ran it and the format it was read as
+    /// ([`Span::origin`], [`Span::service`], [`Span::format`]): shared by the spans of one
+    /// resource in one parse.
     pub provenance: Option<Arc<Provenance>>,
     /// 1-based line in the source file when the format is line-oriented.
     pub line: Option<LineNumber>,

@@ -89,9 +89,12 @@ impl<'a> Input<'a> {
         origin.clone()
     }
 
-    /// Where a span parsed from this input was read from, with no service named.
-    pub fn span_provenance(&self) -> Option<Arc<crate::model::Provenance>> {
-        crate::model::Provenance::shared(Some(&self.span_origin()), None)
+    /// Where a span parsed from this input as `format` was read from, with no service named.
+    pub fn span_provenance(
+        &self,
+        format: crate::model::FormatName,
+    ) -> Option<Arc<crate::model::Provenance>> {
+        crate::model::Provenance::shared(Some(&self.span_origin()), None, format)
     }
 
     /// The first JSON value of the input: the first non-blank line if it parses on its own

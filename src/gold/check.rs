@@ -35,7 +35,7 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
         .map(|call| {
             let span = invocation.spans.get(call.span);
             let args = span.and_then(|s| {
-                let shape = ScalarArgs::of(s.format.as_str());
+                let shape = ScalarArgs::of(s.format().as_str());
                 let input = s.input();
                 if let Some(text) = input.inline_text() {
                     return Some(args_from_text_shaped(text, shape));

@@ -291,7 +291,7 @@ mod tests {
             trace_id: trace.into(),
             span_id: span.into(),
             name: "turn".into(),
-            format: "test".into(),
+            provenance: crate::model::Provenance::shared(None, None, "test".into()),
             attributes: vec![
                 ("arksim.conversation_id".into(), text(conversation.into())),
                 ("arksim.turn_id".into(), AttrValue::Int(turn as i64)),
@@ -306,7 +306,7 @@ mod tests {
             trace_id: trace.into(),
             span_id: span.into(),
             name: "other".into(),
-            format: "test".into(),
+            provenance: crate::model::Provenance::shared(None, None, "test".into()),
             ..Default::default()
         }
     }

@@ -344,7 +344,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 spans_by_text(inv, v, only(Field::Name), |s| contains_ci(&s.name, v)),
             )
         }
-        Term::Format(v) => span_level(spans_where(inv, |s| contains_ci(s.format.as_str(), v))),
+        Term::Format(v) => span_level(spans_where(inv, |s| contains_ci(s.format().as_str(), v))),
         Term::Source(v) => span_level(spans_where(inv, |s| {
             s.origin().is_some_and(|o| contains_ci(&o.to_string(), v))
         })),

@@ -18,7 +18,7 @@ fn span(trace: &str, id: &str, parent: Option<&str>, name: &str, kind: SpanKind)
         kind,
         start_unix_nano: 1_000_000_000,
         end_unix_nano: 1_500_000_000,
-        format: "otlp-json".into(),
+        provenance: crate::model::Provenance::shared(None, None, "otlp-json".into()),
         ..Default::default()
     }
 }
@@ -65,7 +65,7 @@ fn sample_store() -> Store {
         call_id: Some("call_r1".into()),
     })));
     tool2.input = Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#).into();
-    tool2.format = "openai-agents".into();
+    tool2.set_format("openai-agents".into());
 
     let mut store = Store::new();
     store.ingest(Batch {

@@ -130,10 +130,10 @@ fn span_of(plan: &SpanPlan, run: usize, at: usize) -> Span {
         name: plan.name.as_str().into(),
         start_unix_nano: 1_000 + at as u64,
         end_unix_nano: 2_000,
-        format: "test".into(),
         provenance: crate::model::Provenance::shared(
             None,
             plan.service.as_deref().map(ArcStr::from).as_ref(),
+            "test".into(),
         ),
         attributes: keyed(&plan.attributes).into(),
         ..Span::default()

@@ -200,7 +200,7 @@ impl Invocation {
                 .output_tokens
                 .saturating_add(llm.output_tokens.get().map_or(0, u64::from));
         }
-        s.formats.add(span.format);
+        s.formats.add(span.format());
         if span.start_unix_nano > 0 {
             s.start_unix_nano = if s.counts.spans == 1 || s.start_unix_nano == 0 {
                 span.start_unix_nano

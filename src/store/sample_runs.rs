@@ -20,7 +20,7 @@ pub fn tool_runs(from: usize, to: usize) -> Batch {
             kind,
             start_unix_nano: 1_764_496_800_000_000_000 + r as u64 * 1_000_000_000,
             end_unix_nano: 1_764_496_801_000_000_000 + r as u64 * 1_000_000_000,
-            format: "test".into(),
+            provenance: crate::model::Provenance::shared(None, None, "test".into()),
             ..Default::default()
         };
         spans.push(base(

@@ -24,7 +24,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
             output_tokens =
                 output_tokens.saturating_add(llm.output_tokens.get().map_or(0, u64::from));
         }
-        formats.add(span.format);
+        formats.add(span.format());
         if span.start_unix_nano > 0 {
             start = start.min(span.start_unix_nano);
         }
@@ -165,7 +165,7 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
         Some((rank, value)) => (Some(rank), Some(value)),
         None => spans
             .iter()
-            .filter(|s| s.format == "openai-agents")
+            .filter(|s| s.format() == "openai-agents")
             .find_map(|s| s.identity.correlation_id.as_deref())
             .map_or((None, None), |group| {
                 let group = Some(group.to_owned()).filter(|v| !v.trim().is_empty());

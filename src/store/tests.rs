@@ -10,7 +10,7 @@ fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
         name: format!("span {id}").into(),
         start_unix_nano: start,
         end_unix_nano: start + 10,
-        format: "test".into(),
+        provenance: crate::model::Provenance::shared(None, None, "test".into()),
         ..Default::default()
     }
 }
@@ -427,7 +427,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     use std::mem::size_of;
     let sizes = [
         ("Invocation", size_of::<Invocation>(), 312),
-        ("Span", size_of::<Span>(), 120),
+        ("Span", size_of::<Span>(), 112),
         ("Summary", size_of::<Summary>(), 144),
         ("ToolCallRef", size_of::<ToolCallRef>(), 24),
         ("TreeRow", size_of::<TreeRow>(), 16),

@@ -268,7 +268,7 @@ mod tests {
             kind: SpanKind::Other,
             start_unix_nano: start,
             end_unix_nano: start + 1,
-            format: "test".into(),
+            provenance: crate::model::Provenance::shared(None, None, "test".into()),
             ..Default::default()
         }
     }

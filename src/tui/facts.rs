@@ -224,9 +224,9 @@ pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'st
         ));
     }
     let place = match (span.origin(), span.line) {
-        (Some(o), Some(l)) => format!("{o}:{l} · {}", span.format),
-        (Some(o), None) => format!("{o} · {}", span.format),
-        _ => span.format.to_string(),
+        (Some(o), Some(l)) => format!("{o}:{l} · {}", span.format()),
+        (Some(o), None) => format!("{o} · {}", span.format()),
+        _ => span.format().to_string(),
     };
     lines.push(fact(theme, "source", vec![plain(&place, theme)]));
     lines

@@ -74,7 +74,11 @@ fn spans_of(plan: &Plan) -> Vec<Span> {
                 } else {
                     SpanStatus::Ok
                 },
-                format: if i % 7 == 0 { "other" } else { "test" }.into(),
+                provenance: toolcap::model::Provenance::shared(
+                    None,
+                    None,
+                    if i % 7 == 0 { "other" } else { "test" }.into(),
+                ),
                 ..Default::default()
             };
             match plan.kind[i] {

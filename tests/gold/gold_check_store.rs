@@ -54,8 +54,8 @@ fn tool_span(
                 file.to_path_buf(),
             )))),
             None,
+            "test".into(),
         ),
-        format: "test".into(),
         ..Span::default()
     }
 }

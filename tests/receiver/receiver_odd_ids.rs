@@ -236,7 +236,7 @@ fn batch_spans(batches: &[Batch], format: &str) -> BTreeSet<(String, String, Str
     batches
         .iter()
         .flat_map(|batch| &batch.spans)
-        .filter(|span| span.format == format)
+        .filter(|span| span.format() == format)
         .map(|span| {
             (
                 span.trace_id.to_string(),

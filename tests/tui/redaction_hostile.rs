@@ -195,10 +195,10 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         kind: SpanKind::Agent,
         start_unix_nano: T0,
         end_unix_nano: T0 + 9_000_000,
-        format: "test".into(),
         provenance: toolcap::model::Provenance::shared(
             None,
             Some(&text(Field::Service, "svc").into()),
+            "test".into(),
         ),
         ..Default::default()
     };
@@ -228,7 +228,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         kind: SpanKind::Llm,
         start_unix_nano: T0 + 1_000_000,
         end_unix_nano: T0 + 2_000_000,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         facts: toolcap::model::KindFacts::from(Box::new(LlmFacts {
             provider: Some(text(Field::Provider, "openai").into()),
             model: Some(text(Field::Model, "gpt-4o").into()),
@@ -250,7 +250,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         status: SpanStatus::Error,
         start_unix_nano: T0 + 3_000_000,
         end_unix_nano: T0 + 4_000_000,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         facts: toolcap::model::KindFacts::from(Box::new(ToolFacts {
             name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
@@ -274,7 +274,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         kind: SpanKind::Retrieval,
         start_unix_nano: T0 + 5_000_000,
         end_unix_nano: T0 + 6_000_000,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         facts: toolcap::model::KindFacts::from(Box::new(RetrievalFacts {
             query: Some(text(Field::RetrievalQuery, "weather")),
             document_count: Some(2),

@@ -41,7 +41,7 @@ pub fn span(
         kind,
         start_unix_nano: T0 + start_ms * MS,
         end_unix_nano: T0 + end_ms * MS,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         ..Default::default()
     }
 }

@@ -42,7 +42,7 @@ fn store() -> Store {
                 name: Some(tool.into()),
                 ..ToolFacts::default()
             })),
-            format: "test".into(),
+            provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
             ..Span::default()
         });
         batch.golds.push((trace, gold_expecting_lookup()));
@@ -159,7 +159,7 @@ fn runs_no_gold_can_apply_to_are_not_scored_until_one_can() {
         kind: SpanKind::Tool,
         start_unix_nano: 1,
         end_unix_nano: 2,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         ..Span::default()
     });
     batch

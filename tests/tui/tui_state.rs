@@ -38,7 +38,7 @@ fn selection_is_keyed_by_id_and_survives_new_data() {
         kind: SpanKind::Agent,
         start_unix_nano: T0 + 10_000_000_000,
         end_unix_nano: T0 + 11_000_000_000,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         ..Default::default()
     };
     app::ingest(
@@ -410,7 +410,7 @@ fn until_the_user_picks_a_run_the_cursor_follows_the_newest() {
         name: "fresh run".into(),
         start_unix_nano: T0 + 10_000_000_000,
         end_unix_nano: T0 + 11_000_000_000,
-        format: "test".into(),
+        provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         ..Default::default()
     };
     app::ingest(
@@ -440,8 +440,8 @@ fn a_rewritten_file_replaces_the_payload_shown_for_the_same_span() {
                 path.clone(),
             )))),
             None,
+            "test".into(),
         ),
-        format: "test".into(),
         ..Default::default()
     };
     let mut app = sample_app(120, 40);

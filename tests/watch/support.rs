@@ -70,10 +70,10 @@ fn span(origin: &Origin, id: &str, line: Option<u64>, offset: u64) -> Span {
         trace_id: "test".into(),
         span_id: id.into(),
         name: id.into(),
-        format: "test-lines".into(),
         provenance: toolcap::model::Provenance::shared(
             Some(&std::sync::Arc::new(origin.clone())),
             None,
+            "test-lines".into(),
         ),
         line: line.and_then(toolcap::model::LineNumber::new),
         attributes: vec![("offset".into(), AttrValue::Int(offset as i64))].into(),

@@ -220,8 +220,7 @@ impl TaskState {
                 ..Default::default()
             }
             .into(),
-            format: NAME.into(),
-            provenance: input.span_provenance(),
+            provenance: input.span_provenance(NAME.into()),
             ..Default::default()
         };
         if let Some(state) = &self.state {

@@ -103,8 +103,7 @@ impl ToolCallRecord {
                 &format!("{}/result", self.pointer),
             )
             .into(),
-            format: at.format.into(),
-            provenance: input.span_provenance(),
+            provenance: input.span_provenance(at.format.into()),
             ..Default::default()
         };
         if !self.arguments.is_object() && !self.arguments.is_null() {

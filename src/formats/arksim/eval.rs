@@ -97,8 +97,7 @@ impl Format for ArksimEvaluation {
                     kind: SpanKind::Other,
                     start_unix_nano: time,
                     end_unix_nano: time,
-                    format: EVALUATION.into(),
-                    provenance: input.span_provenance(),
+                    provenance: input.span_provenance(EVALUATION.into()),
                     output: jsonrec::payload(
                         "turn_scores",
                         Some(turn),

@@ -232,8 +232,13 @@ impl TurnContext<'_> {
     fn emit_turn(&self, input: &Input, turn: &Turn, batch: &mut Batch) -> usize {
         let invocation = turn_invocation_id(self.conversation_id, &turn.turn_id);
         let root_id = turn_span_id(self.conversation_id, &turn.turn_id);
-        let mut root = turn_root_span(self.conversation_id, &turn.turn_id, self.time, input);
-        root.format = SIMULATION.into();
+        let mut root = turn_root_span(
+            self.conversation_id,
+            &turn.turn_id,
+            self.time,
+            input,
+            SIMULATION.into(),
+        );
         if let Some((i, user)) = turn.user {
             root.input = jsonrec::payload(
                 "content",
@@ -319,6 +324,7 @@ pub(crate) fn turn_root_span(
     turn_id: &str,
     time: u64,
     input: &Input,
+    format: crate::model::FormatName,
 ) -> Span {
     Span {
         trace_id: turn_invocation_id(conversation_id, turn_id).into(),
@@ -342,7 +348,7 @@ pub(crate) fn turn_root_span(
             ("arksim.turn_id".into(), AttrValue::Str(turn_id.into())),
         ]
         .into(),
-        provenance: input.span_provenance(),
+        provenance: input.span_provenance(format),
         ..Default::default()
     }
 }
@@ -388,8 +394,7 @@ impl Format for ArksimReceiverDump {
             };
             let invocation = turn_invocation_id(conversation, turn);
             let root_id = turn_span_id(conversation, turn);
-            let mut root = turn_root_span(conversation, turn, 0, input);
-            root.format = RECEIVER.into();
+            let root = turn_root_span(conversation, turn, 0, input, RECEIVER.into());
             batch.spans.push(root);
             let list = calls.as_array().map(Vec::as_slice).unwrap_or_default();
             let pointer = format!(

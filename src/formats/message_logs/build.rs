@@ -86,8 +86,7 @@ pub fn build(
         parent_span_id: parent.map(str::to_owned).map(Into::into),
         name: name.into(),
         kind,
-        format: format.into(),
-        provenance: input.span_provenance(),
+        provenance: input.span_provenance(format.into()),
         ..Default::default()
     };
     let root_id = "root".to_owned();

@@ -217,8 +217,7 @@ impl Parser {
             parent_span_id: jsonrec::str_at(export, "parent_id").map(CompactId::from),
             start_unix_nano: start,
             end_unix_nano: end.max(start),
-            format: NAME.into(),
-            provenance: input.span_provenance(),
+            provenance: input.span_provenance(NAME.into()),
             line: crate::model::LineNumber::new(line.number),
             status: if started_only {
                 SpanStatus::Unset

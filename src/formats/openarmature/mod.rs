@@ -161,8 +161,7 @@ impl Parser {
                 ..Default::default()
             }
             .into(),
-            format: NAME.into(),
-            provenance: input.span_provenance(),
+            provenance: input.span_provenance(NAME.into()),
             line: crate::model::LineNumber::new(line.number),
             ..Default::default()
         }

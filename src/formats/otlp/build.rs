@@ -332,8 +332,7 @@ fn build_span(
         start_unix_nano: time(&ws.start_time_unix_nano),
         end_unix_nano: time(&ws.end_time_unix_nano),
         attributes,
-        format: ctx.format,
-        provenance: Provenance::shared(ctx.span_origin.as_ref(), service),
+        provenance: Provenance::shared(ctx.span_origin.as_ref(), service, ctx.format),
         line: ctx.line.and_then(crate::model::LineNumber::new),
         ..Default::default()
     };

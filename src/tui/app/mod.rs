@@ -548,7 +548,7 @@ mod give_back_tests {
                     trace_id: format!("t{}", n / 4).into(),
                     span_id: format!("s{n}").into(),
                     name: "step".into(),
-                    format: "test".into(),
+                    provenance: crate::model::Provenance::shared(None, None, "test".into()),
                     ..Default::default()
                 })
                 .collect(),
