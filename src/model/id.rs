@@ -13,6 +13,42 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+/// What an id held another way than [`Id`] shares with it: made from text as an `Id` is (then
+/// converted with its `From<Id>`), the empty text by default, and printed as its `text()`.
+macro_rules! compact_id_conversions {
+    ($name:ident) => {
+        impl From<&str> for $name {
+            fn from(text: &str) -> $name {
+                Id::new(text).into()
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(text: String) -> $name {
+                Id::from(text).into()
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Id::default().into()
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(&self.text())
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&*self.text(), f)
+            }
+        }
+    };
+}
+
 mod compact;
 mod trace_id;
 pub use compact::CompactId;
@@ -321,6 +357,35 @@ impl<T: AsId + ?Sized> AsId for &T {
 
 #[cfg(test)]
 mod tests {
+    /// Clones share the allocation, and every reference an id held another way takes is
+    /// given back: for each form that points to an allocation (trace bytes, text).
+    fn references_are_given_back<T: From<Id> + Clone>(id_of: impl Fn(&T) -> Id) {
+        let id = Id::new("5b8efff798038103d269b633813fc60c");
+        let Repr::Trace(bytes) = &id.0 else {
+            panic!("held as bytes");
+        };
+        let before = Arc::strong_count(bytes);
+        let held = T::from(id.clone());
+        let copies: Vec<T> = (0..3).map(|_| held.clone()).collect();
+        let as_id = id_of(&copies[0]);
+        assert_eq!(Arc::strong_count(bytes), before + 5);
+        drop((held, copies, as_id));
+        assert_eq!(Arc::strong_count(bytes), before);
+
+        let text = ArcStr::from("span_abc");
+        let held = T::from(Id(Repr::Text(text.clone())));
+        let again = held.clone();
+        assert_eq!(ArcStr::strong_count(&text), Some(3));
+        drop((held, again));
+        assert_eq!(ArcStr::strong_count(&text), Some(1));
+    }
+
+    #[test]
+    fn compact_and_trace_ids_give_back_each_reference_they_take() {
+        references_are_given_back::<CompactId>(CompactId::id);
+        references_are_given_back::<TraceId>(TraceId::id);
+    }
+
     use super::*;
 
     const TEXTS: [&str; 9] = [

@@ -3,7 +3,6 @@
 //! A span holds its own id and its parent's this way, beside its one-byte fields, where an `Id`
 //! (whose tag cannot share its bytes) took sixteen bytes each.
 
-use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
@@ -151,24 +150,6 @@ impl From<&Id> for CompactId {
     }
 }
 
-impl From<&str> for CompactId {
-    fn from(text: &str) -> CompactId {
-        Id::new(text).into()
-    }
-}
-
-impl From<String> for CompactId {
-    fn from(text: String) -> CompactId {
-        Id::from(text).into()
-    }
-}
-
-impl Default for CompactId {
-    fn default() -> Self {
-        Id::default().into()
-    }
-}
-
 impl Clone for CompactId {
     fn clone(&self) -> Self {
         match self.form() {
@@ -256,17 +237,7 @@ impl PartialOrd for CompactId {
     }
 }
 
-impl fmt::Display for CompactId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(&self.text())
-    }
-}
-
-impl fmt::Debug for CompactId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.text(), f)
-    }
-}
+compact_id_conversions!(CompactId);
 
 #[cfg(test)]
 mod tests {
@@ -302,27 +273,5 @@ mod tests {
                 assert_eq!(Id::new(b) == compact, a == b);
             }
         }
-    }
-
-    #[test]
-    fn clones_share_the_allocation_and_each_reference_is_given_back() {
-        let id = Id::new("5b8efff798038103d269b633813fc60c");
-        let Repr::Trace(bytes) = &id.0 else {
-            panic!("held as bytes");
-        };
-        let before = Arc::strong_count(bytes);
-        let compact = CompactId::from(id.clone());
-        let copies: Vec<CompactId> = (0..3).map(|_| compact.clone()).collect();
-        let as_id = copies[0].id();
-        assert_eq!(Arc::strong_count(bytes), before + 5);
-        drop((compact, copies, as_id));
-        assert_eq!(Arc::strong_count(bytes), before);
-
-        let text = ArcStr::from("span_abc");
-        let compact = CompactId::from(Id(Repr::Text(text.clone())));
-        let again = compact.clone();
-        assert_eq!(ArcStr::strong_count(&text), Some(3));
-        drop((compact, again));
-        assert_eq!(ArcStr::strong_count(&text), Some(1));
     }
 }

@@ -4,7 +4,6 @@
 //! can carry the form, in its low bits (every form's allocation is 8-aligned). The rare trace id
 //! of 16 hex digits, which an `Id` holds inline, gets an allocation of its own.
 
-use std::fmt;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -112,24 +111,6 @@ impl From<Id> for TraceId {
     }
 }
 
-impl From<&str> for TraceId {
-    fn from(text: &str) -> TraceId {
-        Id::new(text).into()
-    }
-}
-
-impl From<String> for TraceId {
-    fn from(text: String) -> TraceId {
-        Id::from(text).into()
-    }
-}
-
-impl Default for TraceId {
-    fn default() -> Self {
-        Id::default().into()
-    }
-}
-
 impl Clone for TraceId {
     fn clone(&self) -> Self {
         let pointer = self.pointer().as_ptr();
@@ -189,17 +170,7 @@ impl PartialEq<TraceId> for Id {
     }
 }
 
-impl fmt::Display for TraceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(&self.text())
-    }
-}
-
-impl fmt::Debug for TraceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.text(), f)
-    }
-}
+compact_id_conversions!(TraceId);
 
 #[cfg(test)]
 mod tests {
@@ -236,27 +207,5 @@ mod tests {
                 assert_eq!(x == Id::new(b), a == b);
             }
         }
-    }
-
-    #[test]
-    fn clones_share_the_allocation_and_each_reference_is_given_back() {
-        let id = Id::new("5b8efff798038103d269b633813fc60c");
-        let Repr::Trace(bytes) = &id.0 else {
-            panic!("held as bytes");
-        };
-        let before = Arc::strong_count(bytes);
-        let trace = TraceId::from(id.clone());
-        let copies: Vec<TraceId> = (0..3).map(|_| trace.clone()).collect();
-        let as_id = copies[0].id();
-        assert_eq!(Arc::strong_count(bytes), before + 5);
-        drop((trace, copies, as_id));
-        assert_eq!(Arc::strong_count(bytes), before);
-
-        let text = ArcStr::from("trace_abc");
-        let trace = TraceId::from(Id(Repr::Text(text.clone())));
-        let again = trace.clone();
-        assert_eq!(ArcStr::strong_count(&text), Some(3));
-        drop((trace, again));
-        assert_eq!(ArcStr::strong_count(&text), Some(1));
     }
 }
