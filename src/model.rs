@@ -30,7 +30,7 @@ pub use error_and_events::{ErrorAndEvents, ErrorInfo, SpanEvent};
 pub use format_name::FormatName;
 pub use id::{AsId, CompactId, Id, IdText, TraceId};
 pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
-pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts};
+pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts, ToolKeys};
 pub use payload::*;
 pub use problem::*;
 pub use provenance::Provenance;
@@ -309,6 +309,23 @@ pub struct ToolFacts {
     pub call_id: Option<ArcStr>,
 }
 
+/// A span's tool facts as read ([`Span::tool`]): from their own block, or from the attributes
+/// they were taken from once the span was packed (see `kind_facts::ToolKeys`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolFactsRef<'a> {
+    pub name: Option<&'a str>,
+    pub call_id: Option<&'a str>,
+}
+
+impl<'a> ToolFactsRef<'a> {
+    pub fn of(facts: &'a ToolFacts) -> ToolFactsRef<'a> {
+        ToolFactsRef {
+            name: facts.name.as_deref(),
+            call_id: facts.call_id.as_deref(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RetrievalFacts {
     pub query: Option<String>,
@@ -415,6 +432,7 @@ impl Span {
         {
             llm.requested_tool_calls.shrink_to_fit();
         }
+        self.key_tool_facts();
     }
 
     /// Arguments, prompt messages, query or input strings (not captured when there are none).
@@ -450,10 +468,10 @@ impl Span {
         llm.response_model.as_deref().or(llm.model.as_deref())
     }
     pub fn tool_name(&self) -> Option<&str> {
-        self.tool()?.name.as_deref()
+        self.tool()?.name
     }
     pub fn tool_call_id(&self) -> Option<&str> {
-        self.tool()?.call_id.as_deref()
+        self.tool()?.call_id
     }
     pub fn error_type(&self) -> Option<&str> {
         self.error()?.error_type.as_deref()

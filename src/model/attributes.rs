@@ -178,6 +178,55 @@ impl Attributes {
         }
     }
 
+    /// The shared number of the key whose first entry holds the plain text `text` (not a
+    /// payload): what [`Attributes::text_under_key`] reads it back by. `None` while unpacked,
+    /// and when no such entry has a numbered key.
+    pub fn key_holding(&self, text: &str) -> Option<u32> {
+        let View::Packed(block) = self.0.view() else {
+            return None;
+        };
+        let (mut reader, count) = Reader::entries(block.bytes());
+        for _ in 0..count {
+            let key = reader.key_number();
+            let value = reader.value(block.held());
+            if let Some(key) = key
+                && !value.is_payload()
+                && value.text() == Some(text)
+            {
+                // Another entry of the same key ahead of this one would be read back instead.
+                return (self.text_under_key(key) == Some(text)).then_some(key);
+            }
+        }
+        None
+    }
+
+    /// The plain text of the first entry whose key is numbered `key` in the shared table.
+    pub fn text_under_key(&self, key: u32) -> Option<&str> {
+        self.value_under_key(key)?.text()
+    }
+
+    /// The value of the first entry whose key is numbered `key` in the shared table, unless it
+    /// is a payload.
+    pub fn value_under_key(&self, key: u32) -> Option<AttrView<'_>> {
+        let block = match self.0.view() {
+            View::Packed(block) => block,
+            // Unpacked again after its keys were taken (a parser changing it).
+            View::Open(_) => {
+                let value = self.get(shared_texts_text(key)?)?;
+                return (!value.is_payload()).then_some(value);
+            }
+        };
+        let (mut reader, count) = Reader::entries(block.bytes());
+        for _ in 0..count {
+            if reader.key_number() == Some(key) {
+                let value = reader.value(block.held());
+                return (!value.is_payload()).then_some(value);
+            }
+            reader.skip_value();
+        }
+        None
+    }
+
     pub fn first(&self) -> Option<(&str, AttrView<'_>)> {
         self.iter().next()
     }
@@ -341,6 +390,14 @@ impl Attributes {
             View::Open(list) => Box::new(list.iter().map(|(_, v)| v)),
             View::Packed(block) => Box::new(block.held().iter()),
         }
+    }
+}
+
+/// The text numbered `number` in the shared table, if it was handed out.
+fn shared_texts_text(number: u32) -> Option<&'static str> {
+    match crate::model::shared_texts::value(number)? {
+        AttrValue::Str(text) => Some(text.as_str()),
+        _ => None,
     }
 }
 

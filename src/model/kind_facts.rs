@@ -2,10 +2,14 @@
 //! one slot of the span: a span is one of these kinds of work, so it held two empty pointers
 //! beside the one in use. A span with more than one (a rerank span names its model and counts
 //! its documents) holds them together.
+//!
+//! A tool call's name and call id are most often two of the span's own attribute values: once
+//! the span is packed, its slot then says which keys hold them ([`ToolKeys`]) and holds no
+//! block at all, where a 16-byte box took a 32-byte block of the allocator's on every tool span.
 
 use std::ptr::NonNull;
 
-use super::{LlmFacts, RetrievalFacts, Span, ToolFacts};
+use super::{ArcStr, AttrValue, LlmFacts, RetrievalFacts, Span, ToolFacts, ToolFactsRef};
 
 /// Out of line: most spans have none, and a span's fixed size is paid by every span. One word:
 /// the box's pointer with which kind it holds in its two low bits (every facts type is at
@@ -19,6 +23,17 @@ pub enum KindFactsView<'a> {
     Tool(&'a ToolFacts),
     Retrieval(&'a RetrievalFacts),
     Several(&'a SeveralFacts),
+    /// A tool call's facts, read from the span's attributes.
+    ToolByKeys(ToolKeys),
+}
+
+/// Which attributes hold a tool call's name and call id: their keys' numbers in the shared
+/// table (see [`Attributes::key_holding`](super::Attributes::key_holding)), `None` for a fact
+/// the call does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolKeys {
+    pub name: Option<u32>,
+    pub call_id: Option<u32>,
 }
 
 /// What a [`KindFacts`] holds, owned.
@@ -34,6 +49,20 @@ const TOOL: usize = 1;
 const RETRIEVAL: usize = 2;
 const SEVERAL: usize = 3;
 const KIND_BITS: usize = 0b11;
+/// Set, with no pointer, when the slot holds [`ToolKeys`]: each key's number plus one (0 for
+/// none) in [`KEY_BITS`] bits above the tag. On 64-bit targets only, where every facts type is
+/// 8-aligned, so that no box's address has the bit.
+const BY_KEYS: usize = 0b100;
+const KEYED: bool = usize::BITS >= 64;
+const KEY_BITS: u32 = 24;
+const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << KEY_BITS);
+const _: () = assert!(
+    !KEYED
+        || (align_of::<LlmFacts>() > BY_KEYS
+            && align_of::<ToolFacts>() > BY_KEYS
+            && align_of::<RetrievalFacts>() > BY_KEYS
+            && align_of::<SeveralFacts>() > BY_KEYS)
+);
 const _: () = assert!(
     align_of::<LlmFacts>() > KIND_BITS
         && align_of::<ToolFacts>() > KIND_BITS
@@ -95,8 +124,39 @@ impl KindFacts {
         }))
     }
 
-    /// The kind and the box's pointer, untagged.
+    /// The slot for tool facts read from the attributes under `keys`; `None` where a word
+    /// cannot hold them.
+    fn by_keys(keys: ToolKeys) -> Option<KindFacts> {
+        if !KEYED {
+            return None;
+        }
+        let field = |key: Option<u32>| key.map_or(0, |key| key as usize + 1);
+        let word = BY_KEYS | field(keys.name) << 3 | field(keys.call_id) << (3 + KEY_BITS);
+        let word = std::num::NonZeroUsize::new(word).expect("the tag is set");
+        Some(KindFacts(Some(NonNull::without_provenance(word))))
+    }
+
+    /// The keys, when the slot holds them rather than a box.
+    fn keys(&self) -> Option<ToolKeys> {
+        let word = self.0?.addr().get();
+        if !KEYED || word & BY_KEYS == 0 {
+            return None;
+        }
+        let field = |shift: u32| match (word >> shift) & ((1 << KEY_BITS) - 1) {
+            0 => None,
+            number => Some(number as u32 - 1),
+        };
+        Some(ToolKeys {
+            name: field(3),
+            call_id: field(3 + KEY_BITS),
+        })
+    }
+
+    /// The kind and the box's pointer, untagged (`None` for keys: they point nowhere).
     fn parts(&self) -> Option<(usize, NonNull<u8>)> {
+        if self.keys().is_some() {
+            return None;
+        }
         let tagged = self.0?;
         let kind = tagged.addr().get() & KIND_BITS;
         // The box's own address is aligned past the kind bits, so it is not null either.
@@ -108,6 +168,9 @@ impl KindFacts {
 
     /// What it holds, borrowed.
     pub fn view(&self) -> Option<KindFactsView<'_>> {
+        if let Some(keys) = self.keys() {
+            return Some(KindFactsView::ToolByKeys(keys));
+        }
         let (kind, pointer) = self.parts()?;
         // SAFETY: the pointer, untagged, is the live box `hold` leaked for this kind, owned by
         // this slot and borrowed for as long as it.
@@ -150,8 +213,12 @@ impl KindFacts {
         }
     }
 
+    /// The box, given back (`None` for keys, which own nothing; the slot is emptied either way).
     fn take(&mut self) -> Option<Owned> {
-        let (kind, pointer) = self.parts()?;
+        let Some((kind, pointer)) = self.parts() else {
+            self.0 = None;
+            return None;
+        };
         self.0 = None;
         // SAFETY: the box `hold` leaked, given back once: the slot no longer holds it.
         Some(unsafe {
@@ -172,6 +239,7 @@ impl KindFacts {
             Some(KindFactsView::Tool(_)) => size_of::<ToolFacts>(),
             Some(KindFactsView::Retrieval(_)) => size_of::<RetrievalFacts>(),
             Some(KindFactsView::Several(_)) => size_of::<SeveralFacts>(),
+            Some(KindFactsView::ToolByKeys(_)) => 0,
         }
     }
 
@@ -245,6 +313,7 @@ impl Clone for KindFacts {
                 KindFacts::hold(Owned::Retrieval(Box::new(f.clone())))
             }
             Some(KindFactsView::Several(f)) => KindFacts::hold(Owned::Several(Box::new(f.clone()))),
+            Some(KindFactsView::ToolByKeys(_)) => KindFacts(self.0),
         }
     }
 }
@@ -273,10 +342,19 @@ impl Span {
         }
     }
 
-    pub fn tool(&self) -> Option<&ToolFacts> {
+    /// The tool call's name and call id: from the facts' own block, or read from the
+    /// attributes they were taken from.
+    pub fn tool(&self) -> Option<ToolFactsRef<'_>> {
         match self.facts.view()? {
-            KindFactsView::Tool(tool) => Some(tool),
-            KindFactsView::Several(several) => several.tool.as_ref(),
+            KindFactsView::Tool(tool) => Some(ToolFactsRef::of(tool)),
+            KindFactsView::Several(several) => several.tool.as_ref().map(ToolFactsRef::of),
+            KindFactsView::ToolByKeys(keys) => {
+                let text = |key: Option<u32>| self.attributes.text_under_key(key?);
+                Some(ToolFactsRef {
+                    name: text(keys.name),
+                    call_id: text(keys.call_id),
+                })
+            }
             _ => None,
         }
     }
@@ -294,6 +372,7 @@ impl Span {
     }
 
     pub fn tool_mut(&mut self) -> Option<&mut ToolFacts> {
+        self.unkey_tool_facts();
         self.facts.parts_mut().1
     }
 
@@ -303,88 +382,59 @@ impl Span {
 
     /// Sets (or with `None` clears) the model call's facts, keeping the others.
     pub fn set_llm(&mut self, llm: Option<Box<LlmFacts>>) {
+        self.unkey_tool_facts();
         let (_, tool, retrieval) = std::mem::take(&mut self.facts).into_parts();
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 
     /// Sets (or with `None` clears) the tool call's facts, keeping the others.
     pub fn set_tool(&mut self, tool: Option<Box<ToolFacts>>) {
+        self.unkey_tool_facts();
         let (llm, _, retrieval) = std::mem::take(&mut self.facts).into_parts();
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 
+    /// Once packed: tool facts that are two of the attributes' values are read from there
+    /// instead of held (see [`ToolKeys`]).
+    pub(super) fn key_tool_facts(&mut self) {
+        let Some(KindFactsView::Tool(tool)) = self.facts.view() else {
+            return;
+        };
+        let key_of = |text: &Option<ArcStr>| match text {
+            None => Some(None),
+            Some(text) => self.attributes.key_holding(text).map(Some),
+        };
+        let (Some(name), Some(call_id)) = (key_of(&tool.name), key_of(&tool.call_id)) else {
+            return;
+        };
+        if let Some(keyed) = KindFacts::by_keys(ToolKeys { name, call_id }) {
+            self.facts = keyed;
+        }
+    }
+
+    /// Tool facts read from the attributes, held again in a block of their own: to change
+    /// them, or the span's other facts.
+    fn unkey_tool_facts(&mut self) {
+        let Some(KindFactsView::ToolByKeys(keys)) = self.facts.view() else {
+            return;
+        };
+        let shared = |key: Option<u32>| match self.attributes.value_under_key(key?)?.held()? {
+            AttrValue::Str(text) => Some(text.clone()),
+            _ => None,
+        };
+        self.facts = KindFacts::from(Box::new(ToolFacts {
+            name: shared(keys.name),
+            call_id: shared(keys.call_id),
+        }));
+    }
+
     /// Sets (or with `None` clears) the retrieval's facts, keeping the others.
     pub fn set_retrieval(&mut self, retrieval: Option<Box<RetrievalFacts>>) {
+        self.unkey_tool_facts();
         let (llm, tool, _) = std::mem::take(&mut self.facts).into_parts();
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_kind_of_facts_reads_back_alone_or_beside_the_others() {
-        let llm = || {
-            Some(Box::new(LlmFacts {
-                input_tokens: Some(3).into(),
-                ..LlmFacts::default()
-            }))
-        };
-        let retrieval = || {
-            Some(Box::new(RetrievalFacts {
-                document_count: Some(2),
-                ..RetrievalFacts::default()
-            }))
-        };
-        let mut span = Span::default();
-        assert!(span.llm().is_none() && span.tool().is_none() && span.retrieval().is_none());
-        span.set_llm(llm());
-        assert!(matches!(span.facts.view(), Some(KindFactsView::Llm(_))));
-        // A rerank span: model and documents together.
-        span.set_retrieval(retrieval());
-        assert!(matches!(span.facts.view(), Some(KindFactsView::Several(_))));
-        assert_eq!(span.llm().and_then(|l| l.input_tokens.get()), Some(3));
-        assert_eq!(span.retrieval().and_then(|r| r.document_count), Some(2));
-        span.retrieval_mut().unwrap().document_count = Some(5);
-        assert_eq!(span.retrieval().and_then(|r| r.document_count), Some(5));
-        span.set_llm(None);
-        assert!(matches!(
-            span.facts.view(),
-            Some(KindFactsView::Retrieval(_))
-        ));
-        assert_eq!(span.retrieval().and_then(|r| r.document_count), Some(5));
-        span.set_retrieval(None);
-        assert_eq!(span.facts, KindFacts::NONE);
-        assert!(span.facts.view().is_none());
-        assert_eq!(size_of::<KindFacts>(), 8);
-    }
-
-    /// The one-word slot owns its box as a `Box` would: a copy is a box of its own, changing
-    /// one leaves the other, and each lets its facts go once, on this thread or another.
-    #[test]
-    fn facts_in_their_one_word_slot_are_owned_once_and_let_go() {
-        let name = crate::model::ArcStr::from("search_flights");
-        let mut span = Span {
-            facts: KindFacts::from(Box::new(ToolFacts {
-                name: Some(name.clone()),
-                ..ToolFacts::default()
-            })),
-            ..Span::default()
-        };
-        let mut copy = span.clone();
-        assert_eq!(crate::model::ArcStr::strong_count(&name), Some(3));
-        copy.tool_mut().unwrap().call_id = Some("call-1".into());
-        assert_eq!(span.tool_call_id(), None);
-        assert_eq!(copy.tool_call_id(), Some("call-1"));
-        copy.set_llm(Some(Box::new(LlmFacts::default())));
-        assert!(matches!(copy.facts.view(), Some(KindFactsView::Several(_))));
-        assert_eq!(copy.tool_name(), Some("search_flights"));
-        let elsewhere = std::thread::spawn(move || copy.tool_name().map(str::to_owned));
-        assert_eq!(elsewhere.join().unwrap().as_deref(), Some("search_flights"));
-        assert_eq!(crate::model::ArcStr::strong_count(&name), Some(2));
-        span.set_tool(None);
-        assert_eq!(crate::model::ArcStr::strong_count(&name), Some(1));
-    }
-}
+mod tests;

@@ -287,7 +287,7 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
         && a.start_unix_nano == b.start_unix_nano
         && a.end_unix_nano == b.end_unix_nano
         && a.llm() == b.llm()
-        && a.tool().map(|t| (&t.name, &t.call_id)) == b.tool().map(|t| (&t.name, &t.call_id))
+        && a.tool() == b.tool()
         && payload(&a.input(), &b.input())
         && payload(&a.output(), &b.output())
         && a.events().len() == b.events().len()

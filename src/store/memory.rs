@@ -177,8 +177,11 @@ impl Tally {
                     .sum::<u64>();
         }
         if let Some(t) = span.tool() {
-            self.facts += t.name.as_ref().map_or(0, |name| self.once(name))
-                + t.call_id.as_ref().map_or(0, |call| self.once(call));
+            // Read from the attributes (see `ToolKeys`), the texts are theirs: met again there,
+            // they are counted once.
+            for text in [t.name, t.call_id].into_iter().flatten() {
+                self.facts += self.once_at(text.as_ptr() as usize, text.len() + 16);
+            }
         }
         if let Some(r) = span.retrieval() {
             self.facts += opt(&r.query);

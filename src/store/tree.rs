@@ -191,7 +191,7 @@ impl<'a> ToolCallRequesters<'a> {
 
     /// The span that asked for the call `span` makes, when it is a tool span with a call id.
     pub fn of(&self, span: &Span) -> Option<usize> {
-        let call_id = span.tool()?.call_id.as_deref()?;
+        let call_id = span.tool()?.call_id?;
         self.by_call_id.get(call_id).copied()
     }
 }

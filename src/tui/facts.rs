@@ -135,7 +135,7 @@ pub fn facts(
         }
     }
     if let Some(tool) = span.tool() {
-        if let Some(name) = &tool.name {
+        if let Some(name) = tool.name {
             lines.push(fact(
                 theme,
                 "tool",
@@ -145,7 +145,7 @@ pub fn facts(
                 )],
             ));
         }
-        if let Some(id) = &tool.call_id {
+        if let Some(id) = tool.call_id {
             lines.push(fact(theme, "call id", vec![plain(id, theme)]));
         }
         if let Some(requester) = inv.requester_of(index) {

@@ -242,9 +242,10 @@ fn a_requested_call_and_its_tool_span_share_the_call_id() {
     let requested_id = requested.id.as_ref().expect("an id");
     assert_eq!(requested_id, "call_0_0");
     let tool = named(&spans, "execute_tool web_search");
-    let call_id = tool.tool().unwrap().call_id.as_ref().expect("a call id");
+    let call_id = tool.tool_call_id().expect("a call id");
     assert_eq!(call_id, requested_id);
-    assert!(toolcap::model::ArcStr::ptr_eq(call_id, requested_id));
+    // Read from the tool span's attribute (its facts hold no copy): the same allocation.
+    assert_eq!(call_id.as_ptr(), requested_id.as_ptr());
 }
 
 /// The spans parsed from one input (one resource) share one allocation of their origin and service.

@@ -518,7 +518,7 @@ impl Parser {
                 .map(|v| canonical_json(&v));
             let found = self.requested.iter().position(|(trace, _, name, args)| {
                 *trace == *span.trace_id.text()
-                    && Some(name.as_str()) == tool.name.as_deref()
+                    && Some(name.as_str()) == tool.name
                     && Some(args) == arguments.as_ref()
             });
             if let Some(found) = found {

@@ -265,6 +265,19 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A key's number in the shared table, passing over it; `None` for a key written out in
+    /// place.
+    pub(super) fn key_number(&mut self) -> Option<u32> {
+        match self.varint() {
+            KEY_IN_PLACE => {
+                let len = self.varint() as usize;
+                self.take(len);
+                None
+            }
+            number => u32::try_from(number - 1).ok(),
+        }
+    }
+
     pub(super) fn value(&mut self, side: &'a [AttrValue]) -> AttrView<'a> {
         const NULL_VALUE: &AttrValue = &AttrValue::Null;
         match self.tag() {
