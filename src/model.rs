@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 mod attributes;
 mod error_and_events;
+mod facts;
 pub mod file_numbers;
 mod format_name;
 mod id;
@@ -27,10 +28,13 @@ mod token_count;
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
 pub use error_and_events::{ErrorAndEvents, ErrorInfo, SpanEvent};
+pub use facts::{
+    LlmFacts, LlmFactsRef, RequestedToolCall, RetrievalFacts, ToolFacts, ToolFactsRef,
+};
 pub use format_name::FormatName;
 pub use id::{AsId, CompactId, Id, IdText, TraceId};
 pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
-pub use kind_facts::{KindFacts, KindFactsView, SeveralFacts, ToolKeys};
+pub use kind_facts::{KeyedLlmFacts, KindFacts, KindFactsView, SeveralFacts, ToolKeys};
 pub use payload::*;
 pub use problem::*;
 pub use provenance::Provenance;
@@ -279,59 +283,6 @@ impl SparseEmpty for NodeIdentity {
     };
 }
 
-/// A tool call an LLM asked for (available even with payload capture off). Shared texts: a
-/// tool's name repeats on call after call, and both are a word each in the span's facts.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RequestedToolCall {
-    pub id: Option<ArcStr>,
-    pub name: ArcStr,
-}
-
-/// Provider and model names are shared texts: they repeat on every call, and a parser hands out
-/// the attribute value's own allocation.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct LlmFacts {
-    pub provider: Option<ArcStr>,
-    pub model: Option<ArcStr>,
-    pub response_model: Option<ArcStr>,
-    pub input_tokens: TokenCount,
-    pub output_tokens: TokenCount,
-    pub cache_read_tokens: TokenCount,
-    /// Shared: the same few reasons (`stop`, `tool_calls`) repeat on call after call.
-    pub finish_reasons: FinishReasons,
-    pub requested_tool_calls: RequestedCalls,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ToolFacts {
-    /// Shared with the attribute it came from, and with the run's summary.
-    pub name: Option<ArcStr>,
-    pub call_id: Option<ArcStr>,
-}
-
-/// A span's tool facts as read ([`Span::tool`]): from their own block, or from the attributes
-/// they were taken from once the span was packed (see `kind_facts::ToolKeys`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ToolFactsRef<'a> {
-    pub name: Option<&'a str>,
-    pub call_id: Option<&'a str>,
-}
-
-impl<'a> ToolFactsRef<'a> {
-    pub fn of(facts: &'a ToolFacts) -> ToolFactsRef<'a> {
-        ToolFactsRef {
-            name: facts.name.as_deref(),
-            call_id: facts.call_id.as_deref(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RetrievalFacts {
-    pub query: Option<String>,
-    pub document_count: Option<u64>,
-}
-
 /// A 1-based line number as a span holds it: four bytes, which fit beside its kind, status
 /// and format where eight took a word of their own in every span. A line past `u32::MAX` (a
 /// file of over four billion lines) is held as no line.
@@ -432,7 +383,7 @@ impl Span {
         {
             llm.requested_tool_calls.shrink_to_fit();
         }
-        self.key_tool_facts();
+        self.key_facts();
     }
 
     /// Arguments, prompt messages, query or input strings (not captured when there are none).
@@ -465,7 +416,7 @@ impl Span {
     }
     pub fn model(&self) -> Option<&str> {
         let llm = self.llm()?;
-        llm.response_model.as_deref().or(llm.model.as_deref())
+        llm.response_model.or(llm.model)
     }
     pub fn tool_name(&self) -> Option<&str> {
         self.tool()?.name

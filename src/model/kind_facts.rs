@@ -6,10 +6,15 @@
 //! A tool call's name and call id are most often two of the span's own attribute values: once
 //! the span is packed, its slot then says which keys hold them ([`ToolKeys`]) and holds no
 //! block at all, where a 16-byte box took a 32-byte block of the allocator's on every tool span.
+//! A model call's provider and model names are too: its block then holds their keys in one
+//! word instead of three texts ([`KeyedLlmFacts`]), 56 bytes where 72 took an 80-byte block.
 
 use std::ptr::NonNull;
 
-use super::{ArcStr, AttrValue, LlmFacts, RetrievalFacts, Span, ToolFacts, ToolFactsRef};
+use super::{
+    ArcStr, AttrValue, Attributes, FinishReasons, LlmFacts, LlmFactsRef, RequestedCalls,
+    RetrievalFacts, Span, TokenCount, ToolFacts, ToolFactsRef,
+};
 
 /// Out of line: most spans have none, and a span's fixed size is paid by every span. One word:
 /// the box's pointer with which kind it holds in its two low bits (every facts type is at
@@ -25,6 +30,55 @@ pub enum KindFactsView<'a> {
     Several(&'a SeveralFacts),
     /// A tool call's facts, read from the span's attributes.
     ToolByKeys(ToolKeys),
+    /// A model call's facts, its names read from the span's attributes.
+    LlmByKeys(&'a KeyedLlmFacts),
+}
+
+/// A model call's facts whose provider, model and response model are values of the span's
+/// attributes: those keys' numbers in the shared table (plus one, 0 for a name the call does
+/// not have), [`NAME_KEY_BITS`] bits each, in place of the three texts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyedLlmFacts {
+    name_keys: u64,
+    pub input_tokens: TokenCount,
+    pub output_tokens: TokenCount,
+    pub cache_read_tokens: TokenCount,
+    pub finish_reasons: FinishReasons,
+    pub requested_tool_calls: RequestedCalls,
+}
+
+const NAME_KEY_BITS: u32 = 21;
+const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << NAME_KEY_BITS);
+const _: () = assert!(3 * NAME_KEY_BITS <= u64::BITS);
+// What makes it worth holding: a block of the allocator's size class below `LlmFacts`'s.
+const _: () = assert!(size_of::<KeyedLlmFacts>() <= 56 && size_of::<LlmFacts>() > 56);
+
+impl KeyedLlmFacts {
+    /// The keys of provider, model and response model, in that order.
+    fn name_keys(&self) -> [Option<u32>; 3] {
+        std::array::from_fn(|i| {
+            match (self.name_keys >> (i as u32 * NAME_KEY_BITS)) & ((1 << NAME_KEY_BITS) - 1) {
+                0 => None,
+                number => Some(number as u32 - 1),
+            }
+        })
+    }
+
+    /// The facts read with `attributes` (the span's).
+    fn read<'a>(&'a self, attributes: &'a Attributes) -> LlmFactsRef<'a> {
+        let [provider, model, response_model] =
+            self.name_keys().map(|key| attributes.text_under_key(key?));
+        LlmFactsRef {
+            provider,
+            model,
+            response_model,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_read_tokens: self.cache_read_tokens,
+            finish_reasons: &self.finish_reasons,
+            requested_tool_calls: &self.requested_tool_calls,
+        }
+    }
 }
 
 /// Which attributes hold a tool call's name and call id: their keys' numbers in the shared
@@ -39,6 +93,7 @@ pub struct ToolKeys {
 /// What a [`KindFacts`] holds, owned.
 enum Owned {
     Llm(Box<LlmFacts>),
+    LlmKeyed(Box<KeyedLlmFacts>),
     Tool(Box<ToolFacts>),
     Retrieval(Box<RetrievalFacts>),
     Several(Box<SeveralFacts>),
@@ -48,20 +103,23 @@ const LLM: usize = 0;
 const TOOL: usize = 1;
 const RETRIEVAL: usize = 2;
 const SEVERAL: usize = 3;
-const KIND_BITS: usize = 0b11;
-/// Set, with no pointer, when the slot holds [`ToolKeys`]: each key's number plus one (0 for
-/// none) in [`KEY_BITS`] bits above the tag. On 64-bit targets only, where every facts type is
-/// 8-aligned, so that no box's address has the bit.
-const BY_KEYS: usize = 0b100;
+/// The slot for [`ToolKeys`], with no pointer: each key's number plus one (0 for none) in
+/// [`KEY_BITS`] bits above the tag.
+const TOOL_KEYS: usize = 4;
+const LLM_KEYED: usize = 5;
+/// The keyed forms are for 64-bit targets only, where every facts type is 8-aligned, so that a
+/// box's address leaves three bits for the tag.
 const KEYED: bool = usize::BITS >= 64;
+const KIND_BITS: usize = if KEYED { 0b111 } else { 0b11 };
 const KEY_BITS: u32 = 24;
 const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << KEY_BITS);
 const _: () = assert!(
     !KEYED
-        || (align_of::<LlmFacts>() > BY_KEYS
-            && align_of::<ToolFacts>() > BY_KEYS
-            && align_of::<RetrievalFacts>() > BY_KEYS
-            && align_of::<SeveralFacts>() > BY_KEYS)
+        || (align_of::<LlmFacts>() > KIND_BITS
+            && align_of::<KeyedLlmFacts>() > KIND_BITS
+            && align_of::<ToolFacts>() > KIND_BITS
+            && align_of::<RetrievalFacts>() > KIND_BITS
+            && align_of::<SeveralFacts>() > KIND_BITS)
 );
 const _: () = assert!(
     align_of::<LlmFacts>() > KIND_BITS
@@ -118,6 +176,7 @@ impl KindFacts {
         }
         KindFacts(Some(match owned {
             Owned::Llm(facts) => tagged(facts, LLM),
+            Owned::LlmKeyed(facts) => tagged(facts, LLM_KEYED),
             Owned::Tool(facts) => tagged(facts, TOOL),
             Owned::Retrieval(facts) => tagged(facts, RETRIEVAL),
             Owned::Several(facts) => tagged(facts, SEVERAL),
@@ -131,7 +190,7 @@ impl KindFacts {
             return None;
         }
         let field = |key: Option<u32>| key.map_or(0, |key| key as usize + 1);
-        let word = BY_KEYS | field(keys.name) << 3 | field(keys.call_id) << (3 + KEY_BITS);
+        let word = TOOL_KEYS | field(keys.name) << 3 | field(keys.call_id) << (3 + KEY_BITS);
         let word = std::num::NonZeroUsize::new(word).expect("the tag is set");
         Some(KindFacts(Some(NonNull::without_provenance(word))))
     }
@@ -139,7 +198,7 @@ impl KindFacts {
     /// The keys, when the slot holds them rather than a box.
     fn keys(&self) -> Option<ToolKeys> {
         let word = self.0?.addr().get();
-        if !KEYED || word & BY_KEYS == 0 {
+        if !KEYED || word & KIND_BITS != TOOL_KEYS {
             return None;
         }
         let field = |shift: u32| match (word >> shift) & ((1 << KEY_BITS) - 1) {
@@ -177,6 +236,7 @@ impl KindFacts {
         Some(unsafe {
             match kind {
                 LLM => KindFactsView::Llm(pointer.cast().as_ref()),
+                LLM_KEYED => KindFactsView::LlmByKeys(pointer.cast().as_ref()),
                 TOOL => KindFactsView::Tool(pointer.cast().as_ref()),
                 RETRIEVAL => KindFactsView::Retrieval(pointer.cast().as_ref()),
                 _ => KindFactsView::Several(pointer.cast().as_ref()),
@@ -199,6 +259,8 @@ impl KindFacts {
         unsafe {
             match kind {
                 LLM => (Some(pointer.cast().as_mut()), None, None),
+                // Made an `LlmFacts` again first (`Span::unkey_facts`).
+                LLM_KEYED => (None, None, None),
                 TOOL => (None, Some(pointer.cast().as_mut()), None),
                 RETRIEVAL => (None, None, Some(pointer.cast().as_mut())),
                 _ => {
@@ -224,6 +286,7 @@ impl KindFacts {
         Some(unsafe {
             match kind {
                 LLM => Owned::Llm(Box::from_raw(pointer.cast().as_ptr())),
+                LLM_KEYED => Owned::LlmKeyed(Box::from_raw(pointer.cast().as_ptr())),
                 TOOL => Owned::Tool(Box::from_raw(pointer.cast().as_ptr())),
                 RETRIEVAL => Owned::Retrieval(Box::from_raw(pointer.cast().as_ptr())),
                 _ => Owned::Several(Box::from_raw(pointer.cast().as_ptr())),
@@ -240,6 +303,7 @@ impl KindFacts {
             Some(KindFactsView::Retrieval(_)) => size_of::<RetrievalFacts>(),
             Some(KindFactsView::Several(_)) => size_of::<SeveralFacts>(),
             Some(KindFactsView::ToolByKeys(_)) => 0,
+            Some(KindFactsView::LlmByKeys(_)) => size_of::<KeyedLlmFacts>(),
         }
     }
 
@@ -255,6 +319,11 @@ impl KindFacts {
         match self.take() {
             None => (None, None, None),
             Some(Owned::Llm(llm)) => (Some(llm), None, None),
+            // `Span::unkey_facts` makes keyed facts whole before any taking apart.
+            Some(Owned::LlmKeyed(_)) => {
+                debug_assert!(false, "keyed facts taken apart");
+                (None, None, None)
+            }
             Some(Owned::Tool(tool)) => (None, Some(tool), None),
             Some(Owned::Retrieval(retrieval)) => (None, None, Some(retrieval)),
             Some(Owned::Several(several)) => {
@@ -314,6 +383,9 @@ impl Clone for KindFacts {
             }
             Some(KindFactsView::Several(f)) => KindFacts::hold(Owned::Several(Box::new(f.clone()))),
             Some(KindFactsView::ToolByKeys(_)) => KindFacts(self.0),
+            Some(KindFactsView::LlmByKeys(f)) => {
+                KindFacts::hold(Owned::LlmKeyed(Box::new(f.clone())))
+            }
         }
     }
 }
@@ -334,10 +406,13 @@ impl std::fmt::Debug for KindFacts {
 }
 
 impl Span {
-    pub fn llm(&self) -> Option<&LlmFacts> {
+    /// The model call's facts: from their own block, the names read from the attributes
+    /// they were taken from when the block holds their keys.
+    pub fn llm(&self) -> Option<LlmFactsRef<'_>> {
         match self.facts.view()? {
-            KindFactsView::Llm(llm) => Some(llm),
-            KindFactsView::Several(several) => several.llm.as_ref(),
+            KindFactsView::Llm(llm) => Some(LlmFactsRef::of(llm)),
+            KindFactsView::Several(several) => several.llm.as_ref().map(LlmFactsRef::of),
+            KindFactsView::LlmByKeys(keyed) => Some(keyed.read(&self.attributes)),
             _ => None,
         }
     }
@@ -368,11 +443,12 @@ impl Span {
     }
 
     pub fn llm_mut(&mut self) -> Option<&mut LlmFacts> {
+        self.unkey_facts();
         self.facts.parts_mut().0
     }
 
     pub fn tool_mut(&mut self) -> Option<&mut ToolFacts> {
-        self.unkey_tool_facts();
+        self.unkey_facts();
         self.facts.parts_mut().1
     }
 
@@ -382,55 +458,119 @@ impl Span {
 
     /// Sets (or with `None` clears) the model call's facts, keeping the others.
     pub fn set_llm(&mut self, llm: Option<Box<LlmFacts>>) {
-        self.unkey_tool_facts();
+        self.unkey_facts();
         let (_, tool, retrieval) = std::mem::take(&mut self.facts).into_parts();
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 
     /// Sets (or with `None` clears) the tool call's facts, keeping the others.
     pub fn set_tool(&mut self, tool: Option<Box<ToolFacts>>) {
-        self.unkey_tool_facts();
+        self.unkey_facts();
         let (llm, _, retrieval) = std::mem::take(&mut self.facts).into_parts();
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 
-    /// Once packed: tool facts that are two of the attributes' values are read from there
-    /// instead of held (see [`ToolKeys`]).
-    pub(super) fn key_tool_facts(&mut self) {
-        let Some(KindFactsView::Tool(tool)) = self.facts.view() else {
-            return;
-        };
+    /// Once packed: facts that are values of the attributes are read from there instead of
+    /// held (see [`ToolKeys`] and [`KeyedLlmFacts`]).
+    pub(super) fn key_facts(&mut self) {
         let key_of = |text: &Option<ArcStr>| match text {
             None => Some(None),
             Some(text) => self.attributes.key_holding(text).map(Some),
         };
-        let (Some(name), Some(call_id)) = (key_of(&tool.name), key_of(&tool.call_id)) else {
-            return;
-        };
-        if let Some(keyed) = KindFacts::by_keys(ToolKeys { name, call_id }) {
-            self.facts = keyed;
+        match self.facts.view() {
+            Some(KindFactsView::Tool(tool)) => {
+                let (Some(name), Some(call_id)) = (key_of(&tool.name), key_of(&tool.call_id))
+                else {
+                    return;
+                };
+                if let Some(keyed) = KindFacts::by_keys(ToolKeys { name, call_id }) {
+                    self.facts = keyed;
+                }
+            }
+            Some(KindFactsView::Llm(llm)) if KEYED => {
+                let (Some(provider), Some(model), Some(response_model)) = (
+                    key_of(&llm.provider),
+                    key_of(&llm.model),
+                    key_of(&llm.response_model),
+                ) else {
+                    return;
+                };
+                let Some(Owned::Llm(llm)) = self.facts.take() else {
+                    unreachable!("viewed as a model call's facts above");
+                };
+                let LlmFacts {
+                    input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    finish_reasons,
+                    requested_tool_calls,
+                    ..
+                } = *llm;
+                let field = |key: Option<u32>| key.map_or(0, |key| u64::from(key) + 1);
+                self.facts = KindFacts::hold(Owned::LlmKeyed(Box::new(KeyedLlmFacts {
+                    name_keys: field(provider)
+                        | field(model) << NAME_KEY_BITS
+                        | field(response_model) << (2 * NAME_KEY_BITS),
+                    input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    finish_reasons,
+                    requested_tool_calls,
+                })));
+            }
+            _ => {}
         }
     }
 
-    /// Tool facts read from the attributes, held again in a block of their own: to change
-    /// them, or the span's other facts.
-    fn unkey_tool_facts(&mut self) {
-        let Some(KindFactsView::ToolByKeys(keys)) = self.facts.view() else {
-            return;
-        };
-        let shared = |key: Option<u32>| match self.attributes.value_under_key(key?)?.held()? {
+    /// Facts read from the attributes, held whole again: to change them, or the span's other
+    /// facts.
+    fn unkey_facts(&mut self) {
+        let shared = |attributes: &Attributes, key: Option<u32>| match attributes
+            .value_under_key(key?)?
+            .held()?
+        {
             AttrValue::Str(text) => Some(text.clone()),
             _ => None,
         };
-        self.facts = KindFacts::from(Box::new(ToolFacts {
-            name: shared(keys.name),
-            call_id: shared(keys.call_id),
-        }));
+        match self.facts.view() {
+            Some(KindFactsView::ToolByKeys(keys)) => {
+                self.facts = KindFacts::from(Box::new(ToolFacts {
+                    name: shared(&self.attributes, keys.name),
+                    call_id: shared(&self.attributes, keys.call_id),
+                }));
+            }
+            Some(KindFactsView::LlmByKeys(keyed)) => {
+                let [provider, model, response_model] =
+                    keyed.name_keys().map(|key| shared(&self.attributes, key));
+                let Some(Owned::LlmKeyed(keyed)) = self.facts.take() else {
+                    unreachable!("viewed as keyed facts above");
+                };
+                let KeyedLlmFacts {
+                    input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    finish_reasons,
+                    requested_tool_calls,
+                    ..
+                } = *keyed;
+                self.facts = KindFacts::from(Box::new(LlmFacts {
+                    provider,
+                    model,
+                    response_model,
+                    input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    finish_reasons,
+                    requested_tool_calls,
+                }));
+            }
+            _ => {}
+        }
     }
 
     /// Sets (or with `None` clears) the retrieval's facts, keeping the others.
     pub fn set_retrieval(&mut self, retrieval: Option<Box<RetrievalFacts>>) {
-        self.unkey_tool_facts();
+        self.unkey_facts();
         let (llm, tool, _) = std::mem::take(&mut self.facts).into_parts();
         self.facts = KindFacts::of(llm, tool, retrieval);
     }

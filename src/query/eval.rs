@@ -322,16 +322,14 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         })),
         Term::Model(v) => span_level(spans_by_text(inv, v, only(Field::Model), |s| {
             s.llm().is_some_and(|l| {
-                l.model.as_deref().is_some_and(|m| contains_ci(m, v))
-                    || l.response_model
-                        .as_deref()
-                        .is_some_and(|m| contains_ci(m, v))
+                l.model.is_some_and(|m| contains_ci(m, v))
+                    || l.response_model.is_some_and(|m| contains_ci(m, v))
             })
         })),
         Term::Provider(v) => span_level(spans_by_text(inv, v, only(Field::Provider), |s| {
             s.llm()
                 .as_ref()
-                .and_then(|l| l.provider.as_deref())
+                .and_then(|l| l.provider)
                 .is_some_and(|p| contains_ci(p, v))
         })),
         Term::Service(v) => span_level(spans_by_text(inv, v, only(Field::Service), |s| {

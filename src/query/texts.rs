@@ -41,8 +41,8 @@ pub(super) fn span_names(span: &Span) -> impl Iterator<Item = &str> {
     let agent = AGENT_NAME_KEYS.iter().filter_map(|k| span.attr(k)?.text());
     std::iter::once(span.name.as_str())
         .chain(span.tool_name())
-        .chain(span.llm().and_then(|l| l.model.as_deref()))
-        .chain(span.llm().and_then(|l| l.response_model.as_deref()))
+        .chain(span.llm().and_then(|l| l.model))
+        .chain(span.llm().and_then(|l| l.response_model))
         .chain(span.service().map(|s| s.as_str()))
         .chain(agent)
 }
@@ -151,7 +151,7 @@ pub(super) fn shown_contains(text: &str, needle: &str, reveal: Reveal) -> bool {
 
 pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     let plain = span_names(span)
-        .chain(span.llm().and_then(|l| l.provider.as_deref()))
+        .chain(span.llm().and_then(|l| l.provider))
         .chain(span.error_type())
         .any(|t| shown_contains(t, needle, reveal))
         || span

@@ -160,11 +160,12 @@ impl Tally {
         // The kind facts' one block: one kind's facts, or several together.
         self.facts += span.facts.block_bytes() as u64;
         if let Some(l) = span.llm() {
-            for name in [&l.provider, &l.model, &l.response_model]
+            // Read from the attributes (see `KeyedLlmFacts`), the names are theirs: counted once.
+            for name in [l.provider, l.model, l.response_model]
                 .into_iter()
                 .flatten()
             {
-                self.facts += self.once(name);
+                self.facts += self.once_at(name.as_ptr() as usize, name.len() + 16);
             }
             let reasons = l.finish_reasons.own_heap_bytes()
                 + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();

@@ -179,7 +179,7 @@ impl<'a> ToolCallRequesters<'a> {
             for call in span
                 .llm()
                 .into_iter()
-                .flat_map(|llm| &llm.requested_tool_calls)
+                .flat_map(|llm| llm.requested_tool_calls.iter())
             {
                 if let Some(id) = call.id.as_deref() {
                     by_call_id.entry(id).or_insert(i);

@@ -84,11 +84,7 @@ pub fn facts(
     ));
     if let Some(llm) = span.llm() {
         if let Some(model) = span.model() {
-            let provider = llm
-                .provider
-                .as_deref()
-                .map(|p| format!(" ({p})"))
-                .unwrap_or_default();
+            let provider = llm.provider.map(|p| format!(" ({p})")).unwrap_or_default();
             lines.push(fact(
                 theme,
                 "model",
@@ -118,7 +114,7 @@ pub fn facts(
                 vec![plain(&llm.finish_reasons.join(", "), theme)],
             ));
         }
-        for call in &llm.requested_tool_calls {
+        for call in llm.requested_tool_calls {
             let id = call
                 .id
                 .as_deref()

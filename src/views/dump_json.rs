@@ -494,7 +494,7 @@ impl<'a> SpanOut<'a> {
             output: PayloadOut::new(&span.output(), mode),
             output_tokens: llm.and_then(|l| l.output_tokens.get()).map(u64::from),
             parent_span_id: span.parent_span_id.as_ref(),
-            provider: text(llm.and_then(|l| l.provider.as_deref())),
+            provider: text(llm.and_then(|l| l.provider)),
             requested_by: requesters
                 .of(span)
                 .map(|requester| &inv.spans[requester].span_id),

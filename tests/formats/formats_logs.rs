@@ -272,7 +272,7 @@ fn v04_gemini_candidates_match_toolscore() {
     let turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
     let trace = read_json(&case("v04_gemini_wrong_args"));
     let finish = trace["candidates"][0]["finishReason"].as_str().unwrap();
-    assert_eq!(turn.llm().unwrap().finish_reasons, vec![finish]);
+    assert_eq!(*turn.llm().unwrap().finish_reasons, vec![finish]);
 }
 
 #[test]

@@ -45,14 +45,14 @@ fn genai_semconv_current_names() {
 
     let chat = named(&spans, "chat gpt-4o");
     let llm = chat.llm().unwrap();
-    assert_eq!(llm.provider.as_deref(), Some("openai"));
-    assert_eq!(llm.model.as_deref(), Some("gpt-4o"));
-    assert_eq!(llm.response_model.as_deref(), Some("gpt-4o-2024-08-06"));
+    assert_eq!(llm.provider, Some("openai"));
+    assert_eq!(llm.model, Some("gpt-4o"));
+    assert_eq!(llm.response_model, Some("gpt-4o-2024-08-06"));
     assert_eq!(
         (llm.input_tokens.get(), llm.output_tokens.get()),
         (Some(3071), Some(778))
     );
-    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(*llm.finish_reasons, ["tool_calls"]);
     assert_eq!(chat.identity.invocation_id.as_deref(), Some("conv_0000"));
     assert_eq!(
         chat.service().map(|s| s.as_str()),
@@ -79,8 +79,8 @@ fn genai_semconv_without_content() {
     let spans = spans("otel-genai/genai-legacy.spans.otlp.jsonl");
     let chat = spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
     let llm = chat.llm().unwrap();
-    assert_eq!(llm.provider.as_deref(), Some("openai"));
-    assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
+    assert_eq!(llm.provider, Some("openai"));
+    assert_eq!(llm.model, Some("mock-gpt-4o"));
     assert_eq!(chat.input().state, PayloadState::NotCaptured);
     let failed = named(&spans, "execute_tool get_stock_price");
     assert_eq!(failed.error_type(), Some("TimeoutError"));
@@ -119,14 +119,14 @@ fn openarmature_attributes() {
         Some("What's the weather in Paris and the ACME stock price?")
     );
     assert_eq!(facts.document_count, Some(3));
-    assert_eq!(rerank.llm().unwrap().provider.as_deref(), Some("cohere"));
+    assert_eq!(rerank.llm().unwrap().provider, Some("cohere"));
 
     let llm_span = named(&spans, "openarmature.llm.complete");
     let llm = llm_span.llm().unwrap();
     assert_eq!(llm.cache_read_tokens, Some(128));
-    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(*llm.finish_reasons, ["tool_calls"]);
     assert_eq!(
-        llm.requested_tool_calls,
+        *llm.requested_tool_calls,
         calls(&[
             ("call_weather_01", "get_weather"),
             ("call_stock_02", "get_stock_price")
@@ -157,16 +157,16 @@ fn openinference_attributes() {
     let spans = spans("otel-genai/openinference.spans.otlp.jsonl");
     let chat = named(&spans, "ChatCompletion");
     let llm = chat.llm().unwrap();
-    assert_eq!(llm.provider.as_deref(), Some("openai"));
-    assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o-2025-01-01"));
+    assert_eq!(llm.provider, Some("openai"));
+    assert_eq!(llm.model, Some("mock-gpt-4o-2025-01-01"));
     assert_eq!(
         (llm.input_tokens.get(), llm.output_tokens.get()),
         (Some(182), Some(47))
     );
     assert_eq!(llm.cache_read_tokens, Some(128));
-    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(*llm.finish_reasons, ["tool_calls"]);
     assert_eq!(
-        llm.requested_tool_calls,
+        *llm.requested_tool_calls,
         calls(&[
             ("call_weather_01", "get_weather"),
             ("call_stock_02", "get_stock_price")
@@ -187,12 +187,12 @@ fn langfuse_attributes() {
     let spans = spans("otel-genai/langfuse-native.000.decoded.json");
     let chat = named(&spans, "chat mock-gpt-4o");
     let llm = chat.llm().unwrap();
-    assert_eq!(llm.model.as_deref(), Some("mock-gpt-4o"));
+    assert_eq!(llm.model, Some("mock-gpt-4o"));
     assert_eq!(
         (llm.input_tokens.get(), llm.output_tokens.get()),
         (Some(182), Some(47))
     );
-    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(*llm.finish_reasons, ["tool_calls"]);
     assert_eq!(llm.requested_tool_calls.len(), 2);
     let failed = named(&spans, "get_stock_price");
     assert_eq!(failed.status, SpanStatus::Error);

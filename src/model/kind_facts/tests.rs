@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::{FinishReasons, LlmFactsRef};
 
 #[test]
 fn each_kind_of_facts_reads_back_alone_or_beside_the_others() {
@@ -171,4 +172,84 @@ fn tool_facts_keep_their_block_unless_the_attributes_read_them_back_exactly() {
         Some(KindFactsView::ToolByKeys(_))
     ));
     assert_eq!(nameless.tool().map(|t| t.call_id), Some(None));
+}
+
+fn chat_span(attributes: Vec<(&str, AttrValue)>, provider: &str, model: &str) -> Span {
+    let attributes: Vec<(ArcStr, AttrValue)> =
+        attributes.into_iter().map(|(k, v)| (k.into(), v)).collect();
+    Span {
+        facts: KindFacts::from(Box::new(LlmFacts {
+            provider: Some(provider.into()),
+            model: Some(model.into()),
+            input_tokens: Some(120).into(),
+            finish_reasons: FinishReasons::One("tool_calls".into()),
+            ..LlmFacts::default()
+        })),
+        attributes: attributes.into(),
+        ..Span::default()
+    }
+}
+
+/// Packed, a model call whose provider and model are attribute values keeps their keys in a
+/// smaller block, and reads the same facts; changing them (or adding tool facts) holds the
+/// names whole again.
+#[test]
+fn model_names_that_are_attribute_values_are_read_from_the_attributes_once_packed() {
+    let text = |t: &str| AttrValue::Str(t.into());
+    let mut span = chat_span(
+        vec![
+            ("gen_ai.provider.name", text("openai")),
+            ("gen_ai.request.model", text("gpt-4o")),
+            ("gen_ai.usage.input_tokens", AttrValue::Int(120)),
+        ],
+        "openai",
+        "gpt-4o",
+    );
+    let owned = |l: LlmFactsRef<'_>| {
+        (
+            l.provider.map(str::to_owned),
+            l.model.map(str::to_owned),
+            l.response_model.map(str::to_owned),
+            l.input_tokens,
+            l.finish_reasons.clone(),
+        )
+    };
+    let before = span.llm().map(owned);
+    span.pack();
+    assert!(matches!(
+        span.facts.view(),
+        Some(KindFactsView::LlmByKeys(_))
+    ));
+    assert_eq!(span.facts.block_bytes(), size_of::<KeyedLlmFacts>());
+    assert_eq!(span.llm().map(owned), before);
+    assert_eq!(span.model(), Some("gpt-4o"));
+    let copy = span.clone();
+    assert_eq!(copy, span);
+    assert_eq!(copy.llm().map(owned), before);
+
+    let mut with_tool = copy.clone();
+    with_tool.set_tool(Some(Box::new(ToolFacts::default())));
+    assert!(matches!(
+        with_tool.facts.view(),
+        Some(KindFactsView::Several(_))
+    ));
+    assert_eq!(with_tool.llm().map(owned), before);
+
+    span.llm_mut().unwrap().response_model = Some("gpt-4o-2024-08-06".into());
+    assert!(matches!(span.facts.view(), Some(KindFactsView::Llm(_))));
+    assert_eq!(span.model(), Some("gpt-4o-2024-08-06"));
+    assert_eq!(span.llm().and_then(|l| l.provider), Some("openai"));
+}
+
+#[test]
+fn model_names_no_attribute_holds_keep_their_block() {
+    let text = |t: &str| AttrValue::Str(t.into());
+    let mut span = chat_span(
+        vec![("gen_ai.provider.name", text("openai"))],
+        "openai",
+        "gpt-4o",
+    );
+    span.pack();
+    assert!(matches!(span.facts.view(), Some(KindFactsView::Llm(_))));
+    assert_eq!(span.llm().and_then(|l| l.model), Some("gpt-4o"));
 }

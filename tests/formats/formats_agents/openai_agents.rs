@@ -85,7 +85,7 @@ fn openai_agents_exports_load_every_trace_with_its_tool_calls() {
     let chat = named(&store, "chat completions model");
     let generation = chat.spans.iter().find(|s| s.name == "generation").unwrap();
     let llm = generation.llm().unwrap();
-    assert_eq!(llm.model.as_deref(), Some("fake-chat-model"));
+    assert_eq!(llm.model, Some("fake-chat-model"));
     assert_eq!(
         (llm.input_tokens.get(), llm.output_tokens.get()),
         (Some(35), Some(20))

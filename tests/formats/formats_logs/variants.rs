@@ -67,7 +67,7 @@ fn openai_choices_response_uses_its_id_model_and_usage() {
         llm.output_tokens.get().map(u64::from),
         raw["usage"]["completion_tokens"].as_u64()
     );
-    assert_eq!(llm.finish_reasons, ["tool_calls"]);
+    assert_eq!(*llm.finish_reasons, ["tool_calls"]);
     assert_eq!(llm.requested_tool_calls.len(), 1);
     assert_eq!(llm.requested_tool_calls[0].id.as_deref(), Some("call_w"));
     let calls = loaded.calls();
@@ -423,7 +423,7 @@ fn agent_transcript_lines_are_read_as_anthropic_with_real_time() {
     let first_turn = inv.spans.iter().find(|s| s.kind == SpanKind::Llm).unwrap();
     let llm = first_turn.llm().unwrap();
     assert_eq!(llm.output_tokens, Some(42));
-    assert_eq!(llm.finish_reasons, ["tool_use"]);
+    assert_eq!(*llm.finish_reasons, ["tool_use"]);
     // The summary line is kept on the root.
     let root = inv
         .spans
