@@ -50,6 +50,7 @@ macro_rules! compact_id_conversions {
 }
 
 mod compact;
+mod shared_raw;
 mod trace_id;
 pub use compact::CompactId;
 pub use trace_id::TraceId;

@@ -3,11 +3,9 @@
 //! A span holds its own id and its parent's this way, beside its one-byte fields, where an `Id`
 //! (whose tag cannot share its bytes) took sixteen bytes each.
 
-use std::mem::ManuallyDrop;
-use std::sync::Arc;
+use std::ptr::NonNull;
 
-use arcstr::ArcStr;
-
+use super::shared_raw::{self, SharedForm, SharedView};
 use super::{Id, IdText, Repr};
 
 #[repr(C, packed)]
@@ -50,12 +48,20 @@ enum View<'a> {
 }
 
 impl CompactId {
-    /// The pointer of a trace-bytes or text id.
-    fn pointer(&self) -> *const u8 {
+    /// A trace-bytes or text id's allocation: its form and pointer.
+    fn shared(&self) -> Option<(SharedForm, NonNull<u8>)> {
+        let form = match self.form() {
+            Form::SpanBytes => return None,
+            Form::TraceBytes => SharedForm::TraceBytes,
+            Form::Text => SharedForm::Text,
+        };
         let payload = self.payload;
-        debug_assert!(self.form() != Form::SpanBytes);
         // SAFETY: in these forms the payload was written as a pointer.
-        unsafe { payload.pointer }
+        let pointer = unsafe { payload.pointer };
+        Some((
+            form,
+            NonNull::new(pointer.cast_mut()).expect("an allocation"),
+        ))
     }
 
     /// A span id's bytes.
@@ -69,43 +75,24 @@ impl CompactId {
         self.form
     }
 
-    /// The text form's `ArcStr`, borrowed: never dropped, the reference stays this id's.
-    fn text_arc(&self) -> ManuallyDrop<ArcStr> {
-        let raw =
-            std::ptr::NonNull::new(self.pointer().cast_mut().cast()).expect("a text id's pointer");
-        // SAFETY: in the text form the payload is what `ArcStr::into_raw` gave, and this id
-        // still owns that reference (the `ManuallyDrop` never releases it).
-        ManuallyDrop::new(unsafe { ArcStr::from_raw(raw) })
-    }
-
     fn view(&self) -> View<'_> {
-        match self.form() {
-            Form::SpanBytes => View::SpanBytes(self.span_bytes()),
-            // SAFETY: the payload is the pointer `Arc::into_raw` gave for this id's own
-            // reference, live for as long as this id.
-            Form::TraceBytes => View::TraceBytes(unsafe { &*self.pointer().cast::<[u8; 16]>() }),
-            Form::Text => {
-                let text: *const str = self.text_arc().as_str();
-                // SAFETY: as above, the text lives as long as this id's reference to it.
-                View::Text(unsafe { &*text })
-            }
+        let Some((form, pointer)) = self.shared() else {
+            return View::SpanBytes(self.span_bytes());
+        };
+        // SAFETY: the pointer is what `shared_raw::into_raw` gave for this form, and this id
+        // holds its reference for as long as it is borrowed.
+        match unsafe { shared_raw::view(form, pointer) } {
+            SharedView::TraceBytes(bytes) => View::TraceBytes(bytes),
+            SharedView::Text(text) => View::Text(text),
         }
     }
 
     /// The id, sharing this one's allocation.
     pub fn id(&self) -> Id {
-        match self.form() {
-            Form::SpanBytes => Id(Repr::Span(self.span_bytes())),
-            Form::TraceBytes => {
-                let pointer = self.pointer().cast::<[u8; 16]>();
-                // SAFETY: the pointer came from `Arc::into_raw` of an `Arc<[u8; 16]>` this id
-                // holds a reference to; the new `Arc` takes one of its own.
-                Id(Repr::Trace(unsafe {
-                    Arc::increment_strong_count(pointer);
-                    Arc::from_raw(pointer)
-                }))
-            }
-            Form::Text => Id(Repr::Text((*self.text_arc()).clone())),
+        match self.shared() {
+            None => Id(Repr::Span(self.span_bytes())),
+            // SAFETY: as in `view`; the id takes a reference of its own.
+            Some((form, pointer)) => unsafe { shared_raw::to_id(form, pointer) },
         }
     }
 
@@ -126,19 +113,19 @@ impl CompactId {
 
 impl From<Id> for CompactId {
     fn from(id: Id) -> CompactId {
-        let pointer = |pointer: *const u8| Payload { pointer };
-        match id.0 {
-            Repr::Span(bytes) => CompactId {
+        match shared_raw::into_raw(id) {
+            Err(bytes) => CompactId {
                 payload: Payload { span_bytes: bytes },
                 form: Form::SpanBytes,
             },
-            Repr::Trace(bytes) => CompactId {
-                payload: pointer(Arc::into_raw(bytes).cast()),
-                form: Form::TraceBytes,
-            },
-            Repr::Text(text) => CompactId {
-                payload: pointer(ArcStr::into_raw(text).as_ptr().cast_const().cast()),
-                form: Form::Text,
+            Ok((form, pointer)) => CompactId {
+                payload: Payload {
+                    pointer: pointer.as_ptr().cast_const(),
+                },
+                form: match form {
+                    SharedForm::TraceBytes => Form::TraceBytes,
+                    SharedForm::Text => Form::Text,
+                },
             },
         }
     }
@@ -152,15 +139,9 @@ impl From<&Id> for CompactId {
 
 impl Clone for CompactId {
     fn clone(&self) -> Self {
-        match self.form() {
-            Form::SpanBytes => {}
-            // SAFETY: this id holds a reference; the clone takes one more.
-            Form::TraceBytes => unsafe {
-                Arc::increment_strong_count(self.pointer().cast::<[u8; 16]>());
-            },
-            Form::Text => {
-                let _taken = ArcStr::into_raw((*self.text_arc()).clone());
-            }
+        if let Some((form, pointer)) = self.shared() {
+            // SAFETY: as in `view`; the copy holds the reference taken here.
+            unsafe { shared_raw::retain(form, pointer) };
         }
         CompactId {
             payload: self.payload,
@@ -171,11 +152,9 @@ impl Clone for CompactId {
 
 impl Drop for CompactId {
     fn drop(&mut self) {
-        match self.form() {
-            Form::SpanBytes => {}
-            // SAFETY: this id's own reference, given back once.
-            Form::TraceBytes => unsafe { drop(Arc::from_raw(self.pointer().cast::<[u8; 16]>())) },
-            Form::Text => drop(ManuallyDrop::into_inner(self.text_arc())),
+        if let Some((form, pointer)) = self.shared() {
+            // SAFETY: as in `view`; this id's own reference, given back once.
+            unsafe { shared_raw::release(form, pointer) };
         }
     }
 }

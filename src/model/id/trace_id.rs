@@ -4,12 +4,10 @@
 //! can carry the form, in its low bits (every form's allocation is 8-aligned). The rare trace id
 //! of 16 hex digits, which an `Id` holds inline, gets an allocation of its own.
 
-use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use arcstr::ArcStr;
-
+use super::shared_raw::{self, SharedForm, SharedView};
 use super::{Id, IdText, Repr};
 
 pub struct TraceId(NonNull<u8>);
@@ -32,11 +30,13 @@ enum View<'a> {
     EightBytes(&'a [u8; 8]),
 }
 
-fn tagged(pointer: *const u8, form: usize) -> NonNull<u8> {
-    assert_eq!(pointer as usize & FORM_BITS, 0, "an 8-aligned allocation");
-    NonNull::new(pointer.cast_mut())
-        .expect("an allocation")
-        .map_addr(|addr| addr | form)
+fn tagged(pointer: NonNull<u8>, form: usize) -> NonNull<u8> {
+    assert_eq!(
+        pointer.addr().get() & FORM_BITS,
+        0,
+        "an 8-aligned allocation"
+    );
+    pointer.map_addr(|addr| addr | form)
 }
 
 impl TraceId {
@@ -50,44 +50,40 @@ impl TraceId {
         })
     }
 
-    /// The text form's `ArcStr`, borrowed: not dropped, the reference stays this id's.
-    fn text_arc(&self) -> ManuallyDrop<ArcStr> {
-        // SAFETY: in the text form the pointer is what `ArcStr::into_raw` gave, and this id
-        // still owns that reference (the `ManuallyDrop` never releases it).
-        ManuallyDrop::new(unsafe { ArcStr::from_raw(self.pointer().cast()) })
+    /// The allocation an `Id` shares (all forms but eight bytes): its form.
+    fn shared_form(&self) -> Option<SharedForm> {
+        match self.form() {
+            SIXTEEN_BYTES => Some(SharedForm::TraceBytes),
+            TEXT => Some(SharedForm::Text),
+            _ => None,
+        }
+    }
+
+    /// The eight-byte form's allocation, this id's own (an `Id` holds those bytes inline).
+    fn eight_bytes(&self) -> *const [u8; 8] {
+        self.pointer().as_ptr().cast::<[u8; 8]>().cast_const()
     }
 
     fn view(&self) -> View<'_> {
-        let pointer = self.pointer();
-        // SAFETY: the pointer is the live allocation of this id's form, owned (one reference)
-        // by this id, and borrowed for as long as it.
-        unsafe {
-            match self.form() {
-                SIXTEEN_BYTES => View::SixteenBytes(pointer.cast().as_ref()),
-                EIGHT_BYTES => View::EightBytes(pointer.cast().as_ref()),
-                _ => {
-                    let text: *const str = self.text_arc().as_str();
-                    View::Text(&*text)
-                }
-            }
+        match self.shared_form() {
+            // SAFETY: the pointer is what `shared_raw::into_raw` gave for this form, and this
+            // id holds its reference for as long as it is borrowed.
+            Some(form) => match unsafe { shared_raw::view(form, self.pointer()) } {
+                SharedView::TraceBytes(bytes) => View::SixteenBytes(bytes),
+                SharedView::Text(text) => View::Text(text),
+            },
+            // SAFETY: the live `Arc<[u8; 8]>` this id owns, borrowed for as long as it.
+            None => View::EightBytes(unsafe { &*self.eight_bytes() }),
         }
     }
 
     /// The id, sharing this one's allocation.
     pub fn id(&self) -> Id {
-        match self.view() {
-            View::SixteenBytes(_) => {
-                let pointer = self.pointer().as_ptr().cast::<[u8; 16]>().cast_const();
-                // SAFETY: the pointer came from `Arc::into_raw` of an `Arc<[u8; 16]>` that this
-                // id holds a reference to; the new `Arc` takes a reference of its own.
-                let shared = unsafe {
-                    Arc::increment_strong_count(pointer);
-                    Arc::from_raw(pointer)
-                };
-                Id(Repr::Trace(shared))
-            }
-            View::EightBytes(bytes) => Id(Repr::Span(*bytes)),
-            View::Text(_) => Id(Repr::Text((*self.text_arc()).clone())),
+        match self.shared_form() {
+            // SAFETY: as in `view`; the id takes a reference of its own.
+            Some(form) => unsafe { shared_raw::to_id(form, self.pointer()) },
+            // SAFETY: as in `view`.
+            None => Id(Repr::Span(unsafe { *self.eight_bytes() })),
         }
     }
 
@@ -103,27 +99,25 @@ impl TraceId {
 
 impl From<Id> for TraceId {
     fn from(id: Id) -> TraceId {
-        TraceId(match id.0 {
-            Repr::Trace(bytes) => tagged(Arc::into_raw(bytes).cast(), SIXTEEN_BYTES),
-            Repr::Text(text) => tagged(ArcStr::into_raw(text).as_ptr().cast(), TEXT),
-            Repr::Span(bytes) => tagged(Arc::into_raw(Arc::new(bytes)).cast(), EIGHT_BYTES),
+        TraceId(match shared_raw::into_raw(id) {
+            Ok((SharedForm::TraceBytes, pointer)) => tagged(pointer, SIXTEEN_BYTES),
+            Ok((SharedForm::Text, pointer)) => tagged(pointer, TEXT),
+            Err(bytes) => tagged(
+                NonNull::new(Arc::into_raw(Arc::new(bytes)).cast_mut().cast())
+                    .expect("an allocation"),
+                EIGHT_BYTES,
+            ),
         })
     }
 }
 
 impl Clone for TraceId {
     fn clone(&self) -> Self {
-        let pointer = self.pointer().as_ptr();
-        // SAFETY: as in `id`: each form's pointer came from its `into_raw`, and this id holds
-        // a reference; the clone takes one more.
-        unsafe {
-            match self.form() {
-                SIXTEEN_BYTES => Arc::increment_strong_count(pointer.cast::<[u8; 16]>()),
-                EIGHT_BYTES => Arc::increment_strong_count(pointer.cast::<[u8; 8]>()),
-                _ => {
-                    let _taken = ArcStr::into_raw((*self.text_arc()).clone());
-                }
-            }
+        match self.shared_form() {
+            // SAFETY: as in `view`; the copy holds the reference taken here.
+            Some(form) => unsafe { shared_raw::retain(form, self.pointer()) },
+            // SAFETY: this id holds a reference to its `Arc<[u8; 8]>`; the copy takes one more.
+            None => unsafe { Arc::increment_strong_count(self.eight_bytes()) },
         }
         TraceId(self.0)
     }
@@ -131,14 +125,11 @@ impl Clone for TraceId {
 
 impl Drop for TraceId {
     fn drop(&mut self) {
-        let pointer = self.pointer().as_ptr();
-        // SAFETY: this id's own reference, given back once.
-        unsafe {
-            match self.form() {
-                SIXTEEN_BYTES => drop(Arc::from_raw(pointer.cast::<[u8; 16]>())),
-                EIGHT_BYTES => drop(Arc::from_raw(pointer.cast::<[u8; 8]>())),
-                _ => drop(ArcStr::from_raw(self.pointer().cast())),
-            }
+        match self.shared_form() {
+            // SAFETY: as in `view`; this id's own reference, given back once.
+            Some(form) => unsafe { shared_raw::release(form, self.pointer()) },
+            // SAFETY: this id's own reference to its `Arc<[u8; 8]>`, given back once.
+            None => unsafe { drop(Arc::from_raw(self.eight_bytes())) },
         }
     }
 }
