@@ -417,6 +417,20 @@ impl Span {
         }
     }
 
+    /// A model call's input and output token counts, without reading its names: what roll-ups
+    /// of every span want.
+    pub fn llm_tokens(&self) -> Option<(TokenCount, TokenCount)> {
+        match self.facts.view()? {
+            KindFactsView::Llm(llm) => Some((llm.input_tokens, llm.output_tokens)),
+            KindFactsView::Several(several) => several
+                .llm
+                .as_ref()
+                .map(|llm| (llm.input_tokens, llm.output_tokens)),
+            KindFactsView::LlmByKeys(keyed) => Some((keyed.input_tokens, keyed.output_tokens)),
+            _ => None,
+        }
+    }
+
     /// The tool call's name and call id: from the facts' own block, or read from the
     /// attributes they were taken from.
     pub fn tool(&self) -> Option<ToolFactsRef<'_>> {

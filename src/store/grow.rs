@@ -192,13 +192,13 @@ impl Invocation {
         if span.status.is_error() && !span.is_evaluator() {
             s.counts.errors += 1;
         }
-        if let Some(llm) = span.llm() {
+        if let Some((input, output)) = span.llm_tokens() {
             s.input_tokens = s
                 .input_tokens
-                .saturating_add(llm.input_tokens.get().map_or(0, u64::from));
+                .saturating_add(input.get().map_or(0, u64::from));
             s.output_tokens = s
                 .output_tokens
-                .saturating_add(llm.output_tokens.get().map_or(0, u64::from));
+                .saturating_add(output.get().map_or(0, u64::from));
         }
         s.formats.add(span.format());
         if span.start_unix_nano > 0 {

@@ -18,11 +18,10 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         if span.status.is_error() && !span.is_evaluator() {
             counts.errors += 1;
         }
-        if let Some(llm) = span.llm() {
+        if let Some((input, output)) = span.llm_tokens() {
             // Counts come from the trace: a hostile one can sum past u64.
-            input_tokens = input_tokens.saturating_add(llm.input_tokens.get().map_or(0, u64::from));
-            output_tokens =
-                output_tokens.saturating_add(llm.output_tokens.get().map_or(0, u64::from));
+            input_tokens = input_tokens.saturating_add(input.get().map_or(0, u64::from));
+            output_tokens = output_tokens.saturating_add(output.get().map_or(0, u64::from));
         }
         formats.add(span.format());
         if span.start_unix_nano > 0 {
