@@ -414,16 +414,6 @@ impl Span {
     pub fn attr(&self, key: &str) -> Option<AttrView<'_>> {
         self.attributes.get(key)
     }
-    pub fn model(&self) -> Option<&str> {
-        let llm = self.llm()?;
-        llm.response_model.or(llm.model)
-    }
-    pub fn tool_name(&self) -> Option<&str> {
-        self.tool()?.name
-    }
-    pub fn tool_call_id(&self) -> Option<&str> {
-        self.tool()?.call_id
-    }
     pub fn error_type(&self) -> Option<&str> {
         self.error()?.error_type.as_deref()
     }

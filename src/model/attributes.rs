@@ -178,31 +178,80 @@ impl Attributes {
         }
     }
 
-    /// The shared number of the key whose first entry holds the plain text `text` (not a
-    /// payload): what [`Attributes::text_under_key`] reads it back by. `None` while unpacked,
-    /// and when no such entry has a numbered key.
-    pub fn key_holding(&self, text: &str) -> Option<u32> {
+    /// For each of `texts`, the shared number of a key whose first entry holds that plain text
+    /// (not a payload): what [`Attributes::text_under_key`] reads it back by. `None` for a
+    /// text no such entry holds, and for all while unpacked. One pass over the entries, however
+    /// many texts.
+    pub fn keys_holding<const N: usize>(&self, texts: [Option<&str>; N]) -> [Option<u32>; N] {
+        let mut keys = [None; N];
         let View::Packed(block) = self.0.view() else {
-            return None;
+            return keys;
         };
         let (mut reader, count) = Reader::entries(block.bytes());
+        // A key met again is read back as its first entry: only first entries count.
+        let mut met = smallvec::SmallVec::<[u32; 16]>::new();
         for _ in 0..count {
-            let key = reader.key_number();
+            let Some(key) = reader.key_number() else {
+                reader.skip_value();
+                continue;
+            };
+            if met.contains(&key) {
+                reader.skip_value();
+                continue;
+            }
+            met.push(key);
             let value = reader.value(block.held());
-            if let Some(key) = key
-                && !value.is_payload()
-                && value.text() == Some(text)
-            {
-                // Another entry of the same key ahead of this one would be read back instead.
-                return (self.text_under_key(key) == Some(text)).then_some(key);
+            let Some(text) = value.text().filter(|_| !value.is_payload()) else {
+                continue;
+            };
+            for (wanted, found) in texts.iter().zip(keys.iter_mut()) {
+                if found.is_none() && *wanted == Some(text) {
+                    *found = Some(key);
+                }
             }
         }
-        None
+        keys
     }
 
     /// The plain text of the first entry whose key is numbered `key` in the shared table.
     pub fn text_under_key(&self, key: u32) -> Option<&str> {
         self.value_under_key(key)?.text()
+    }
+
+    /// [`Attributes::text_under_key`] for each of `keys`, in one pass over the entries.
+    pub fn texts_under_keys<const N: usize>(&self, keys: [Option<u32>; N]) -> [Option<&str>; N] {
+        let mut texts = [None; N];
+        let block = match self.0.view() {
+            View::Packed(block) => block,
+            View::Open(_) => return keys.map(|key| self.text_under_key(key?)),
+        };
+        let mut left = keys.iter().filter(|key| key.is_some()).count();
+        let mut done = [false; N];
+        let (mut reader, count) = Reader::entries(block.bytes());
+        for _ in 0..count {
+            if left == 0 {
+                break;
+            }
+            let Some(key) = reader.key_number() else {
+                reader.skip_value();
+                continue;
+            };
+            let wanted = |i: usize, done: &[bool; N]| !done[i] && keys[i] == Some(key);
+            if !(0..N).any(|i| wanted(i, &done)) {
+                reader.skip_value();
+                continue;
+            }
+            let value = reader.value(block.held());
+            let text = value.text().filter(|_| !value.is_payload());
+            for i in 0..N {
+                if wanted(i, &done) {
+                    texts[i] = text;
+                    done[i] = true;
+                    left -= 1;
+                }
+            }
+        }
+        texts
     }
 
     /// The value of the first entry whose key is numbered `key` in the shared table, unless it

@@ -12,8 +12,8 @@
 use std::ptr::NonNull;
 
 use super::{
-    ArcStr, AttrValue, Attributes, FinishReasons, LlmFacts, LlmFactsRef, RequestedCalls,
-    RetrievalFacts, Span, TokenCount, ToolFacts, ToolFactsRef,
+    LlmFacts, LlmFactsRef, RequestedToolCall, RetrievalFacts, Span, TokenCount, ToolFacts,
+    ToolFactsRef,
 };
 
 /// Out of line: most spans have none, and a span's fixed size is paid by every span. One word:
@@ -32,62 +32,6 @@ pub enum KindFactsView<'a> {
     ToolByKeys(ToolKeys),
     /// A model call's facts, its names read from the span's attributes.
     LlmByKeys(&'a KeyedLlmFacts),
-}
-
-/// A model call's facts whose provider, model and response model are values of the span's
-/// attributes: those keys' numbers in the shared table (plus one, 0 for a name the call does
-/// not have), [`NAME_KEY_BITS`] bits each, in place of the three texts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeyedLlmFacts {
-    name_keys: u64,
-    pub input_tokens: TokenCount,
-    pub output_tokens: TokenCount,
-    pub cache_read_tokens: TokenCount,
-    pub finish_reasons: FinishReasons,
-    pub requested_tool_calls: RequestedCalls,
-}
-
-const NAME_KEY_BITS: u32 = 21;
-const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << NAME_KEY_BITS);
-const _: () = assert!(3 * NAME_KEY_BITS <= u64::BITS);
-// What makes it worth holding: a block of the allocator's size class below `LlmFacts`'s.
-const _: () = assert!(size_of::<KeyedLlmFacts>() <= 56 && size_of::<LlmFacts>() > 56);
-
-impl KeyedLlmFacts {
-    /// The keys of provider, model and response model, in that order.
-    fn name_keys(&self) -> [Option<u32>; 3] {
-        std::array::from_fn(|i| {
-            match (self.name_keys >> (i as u32 * NAME_KEY_BITS)) & ((1 << NAME_KEY_BITS) - 1) {
-                0 => None,
-                number => Some(number as u32 - 1),
-            }
-        })
-    }
-
-    /// The facts read with `attributes` (the span's).
-    fn read<'a>(&'a self, attributes: &'a Attributes) -> LlmFactsRef<'a> {
-        let [provider, model, response_model] =
-            self.name_keys().map(|key| attributes.text_under_key(key?));
-        LlmFactsRef {
-            provider,
-            model,
-            response_model,
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cache_read_tokens: self.cache_read_tokens,
-            finish_reasons: &self.finish_reasons,
-            requested_tool_calls: &self.requested_tool_calls,
-        }
-    }
-}
-
-/// Which attributes hold a tool call's name and call id: their keys' numbers in the shared
-/// table (see [`Attributes::key_holding`](super::Attributes::key_holding)), `None` for a fact
-/// the call does not have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolKeys {
-    pub name: Option<u32>,
-    pub call_id: Option<u32>,
 }
 
 /// What a [`KindFacts`] holds, owned.
@@ -417,6 +361,44 @@ impl Span {
         }
     }
 
+    /// The model that answered (the response's, else the request's).
+    pub fn model(&self) -> Option<&str> {
+        if let KindFactsView::LlmByKeys(keyed) = self.facts.view()? {
+            let [_, model, response_model] = keyed.name_keys();
+            let [response_model, model] = self.attributes.texts_under_keys([response_model, model]);
+            return response_model.or(model);
+        }
+        let llm = self.llm()?;
+        llm.response_model.or(llm.model)
+    }
+
+    /// The tool calls a model call asked for, without reading its names.
+    pub fn requested_tool_calls(&self) -> &[RequestedToolCall] {
+        match self.facts.view() {
+            Some(KindFactsView::Llm(llm)) => &llm.requested_tool_calls,
+            Some(KindFactsView::Several(several)) => several
+                .llm
+                .as_ref()
+                .map_or(&[], |llm| &*llm.requested_tool_calls),
+            Some(KindFactsView::LlmByKeys(keyed)) => &keyed.requested_tool_calls,
+            _ => &[],
+        }
+    }
+
+    pub fn tool_name(&self) -> Option<&str> {
+        match self.facts.view()? {
+            KindFactsView::ToolByKeys(keys) => self.attributes.text_under_key(keys.name?),
+            _ => self.tool()?.name,
+        }
+    }
+
+    pub fn tool_call_id(&self) -> Option<&str> {
+        match self.facts.view()? {
+            KindFactsView::ToolByKeys(keys) => self.attributes.text_under_key(keys.call_id?),
+            _ => self.tool()?.call_id,
+        }
+    }
+
     /// A model call's input and output token counts, without reading its names: what roll-ups
     /// of every span want.
     pub fn llm_tokens(&self) -> Option<(TokenCount, TokenCount)> {
@@ -438,11 +420,8 @@ impl Span {
             KindFactsView::Tool(tool) => Some(ToolFactsRef::of(tool)),
             KindFactsView::Several(several) => several.tool.as_ref().map(ToolFactsRef::of),
             KindFactsView::ToolByKeys(keys) => {
-                let text = |key: Option<u32>| self.attributes.text_under_key(key?);
-                Some(ToolFactsRef {
-                    name: text(keys.name),
-                    call_id: text(keys.call_id),
-                })
+                let [name, call_id] = self.attributes.texts_under_keys([keys.name, keys.call_id]);
+                Some(ToolFactsRef { name, call_id })
             }
             _ => None,
         }
@@ -484,104 +463,6 @@ impl Span {
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 
-    /// Once packed: facts that are values of the attributes are read from there instead of
-    /// held (see [`ToolKeys`] and [`KeyedLlmFacts`]).
-    pub(super) fn key_facts(&mut self) {
-        let key_of = |text: &Option<ArcStr>| match text {
-            None => Some(None),
-            Some(text) => self.attributes.key_holding(text).map(Some),
-        };
-        match self.facts.view() {
-            Some(KindFactsView::Tool(tool)) => {
-                let (Some(name), Some(call_id)) = (key_of(&tool.name), key_of(&tool.call_id))
-                else {
-                    return;
-                };
-                if let Some(keyed) = KindFacts::by_keys(ToolKeys { name, call_id }) {
-                    self.facts = keyed;
-                }
-            }
-            Some(KindFactsView::Llm(llm)) if KEYED => {
-                let (Some(provider), Some(model), Some(response_model)) = (
-                    key_of(&llm.provider),
-                    key_of(&llm.model),
-                    key_of(&llm.response_model),
-                ) else {
-                    return;
-                };
-                let Some(Owned::Llm(llm)) = self.facts.take() else {
-                    unreachable!("viewed as a model call's facts above");
-                };
-                let LlmFacts {
-                    input_tokens,
-                    output_tokens,
-                    cache_read_tokens,
-                    finish_reasons,
-                    requested_tool_calls,
-                    ..
-                } = *llm;
-                let field = |key: Option<u32>| key.map_or(0, |key| u64::from(key) + 1);
-                self.facts = KindFacts::hold(Owned::LlmKeyed(Box::new(KeyedLlmFacts {
-                    name_keys: field(provider)
-                        | field(model) << NAME_KEY_BITS
-                        | field(response_model) << (2 * NAME_KEY_BITS),
-                    input_tokens,
-                    output_tokens,
-                    cache_read_tokens,
-                    finish_reasons,
-                    requested_tool_calls,
-                })));
-            }
-            _ => {}
-        }
-    }
-
-    /// Facts read from the attributes, held whole again: to change them, or the span's other
-    /// facts.
-    fn unkey_facts(&mut self) {
-        let shared = |attributes: &Attributes, key: Option<u32>| match attributes
-            .value_under_key(key?)?
-            .held()?
-        {
-            AttrValue::Str(text) => Some(text.clone()),
-            _ => None,
-        };
-        match self.facts.view() {
-            Some(KindFactsView::ToolByKeys(keys)) => {
-                self.facts = KindFacts::from(Box::new(ToolFacts {
-                    name: shared(&self.attributes, keys.name),
-                    call_id: shared(&self.attributes, keys.call_id),
-                }));
-            }
-            Some(KindFactsView::LlmByKeys(keyed)) => {
-                let [provider, model, response_model] =
-                    keyed.name_keys().map(|key| shared(&self.attributes, key));
-                let Some(Owned::LlmKeyed(keyed)) = self.facts.take() else {
-                    unreachable!("viewed as keyed facts above");
-                };
-                let KeyedLlmFacts {
-                    input_tokens,
-                    output_tokens,
-                    cache_read_tokens,
-                    finish_reasons,
-                    requested_tool_calls,
-                    ..
-                } = *keyed;
-                self.facts = KindFacts::from(Box::new(LlmFacts {
-                    provider,
-                    model,
-                    response_model,
-                    input_tokens,
-                    output_tokens,
-                    cache_read_tokens,
-                    finish_reasons,
-                    requested_tool_calls,
-                }));
-            }
-            _ => {}
-        }
-    }
-
     /// Sets (or with `None` clears) the retrieval's facts, keeping the others.
     pub fn set_retrieval(&mut self, retrieval: Option<Box<RetrievalFacts>>) {
         self.unkey_facts();
@@ -589,6 +470,9 @@ impl Span {
         self.facts = KindFacts::of(llm, tool, retrieval);
     }
 }
+
+mod keyed;
+pub use keyed::{KeyedLlmFacts, ToolKeys};
 
 #[cfg(test)]
 mod tests;

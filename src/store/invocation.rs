@@ -56,11 +56,10 @@ impl Invocation {
     pub fn requester_of(&self, span: usize) -> Option<usize> {
         let call_id = self.spans.get(span)?.tool_call_id()?;
         self.spans.iter().position(|candidate| {
-            candidate.llm().is_some_and(|llm| {
-                llm.requested_tool_calls
-                    .iter()
-                    .any(|call| call.id.as_deref() == Some(call_id))
-            })
+            candidate
+                .requested_tool_calls()
+                .iter()
+                .any(|call| call.id.as_deref() == Some(call_id))
         })
     }
     /// Every tool call's requester in the run, found in one pass.

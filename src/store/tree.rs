@@ -176,11 +176,7 @@ impl<'a> ToolCallRequesters<'a> {
     pub(super) fn of_spans(spans: &'a [Span]) -> Self {
         let mut by_call_id = HashMap::default();
         for (i, span) in spans.iter().enumerate() {
-            for call in span
-                .llm()
-                .into_iter()
-                .flat_map(|llm| llm.requested_tool_calls.iter())
-            {
+            for call in span.requested_tool_calls() {
                 if let Some(id) = call.id.as_deref() {
                     by_call_id.entry(id).or_insert(i);
                 }
@@ -191,7 +187,7 @@ impl<'a> ToolCallRequesters<'a> {
 
     /// The span that asked for the call `span` makes, when it is a tool span with a call id.
     pub fn of(&self, span: &Span) -> Option<usize> {
-        let call_id = span.tool()?.call_id?;
+        let call_id = span.tool_call_id()?;
         self.by_call_id.get(call_id).copied()
     }
 }

@@ -324,3 +324,35 @@ fn an_open_list_in_its_one_word_slot_holds_its_values_once_and_lets_them_go() {
     assert!(open.is_empty() && open.is_packed());
     assert_eq!(std::sync::Arc::strong_count(&payload), 1);
 }
+
+/// Keys are found by the texts their first entries hold, and read back by key: a later entry
+/// of a key, a payload, a number or an unpacked list never answers for one.
+#[test]
+fn texts_are_found_by_the_first_entry_of_their_key_and_read_back_by_it() {
+    let text = |t: &str| AttrValue::Str(t.into());
+    let mut attributes = Attributes::from(vec![
+        ("gen_ai.tool.name".into(), text("lookup")),
+        ("gen_ai.tool.name".into(), text("search_flights")),
+        ("gen_ai.tool.call.id".into(), text("call_1")),
+        ("gen_ai.usage.input_tokens".into(), AttrValue::Int(7)),
+    ]);
+    let wanted = [Some("search_flights"), Some("call_1"), Some("7"), None];
+    assert_eq!(attributes.keys_holding(wanted), [None; 4], "unpacked");
+    attributes.pack();
+    let [hidden, call_id, number, none] = attributes.keys_holding(wanted);
+    assert_eq!((hidden, number, none), (None, None, None));
+    let call_id = call_id.expect("the call id's key");
+    let [name] = attributes.keys_holding([Some("lookup")]);
+    let name = name.expect("the first entry's key");
+    assert_eq!(
+        attributes.texts_under_keys([Some(call_id), None, Some(name)]),
+        [Some("call_1"), None, Some("lookup")]
+    );
+    assert_eq!(attributes.text_under_key(name), Some("lookup"));
+    attributes.push(("extra".into(), text("x")));
+    assert_eq!(
+        attributes.texts_under_keys([Some(name), Some(call_id)]),
+        [Some("lookup"), Some("call_1")],
+        "read back the same unpacked"
+    );
+}

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{FinishReasons, LlmFactsRef};
+use crate::model::{ArcStr, AttrValue, FinishReasons, LlmFactsRef};
 
 #[test]
 fn each_kind_of_facts_reads_back_alone_or_beside_the_others() {
