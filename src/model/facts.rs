@@ -34,7 +34,7 @@ pub struct ToolFacts {
     pub call_id: Option<ArcStr>,
 }
 
-/// A span's model-call facts as read ([`Span::llm`]): from their own block, or with the names
+/// A span's model-call facts as read ([`Span::llm`](super::Span::llm)): from their own block, or with the names
 /// read from the attributes they were taken from once the span was packed (see
 /// `kind_facts::KeyedLlmFacts`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,7 +64,7 @@ impl<'a> LlmFactsRef<'a> {
     }
 }
 
-/// A span's tool facts as read ([`Span::tool`]): from their own block, or from the attributes
+/// A span's tool facts as read ([`Span::tool`](super::Span::tool)): from their own block, or from the attributes
 /// they were taken from once the span was packed (see `kind_facts::ToolKeys`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ToolFactsRef<'a> {

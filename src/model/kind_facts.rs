@@ -17,8 +17,9 @@ use super::{
 };
 
 /// Out of line: most spans have none, and a span's fixed size is paid by every span. One word:
-/// the box's pointer with which kind it holds in its two low bits (every facts type is at
-/// least 4-aligned, so they are free), where an enum of four boxes took two.
+/// the box's pointer with which kind it holds in its low bits (every facts type is aligned past
+/// them, so they are free), where an enum of four boxes took two; or, with no box, the keys of
+/// a tool call's facts ([`ToolKeys`]).
 pub struct KindFacts(Option<NonNull<u8>>);
 
 /// What a [`KindFacts`] holds, borrowed.
@@ -58,15 +59,8 @@ const KIND_BITS: usize = if KEYED { 0b111 } else { 0b11 };
 const KEY_BITS: u32 = 24;
 const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << KEY_BITS);
 const _: () = assert!(
-    !KEYED
-        || (align_of::<LlmFacts>() > KIND_BITS
-            && align_of::<KeyedLlmFacts>() > KIND_BITS
-            && align_of::<ToolFacts>() > KIND_BITS
-            && align_of::<RetrievalFacts>() > KIND_BITS
-            && align_of::<SeveralFacts>() > KIND_BITS)
-);
-const _: () = assert!(
     align_of::<LlmFacts>() > KIND_BITS
+        && align_of::<KeyedLlmFacts>() > KIND_BITS
         && align_of::<ToolFacts>() > KIND_BITS
         && align_of::<RetrievalFacts>() > KIND_BITS
         && align_of::<SeveralFacts>() > KIND_BITS

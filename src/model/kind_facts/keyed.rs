@@ -10,7 +10,7 @@ use crate::model::{
 
 /// A model call's facts whose provider, model and response model are values of the span's
 /// attributes: those keys' numbers in the shared table (plus one, 0 for a name the call does
-/// not have), [`NAME_KEY_BITS`] bits each, in place of the three texts.
+/// not have), 21 bits each, in place of the three texts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyedLlmFacts {
     name_keys: u64,
@@ -55,7 +55,7 @@ impl KeyedLlmFacts {
 }
 
 /// Which attributes hold a tool call's name and call id: their keys' numbers in the shared
-/// table (see [`Attributes::keys_holding`](super::Attributes::keys_holding)), `None` for a fact
+/// table (see [`Attributes::keys_holding`]), `None` for a fact
 /// the call does not have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolKeys {
