@@ -265,3 +265,31 @@ fn the_spans_of_one_input_share_their_origin() {
         assert!(std::sync::Arc::ptr_eq(first, provenance), "{}", span.name);
     }
 }
+
+/// Loaded, every tool and model span of the SDK's GenAI traces reads its tool name, call id,
+/// provider and models from its own attributes (their keys held in place of the texts): what
+/// keeps a tool span's facts out of a block of their own, and a model call's in a smaller one.
+#[test]
+fn tool_and_model_facts_are_read_from_the_attributes_they_came_from() {
+    use toolcap::model::KindFactsView;
+    let spans = spans("otlp-python-sdk/otlp-json/0001-v1_traces.json");
+    let (mut tools, mut models) = (0, 0);
+    for span in &spans {
+        match span.facts.view() {
+            Some(KindFactsView::Tool(_)) => panic!("{}: tool facts held whole", span.name),
+            Some(KindFactsView::Llm(_)) => panic!("{}: model names held whole", span.name),
+            Some(KindFactsView::ToolByKeys(_)) => {
+                tools += 1;
+                let name = span.tool_name().expect("a tool name");
+                assert!(span.attributes.iter().any(|(_, v)| v.text() == Some(name)));
+            }
+            Some(KindFactsView::LlmByKeys(_)) => {
+                models += 1;
+                let model = span.model().expect("a model");
+                assert!(span.attributes.iter().any(|(_, v)| v.text() == Some(model)));
+            }
+            _ => {}
+        }
+    }
+    assert!(tools > 0 && models > 0, "tools {tools}, models {models}");
+}
