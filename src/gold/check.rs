@@ -33,7 +33,7 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
         .tool_calls
         .iter()
         .map(|call| {
-            let span = invocation.spans.get(call.span);
+            let span = invocation.spans.get(call.span());
             let args = span.and_then(|s| {
                 let shape = ScalarArgs::of(s.format().as_str());
                 let input = s.input();
@@ -71,7 +71,7 @@ pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
                 duration_s,
                 cost: span.and_then(span_cost_usd),
                 call_id: call.call_id(&invocation.spans).map(str::to_owned),
-                span: Some(call.span),
+                span: Some(call.span()),
             }
         })
         .collect();

@@ -92,7 +92,7 @@ impl Invocation {
             self.summary.tool_calls.sort_by(|a, b| {
                 a.start_unix_nano
                     .cmp(&b.start_unix_nano)
-                    .then_with(|| places[a.span].row.cmp(&places[b.span].row))
+                    .then_with(|| places[a.span()].row.cmp(&places[b.span()].row))
             });
         }
         self.refresh_root_facts();

@@ -99,11 +99,12 @@ impl KindCounts {
 /// ([`ToolCallRef::name`], [`ToolCallRef::call_id`]): a run holds no copy of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRef {
-    pub failed: bool,
-    /// Index of the tool span in [`Invocation::spans`] (its id is that span's).
-    pub span: usize,
     /// The span's start, kept here so ordering the calls reads no span.
     pub start_unix_nano: u64,
+    /// Index of the tool span in [`Invocation::spans`] ([`ToolCallRef::span`]). Four bytes, so
+    /// that a call is 16 bytes where a `usize` made it 24: every run holds its calls.
+    span: u32,
+    pub failed: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -159,23 +160,30 @@ impl ToolCallRef {
     /// The call made by tool span `span`, at index `index` of its run.
     fn of(span: &Span, index: usize) -> ToolCallRef {
         ToolCallRef {
-            failed: span.status.is_error(),
-            span: index,
             start_unix_nano: span.start_unix_nano,
+            // A run's spans are far fewer than `u32::MAX`: they are all in memory. Were one
+            // past it, its call would name no span rather than a wrong one.
+            span: u32::try_from(index).unwrap_or(u32::MAX),
+            failed: span.status.is_error(),
         }
+    }
+
+    /// Index of the tool span in [`Invocation::spans`] (its id is that span's).
+    pub fn span(&self) -> usize {
+        self.span as usize
     }
 
     /// The tool it called: its span's tool name, else the span's name. `spans` are its
     /// run's ([`Invocation::spans`]); empty when the span is not there.
     pub fn name<'a>(&self, spans: &'a [Span]) -> &'a str {
         spans
-            .get(self.span)
+            .get(self.span())
             .map_or("", |span| span.tool_name().unwrap_or(span.name.as_str()))
     }
 
     /// The call id its span carries, if any.
     pub fn call_id<'a>(&self, spans: &'a [Span]) -> Option<&'a str> {
-        spans.get(self.span)?.tool_call_id()
+        spans.get(self.span())?.tool_call_id()
     }
 }
 

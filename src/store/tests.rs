@@ -429,7 +429,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
         ("Invocation", size_of::<Invocation>(), 312),
         ("Span", size_of::<Span>(), 112),
         ("Summary", size_of::<Summary>(), 144),
-        ("ToolCallRef", size_of::<ToolCallRef>(), 24),
+        ("ToolCallRef", size_of::<ToolCallRef>(), 16),
         ("TreeRow", size_of::<TreeRow>(), 16),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (

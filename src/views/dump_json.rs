@@ -401,7 +401,7 @@ impl Serialize for ToolCallsOut<'_> {
             seq.serialize_element(&ToolCallOut {
                 call_id: c.call_id(&self.inv.spans),
                 name: redact::shown_data(c.name(&self.inv.spans), self.mode),
-                span_id: &self.inv.spans[c.span].span_id,
+                span_id: &self.inv.spans[c.span()].span_id,
                 status: if c.failed { "error" } else { "ok" },
             })?;
         }

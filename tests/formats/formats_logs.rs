@@ -59,7 +59,7 @@ fn trajectory(inv: &Invocation) -> Vec<Actual> {
         .tool_calls
         .iter()
         .map(|call| {
-            let span = &inv.spans[call.span];
+            let span = &inv.spans[call.span()];
             Actual {
                 tool: call.name(&inv.spans).to_string(),
                 call_id: call.call_id(&inv.spans).map(str::to_owned),
@@ -187,7 +187,7 @@ fn v01_custom_matches_toolscore_with_results_timing_and_cost() {
         assert_eq!(mine.call_id.as_deref(), raw["id"].as_str());
     }
     let inv = loaded.only();
-    let cost = inv.spans[inv.summary().tool_calls[1].span].attr("cost_usd");
+    let cost = inv.spans[inv.summary().tool_calls[1].span()].attr("cost_usd");
     assert_eq!(
         cost.as_deref(),
         Some(&AttrValue::Float(theirs[1]["cost"].as_f64().unwrap()))
@@ -248,7 +248,7 @@ fn v03_anthropic_matches_toolscore_and_keeps_tool_results() {
     assert_eq!(inv.summary().counts.llm as usize, turns);
     // Each tool span hangs under the turn that requested it.
     for call in &inv.summary().tool_calls {
-        let span = &inv.spans[call.span];
+        let span = &inv.spans[call.span()];
         let parent = inv
             .span_by_id(span.parent_span_id.as_ref().unwrap())
             .unwrap();
@@ -348,7 +348,7 @@ fn v06_mcp_recording_matches_toolscore_and_keeps_codes_and_results() {
         Some(format!("JSON-RPC error {code}").as_str())
     );
     let inv = loaded.only();
-    let span = &inv.spans[inv.summary().tool_calls[2].span];
+    let span = &inv.spans[inv.summary().tool_calls[2].span()];
     assert_eq!(
         span.attr("jsonrpc.error.code").as_deref(),
         Some(&AttrValue::Int(code))
@@ -385,7 +385,7 @@ fn v08_v09_custom_args_are_kept_exactly() {
         // No results in these traces: the output is "not captured", never an empty value.
         let inv = loaded.only();
         for call in &inv.summary().tool_calls {
-            assert!(!inv.spans[call.span].output().is_captured(), "{dir}");
+            assert!(!inv.spans[call.span()].output().is_captured(), "{dir}");
         }
     }
 }

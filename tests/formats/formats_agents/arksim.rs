@@ -284,7 +284,7 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
             .map(|c| {
                 (
                     c.call_id(&inv.spans).map(str::to_owned),
-                    inv.spans[c.span].span_id.to_string(),
+                    inv.spans[c.span()].span_id.to_string(),
                     c.failed,
                 )
             })

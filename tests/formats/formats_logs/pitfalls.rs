@@ -191,6 +191,6 @@ fn pitfall_custom_falsy_values_are_kept() {
     assert_eq!(calls[2].error.as_deref(), Some("card declined"));
     assert_eq!(calls[2].call_id.as_deref(), Some("7"));
     let inv = loaded.only();
-    let span = &inv.spans[inv.summary().tool_calls[2].span];
+    let span = &inv.spans[inv.summary().tool_calls[2].span()];
     assert_eq!(span.attr("attempt").as_deref(), Some(&AttrValue::Int(2)));
 }

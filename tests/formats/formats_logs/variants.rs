@@ -96,7 +96,7 @@ fn jsonl_message_log_reports_the_bad_line_and_keeps_the_rest() {
         "the string \"6\" as recorded"
     );
     let inv = loaded.only();
-    let span = &inv.spans[inv.summary().tool_calls[1].span];
+    let span = &inv.spans[inv.summary().tool_calls[1].span()];
     assert_eq!(span.line.map(u64::from), Some(4));
 }
 
@@ -351,7 +351,7 @@ fn langchain_modern_tool_calls_and_actions_hang_off_the_root() {
     let inv = loaded.only();
     assert_eq!(inv.summary().counts.llm, 0);
     assert!(inv.summary().tool_calls.iter().all(|c| {
-        inv.spans[c.span]
+        inv.spans[c.span()]
             .parent_span_id
             .as_ref()
             .is_some_and(|p| p == "root")
@@ -372,7 +372,7 @@ fn big_payloads_stay_on_disk_and_load_back_exactly() {
     std::fs::write(&path, log.to_string()).unwrap();
     let loaded = load(&path);
     let inv = loaded.only();
-    let span = &inv.spans[inv.summary().tool_calls[0].span];
+    let span = &inv.spans[inv.summary().tool_calls[0].span()];
     assert!(matches!(
         span.output().body,
         toolcap::model::PayloadBody::InRecord { .. }
