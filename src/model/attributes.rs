@@ -261,7 +261,7 @@ impl Attributes {
             View::Packed(block) => block,
             // Unpacked again after its keys were taken (a parser changing it).
             View::Open(_) => {
-                let value = self.get(shared_texts_text(key)?)?;
+                let value = self.get(crate::model::shared_texts::handed_out_text(key)?)?;
                 return (!value.is_payload()).then_some(value);
             }
         };
@@ -439,14 +439,6 @@ impl Attributes {
             View::Open(list) => Box::new(list.iter().map(|(_, v)| v)),
             View::Packed(block) => Box::new(block.held().iter()),
         }
-    }
-}
-
-/// The text numbered `number` in the shared table, if it was handed out.
-fn shared_texts_text(number: u32) -> Option<&'static str> {
-    match crate::model::shared_texts::value(number)? {
-        AttrValue::Str(text) => Some(text.as_str()),
-        _ => None,
     }
 }
 

@@ -34,9 +34,9 @@ pub struct ToolFacts {
     pub call_id: Option<ArcStr>,
 }
 
-/// A span's model-call facts as read ([`Span::llm`](super::Span::llm)): from their own block, or with the names
-/// read from the attributes they were taken from once the span was packed (see
-/// `kind_facts::KeyedLlmFacts`).
+/// A span's model-call facts as read ([`Span::llm`](super::Span::llm)): from their own block,
+/// or with the names read from the attributes they were taken from once the span was packed
+/// (see `kind_facts::KeyedLlmFacts`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LlmFactsRef<'a> {
     pub provider: Option<&'a str>,
@@ -64,8 +64,9 @@ impl<'a> LlmFactsRef<'a> {
     }
 }
 
-/// A span's tool facts as read ([`Span::tool`](super::Span::tool)): from their own block, or from the attributes
-/// they were taken from once the span was packed (see `kind_facts::ToolKeys`).
+/// A span's tool facts as read ([`Span::tool`](super::Span::tool)): from their own block, or
+/// from the attributes they were taken from once the span was packed (see
+/// `kind_facts::ToolKeys`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ToolFactsRef<'a> {
     pub name: Option<&'a str>,

@@ -151,11 +151,11 @@ impl KindFacts {
 
     /// The kind and the box's pointer, untagged (`None` for keys: they point nowhere).
     fn parts(&self) -> Option<(usize, NonNull<u8>)> {
-        if self.keys().is_some() {
-            return None;
-        }
         let tagged = self.0?;
         let kind = tagged.addr().get() & KIND_BITS;
+        if KEYED && kind == TOOL_KEYS {
+            return None;
+        }
         // The box's own address is aligned past the kind bits, so it is not null either.
         let pointer = tagged.map_addr(|addr| {
             std::num::NonZeroUsize::new(addr.get() & !KIND_BITS).expect("an aligned box address")

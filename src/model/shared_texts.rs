@@ -125,7 +125,12 @@ pub fn value(number: u32) -> Option<&'static AttrValue> {
 
 /// The text numbered `number`, or `""` for a number never handed out.
 pub fn text(number: u32) -> &'static str {
-    entry(number).map_or("", |entry| entry.text)
+    handed_out_text(number).unwrap_or("")
+}
+
+/// The text numbered `number`, if that number was handed out.
+pub fn handed_out_text(number: u32) -> Option<&'static str> {
+    entry(number).map(|entry| entry.text)
 }
 
 fn entry(number: u32) -> Option<&'static Entry> {

@@ -73,7 +73,7 @@ impl Tally {
     }
 
     /// The bytes of a shared string the first time it is met, 0 after.
-    fn once(&mut self, s: &ArcStr) -> u64 {
+    fn once(&mut self, s: &str) -> u64 {
         self.once_at(s.as_ptr() as usize, s.len() + 16)
     }
 
@@ -165,7 +165,7 @@ impl Tally {
                 .into_iter()
                 .flatten()
             {
-                self.facts += self.once_at(name.as_ptr() as usize, name.len() + 16);
+                self.facts += self.once(name);
             }
             let reasons = l.finish_reasons.own_heap_bytes()
                 + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
@@ -181,7 +181,7 @@ impl Tally {
             // Read from the attributes (see `ToolKeys`), the texts are theirs: met again there,
             // they are counted once.
             for text in [t.name, t.call_id].into_iter().flatten() {
-                self.facts += self.once_at(text.as_ptr() as usize, text.len() + 16);
+                self.facts += self.once(text);
             }
         }
         if let Some(r) = span.retrieval() {

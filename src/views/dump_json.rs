@@ -488,7 +488,7 @@ impl<'a> SpanOut<'a> {
             input: PayloadOut::new(&span.input(), mode),
             input_tokens: llm.and_then(|l| l.input_tokens.get()).map(u64::from),
             kind: span.kind.as_str(),
-            model: text(span.model()),
+            model: text(llm.and_then(|l| l.response_model.or(l.model))),
             name: redact::shown_data(&span.name, mode),
             orphan: row.orphan,
             output: PayloadOut::new(&span.output(), mode),
