@@ -105,7 +105,11 @@ fn store() -> Store {
                     name: Some(call.name.into()),
                     ..ToolFacts::default()
                 })),
-                input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
+                extras: toolcap::model::SpanExtras {
+                    input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
+                    ..Default::default()
+                }
+                .into(),
                 provenance: toolcap::model::Provenance::shared(None, None, "bench".into()),
                 ..Span::default()
             });

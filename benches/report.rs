@@ -38,11 +38,13 @@ fn store() -> Store {
             name: Some("lookup_order".into()),
             ..ToolFacts::default()
         })));
-        tool.input = Payload::inline(
-            "gen_ai.tool.call.arguments",
-            format!(r#"{{"order_id": "ORD-{inv}", "customer": "c{inv}@example.com"}}"#),
-        )
-        .into();
+        tool.set_input(
+            Payload::inline(
+                "gen_ai.tool.call.arguments",
+                format!(r#"{{"order_id": "ORD-{inv}", "customer": "c{inv}@example.com"}}"#),
+            )
+            .into(),
+        );
         if failing {
             tool.status = SpanStatus::Error;
             tool.set_error(Some(ErrorInfo {

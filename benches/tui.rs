@@ -70,8 +70,9 @@ fn run(trace: &str, nodes: usize, per_node: usize, start: u64) -> Vec<Span> {
                     name: Some("search".into()),
                     call_id: Some(format!("call{n}-{c}").into()),
                 })));
-                span.input =
-                    Payload::inline("args", r#"{"query":"weather in Oslo","limit":5}"#).into();
+                span.set_input(
+                    Payload::inline("args", r#"{"query":"weather in Oslo","limit":5}"#).into(),
+                );
                 if c % 7 == 1 {
                     span.status = SpanStatus::Error;
                 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod attributes;
-mod error_and_events;
+mod extras;
 mod facts;
 pub mod file_numbers;
 mod format_name;
@@ -27,7 +27,7 @@ mod token_count;
 
 pub use arcstr::ArcStr;
 pub use attributes::{AttrView, Attributes};
-pub use error_and_events::{ErrorAndEvents, ErrorInfo, SpanEvent};
+pub use extras::{ErrorInfo, SpanEvent, SpanExtras};
 pub use facts::{
     LlmFacts, LlmFactsRef, RequestedToolCall, RetrievalFacts, ToolFacts, ToolFactsRef,
 };
@@ -326,21 +326,15 @@ pub struct Span {
     pub status: SpanStatus,
     // The facts below are absent from most spans, so they are kept out of line: a span's
     // fixed size is paid by every span in the store.
-    /// Read with [`Span::error`] and [`Span::events`]; set with [`Span::set_error`] and
-    /// [`Span::set_events`].
-    pub error_and_events: Sparse<ErrorAndEvents>,
+    /// Error, events, identity, and an input or output that is not an attribute: read with
+    /// [`Span::error`], [`Span::events`], [`Span::identity`], [`Span::input`] and
+    /// [`Span::output`]; set with their `set_` methods.
+    pub extras: Sparse<SpanExtras>,
     pub start_unix_nano: u64,
     pub end_unix_nano: u64,
-    pub identity: Sparse<Identity>,
     /// Model call, tool call or retrieval facts ([`Span::llm`], [`Span::tool`],
     /// [`Span::retrieval`]).
     pub facts: KindFacts,
-    // Payloads are absent from most spans (a run's agent, chain and plain spans record none):
-    // out of line, so those spans pay a pointer each instead of two payloads' size.
-    /// Arguments, prompt messages, query or input strings (read it with [`Span::input`]).
-    pub input: PayloadSlot,
-    /// Result, completion, documents (read it with [`Span::output`]).
-    pub output: PayloadSlot,
     /// Packed once the span is done (see [`Attributes`]).
     pub attributes: Attributes,
     /// Where it was read from, the service that ran it and the format it was read as
@@ -358,21 +352,23 @@ impl Span {
     pub fn pack(&mut self) {
         let placed = self
             .attributes
-            .pack_with_payloads(self.input.holder(), self.output.holder());
-        if placed.contains(PayloadRoles::INPUT) {
-            self.input = PayloadSlot::UNSET;
-        }
-        if placed.contains(PayloadRoles::OUTPUT) {
-            self.output = PayloadSlot::UNSET;
-        }
-        if !self.error_and_events.is_unset() {
-            let events = &mut self.error_and_events.events;
-            for event in events.iter_mut() {
+            .pack_with_payloads(self.extras.input.holder(), self.extras.output.holder());
+        if !self.extras.is_unset() {
+            let extras = &mut *self.extras;
+            if placed.contains(PayloadRoles::INPUT) {
+                extras.input = PayloadSlot::UNSET;
+            }
+            if placed.contains(PayloadRoles::OUTPUT) {
+                extras.output = PayloadSlot::UNSET;
+            }
+            for event in extras.events.iter_mut() {
                 event.attributes.pack();
             }
-            if events.capacity() > events.len() {
-                events.shrink_to_fit();
+            if extras.events.capacity() > extras.events.len() {
+                extras.events.shrink_to_fit();
             }
+            // Payloads that moved into the attributes may have been all it held.
+            self.extras.release_if_empty();
         }
         // A list of several requested calls collected while parsing may have room for more:
         // a stored span keeps exactly what it holds.
@@ -388,12 +384,12 @@ impl Span {
 
     /// Arguments, prompt messages, query or input strings (not captured when there are none).
     pub fn input(&self) -> Cow<'_, Payload> {
-        self.payload(&self.input, PayloadRoles::INPUT)
+        self.payload(self.input_slot(), PayloadRoles::INPUT)
     }
 
     /// Result, completion, documents (not captured when there are none).
     pub fn output(&self) -> Cow<'_, Payload> {
-        self.payload(&self.output, PayloadRoles::OUTPUT)
+        self.payload(self.output_slot(), PayloadRoles::OUTPUT)
     }
 
     /// The slot's payload, or the one the packed attribute list marks with `role` (a slot is

@@ -66,6 +66,14 @@ impl<T: SparseEmpty, P: Holder<T>> Sparse<T, P> {
         }
     }
 
+    /// Lets the block go when what it holds reads as empty again (what a never-set value reads
+    /// as), so an emptied value costs no allocation.
+    pub fn release_if_empty(&mut self) {
+        if self.0.as_deref().is_some_and(|value| *value == *T::EMPTY) {
+            self.0 = None;
+        }
+    }
+
     /// The holder, when a value is set.
     pub fn holder(&self) -> Option<&P> {
         self.0.as_ref()

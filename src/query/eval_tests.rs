@@ -64,7 +64,8 @@ fn sample_store() -> Store {
         name: Some("refund".into()),
         call_id: Some("call_r1".into()),
     })));
-    tool2.input = Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#).into();
+    tool2
+        .set_input(Payload::inline("gen_ai.tool.call.arguments", r#"{"order":"ORD-4040"}"#).into());
     tool2.set_format("openai-agents".into());
 
     let mut store = Store::new();

@@ -179,7 +179,7 @@ pub(super) fn span_has_text(span: &Span, needle: &str, reveal: Reveal) -> bool {
     }
     // Every payload once: an input or output is often one of the attributes too (the same
     // `Arc` while held; once packed, only the attribute holds it).
-    let held = [span.input.holder(), span.output.holder()];
+    let held = [span.input_slot().holder(), span.output_slot().holder()];
     let held_again = |p: &Arc<Payload>| held.iter().flatten().any(|h| Arc::ptr_eq(h, p));
     let payload_attrs = span.attributes.iter().filter_map(|(_, v)| match &*v {
         AttrValue::Payload(p) if !held_again(p) => Some(p.clone()),

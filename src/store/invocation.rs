@@ -316,8 +316,8 @@ pub(super) fn approx_span_bytes(span: &Span) -> u64 {
     let attrs = span.attributes.approx_bytes();
     std::mem::size_of::<Span>() as u64
         + span.name.len() as u64
-        + inline(&span.input)
-        + inline(&span.output)
+        + inline(span.input_slot())
+        + inline(span.output_slot())
         + attrs
         + span.events().len() as u64 * 64
 }

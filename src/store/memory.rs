@@ -154,8 +154,8 @@ impl Tally {
             let texts = [&e.error_type, &e.message].into_iter().flatten();
             self.facts += texts.map(|t| self.once(t)).sum::<u64>();
         }
-        if !span.error_and_events.is_unset() {
-            self.facts += size_of::<crate::model::ErrorAndEvents>() as u64;
+        if !span.extras.is_unset() {
+            self.facts += size_of::<crate::model::SpanExtras>() as u64;
         }
         // The kind facts' one block: one kind's facts, or several together.
         self.facts += span.facts.block_bytes() as u64;
@@ -187,9 +187,9 @@ impl Tally {
         if let Some(r) = span.retrieval() {
             self.facts += opt(&r.query);
         }
-        if !span.identity.is_unset() {
-            let i = &*span.identity;
-            self.facts += size_of_val(i) as u64;
+        {
+            // Inline in the extras block, counted above.
+            let i = span.identity();
             let node = &*i.node;
             if !i.node.is_unset() {
                 self.facts += size_of_val(node) as u64;
@@ -205,7 +205,7 @@ impl Tally {
                 self.facts += self.once(text);
             }
         }
-        for payload in [&span.input, &span.output] {
+        for payload in [span.input_slot(), span.output_slot()] {
             // Out of line when set: part of the span's record. Its attribute, met after, shares it.
             if let Some(held) = payload.holder() {
                 self.span_records += self.shared_payload(held);
@@ -213,7 +213,7 @@ impl Tally {
         }
         self.attributes += self.attribute_list(&span.attributes);
         self.events += thin_vec_bytes(
-            span.error_and_events.events.capacity(),
+            span.extras.events.capacity(),
             size_of::<crate::model::SpanEvent>(),
         );
         for event in span.events() {

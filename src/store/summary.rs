@@ -165,7 +165,7 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
         None => spans
             .iter()
             .filter(|s| s.format() == "openai-agents")
-            .find_map(|s| s.identity.correlation_id.as_deref())
+            .find_map(|s| s.identity().correlation_id.as_deref())
             .map_or((None, None), |group| {
                 let group = Some(group.to_owned()).filter(|v| !v.trim().is_empty());
                 (Some(CONVERSATION_KEYS.len() as u8), group)

@@ -178,7 +178,7 @@ pub fn facts(
 /// Shown after the payloads, which matter more on a narrow screen.
 pub fn provenance(span: &TraceSpan, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("── span ──", theme.style(Role::Title))];
-    let id = &span.identity;
+    let id = &span.identity();
     let mut ident = Vec::new();
     let mut add = |k: &str, v: Option<String>| {
         if let Some(v) = v {

@@ -407,7 +407,7 @@ fn write_span_line(
         out.push_str(" model=");
         redact::push_shown_line(out, model, mode);
     }
-    if let Some(attempt) = span.identity.node.attempt_index {
+    if let Some(attempt) = span.identity().node.attempt_index {
         let _ = write!(out, " attempt={attempt}");
     }
     if row.orphan {

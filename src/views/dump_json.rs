@@ -475,7 +475,7 @@ impl<'a> SpanOut<'a> {
         let llm = span.llm();
         let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
         SpanOut {
-            attempt_index: span.identity.node.attempt_index,
+            attempt_index: span.identity().node.attempt_index,
             cycle: row.cycle,
             depth: row.depth(),
             duration_ms: round3(span.duration_ms()),

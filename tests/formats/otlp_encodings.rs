@@ -53,7 +53,7 @@ fn projection(span: &Span) -> String {
         span.start_unix_nano,
         span.end_unix_nano,
         span.service().cloned(),
-        span.identity,
+        span.identity(),
         span.tool(),
         span.llm(),
         span.input().state,

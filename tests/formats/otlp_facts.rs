@@ -53,7 +53,7 @@ fn genai_semconv_current_names() {
         (Some(3071), Some(778))
     );
     assert_eq!(*llm.finish_reasons, ["tool_calls"]);
-    assert_eq!(chat.identity.invocation_id.as_deref(), Some("conv_0000"));
+    assert_eq!(chat.identity().invocation_id.as_deref(), Some("conv_0000"));
     assert_eq!(
         chat.service().map(|s| s.as_str()),
         Some("toolcap-demo-agent")
@@ -98,17 +98,17 @@ fn openarmature_attributes() {
     assert_eq!(invocation.kind, SpanKind::Other);
     assert_eq!(invocation.status, SpanStatus::Unset);
     assert_eq!(
-        invocation.identity.invocation_id.as_deref(),
+        invocation.identity().invocation_id.as_deref(),
         Some("7f9e1d22-5c4b-4e3a-8b2c-1d0e9f8a7b01")
     );
 
     let agent = named(&spans, "agent");
     assert_eq!(agent.kind, SpanKind::Node);
-    assert_eq!(agent.identity.node.node_name.as_deref(), Some("agent"));
-    assert_eq!(agent.identity.node.namespace.as_deref(), Some("agent"));
-    assert_eq!(agent.identity.node.attempt_index, Some(0));
+    assert_eq!(agent.identity().node.node_name.as_deref(), Some("agent"));
+    assert_eq!(agent.identity().node.namespace.as_deref(), Some("agent"));
+    assert_eq!(agent.identity().node.attempt_index, Some(0));
     assert_eq!(
-        agent.identity.correlation_id.as_deref(),
+        agent.identity().correlation_id.as_deref(),
         Some("corr-agent_tools")
     );
 
@@ -132,7 +132,7 @@ fn openarmature_attributes() {
             ("call_stock_02", "get_stock_price")
         ])
     );
-    assert_eq!(llm_span.identity.node.attempt_index, Some(0));
+    assert_eq!(llm_span.identity().node.attempt_index, Some(0));
 
     // The two failed LLM calls: error type from the exception event, message likewise.
     let failed: Vec<(Option<&str>, Option<&str>)> = spans

@@ -290,8 +290,8 @@ fn an_input_or_output_from_an_attribute_is_kept_once_with_it() {
         let in_memory = parsed_in_memory(&path, format);
         for span in loaded.batch.spans.iter().chain(&in_memory) {
             let slots = [
-                (&span.input, span.input(), PayloadRoles::INPUT),
-                (&span.output, span.output(), PayloadRoles::OUTPUT),
+                (span.input_slot(), span.input(), PayloadRoles::INPUT),
+                (span.output_slot(), span.output(), PayloadRoles::OUTPUT),
             ];
             for (slot, payload, role) in slots {
                 let Some(field) = payload.field.as_deref() else {

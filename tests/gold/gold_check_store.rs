@@ -9,8 +9,7 @@ use toolcap::gold::check::check_store;
 use toolcap::gold::report::CheckOptions;
 use toolcap::gold::source::{GoldFile, parse_gold_document};
 use toolcap::model::{
-    Batch, ErrorAndEvents, ErrorInfo, GoldCall, Origin, Payload, Span, SpanKind, SpanStatus,
-    ToolFacts,
+    Batch, ErrorInfo, GoldCall, Origin, Payload, Span, SpanExtras, SpanKind, SpanStatus, ToolFacts,
 };
 use toolcap::store::Store;
 
@@ -33,12 +32,13 @@ fn tool_span(
         } else {
             SpanStatus::Ok
         },
-        error_and_events: ErrorAndEvents {
+        extras: SpanExtras {
             error: failed.then(|| ErrorInfo {
                 error_type: Some("Timeout".into()),
                 message: Some("gateway timed out".into()),
                 ..Default::default()
             }),
+            input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
             ..Default::default()
         }
         .into(),
@@ -48,7 +48,6 @@ fn tool_span(
             name: Some(name.into()),
             ..ToolFacts::default()
         })),
-        input: Payload::inline("gen_ai.tool.call.arguments", args).into(),
         provenance: toolcap::model::Provenance::shared(
             Some(&std::sync::Arc::new(Origin::File(std::sync::Arc::new(
                 file.to_path_buf(),

@@ -10,8 +10,8 @@ use std::process::Command;
 
 use proptest::prelude::*;
 use toolcap::model::{
-    AttrValue, Batch, ErrorAndEvents, ErrorInfo, EvalVerdict, LlmFacts, Problem, RequestedToolCall,
-    RetrievalFacts, Span, SpanEvent, SpanKind, SpanStatus, ToolFacts,
+    AttrValue, Batch, ErrorInfo, EvalVerdict, LlmFacts, Problem, RequestedToolCall, RetrievalFacts,
+    Span, SpanEvent, SpanExtras, SpanKind, SpanStatus, ToolFacts,
 };
 use toolcap::redact::{self, Reveal};
 use toolcap::sources::load;
@@ -202,7 +202,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         ),
         ..Default::default()
     };
-    root.identity.node.node_name = Some(text(Field::NodeName, "plan").into());
+    root.identity_mut().node.node_name = Some(text(Field::NodeName, "plan").into());
     root.attributes.push((
         "note".into(),
         AttrValue::Str(text(Field::AttributeValue, "plain value").into()),
@@ -255,7 +255,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
             name: Some(text(Field::ToolName, "lookup").into()),
             call_id: Some("call_1".into()),
         })),
-        error_and_events: ErrorAndEvents {
+        extras: SpanExtras {
             error: Some(ErrorInfo {
                 error_type: Some(text(Field::ErrorType, "Timeout").into()),
                 message: Some(text(Field::ErrorMessage, "gave up").into()),

@@ -78,12 +78,14 @@ fn llm(
             .collect(),
         ..Default::default()
     })));
-    s.identity.node.attempt_index = Some(attempt);
-    s.input = Payload::inline(
-        "gen_ai.input.messages",
-        r#"[{"role":"user","content":"Plan a trip to the coast"}]"#,
-    )
-    .into();
+    s.identity_mut().node.attempt_index = Some(attempt);
+    s.set_input(
+        Payload::inline(
+            "gen_ai.input.messages",
+            r#"[{"role":"user","content":"Plan a trip to the coast"}]"#,
+        )
+        .into(),
+    );
     s
 }
 
@@ -109,7 +111,7 @@ fn tool(
         name: Some(name.into()),
         call_id: Some(call.into()),
     })));
-    s.input = Payload::inline("gen_ai.tool.call.arguments", args).into();
+    s.set_input(Payload::inline("gen_ai.tool.call.arguments", args).into());
     s
 }
 
@@ -171,20 +173,24 @@ pub fn sample_batch() -> Batch {
         message: Some("upstream timed out".into()),
         ..Default::default()
     }));
-    spans[3].output = Payload::inline(
-        "gen_ai.tool.call.result",
-        r#"{"flights": ["LA123", "LA456"]}"#,
-    )
-    .into();
+    spans[3].set_output(
+        Payload::inline(
+            "gen_ai.tool.call.result",
+            r#"{"flights": ["LA123", "LA456"]}"#,
+        )
+        .into(),
+    );
     spans[5].set_retrieval(Some(Box::new(RetrievalFacts {
         query: Some("visa rules for Peru".into()),
         document_count: Some(3),
     })));
-    spans[5].output = Payload::inline(
-        "documents",
-        "[\"doc one\", \"doc t…[truncated, 9000 bytes total]",
-    )
-    .into();
+    spans[5].set_output(
+        Payload::inline(
+            "documents",
+            "[\"doc one\", \"doc t…[truncated, 9000 bytes total]",
+        )
+        .into(),
+    );
 
     let s = "summ";
     let mut summary = vec![
@@ -226,11 +232,13 @@ pub fn sample_batch() -> Batch {
             "{\"clip\":\"\\u001b]52;c;SGVsbG8=\\u0007 and \\u001b[2J wipe\"}",
         ),
     ];
-    hostile[0].output = Payload::inline(
-        "output",
-        "before\u{1b}[2J after \u{1b}]52;c;SGVsbG8=\u{7} end",
-    )
-    .into();
+    hostile[0].set_output(
+        Payload::inline(
+            "output",
+            "before\u{1b}[2J after \u{1b}]52;c;SGVsbG8=\u{7} end",
+        )
+        .into(),
+    );
     for sp in &mut hostile {
         sp.start_unix_nano -= 7_200_000 * MS;
         sp.end_unix_nano -= 7_200_000 * MS;

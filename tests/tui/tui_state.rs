@@ -434,7 +434,11 @@ fn a_rewritten_file_replaces_the_payload_shown_for_the_same_span() {
         name: "live run".into(),
         start_unix_nano: T0 + 20_000_000_000,
         end_unix_nano: T0 + 21_000_000_000,
-        input: Payload::inline("input", format!("{{\"v\":\"{value}\"}}")).into(),
+        extras: toolcap::model::SpanExtras {
+            input: Payload::inline("input", format!("{{\"v\":\"{value}\"}}")).into(),
+            ..Default::default()
+        }
+        .into(),
         provenance: toolcap::model::Provenance::shared(
             Some(&std::sync::Arc::new(Origin::File(std::sync::Arc::new(
                 path.clone(),

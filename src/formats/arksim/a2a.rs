@@ -214,9 +214,12 @@ impl TaskState {
             status: SpanStatus::Ok,
             start_unix_nano: self.time,
             end_unix_nano: self.time,
-            identity: Identity {
-                invocation_id: Some(self.id.clone().into()),
-                correlation_id: self.context_id.clone().map(Into::into),
+            extras: crate::model::SpanExtras {
+                identity: Identity {
+                    invocation_id: Some(self.id.clone().into()),
+                    correlation_id: self.context_id.clone().map(Into::into),
+                    ..Default::default()
+                },
                 ..Default::default()
             }
             .into(),
@@ -301,11 +304,11 @@ impl TaskState {
                 }
             }
         }
-        root.output = if texts.is_empty() {
+        root.set_output(if texts.is_empty() {
             crate::model::Payload::not_captured().into()
         } else {
             crate::model::Payload::inline("artifacts.parts.text", texts.join("\n")).into()
-        };
+        });
         let count = calls.len();
         for (index, call) in calls.iter().enumerate() {
             let span = call.to_span(

@@ -80,8 +80,25 @@ impl ToolCallRecord {
             status: SpanStatus::Ok,
             start_unix_nano: at.time,
             end_unix_nano: at.time,
-            identity: Identity {
-                invocation_id: Some(at.trace_id.into()),
+            extras: crate::model::SpanExtras {
+                identity: Identity {
+                    invocation_id: Some(at.trace_id.into()),
+                    ..Default::default()
+                },
+                input: jsonrec::payload_null_is_absent(
+                    "arguments",
+                    Some(&self.arguments),
+                    at.record,
+                    &format!("{}/arguments", self.pointer),
+                )
+                .into(),
+                output: jsonrec::payload_null_is_absent(
+                    "result",
+                    self.result.as_ref(),
+                    at.record,
+                    &format!("{}/result", self.pointer),
+                )
+                .into(),
                 ..Default::default()
             }
             .into(),
@@ -89,20 +106,6 @@ impl ToolCallRecord {
                 name: Some(self.name.as_str().into()),
                 call_id: call_id.map(Into::into),
             })),
-            input: jsonrec::payload_null_is_absent(
-                "arguments",
-                Some(&self.arguments),
-                at.record,
-                &format!("{}/arguments", self.pointer),
-            )
-            .into(),
-            output: jsonrec::payload_null_is_absent(
-                "result",
-                self.result.as_ref(),
-                at.record,
-                &format!("{}/result", self.pointer),
-            )
-            .into(),
             provenance: input.span_provenance(at.format.into()),
             ..Default::default()
         };

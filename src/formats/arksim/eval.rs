@@ -98,12 +98,16 @@ impl Format for ArksimEvaluation {
                     start_unix_nano: time,
                     end_unix_nano: time,
                     provenance: input.span_provenance(EVALUATION.into()),
-                    output: jsonrec::payload(
-                        "turn_scores",
-                        Some(turn),
-                        record.as_ref(),
-                        &format!("/conversations/{c}/turn_scores/{t}"),
-                    )
+                    extras: crate::model::SpanExtras {
+                        output: jsonrec::payload(
+                            "turn_scores",
+                            Some(turn),
+                            record.as_ref(),
+                            &format!("/conversations/{c}/turn_scores/{t}"),
+                        )
+                        .into(),
+                        ..Default::default()
+                    }
                     .into(),
                     ..Default::default()
                 };
@@ -117,8 +121,8 @@ impl Format for ArksimEvaluation {
                     }));
                 }
                 batch.evals.push((invocation.clone(), verdict));
-                span.identity.invocation_id = Some(invocation.into());
-                span.identity.correlation_id = Some(conversation_id.clone().into());
+                span.identity_mut().invocation_id = Some(invocation.into());
+                span.identity_mut().correlation_id = Some(conversation_id.clone().into());
                 let mut attributes =
                     turn_attributes(conversation, turn, &conversation_id, unique_errors);
                 attributes.push((EVALUATOR_ATTR.to_owned(), AttrValue::Bool(true)));

@@ -240,22 +240,26 @@ impl TurnContext<'_> {
             SIMULATION.into(),
         );
         if let Some((i, user)) = turn.user {
-            root.input = jsonrec::payload(
-                "content",
-                user.get("content"),
-                self.record,
-                &format!("{}/{i}/content", self.pointer),
-            )
-            .into();
+            root.set_input(
+                jsonrec::payload(
+                    "content",
+                    user.get("content"),
+                    self.record,
+                    &format!("{}/{i}/content", self.pointer),
+                )
+                .into(),
+            );
         }
         if let Some((i, assistant)) = turn.assistant.last() {
-            root.output = jsonrec::payload(
-                "content",
-                assistant.get("content"),
-                self.record,
-                &format!("{}/{i}/content", self.pointer),
-            )
-            .into();
+            root.set_output(
+                jsonrec::payload(
+                    "content",
+                    assistant.get("content"),
+                    self.record,
+                    &format!("{}/{i}/content", self.pointer),
+                )
+                .into(),
+            );
         }
         for (key, value) in [
             ("arksim.scenario_id", self.scenario_id),
@@ -334,9 +338,12 @@ pub(crate) fn turn_root_span(
         status: SpanStatus::Unset,
         start_unix_nano: time,
         end_unix_nano: time,
-        identity: Identity {
-            invocation_id: Some(turn_invocation_id(conversation_id, turn_id).into()),
-            correlation_id: Some(conversation_id.into()),
+        extras: crate::model::SpanExtras {
+            identity: Identity {
+                invocation_id: Some(turn_invocation_id(conversation_id, turn_id).into()),
+                correlation_id: Some(conversation_id.into()),
+                ..Default::default()
+            },
             ..Default::default()
         }
         .into(),

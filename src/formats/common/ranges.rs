@@ -35,15 +35,15 @@ fn payload_mut(span: &mut Span, slot: Slot) -> Option<&mut Payload> {
         }
     }
     match slot {
-        Slot::Input => Some(span.input.to_change()),
-        Slot::Output => Some(span.output.to_change()),
+        Slot::Input => Some(span.input_slot_mut().to_change()),
+        Slot::Output => Some(span.output_slot_mut().to_change()),
         Slot::Attr(i) => span
             .attributes
             .open_mut()
             .get_mut(i)
             .and_then(|(_, v)| attr(v)),
         Slot::EventAttr(e, i) => span
-            .error_and_events
+            .extras
             .events
             .get_mut(e)
             .and_then(|ev| ev.attributes.open_mut().get_mut(i))
@@ -70,8 +70,8 @@ fn slots(span: &Span) -> impl Iterator<Item = (Slot, &Payload)> {
             .filter_map(move |(i, (_, value))| Some((Slot::EventAttr(e, i), held(value)?)))
     });
     [
-        (Slot::Input, span.input.as_set()),
-        (Slot::Output, span.output.as_set()),
+        (Slot::Input, span.input_slot().as_set()),
+        (Slot::Output, span.output_slot().as_set()),
     ]
     .into_iter()
     .chain(attributes)

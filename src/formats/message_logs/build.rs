@@ -117,10 +117,11 @@ pub fn build(
                 let mut span = base(turn_id.clone(), Some(&root_id), name, SpanKind::Llm);
                 span.start_unix_nano = turn.start;
                 span.line = turn.line.and_then(crate::model::LineNumber::new);
-                span.output = Payload::inline("message", payload_text(&turn.message)).into();
+                span.set_output(Payload::inline("message", payload_text(&turn.message)).into());
                 if !turn.prompt.is_empty() {
-                    span.input =
-                        Payload::inline("messages", Value::Array(turn.prompt).to_string()).into();
+                    span.set_input(
+                        Payload::inline("messages", Value::Array(turn.prompt).to_string()).into(),
+                    );
                 }
                 span.attributes = crate::model::shared_keys(turn.attributes);
                 let mut llm = turn.llm;
@@ -202,9 +203,13 @@ fn leave_big_payloads_on_disk(
         format,
     });
     for span in spans {
+        if span.extras.is_unset() {
+            continue;
+        }
         let span_id = span.span_id.text();
         let local_id = span_id.strip_prefix(chunk).unwrap_or(&span_id).to_owned();
-        for (which, payload) in [("input", &mut span.input), ("output", &mut span.output)] {
+        let extras = &mut *span.extras;
+        for (which, payload) in [("input", &mut extras.input), ("output", &mut extras.output)] {
             let set = payload.as_set();
             if set.bytes > INLINE_PAYLOAD_LIMIT && set.inline_text().is_some() {
                 payload.to_change().body = PayloadBody::InRecord {
@@ -247,8 +252,8 @@ fn tool_span(
         name: Some(call.name.into()),
         call_id: call.call_id.map(Into::into),
     })));
-    span.input = payload_of(call.args_field, call.args.as_ref()).into();
-    span.output = payload_of(call.result_field, call.result.as_ref()).into();
+    span.set_input(payload_of(call.args_field, call.args.as_ref()).into());
+    span.set_output(payload_of(call.result_field, call.result.as_ref()).into());
     span.status = if call.error.is_some() {
         SpanStatus::Error
     } else if call.result.is_some() {

@@ -207,8 +207,11 @@ impl Parser {
             .unwrap_or(start);
         let pointer = |field: &str| format!("{prefix}/span_data/{field}");
         let mut span = Span {
-            identity: Identity {
-                invocation_id: Some(trace_id.clone().into()),
+            extras: crate::model::SpanExtras {
+                identity: Identity {
+                    invocation_id: Some(trace_id.clone().into()),
+                    ..Default::default()
+                },
                 ..Default::default()
             }
             .into(),
@@ -264,18 +267,18 @@ impl Parser {
                 {
                     self.null_payload_functions += 1;
                 }
-                span.input = PayloadSlot::from(jsonrec::payload_null_is_absent(
+                span.set_input(PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "input",
                     input_value,
                     record,
                     &pointer("input"),
-                ));
-                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
+                )));
+                span.set_output(PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "output",
                     data.get("output"),
                     record,
                     &pointer("output"),
-                ));
+                )));
                 if let Some(mcp) = data.get("mcp_data").filter(|v| !v.is_null()) {
                     span.attributes
                         .push(("openai_agents.mcp_data".into(), jsonrec::attr_of(mcp)));
@@ -289,26 +292,26 @@ impl Parser {
                     self.requested
                         .push((span.trace_id.to_string(), id, name, arguments));
                 }
-                span.input = PayloadSlot::from(jsonrec::payload_null_is_absent(
+                span.set_input(PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "input",
                     data.get("input"),
                     record,
                     &pointer("input"),
-                ));
-                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
+                )));
+                span.set_output(PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "output",
                     data.get("output"),
                     record,
                     &pointer("output"),
-                ));
+                )));
             }
             "response" => {
                 span.kind = SpanKind::Llm;
                 span.name = "response".into();
                 span.set_llm(Some(Box::new(llm_facts(data))));
                 // The SDK exports only the response id and usage: the text is never recorded.
-                span.input = Payload::not_captured().into();
-                span.output = Payload::not_captured().into();
+                span.set_input(Payload::not_captured().into());
+                span.set_output(Payload::not_captured().into());
                 if let Some(id) = data.get("response_id") {
                     span.attributes
                         .push(("openai_agents.response_id".into(), jsonrec::attr_of(id)));
@@ -339,12 +342,12 @@ impl Parser {
             "custom" => {
                 span.kind = SpanKind::Node;
                 span.name = name_field.unwrap_or("custom").into();
-                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
+                span.set_output(PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "data",
                     data.get("data"),
                     record,
                     &pointer("data"),
-                ));
+                )));
             }
             "mcp_tools" => {
                 span.kind = SpanKind::Tool;
@@ -354,12 +357,12 @@ impl Parser {
                     name: Some(span.name.clone()),
                     ..Default::default()
                 })));
-                span.output = PayloadSlot::from(jsonrec::payload_null_is_absent(
+                span.set_output(PayloadSlot::from(jsonrec::payload_null_is_absent(
                     "result",
                     data.get("result"),
                     record,
                     &pointer("result"),
-                ));
+                )));
             }
             other => {
                 span.kind = SpanKind::Other;
@@ -414,7 +417,7 @@ impl Parser {
             let Some(info) = self.traces.get(&*span.trace_id.text()) else {
                 continue;
             };
-            span.identity.correlation_id = info.group_id.clone().map(Into::into);
+            span.identity_mut().correlation_id = info.group_id.clone().map(Into::into);
             if let Some((conversation, turn)) = &info.arksim_turn
                 && span.parent_span_id.as_ref().is_none_or(CompactId::is_empty)
             {
@@ -511,7 +514,7 @@ impl Parser {
                 continue;
             };
             let arguments = span
-                .input
+                .input_slot()
                 .as_set()
                 .inline_text()
                 .and_then(|t| serde_json::from_str::<Value>(t).ok())

@@ -37,7 +37,7 @@ impl Parser {
         span.span_id = format!("llm:{call_id}#{attempt}").into();
         span.name = "openarmature.llm.complete".into();
         span.kind = SpanKind::Llm;
-        span.identity.node.attempt_index = u32::try_from(attempt).ok();
+        span.identity_mut().node.attempt_index = u32::try_from(attempt).ok();
         let usage = event.get("usage").filter(|u| u.is_object());
         let mut facts = LlmFacts {
             provider: jsonrec::str_at(event, "provider").map(Into::into),
@@ -68,25 +68,29 @@ impl Parser {
                 jsonrec::attr_of(reason),
             ));
         }
-        span.input = jsonrec::payload(
-            "input_messages",
-            event.get("input_messages"),
-            record,
-            "/input_messages",
-        )
-        .into();
-        span.output = match event.get("output_content").filter(|c| !c.is_null()) {
-            Some(content) => {
-                jsonrec::payload("output_content", Some(content), record, "/output_content")
-            }
-            None => jsonrec::payload(
-                "output_tool_calls",
-                event.get("output_tool_calls"),
+        span.set_input(
+            jsonrec::payload(
+                "input_messages",
+                event.get("input_messages"),
                 record,
-                "/output_tool_calls",
-            ),
-        }
-        .into();
+                "/input_messages",
+            )
+            .into(),
+        );
+        span.set_output(
+            match event.get("output_content").filter(|c| !c.is_null()) {
+                Some(content) => {
+                    jsonrec::payload("output_content", Some(content), record, "/output_content")
+                }
+                None => jsonrec::payload(
+                    "output_tool_calls",
+                    event.get("output_tool_calls"),
+                    record,
+                    "/output_tool_calls",
+                ),
+            }
+            .into(),
+        );
         self.spans.push(span);
     }
 
@@ -114,20 +118,24 @@ impl Parser {
                 input_tokens: jsonrec::tokens_at(event.get("usage"), &["input_tokens"]),
                 ..Default::default()
             })));
-            span.input = jsonrec::payload(
-                "input_strings",
-                event.get("input_strings"),
-                record,
-                "/input_strings",
-            )
-            .into();
-            span.output = jsonrec::payload_null_is_absent(
-                "output_vectors",
-                event.get("output_vectors"),
-                record,
-                "/output_vectors",
-            )
-            .into();
+            span.set_input(
+                jsonrec::payload(
+                    "input_strings",
+                    event.get("input_strings"),
+                    record,
+                    "/input_strings",
+                )
+                .into(),
+            );
+            span.set_output(
+                jsonrec::payload_null_is_absent(
+                    "output_vectors",
+                    event.get("output_vectors"),
+                    record,
+                    "/output_vectors",
+                )
+                .into(),
+            );
         } else if event_type.starts_with("Rerank") {
             span.span_id = format!("rerank:{call_id}").into();
             span.name = "openarmature.rerank.complete".into();
@@ -142,15 +150,18 @@ impl Parser {
                 query: jsonrec::str_at(event, "query").map(str::to_owned),
                 document_count: jsonrec::u64_at(event, "document_count"),
             })));
-            span.input =
-                jsonrec::payload("documents", event.get("documents"), record, "/documents").into();
-            span.output = jsonrec::payload_null_is_absent(
-                "output_results",
-                event.get("output_results"),
-                record,
-                "/output_results",
-            )
-            .into();
+            span.set_input(
+                jsonrec::payload("documents", event.get("documents"), record, "/documents").into(),
+            );
+            span.set_output(
+                jsonrec::payload_null_is_absent(
+                    "output_results",
+                    event.get("output_results"),
+                    record,
+                    "/output_results",
+                )
+                .into(),
+            );
         } else {
             self.tool_calls += 1;
             span.span_id = format!("tool:{call_id}").into();
@@ -160,13 +171,14 @@ impl Parser {
                 name: jsonrec::str_at(event, "tool_name").map(Into::into),
                 call_id: jsonrec::str_at(event, "tool_call_id").map(Into::into),
             })));
-            span.input =
-                jsonrec::payload("arguments", event.get("arguments"), record, "/arguments").into();
-            span.output = if event_type == "ToolCallEvent" {
+            span.set_input(
+                jsonrec::payload("arguments", event.get("arguments"), record, "/arguments").into(),
+            );
+            span.set_output(if event_type == "ToolCallEvent" {
                 jsonrec::payload("result", event.get("result"), record, "/result").into()
             } else {
                 crate::model::Payload::not_captured().into()
-            };
+            });
         }
         self.spans.push(span);
     }

@@ -156,8 +156,11 @@ impl Parser {
     fn base_span(&self, input: &Input, line: &Line, invocation: &str) -> Span {
         Span {
             trace_id: invocation.to_owned().into(),
-            identity: Identity {
-                invocation_id: Some(invocation.into()),
+            extras: crate::model::SpanExtras {
+                identity: Identity {
+                    invocation_id: Some(invocation.into()),
+                    ..Default::default()
+                },
                 ..Default::default()
             }
             .into(),
@@ -238,7 +241,8 @@ impl Parser {
         let (start, _) = self.tick(NODE_TICK_NS);
         span.start_unix_nano = start;
         span.end_unix_nano = start;
-        span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(Into::into);
+        span.identity_mut().correlation_id =
+            jsonrec::str_at(event, "correlation_id").map(Into::into);
         span.attributes.push((
             "openarmature.invocation_id".into(),
             AttrValue::Str(invocation.into()),
@@ -321,11 +325,11 @@ impl Parser {
                     .unwrap_or_else(|| "node".into())
                     .into();
                 span.kind = SpanKind::Node;
-                span.identity.node.node_name = Some(span.name.clone());
-                span.identity.node.namespace = Some(key.namespace.join("/").into());
-                span.identity.node.fan_out_index =
+                span.identity_mut().node.node_name = Some(span.name.clone());
+                span.identity_mut().node.namespace = Some(key.namespace.join("/").into());
+                span.identity_mut().node.fan_out_index =
                     jsonrec::u64_at(event, "fan_out_index").and_then(|i| u32::try_from(i).ok());
-                span.identity.node.branch_name =
+                span.identity_mut().node.branch_name =
                     jsonrec::str_at(event, "branch_name").map(Into::into);
                 span.attributes.push((
                     "openarmature.node.attempt_index".into(),
@@ -333,13 +337,15 @@ impl Parser {
                 ));
                 span.attributes
                     .push(("openarmature.node.step".into(), AttrValue::Int(step as i64)));
-                span.input = jsonrec::payload_null_is_absent(
-                    "pre_state",
-                    event.get("pre_state"),
-                    record,
-                    "/pre_state",
-                )
-                .into();
+                span.set_input(
+                    jsonrec::payload_null_is_absent(
+                        "pre_state",
+                        event.get("pre_state"),
+                        record,
+                        "/pre_state",
+                    )
+                    .into(),
+                );
                 let (start, _) = self.tick(NODE_TICK_NS);
                 span.start_unix_nano = start;
                 span.end_unix_nano = start;
@@ -369,13 +375,15 @@ impl Parser {
                 span.end_unix_nano = now;
                 span.attributes
                     .retain(|(k, _)| &**k != crate::model::PROVISIONAL_ATTR);
-                span.output = jsonrec::payload_null_is_absent(
-                    "post_state",
-                    event.get("post_state"),
-                    record,
-                    "/post_state",
-                )
-                .into();
+                span.set_output(
+                    jsonrec::payload_null_is_absent(
+                        "post_state",
+                        event.get("post_state"),
+                        record,
+                        "/post_state",
+                    )
+                    .into(),
+                );
                 span.line = crate::model::LineNumber::new(line.number);
                 match event.get("error").filter(|e| !e.is_null()) {
                     Some(error) => {
@@ -425,8 +433,9 @@ impl Parser {
     ) -> Span {
         let mut span = self.base_span(input, line, invocation);
         span.parent_span_id = Some(self.caller_of(event, invocation).into());
-        span.identity.correlation_id = jsonrec::str_at(event, "correlation_id").map(Into::into);
-        span.identity.node.node_name = jsonrec::str_at(event, "node_name").map(Into::into);
+        span.identity_mut().correlation_id =
+            jsonrec::str_at(event, "correlation_id").map(Into::into);
+        span.identity_mut().node.node_name = jsonrec::str_at(event, "node_name").map(Into::into);
         let latency_ns = event
             .get("latency_ms")
             .and_then(Value::as_f64)

@@ -256,14 +256,14 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
     span.kind = kind;
     span.status = status;
     span.set_error(error);
-    span.identity = identity.into();
+    span.set_identity(identity);
     span.facts = KindFacts::of(
         llm.map(Box::new),
         tool.map(Box::new),
         retrieval.map(Box::new),
     );
-    span.input = input;
-    span.output = output;
+    span.set_input(input);
+    span.set_output(output);
 }
 
 /// Payload texts up to this long are judged (empty? truncated?) on their whole text; longer

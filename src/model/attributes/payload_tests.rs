@@ -104,8 +104,12 @@ fn a_payload_held_in_memory_stays_a_held_value() {
 fn span_with(input: Payload, output: Payload) -> Span {
     let input = Arc::new(input);
     let mut span = Span {
-        input: crate::model::PayloadSlot::held(input.clone()),
-        output: output.into(),
+        extras: crate::model::SpanExtras {
+            input: crate::model::PayloadSlot::held(input.clone()),
+            output: output.into(),
+            ..Default::default()
+        }
+        .into(),
         ..Span::default()
     };
     span.attributes = Attributes::from(vec![
@@ -131,7 +135,7 @@ fn a_spans_input_from_an_attribute_is_kept_once_in_the_packed_list() {
     let result = Payload::inline("gen_ai.tool.call.result", "{\"ok\":true}");
     let mut span = span_with(arguments.clone(), result.clone());
     span.pack();
-    assert!(span.input.is_unset(), "the slot let its copy go");
+    assert!(span.input_slot().is_unset(), "the slot let its copy go");
     assert!(
         span.attributes
             .payload_in_role(PayloadRoles::INPUT)
@@ -140,7 +144,7 @@ fn a_spans_input_from_an_attribute_is_kept_once_in_the_packed_list() {
     assert_eq!(span.attributes.payload_in_role(PayloadRoles::OUTPUT), None);
     assert_eq!(*span.input(), arguments);
     // The output is not an attribute: it stays in its slot.
-    assert!(span.output.holder().is_some());
+    assert!(span.output_slot().holder().is_some());
     assert_eq!(*span.output(), result);
     // The attribute reads as it did, and a copy of the span reads the same.
     let attribute = span.attr("gen_ai.tool.call.arguments").unwrap();
@@ -166,8 +170,12 @@ fn a_payload_that_is_both_input_and_output_is_marked_with_both() {
         RawEncoding::RawJson,
     ));
     let mut span = Span {
-        input: crate::model::PayloadSlot::held(both.clone()),
-        output: crate::model::PayloadSlot::held(both.clone()),
+        extras: crate::model::SpanExtras {
+            input: crate::model::PayloadSlot::held(both.clone()),
+            output: crate::model::PayloadSlot::held(both.clone()),
+            ..Default::default()
+        }
+        .into(),
         ..Span::default()
     };
     span.attributes = Attributes::from(vec![(
@@ -220,7 +228,11 @@ fn an_input_taken_from_a_text_attribute_is_marked_on_that_entry() {
     );
     arguments.bytes = text.len() as u64;
     let mut span = Span {
-        input: arguments.clone().into(),
+        extras: crate::model::SpanExtras {
+            input: arguments.clone().into(),
+            ..Default::default()
+        }
+        .into(),
         ..Span::default()
     };
     let list: Vec<(ArcStr, AttrValue)> = vec![
@@ -239,7 +251,7 @@ fn an_input_taken_from_a_text_attribute_is_marked_on_that_entry() {
     ];
     span.attributes = Attributes::from(list.clone());
     span.pack();
-    assert!(span.input.is_unset());
+    assert!(span.input_slot().is_unset());
     assert!(
         span.attributes
             .payload_in_role(PayloadRoles::INPUT)

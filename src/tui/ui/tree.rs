@@ -190,7 +190,7 @@ fn row_line<'a>(
 /// `↻ 2/3` for the second of three sibling attempts of one LLM call.
 fn attempt_tag(inv: &Invocation, index: usize) -> Option<String> {
     let span = inv.spans.get(index)?;
-    let attempt = span.identity.node.attempt_index?;
+    let attempt = span.identity().node.attempt_index?;
     let siblings = span
         .parent_span_id
         .as_ref()
@@ -199,7 +199,7 @@ fn attempt_tag(inv: &Invocation, index: usize) -> Option<String> {
             inv.tree()
                 .children_of(p)
                 .filter_map(|k| inv.spans.get(k))
-                .filter(|s| s.kind == span.kind && s.identity.node.attempt_index.is_some())
+                .filter(|s| s.kind == span.kind && s.identity().node.attempt_index.is_some())
                 .count()
         })
         .unwrap_or(1)

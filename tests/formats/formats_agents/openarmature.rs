@@ -144,7 +144,7 @@ fn openarmature_events_give_the_same_trees_as_their_otlp_spans() {
         .spans
         .iter()
         .filter(|s| s.kind == SpanKind::Llm)
-        .map(|s| (s.identity.node.attempt_index, s.status.is_error()))
+        .map(|s| (s.identity().node.attempt_index, s.status.is_error()))
         .collect();
     assert_eq!(attempts.len(), 3);
     assert_eq!(attempts.iter().filter(|(_, e)| *e).count(), 2);
