@@ -156,7 +156,7 @@ pub fn arksim_said(store: &Store, turns: &[String]) -> Vec<String> {
         let Some(inv) = store.get(id) else { continue };
         for span in &inv.spans {
             for (key, value) in &span.attributes {
-                let Some(AttrValue::Str(text)) = value.held() else {
+                let Some(text) = value.text() else {
                     continue;
                 };
                 if key.starts_with("arksim.qual.") && text.contains("[Trajectory]") {
@@ -165,7 +165,7 @@ pub fn arksim_said(store: &Store, turns: &[String]) -> Vec<String> {
                         turn_label(inv)
                     ));
                 } else if key == "arksim.conversation.evaluation_status" && status.is_none() {
-                    status = Some(text.clone());
+                    status = Some(text);
                 }
             }
         }

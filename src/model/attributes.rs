@@ -72,6 +72,9 @@ pub enum AttrView<'a> {
     /// A payload written into the packed bytes (see `payloads.rs`), made into a value when
     /// first read.
     Payload(&'a [u8], std::cell::OnceCell<AttrValue>),
+    /// A short text written into the packed bytes, made into a value when first read as one
+    /// ([`AttrView::text`] borrows it without that).
+    Text(&'a str, std::cell::OnceCell<AttrValue>),
 }
 
 impl Deref for AttrView<'_> {
@@ -88,18 +91,21 @@ impl Deref for AttrView<'_> {
             AttrView::Payload(bytes, value) => value.get_or_init(|| {
                 AttrValue::Payload(Arc::new(payloads::read(&mut Reader::new(bytes))))
             }),
+            AttrView::Text(text, value) => value.get_or_init(|| AttrValue::Str((*text).into())),
         }
     }
 }
 
 impl<'a> AttrView<'a> {
-    /// The value borrowed for as long as the attributes, when it is held: texts, maps, bytes
-    /// and payloads always are; numbers, flags, nulls and lists of them in a packed list are
-    /// decoded instead (`None`).
+    /// The value borrowed for as long as the attributes, when it is held: maps, bytes, long
+    /// or repeated texts and payloads always are; numbers, flags, nulls, lists of them and
+    /// short texts in a packed list are decoded instead (`None`; read a text with
+    /// [`AttrView::text`]).
     pub fn held(&self) -> Option<&'a AttrValue> {
         match self {
             AttrView::Held(value) => Some(value),
             AttrView::Decoded(_) | AttrView::List(..) | AttrView::Payload(..) => None,
+            AttrView::Text(..) => None,
         }
     }
 
@@ -114,9 +120,24 @@ impl<'a> AttrView<'a> {
 
     /// A plain text value (never a payload), borrowed for as long as the attributes.
     pub fn text(&self) -> Option<&'a str> {
-        match self.held()? {
-            AttrValue::Str(text) => Some(text),
-            _ => None,
+        match self {
+            AttrView::Text(text, _) => Some(text),
+            _ => match self.held()? {
+                AttrValue::Str(text) => Some(text),
+                _ => None,
+            },
+        }
+    }
+
+    /// A plain text value as a shared text: the held one, or a new one for a text written
+    /// in place.
+    pub fn shared_text(&self) -> Option<ArcStr> {
+        match self {
+            AttrView::Text(text, _) => Some((*text).into()),
+            _ => match self.held()? {
+                AttrValue::Str(text) => Some(text.clone()),
+                _ => None,
+            },
         }
     }
 }

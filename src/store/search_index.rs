@@ -234,6 +234,17 @@ impl SearchIndex {
             if value.is_payload() {
                 continue;
             }
+            // A text read as it is borrowed: one written in place would otherwise be made into
+            // a value of its own first.
+            if let Some(text) = value.text() {
+                let rules = redact::key_rules(key);
+                // A text can hold content: the redacted view hides it where the key's rules
+                // say payload (`KeyRules::hides`).
+                if !(rules.secret || rules.payload) {
+                    complete &= self.add(vocabulary, Field::Value, text);
+                }
+                continue;
+            }
             let value = &*value;
             if matches!(value, AttrValue::Bytes(_) | AttrValue::Null) {
                 continue;

@@ -21,6 +21,13 @@ pub(super) const PAYLOAD: u8 = 8;
 /// A span's input or output taken from a text attribute: the payload as [`PAYLOAD`] writes
 /// it, then the attribute's own value. The text reads as it did; the payload keeps its range.
 pub(super) const MARKED: u8 = 9;
+/// A short text no other span repeats (a call id, a conversation id): its length and bytes
+/// follow. In place, it costs its bytes; held beside the list, it cost a value's 16 bytes and a
+/// block of its own.
+pub(super) const TEXT: u8 = 10;
+/// Longest text written in place; a longer one is held, so that the payload or error message
+/// that is the same text can share its allocation.
+pub(super) const TEXT_IN_PLACE_MAX: usize = 64;
 /// A key written out in place (the shared table was full): its length and bytes follow.
 pub(super) const KEY_IN_PLACE: u64 = 0;
 
@@ -133,11 +140,18 @@ fn write_in_place(
             let number = shareable(key, text)
                 .then(|| numbering.number_of(text))
                 .flatten();
-            let Some(number) = number else {
-                return false;
-            };
-            bytes.push(SHARED);
-            write_varint(bytes, u64::from(number));
+            match number {
+                Some(number) => {
+                    bytes.push(SHARED);
+                    write_varint(bytes, u64::from(number));
+                }
+                None if text.len() <= TEXT_IN_PLACE_MAX => {
+                    bytes.push(TEXT);
+                    write_varint(bytes, text.len() as u64);
+                    bytes.extend_from_slice(text.as_bytes());
+                }
+                None => return false,
+            }
         }
         AttrValue::List(items) => {
             let start = bytes.len();
@@ -295,6 +309,11 @@ impl<'a> Reader<'a> {
                 AttrView::Held(shared_texts::value(self.varint() as u32).unwrap_or(NULL_VALUE))
             }
             SIDE => AttrView::Held(side.get(self.varint() as usize).unwrap_or(NULL_VALUE)),
+            TEXT => {
+                let len = self.varint() as usize;
+                let text = std::str::from_utf8(self.take(len)).unwrap_or("");
+                AttrView::Text(text, std::cell::OnceCell::new())
+            }
             LIST => AttrView::List(
                 self.passed_over(Reader::skip_list),
                 std::cell::OnceCell::new(),
@@ -310,6 +329,10 @@ impl<'a> Reader<'a> {
     pub(super) fn skip_value(&mut self) {
         match self.tag() {
             INT | SHARED | SIDE => while self.byte() & 0x80 != 0 {},
+            TEXT => {
+                let len = self.varint() as usize;
+                self.take(len);
+            }
             LIST => self.skip_list(),
             FLOAT => {
                 self.take(8);

@@ -87,10 +87,10 @@ fn only_what_cannot_be_packed_is_held_in_full() {
     let mut packed = Attributes::from(every_kind());
     packed.pack();
     let held: Vec<&AttrValue> = packed.held_values().collect();
-    // The id, the long text, bytes, map and payload; not the model names, numbers, flags, the
-    // empty text or the list of finish reasons.
-    assert_eq!(held.len(), 5, "{held:?}");
-    assert!(held.contains(&&AttrValue::Str("chatcmpl-1".into())));
+    // The long text, bytes, map and payload; not the model names, numbers, flags, the empty
+    // text, the list of finish reasons, or the short one-off id (written in place).
+    assert_eq!(held.len(), 4, "{held:?}");
+    assert!(!held.contains(&&AttrValue::Str("chatcmpl-1".into())));
     assert!(!held.contains(&&AttrValue::Str("gpt-4o".into())));
     assert!(
         held.iter()
@@ -128,8 +128,8 @@ fn a_list_is_packed_when_its_items_can_be_and_held_otherwise() {
     packed.pack();
     assert_eq!(packed.to_vec(), pairs_in);
     let held: Vec<&AttrValue> = packed.held_values().collect();
-    // The nested list, the list holding a map, and the list of a one-off id.
-    assert_eq!(held.len(), 3, "{held:?}");
+    // The nested list and the list holding a map (a one-off id is written in place).
+    assert_eq!(held.len(), 2, "{held:?}");
     assert_eq!(packed.get("after").as_deref(), Some(&AttrValue::Int(9)));
     let reasons = packed.get("reasons").unwrap();
     assert!(reasons.held().is_none());
@@ -354,5 +354,40 @@ fn texts_are_found_by_the_first_entry_of_their_key_and_read_back_by_it() {
         attributes.texts_under_keys([Some(name), Some(call_id)]),
         [Some("lookup"), Some("call_1")],
         "read back the same unpacked"
+    );
+}
+
+/// A short text no other span repeats is written into the packed bytes: it reads back the same,
+/// borrowed, and costs its bytes instead of a held value and a block of its own.
+#[test]
+fn a_short_one_off_text_is_written_in_place_and_reads_back_borrowed() {
+    let call_id = ArcStr::from(String::from("call_7f3a9c"));
+    let long = ArcStr::from("x".repeat(encoding::TEXT_IN_PLACE_MAX + 1));
+    let list = vec![
+        (
+            ArcStr::from("gen_ai.tool.call.id"),
+            AttrValue::Str(call_id.clone()),
+        ),
+        (
+            ArcStr::from("gen_ai.tool.call.note"),
+            AttrValue::Str(long.clone()),
+        ),
+    ];
+    let mut packed = Attributes::from(list.clone());
+    packed.pack();
+    let view = packed.get("gen_ai.tool.call.id").unwrap();
+    assert!(view.held().is_none(), "not a held value");
+    assert_eq!(view.text(), Some("call_7f3a9c"));
+    assert_eq!(view.shared_text().as_deref(), Some("call_7f3a9c"));
+    assert_eq!(*view, AttrValue::Str(call_id));
+    let held: Vec<&AttrValue> = packed.held_values().collect();
+    assert_eq!(held, [&AttrValue::Str(long)], "a longer text stays held");
+    assert_eq!(packed.to_vec(), list);
+    let mut again = packed.clone();
+    again.open_mut();
+    again.pack();
+    assert_eq!(
+        again, packed,
+        "packing what was unpacked gives the same list"
     );
 }

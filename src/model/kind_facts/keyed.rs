@@ -4,8 +4,8 @@
 
 use super::{KEYED, KindFacts, KindFactsView, Owned};
 use crate::model::{
-    ArcStr, AttrValue, Attributes, FinishReasons, LlmFacts, LlmFactsRef, RequestedCalls, Span,
-    TokenCount, ToolFacts,
+    ArcStr, Attributes, FinishReasons, LlmFacts, LlmFactsRef, RequestedCalls, Span, TokenCount,
+    ToolFacts,
 };
 
 /// A model call's facts whose provider, model and response model are values of the span's
@@ -126,12 +126,8 @@ impl Span {
     /// Facts read from the attributes, held whole again: to change them, or the span's other
     /// facts.
     pub(super) fn unkey_facts(&mut self) {
-        let shared = |attributes: &Attributes, key: Option<u32>| match attributes
-            .value_under_key(key?)?
-            .held()?
-        {
-            AttrValue::Str(text) => Some(text.clone()),
-            _ => None,
+        let shared = |attributes: &Attributes, key: Option<u32>| {
+            attributes.value_under_key(key?)?.shared_text()
         };
         match self.facts.view() {
             Some(KindFactsView::ToolByKeys(keys)) => {

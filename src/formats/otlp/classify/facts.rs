@@ -24,9 +24,10 @@ pub(super) fn error_of(
     // The event's own text, shared rather than copied: an exception's message is often long.
     let event_text = |key: &str| {
         let value = exception?.attributes.iter().find(|(k, _)| *k == key)?.1;
-        let text = match value.held()? {
-            AttrValue::Str(text) => text.clone(),
-            AttrValue::Payload(payload) => match &payload.body {
+        let text = match value.held() {
+            None => value.shared_text()?,
+            Some(AttrValue::Str(text)) => text.clone(),
+            Some(AttrValue::Payload(payload)) => match &payload.body {
                 PayloadBody::Inline(text) => text.clone(),
                 _ => return None,
             },
