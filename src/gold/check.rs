@@ -201,7 +201,7 @@ pub fn gold_for(
     per_id
         .map(|spec| Arc::new(spec.clone()))
         .or_else(|| origin_file(invocation).and_then(|file| sidecars.for_trace(file, problems)))
-        .or_else(|| invocation.gold.as_deref().cloned().map(Arc::new))
+        .or_else(|| invocation.gold().cloned().map(Arc::new))
         .or_else(|| shared.map(|spec| Arc::new(spec.clone())))
 }
 

@@ -142,7 +142,7 @@ pub fn conversation_gold<'a>(
 ) -> Option<(&'a Invocation, Arc<GoldSpec>)> {
     turns.iter().find_map(|id| {
         let inv = store.get(id)?;
-        let gold = inv.gold.as_deref().filter(|g| g.match_mode.is_some())?;
+        let gold = inv.gold().filter(|g| g.match_mode.is_some())?;
         Some((inv, Arc::new(gold.clone())))
     })
 }

@@ -44,7 +44,7 @@ impl<F: Fn(&Invocation) -> GoldOutcome + Sync> GoldOutcomes for F {
 /// (no span is looked at).
 fn has_facet(inv: &Invocation, gold: GoldOutcome, facet: IsFacet) -> bool {
     let health = inv.summary().health;
-    let eval_failed = inv.eval.as_deref().is_some_and(EvalFacet::failed);
+    let eval_failed = inv.eval().is_some_and(EvalFacet::failed);
     let gold_mismatch = matches!(gold, GoldOutcome::Differs { .. });
     let failing = Facets::would_fail(inv, gold);
     match facet {
@@ -373,7 +373,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             let total = match metric {
                 Metric::Duration => summary.duration_ms(),
                 Metric::Tokens => summary.tokens() as f64,
-                Metric::Score => match inv.eval.as_ref().and_then(|e| e.score) {
+                Metric::Score => match inv.eval().and_then(|e| e.score) {
                     Some(score) => score,
                     // A run without a score has nothing to compare: it never matches.
                     None => return inv_level(false),

@@ -21,8 +21,7 @@ const CONVERSATION_KEYS: &[&str] = &[
 
 /// Names a bare word is matched against at the run level.
 pub(super) fn invocation_names(inv: &Invocation) -> impl Iterator<Item = &str> {
-    inv.display_name
-        .as_deref()
+    inv.display_name()
         .into_iter()
         .chain(std::iter::once(inv.summary().name.as_str()))
 }
@@ -30,8 +29,8 @@ pub(super) fn invocation_names(inv: &Invocation) -> impl Iterator<Item = &str> {
 /// Run-level text an exact search looks at: names and the evaluator's verdict.
 pub(super) fn invocation_texts(inv: &Invocation) -> impl Iterator<Item = &str> {
     invocation_names(inv).chain(
-        inv.eval
-            .iter()
+        inv.eval()
+            .into_iter()
             .flat_map(|e| [e.label.as_str(), e.reason.as_str()]),
     )
 }

@@ -42,14 +42,14 @@ impl Invocation {
     /// Whether the spans added since the last build can join the tree incrementally.
     pub(super) fn can_grow(&self) -> bool {
         if self.needs_rebuild
-            || self.built == 0
+            || self.built() == 0
             || self.tree.as_ref().is_none_or(|t| !t.cycles.is_empty())
         {
             return false;
         }
         // Stand-ins are matched against real tool spans across the whole run: a new stand-in,
         // or a new tool span while stand-ins are here, may cover or uncover one.
-        let new = &self.spans[self.built..];
+        let new = &self.spans[self.built()..];
         !new.iter()
             .any(|s| s.kind == SpanKind::Tool && (s.is_provisional() || self.has_stand_ins))
     }
@@ -57,15 +57,16 @@ impl Invocation {
     /// Adds spans `built..` to the tree and roll-ups. Returns false (changing nothing) when a
     /// new span would close a parent cycle: the caller rebuilds instead.
     pub(super) fn grow(&mut self) -> bool {
-        let from = self.built;
+        let from = self.built();
         let n = self.spans.len();
         // A cycle can only close through spans that wait for a parent: check first, so a
         // failed attempt leaves the tree untouched.
         if self.would_close_cycle(from) {
             return false;
         }
-        if self.links.is_none() {
-            self.links = Some(Box::new(self.compute_links()));
+        if self.links().is_none() {
+            let links = Box::new(self.compute_links());
+            super::extras_mut(&mut self.extras).links = Some(links);
         }
         self.tree
             .get_or_insert_default()
@@ -80,7 +81,7 @@ impl Invocation {
         // (and is sent) last.
         let later = super::summary::conversation_of(&self.spans[from..]);
         self.summary.adopt_later_conversation(later);
-        self.built = n;
+        self.set_built(n);
         if !self.unindexed {
             self.search.extend(&self.spans);
         }
@@ -141,7 +142,7 @@ impl Invocation {
                 places[i].parent = place_index(p);
             }
             Some((missing, None)) => {
-                links_mut(&mut self.links)
+                links_mut(&mut self.extras)
                     .waiting
                     .entry(missing.id())
                     .or_default()
@@ -151,7 +152,8 @@ impl Invocation {
             None => insert_root(spans, &mut tree.roots, i),
         }
         // Orphans that waited for this span become its children.
-        let adopted = (self.links.as_mut()).and_then(|l| l.waiting.remove(&spans[i].span_id.id()));
+        let links = self.extras.as_mut().and_then(|e| e.links.as_mut());
+        let adopted = links.and_then(|l| l.waiting.remove(&spans[i].span_id.id()));
         if let Some(adopted) = adopted {
             tree.roots.retain(|r| !adopted.contains(r));
             for c in adopted {
@@ -214,7 +216,8 @@ impl Invocation {
             return;
         }
         s.tool_calls.push(ToolCallRef::of(span, i));
-        s.failed_tool_calls += usize::from(span.status.is_error());
+        s.failed_tool_calls =
+            (s.failed_tool_calls).saturating_add(u32::from(span.status.is_error()));
     }
 
     /// Pre-order rows from the roots: one linear pass, no sorting, no hashing.
@@ -267,8 +270,7 @@ impl Invocation {
             Health::Ok
         };
         self.summary.name = self
-            .display_name
-            .as_deref()
+            .display_name()
             .map(ArcStr::from)
             .or_else(|| root.map(|r| spans[r].name.clone()))
             .unwrap_or_else(|| self.id.to_string().into());

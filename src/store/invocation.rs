@@ -3,6 +3,56 @@
 use super::*;
 
 impl Invocation {
+    /// The evaluator's verdict on the run, when one was recorded.
+    pub fn eval(&self) -> Option<&EvalVerdict> {
+        self.extras.as_ref()?.eval.as_deref()
+    }
+    /// The gold trajectory the run is checked against, when it has one.
+    pub fn gold(&self) -> Option<&GoldSpec> {
+        self.extras.as_ref()?.gold.as_deref()
+    }
+    /// The name a format gave the run, where its root span's name is not a good one.
+    pub fn display_name(&self) -> Option<&str> {
+        self.extras.as_ref()?.display_name.as_deref()
+    }
+    pub fn set_eval(&mut self, eval: Option<EvalVerdict>) {
+        self.change_extras(|extras| extras.eval = eval.map(Box::new));
+    }
+    pub fn set_gold(&mut self, gold: Option<GoldSpec>) {
+        self.change_extras(|extras| extras.gold = gold.map(Box::new));
+    }
+    pub fn set_display_name(&mut self, name: Option<String>) {
+        self.change_extras(|extras| extras.display_name = name.map(String::into_boxed_str));
+    }
+
+    /// Changes the extras, allocating them first when unset, and lets them go once empty.
+    fn change_extras(&mut self, change: impl FnOnce(&mut super::RunExtras)) {
+        change(super::extras_mut(&mut self.extras));
+        if self.extras.as_ref().is_some_and(|extras| extras.is_empty()) {
+            self.extras = None;
+        }
+    }
+
+    /// Spans `0..built()` are in the tree.
+    pub(super) fn built(&self) -> usize {
+        self.built as usize
+    }
+    pub(super) fn set_built(&mut self, spans: usize) {
+        // A run's spans are far fewer than `u32::MAX`: they are all in memory.
+        self.built = u32::try_from(spans).unwrap_or(u32::MAX);
+    }
+
+    pub(super) fn links(&self) -> Option<&super::Links> {
+        self.extras.as_ref()?.links.as_deref()
+    }
+
+    /// Lets growth's lookups go (and the extras with them when that empties them).
+    fn drop_links(&mut self) {
+        if self.links().is_some() {
+            self.change_extras(|extras| extras.links = None);
+        }
+    }
+
     pub(super) fn new(id: Id, arrival: u64) -> Self {
         Invocation {
             id,
@@ -159,7 +209,7 @@ impl Invocation {
     /// made from the tree, stays.
     fn trim_slack(&mut self) {
         if self.spans.len() <= SMALL_RUN_SPANS {
-            self.links = None;
+            self.drop_links();
             self.spans.shrink_to_fit();
             if !self.keeps_tree {
                 self.tree = None;
@@ -191,7 +241,7 @@ impl Invocation {
             self.search = super::search_index::SearchIndex::of(&self.spans);
         }
         self.work += self.spans.len() as u64;
-        self.built = self.spans.len();
+        self.set_built(self.spans.len());
         self.has_stand_ins = self.has_stand_ins
             && self
                 .spans
@@ -205,7 +255,7 @@ impl Invocation {
             .max()
             .unwrap_or(0);
         // Growth recomputes what it looks up from the rebuilt tree when it next needs it.
-        self.links = None;
+        self.drop_links();
     }
 
     /// What growth looks up, from the spans already in the tree (`0..built`).
@@ -214,7 +264,7 @@ impl Invocation {
         for &r in &self.kept().roots {
             // A parent that arrived after the build is still missing from the tree.
             if let Some(missing) = named_parent(&self.spans[r])
-                && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built)
+                && (self.span_index.get(&self.spans, missing)).is_none_or(|p| p >= self.built())
             {
                 links.waiting.entry(missing.id()).or_default().push(r);
             }
@@ -233,7 +283,8 @@ impl Invocation {
                 .collect();
             let chain = ids.join(" → ");
             ids.sort_unstable();
-            let reported = self.reported_cycles.get_or_insert_with(Box::default);
+            let extras = super::extras_mut(&mut self.extras);
+            let reported = extras.reported_cycles.get_or_insert_with(Box::default);
             if !reported.insert(ids.join(",")) {
                 continue;
             }

@@ -244,14 +244,17 @@ impl Tally {
     fn invocation(&mut self, inv: &Invocation) {
         self.runs += size_of::<Invocation>() as u64
             + self.id(&inv.id)
-            + inv.display_name.as_ref().map_or(0, |n| n.len() as u64);
-        if let Some(eval) = &inv.eval {
-            self.runs += (size_of_val(eval.as_ref()) + eval.label.capacity()) as u64
-                + eval.reason.capacity() as u64;
+            + inv.display_name().map_or(0, |n| n.len() as u64);
+        if let Some(extras) = &inv.extras {
+            self.runs += size_of_val(extras.as_ref()) as u64;
         }
-        if let Some(gold) = &inv.gold {
+        if let Some(eval) = inv.eval() {
+            self.runs +=
+                (size_of_val(eval) + eval.label.capacity()) as u64 + eval.reason.capacity() as u64;
+        }
+        if let Some(gold) = inv.gold() {
             // The calls' expected arguments (JSON trees) are not counted.
-            self.runs += (size_of_val(gold.as_ref()) + gold.source.capacity()) as u64
+            self.runs += (size_of_val(gold) + gold.source.capacity()) as u64
                 + opt(&gold.match_mode)
                 + opt(&gold.arg_match_mode)
                 + (gold.calls.capacity() * size_of::<crate::model::GoldCall>()) as u64;
@@ -289,15 +292,15 @@ impl Tally {
                 self.id_maps += id_entry(self.id(key), 8);
             }
         }
-        if let Some(links) = &inv.links {
-            self.id_maps += size_of_val(links.as_ref()) as u64
+        if let Some(links) = inv.links() {
+            self.id_maps += size_of_val(links) as u64
                 + links
                     .waiting
                     .iter()
                     .map(|(k, v)| id_entry(self.id(k), 24) + v.capacity() as u64 * 8)
                     .sum::<u64>();
         }
-        if let Some(cycles) = &inv.reported_cycles {
+        if let Some(cycles) = inv.extras.as_ref().and_then(|e| e.reported_cycles.as_ref()) {
             self.id_maps += size_of_val(cycles.as_ref()) as u64
                 + cycles.iter().map(|k| map_entry(k, 0)).sum::<u64>();
         }

@@ -119,7 +119,8 @@ pub struct Summary {
     pub output_tokens: u64,
     /// Tool spans in start-time order.
     pub tool_calls: ThinVec<ToolCallRef>,
-    pub failed_tool_calls: usize,
+    /// A `u32` beside the one-byte fields: a `usize` made every run's summary 8 bytes bigger.
+    pub failed_tool_calls: u32,
     /// Formats its spans came from, in first-seen order (see [`Summary::formats`]).
     formats: FormatList,
     /// The conversation or session this run is a turn of (see [`conversation_of`]).
@@ -128,8 +129,8 @@ pub struct Summary {
     pub turn: Option<u64>,
     /// Which keys named the conversation and the turn, so spans that arrive later can be
     /// weighed against them without reading the run again (see `summary::ConversationFacts`).
-    conversation_rank: Option<u8>,
-    turn_rank: Option<u8>,
+    conversation_rank: Option<summary::KeyRank>,
+    turn_rank: Option<summary::KeyRank>,
 }
 
 impl Summary {
@@ -151,7 +152,7 @@ impl Summary {
     /// for an openai-agents `group_id`).
     pub fn conversation_key(&self) -> Option<&'static str> {
         summary::CONVERSATION_KEYS
-            .get(usize::from(self.conversation_rank?))
+            .get(self.conversation_rank?.index())
             .copied()
     }
 }
@@ -206,11 +207,10 @@ pub struct Invocation {
     pub id: Id,
     pub spans: ThinVec<Span>,
     span_index: span_index::SpanIndex,
-    // Verdict, gold and name are absent from most runs: boxed, so a run without them pays a
-    // pointer each rather than their size.
-    pub eval: Option<Box<EvalVerdict>>,
-    pub gold: Option<Box<GoldSpec>>,
-    pub display_name: Option<Box<str>>,
+    /// Verdict, gold, display name, growth's lookups and reported cycles: absent from most
+    /// runs, so out of line together and a run without them pays one pointer (read them with
+    /// [`Invocation::eval`], [`Invocation::gold`] and [`Invocation::display_name`]).
+    extras: Option<Box<RunExtras>>,
     /// Order of arrival across the store, for oldest-first eviction.
     pub arrival: u64,
     pub approx_bytes: u64,
@@ -223,17 +223,11 @@ pub struct Invocation {
     summary: Summary,
     /// What queries search the spans by; grows with the tree.
     search: search_index::SearchIndex,
-    /// Spans `0..built` are in the tree; later ones join it at the next settle.
-    built: usize,
+    /// Spans `0..built` are in the tree; later ones join it at the next settle (a `u32`, as
+    /// [`ToolCallRef`]'s span index: a run's spans are all in memory).
+    built: u32,
     /// The next settle rebuilds from scratch: a span was replaced or removed.
     needs_rebuild: bool,
-    /// What incremental growth looks up. Small runs drop it after each settle and the next
-    /// growth recomputes it from their few spans; big runs keep it (see `Invocation::trim`).
-    links: Option<Box<Links>>,
-    /// Cycles already reported as problems, by their sorted span ids. Boxed on purpose: an
-    /// empty set is still 48 bytes in every run, and almost no run has a cycle.
-    #[allow(clippy::box_collection)]
-    reported_cycles: Option<Box<HashSet<String>>>,
     /// Latest end time of any span (the summary's end is never before its start).
     latest_end: u64,
     /// Spans placed into the tree so far, for [`StoreStats::tree_work`].
@@ -246,7 +240,37 @@ pub struct Invocation {
     changed_at: u64,
 }
 
-/// The lookups incremental growth needs between settles, out of line (see `Invocation::links`).
+/// What few runs have (see `Invocation::extras`).
+#[derive(Debug, Clone, Default)]
+struct RunExtras {
+    eval: Option<Box<EvalVerdict>>,
+    gold: Option<Box<GoldSpec>>,
+    display_name: Option<Box<str>>,
+    /// What incremental growth looks up. Small runs drop it after each settle and the next
+    /// growth recomputes it from their few spans; big runs keep it (see `Invocation::trim`).
+    links: Option<Box<Links>>,
+    /// Cycles already reported as problems, by their sorted span ids. Boxed: an empty set is
+    /// 48 bytes, and almost no run has a cycle.
+    #[allow(clippy::box_collection)]
+    reported_cycles: Option<Box<HashSet<String>>>,
+}
+
+impl RunExtras {
+    fn is_empty(&self) -> bool {
+        self.eval.is_none()
+            && self.gold.is_none()
+            && self.display_name.is_none()
+            && self.links.is_none()
+            && self.reported_cycles.is_none()
+    }
+}
+
+/// The run's extras, allocated on first write.
+fn extras_mut(extras: &mut Option<Box<RunExtras>>) -> &mut RunExtras {
+    extras.get_or_insert_with(Box::default)
+}
+
+/// The lookups incremental growth needs between settles, out of line (see `RunExtras::links`).
 #[derive(Debug, Clone, Default)]
 struct Links {
     /// Orphan roots by the parent id they wait for.
@@ -254,8 +278,8 @@ struct Links {
 }
 
 /// The run's links, allocated on first write.
-fn links_mut(links: &mut Option<Box<Links>>) -> &mut Links {
-    links.get_or_insert_with(Box::default)
+fn links_mut(extras: &mut Option<Box<RunExtras>>) -> &mut Links {
+    extras_mut(extras).links.get_or_insert_with(Box::default)
 }
 
 /// All invocations, problems and running totals.
@@ -416,13 +440,15 @@ impl Store {
                 for span in moved.spans {
                     self.insert_span(&target, span, &mut dirty);
                 }
-                if moved.eval.is_some() || moved.gold.is_some() {
+                if let Some(moved) = moved.extras
+                    && (moved.eval.is_some() || moved.gold.is_some())
+                {
                     let inv = self.entry(&target);
-                    if inv.eval.is_none() {
-                        inv.eval = moved.eval;
+                    if inv.eval().is_none() {
+                        inv.set_eval(moved.eval.map(|eval| *eval));
                     }
-                    if inv.gold.is_none() {
-                        inv.gold = moved.gold;
+                    if inv.gold().is_none() {
+                        inv.set_gold(moved.gold.map(|gold| *gold));
                     }
                 }
             }
@@ -448,17 +474,17 @@ impl Store {
         }
         for (id, eval) in batch.evals {
             let target = self.resolve(&Id::from(id));
-            self.entry(&target).eval = Some(Box::new(eval));
+            self.entry(&target).set_eval(Some(eval));
             dirty.insert(target);
         }
         for (id, gold) in batch.golds {
             let target = self.resolve(&Id::from(id));
-            self.entry(&target).gold = Some(Box::new(gold));
+            self.entry(&target).set_gold(Some(gold));
             dirty.insert(target);
         }
         for (id, name) in batch.invocation_names {
             let target = self.resolve(&Id::from(id));
-            self.entry(&target).display_name = Some(name.into_boxed_str());
+            self.entry(&target).set_display_name(Some(name));
             dirty.insert(target);
         }
         self.problems.extend(batch.problems);
@@ -548,7 +574,7 @@ impl Store {
             inv.changed_at = self.generation + 1;
             let removed = inv.retain_spans(|s| !from_origin(s));
             if removed > 0 {
-                if inv.spans.is_empty() && inv.eval.is_none() && inv.gold.is_none() {
+                if inv.spans.is_empty() && inv.eval().is_none() && inv.gold().is_none() {
                     emptied.push(id.clone());
                 } else {
                     // Rebuilds: removing spans marked the run for it.

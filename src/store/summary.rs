@@ -45,7 +45,8 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         .into_iter()
         .map(|i| ToolCallRef::of(&spans[i], i))
         .collect();
-    let failed_tool_calls = tool_calls.iter().filter(|c| c.failed).count();
+    let failed = tool_calls.iter().filter(|c| c.failed).count();
+    let failed_tool_calls = u32::try_from(failed).unwrap_or(u32::MAX);
 
     // The run's root: the earliest span without a parent, else the first row of the tree.
     let true_roots: Vec<usize> = tree
@@ -70,8 +71,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         Health::Ok
     };
     let name = inv
-        .display_name
-        .as_deref()
+        .display_name()
         .map(ArcStr::from)
         .or_else(|| root.map(|r| spans[r].name.clone()))
         .unwrap_or_else(|| inv.id.to_string().into());
@@ -113,14 +113,29 @@ const TURN_KEYS: &[&str] = &["arksim.turn_id", "gen_ai.conversation.turn", "turn
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ConversationFacts {
     pub conversation: Option<String>,
-    pub conversation_rank: Option<u8>,
+    pub conversation_rank: Option<KeyRank>,
     pub turn: Option<u64>,
-    pub turn_rank: Option<u8>,
+    pub turn_rank: Option<KeyRank>,
+}
+
+/// A key's rank (see [`ConversationFacts`]) in one byte, absence included: every run's summary
+/// holds two, and an `Option<u8>` each made it 8 bytes bigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct KeyRank(std::num::NonZeroU8);
+
+impl KeyRank {
+    fn new(rank: usize) -> KeyRank {
+        let rank = u8::try_from(rank).unwrap_or(u8::MAX - 1);
+        KeyRank(std::num::NonZeroU8::MIN.saturating_add(rank))
+    }
+    pub(super) fn index(self) -> usize {
+        usize::from(self.0.get() - 1)
+    }
 }
 
 /// A key of rank `later` names the run's conversation (or turn) instead of one of rank
 /// `current`: it is more specific, or there was none.
-fn outranks(later: Option<u8>, current: Option<u8>) -> bool {
+fn outranks(later: Option<KeyRank>, current: Option<KeyRank>) -> bool {
     match (later, current) {
         (Some(later), Some(current)) => later < current,
         (later, current) => later.is_some() && current.is_none(),
@@ -159,7 +174,7 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
     let (conversation_rank, conversation) = match found[..CONVERSATION_KEYS.len()]
         .iter_mut()
         .enumerate()
-        .find_map(|(rank, value)| Some((rank as u8, value.take()?)))
+        .find_map(|(rank, value)| Some((KeyRank::new(rank), value.take()?)))
     {
         Some((rank, value)) => (Some(rank), Some(value)),
         None => spans
@@ -168,13 +183,13 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
             .find_map(|s| s.identity().correlation_id.as_deref())
             .map_or((None, None), |group| {
                 let group = Some(group.to_owned()).filter(|v| !v.trim().is_empty());
-                (Some(CONVERSATION_KEYS.len() as u8), group)
+                (Some(KeyRank::new(CONVERSATION_KEYS.len())), group)
             }),
     };
     let (turn_rank, turn) = found[CONVERSATION_KEYS.len()..]
         .iter()
         .enumerate()
-        .find_map(|(rank, t)| Some((Some(rank as u8), t.as_deref()?.trim().parse().ok())))
+        .find_map(|(rank, t)| Some((Some(KeyRank::new(rank)), t.as_deref()?.trim().parse().ok())))
         .unwrap_or((None, None));
     ConversationFacts {
         conversation,

@@ -159,10 +159,7 @@ impl Facets {
             health: inv.summary().health,
             failed_spans,
             root,
-            eval: inv
-                .eval
-                .as_deref()
-                .map(|verdict| Box::new(EvalFacet::of(verdict))),
+            eval: inv.eval().map(|verdict| Box::new(EvalFacet::of(verdict))),
             gold,
         }
     }
@@ -170,7 +167,7 @@ impl Facets {
     /// Whether the facets of `inv` would be [`Facets::failing`], from its roll-up alone.
     pub fn would_fail(inv: &Invocation, gold: GoldOutcome) -> bool {
         inv.summary().health != Health::Ok
-            || inv.eval.as_deref().is_some_and(EvalFacet::failed)
+            || inv.eval().is_some_and(EvalFacet::failed)
             || matches!(gold, GoldOutcome::Differs { .. })
     }
 

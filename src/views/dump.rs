@@ -349,7 +349,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
         redact::sanitize_line(&inv.id.text()),
         s.formats().collect::<Vec<_>>().join("+")
     );
-    if let Some(eval) = &inv.eval {
+    if let Some(eval) = inv.eval() {
         let _ = writeln!(
             out,
             "  eval: {} {}{}",

@@ -321,7 +321,7 @@ impl<'a> InvocationOut<'a> {
         InvocationOut {
             counts: CountsOut(&summary.counts),
             duration_ms: round3(summary.duration_ms()),
-            eval: inv.eval.as_ref().map(|eval| EvalOut {
+            eval: inv.eval().map(|eval| EvalOut {
                 label: redact::shown_data(&eval.label, mode),
                 passed: eval.passed,
                 reason: redact::shown_data(&eval.reason, mode),

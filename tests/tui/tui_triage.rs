@@ -386,7 +386,7 @@ fn s_cycles_the_sort_key_and_the_list_header_says_which() {
         .rows
         .iter()
         .filter_map(|r| match r {
-            ListRow::Invocation(_) => app.store.get(app.list.row_id(r)?)?.eval.as_ref()?.score,
+            ListRow::Invocation(_) => app.store.get(app.list.row_id(r)?)?.eval()?.score,
             ListRow::Conversation { .. } => None,
         })
         .collect();

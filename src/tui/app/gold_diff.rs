@@ -211,12 +211,12 @@ fn content_version(app: &App, id: &Id) -> Option<ContentVersion> {
                 .iter()
                 .filter_map(|t| app.store.get(t))
                 .fold((0, false), |(n, g), t| {
-                    (n + t.spans.len(), g || t.gold.is_some())
+                    (n + t.spans.len(), g || t.gold().is_some())
                 });
             return Some((spans, gold));
         }
     }
-    Some((inv.spans.len(), inv.gold.is_some()))
+    Some((inv.spans.len(), inv.gold().is_some()))
 }
 
 fn needs_score(app: &App, id: &Id) -> bool {
@@ -290,7 +290,7 @@ fn gold_can_apply(app: &mut App) -> bool {
         return can;
     }
     let can = app.store.invocations().any(|inv| {
-        inv.gold.is_some() || origin_file(inv).is_some() || conversation_of(inv).is_some()
+        inv.gold().is_some() || origin_file(inv).is_some() || conversation_of(inv).is_some()
     });
     app.gold.store_can_have_gold = Some((generation, can));
     can

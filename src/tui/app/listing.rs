@@ -51,7 +51,7 @@ impl SortKey {
             SortKey::FailedTools => sb.failed_tool_calls.cmp(&sa.failed_tool_calls),
             // Runs without a score go last.
             SortKey::Score => {
-                let score = |inv: &Invocation| inv.eval.as_ref().and_then(|e| e.score);
+                let score = |inv: &Invocation| inv.eval().and_then(|e| e.score);
                 match (score(a), score(b)) {
                     (Some(x), Some(y)) => x.total_cmp(&y),
                     (Some(_), None) => Ordering::Less,

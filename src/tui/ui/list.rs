@@ -321,7 +321,7 @@ fn row_for<'a>(
     } else {
         Line::raw(s.tool_calls.len().to_string())
     };
-    let eval = match &inv.eval {
+    let eval = match inv.eval() {
         None => match gold_score {
             // A gold check: ◇ marks a score from the gold diff rather than an evaluator.
             Some((score, passed)) => Line::styled(

@@ -54,7 +54,7 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
         let inv = named(&store, name);
         assert_eq!(inv.summary().counts.spans as usize, *spans, "{name}");
         assert_eq!(&calls(inv), tools, "{name}");
-        let eval = inv.eval.as_ref().expect("every turn was evaluated");
+        let eval = inv.eval().expect("every turn was evaluated");
         assert_eq!(eval.passed, !fails, "{name}");
         // The turn span roots the tree; the agents task span hangs under it.
         let rows = &inv.tree().rows;
@@ -66,7 +66,7 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
         );
     }
     let cancel = named(&store, "cancel_order · turn 0");
-    let eval = cancel.eval.as_ref().unwrap();
+    let eval = cancel.eval().unwrap();
     assert_eq!(eval.label, "disobey user request");
     assert_eq!(eval.score, Some(5.0));
     assert_eq!(
@@ -75,12 +75,12 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
     );
     assert_eq!(cancel.id, "d8f77f90-8774-4cd0-b9e7-ee12caa6b319/turn-0");
     // Golds: weather_ok's strict assertion lands on its last turn with tool calls (turn 1).
-    let gold = named(&store, "weather_ok · turn 1").gold.as_ref().unwrap();
+    let gold = named(&store, "weather_ok · turn 1").gold().unwrap();
     assert_eq!(gold.match_mode.as_deref(), Some("strict"));
     assert_eq!(gold.calls.len(), 2);
     assert_eq!(gold.calls[0].args.as_ref().unwrap()["city"], "Paris");
     assert!(gold.calls[1].args.is_none(), "arg_match_mode ignore");
-    assert!(named(&store, "weather_ok · turn 0").gold.is_none());
+    assert!(named(&store, "weather_ok · turn 0").gold().is_none());
 }
 
 fn rows_root_name(inv: &Invocation) -> String {
@@ -138,8 +138,8 @@ fn arksim_files_join_the_same_in_any_load_order() {
     assert_eq!(key(&a), key(&b));
     for store in [&forward, &backward] {
         let weather = named(store, "weather_ok · turn 1");
-        assert_eq!(weather.gold.as_ref().unwrap().calls.len(), 2);
-        assert!(weather.eval.is_some());
+        assert_eq!(weather.gold().unwrap().calls.len(), 2);
+        assert!(weather.eval().is_some());
     }
 }
 
@@ -220,7 +220,7 @@ fn arksim_repo_examples_and_receiver_dump() {
     assert_eq!(reports[0].format, Some("arksim-scenarios"));
     assert_eq!(store.len(), 7);
     let strict = store.get("arksim-scenario/auth_cancel_order").unwrap();
-    let gold = strict.gold.as_ref().unwrap();
+    let gold = strict.gold().unwrap();
     assert_eq!(gold.match_mode.as_deref(), Some("strict"));
     let tools: Vec<&str> = gold.calls.iter().map(|c| c.tool.as_str()).collect();
     assert_eq!(
