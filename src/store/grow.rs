@@ -90,9 +90,10 @@ impl Invocation {
         // sorted already, so this is a linear merge pass).
         if !self.summary.tool_calls.is_empty() {
             let places: &[Place] = self.tree.as_deref().map_or(&[], |t| &t.places);
+            let spans = &self.spans;
             self.summary.tool_calls.sort_by(|a, b| {
-                a.start_unix_nano
-                    .cmp(&b.start_unix_nano)
+                (spans[a.span()].start_unix_nano)
+                    .cmp(&spans[b.span()].start_unix_nano)
                     .then_with(|| places[a.span()].row.cmp(&places[b.span()].row))
             });
         }

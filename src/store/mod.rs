@@ -99,10 +99,9 @@ impl KindCounts {
 /// ([`ToolCallRef::name`], [`ToolCallRef::call_id`]): a run holds no copy of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRef {
-    /// The span's start, kept here so ordering the calls reads no span.
-    pub start_unix_nano: u64,
-    /// Index of the tool span in [`Invocation::spans`] ([`ToolCallRef::span`]). Four bytes, so
-    /// that a call is 16 bytes where a `usize` made it 24: every run holds its calls.
+    /// Index of the tool span in [`Invocation::spans`] ([`ToolCallRef::span`]). Four bytes, and
+    /// the span's start read from the span when calls are ordered, so that a call is 8 bytes
+    /// (a run of four calls holds a 64-byte list where it held a 96-byte one).
     span: u32,
     pub failed: bool,
 }
@@ -161,7 +160,6 @@ impl ToolCallRef {
     /// The call made by tool span `span`, at index `index` of its run.
     fn of(span: &Span, index: usize) -> ToolCallRef {
         ToolCallRef {
-            start_unix_nano: span.start_unix_nano,
             // A run's spans are far fewer than `u32::MAX`: they are all in memory. Were one
             // past it, its call would name no span rather than a wrong one.
             span: u32::try_from(index).unwrap_or(u32::MAX),

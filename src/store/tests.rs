@@ -433,7 +433,7 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
         // payload that is not an attribute.
         ("SpanExtras", size_of::<crate::model::SpanExtras>(), 72),
         ("Summary", size_of::<Summary>(), 136),
-        ("ToolCallRef", size_of::<ToolCallRef>(), 16),
+        ("ToolCallRef", size_of::<ToolCallRef>(), 8),
         ("TreeRow", size_of::<TreeRow>(), 16),
         ("AttrValue", size_of::<crate::model::AttrValue>(), 16),
         (
