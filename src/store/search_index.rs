@@ -71,22 +71,30 @@ impl Fields {
 /// A piece is a text's id in the vocabulary and its field, written as one variable-length
 /// number (seven bits a byte; the field in the low three bits): the first 2,048 texts' ids fit
 /// in two bytes and the first 262,144 in three, where a `u32` each made the index a tenth of a
-/// loaded store. A piece's span is found from where each span's pieces begin: a run has about
-/// 13 pieces per span.
+/// loaded store. Each span's pieces end with a number that is no piece ([`END`] or
+/// [`END_UNINDEXED`]): queries read the spans in order, so a run holds one list where a list of
+/// where each span began took a second allocation and four bytes a span.
 #[derive(Clone, Default)]
 pub struct SearchIndex {
-    /// Every span's pieces, one after the other.
+    /// Every span's pieces, one after the other, each span's ended by its end mark.
     pieces: ThinVec<u8>,
-    /// Per indexed span (`0..len`): the byte its pieces begin at (ascending; equal to the next
-    /// span's for a span without pieces), and [`UNINDEXED`] when it has text the index does
-    /// not hold (a candidate for every needle).
-    spans: ThinVec<u32>,
+    /// Spans indexed, with [`SOME_UNINDEXED`] once one of them has text the index does not
+    /// hold (so a query that finds no such span reads no pieces to learn it).
+    spans: u32,
+    /// Where the last span's pieces begin (a span's pieces are not repeated).
+    last_span_start: u32,
     /// Where the pieces' texts are; taken when the first span is indexed.
     vocabulary: Option<Arc<Vocabulary>>,
 }
 
-/// Marks a span with text the index does not hold.
-const UNINDEXED: u32 = 1 << 31;
+/// Ends a span's pieces (a piece is written as its number plus two).
+const END: u64 = 0;
+/// Ends the pieces of a span with text the index does not hold (a candidate for every needle).
+const END_UNINDEXED: u64 = 1;
+/// In [`SearchIndex::spans`]: some span is unindexed.
+const SOME_UNINDEXED: u32 = 1 << 31;
+/// Pieces stop growing past this many bytes: a run's later texts are searched span by span.
+const MAX_PIECES_BYTES: usize = 1 << 31;
 const FIELD_BITS: u32 = 3;
 /// A `u32` written seven bits a byte.
 const MAX_PIECE_BYTES: usize = 5;
@@ -123,31 +131,41 @@ fn field_of(piece: u32) -> Field {
     FIELDS[(piece & ((1 << FIELD_BITS) - 1)) as usize]
 }
 
-/// Appends `piece` seven bits a byte, low bits first, the top bit set on all but the last.
-fn write_piece(bytes: &mut ThinVec<u8>, mut piece: u32) {
-    while piece >= 0x80 {
-        bytes.push(piece as u8 | 0x80);
-        piece >>= 7;
+/// Appends `number` seven bits a byte, low bits first, the top bit set on all but the last.
+fn write_number(bytes: &mut ThinVec<u8>, mut number: u64) {
+    while number >= 0x80 {
+        bytes.push(number as u8 | 0x80);
+        number >>= 7;
     }
-    bytes.push(piece as u8);
+    bytes.push(number as u8);
 }
 
-/// The pieces written in `bytes` by [`write_piece`], in order.
+/// Appends `piece` (as its number plus two: 0 and 1 are end marks).
+fn write_piece(bytes: &mut ThinVec<u8>, piece: u32) {
+    write_number(bytes, u64::from(piece) + 2);
+}
+
+/// The number [`write_number`] wrote at the start of `bytes`, and the bytes it took.
+fn read_number(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut number = 0u64;
+    for (at, &byte) in bytes.iter().enumerate() {
+        number |= u64::from(byte & 0x7f) << (7 * at);
+        // A piece ends by its fifth byte: anything longer was not written by `write_number`.
+        if byte & 0x80 == 0 || at == MAX_PIECE_BYTES - 1 {
+            return Some((number, at + 1));
+        }
+    }
+    None
+}
+
+/// The pieces written in `bytes` (one span's, without its end mark) by [`write_piece`].
 fn read_pieces(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
     let mut at = 0;
     std::iter::from_fn(move || {
-        let mut piece = 0u32;
-        let mut shift = 0;
-        loop {
-            let byte = *bytes.get(at)?;
-            at += 1;
-            piece |= u32::from(byte & 0x7f) << shift;
-            // A `u32` ends by its fifth byte: anything longer was not written by `write_piece`.
-            if byte & 0x80 == 0 || shift == 28 {
-                return Some(piece);
-            }
-            shift += 7;
-        }
+        let (number, len) = read_number(&bytes[at..])?;
+        at += len;
+        // Only pieces are passed here; a stray mark reads as the first piece.
+        Some(number.saturating_sub(2) as u32)
     })
 }
 
@@ -158,29 +176,32 @@ impl SearchIndex {
         index
     }
 
+    /// Spans indexed.
+    fn len(&self) -> usize {
+        (self.spans & !SOME_UNINDEXED) as usize
+    }
+
     /// Indexes the spans not indexed yet.
     pub fn extend(&mut self, spans: &[Span]) {
-        if spans.len() <= self.spans.len() {
+        if spans.len() <= self.len() {
             return;
         }
         let vocabulary = Arc::clone(self.vocabulary.get_or_insert_with(Vocabulary::current));
-        for span in &spans[self.spans.len()..] {
+        for span in &spans[self.len()..] {
             self.add_span(&vocabulary, span);
         }
     }
 
     /// Returns unused capacity when the index covers at most `small_run` spans.
     pub fn trim_slack(&mut self, small_run: usize) {
-        if self.spans.len() <= small_run {
+        if self.len() <= small_run {
             self.pieces.shrink_to_fit();
-            self.spans.shrink_to_fit();
         }
     }
 
     /// Heap bytes held by this run alone (see [`SearchIndex::shared_heap`]).
     pub fn heap_bytes(&self) -> usize {
-        let thin = |capacity, each| crate::model::thin_vec_bytes(capacity, each) as usize;
-        thin(self.pieces.capacity(), 1) + thin(self.spans.capacity(), 4)
+        crate::model::thin_vec_bytes(self.pieces.capacity(), 1) as usize
     }
 
     /// The vocabulary this index shares with other runs: its address (to count it once) and
@@ -190,14 +211,23 @@ impl SearchIndex {
         Some((Arc::as_ptr(vocabulary) as usize, vocabulary.heap_bytes()))
     }
 
-    /// Pieces of span `span`.
-    fn pieces_of(&self, span: usize) -> impl Iterator<Item = u32> + '_ {
-        let first = (self.spans[span] & !UNINDEXED) as usize;
-        let end = self
-            .spans
-            .get(span + 1)
-            .map_or(self.pieces.len(), |&s| (s & !UNINDEXED) as usize);
-        read_pieces(&self.pieces[first..end])
+    /// Each indexed span in order: whether it has text the index does not hold, and its
+    /// pieces' bytes (read them with [`read_pieces`]).
+    fn each_span(&self) -> impl Iterator<Item = (bool, &[u8])> + '_ {
+        let bytes = &self.pieces[..];
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let start = at;
+            loop {
+                let (number, len) = read_number(&bytes[at..])?;
+                at += len;
+                match number {
+                    END => return Some((false, &bytes[start..at - len])),
+                    END_UNINDEXED => return Some((true, &bytes[start..at - len])),
+                    _ => {}
+                }
+            }
+        })
     }
 
     /// Adds a piece to the span being indexed (the last one); false when the text is too long
@@ -205,14 +235,13 @@ impl SearchIndex {
     fn add(&mut self, vocabulary: &Vocabulary, field: Field, text: &str) -> bool {
         // A run whose pieces would outgrow their offsets (2 GiB) has its later texts searched
         // span by span instead.
-        if text.len() > MAX_VALUE_BYTES || self.pieces.len() + MAX_PIECE_BYTES >= UNINDEXED as usize
-        {
+        if text.len() > MAX_VALUE_BYTES || self.pieces.len() + MAX_PIECE_BYTES >= MAX_PIECES_BYTES {
             return false;
         }
         let Some(id) = vocabulary.id(text) else {
             return false;
         };
-        let first = self.spans.last().map_or(0, |&s| (s & !UNINDEXED) as usize);
+        let first = self.last_span_start as usize;
         let known = read_pieces(&self.pieces[first..]).any(|p| {
             id_of(p) == id
                 && (field_of(p) == field
@@ -262,8 +291,8 @@ impl SearchIndex {
     }
 
     fn add_span(&mut self, vocabulary: &Vocabulary, span: &Span) {
-        // Below `UNINDEXED`: `add` keeps the pieces under it.
-        self.spans.push(self.pieces.len() as u32);
+        // Below `MAX_PIECES_BYTES` plus a mark a span: `add` keeps the pieces under it.
+        self.last_span_start = u32::try_from(self.pieces.len()).unwrap_or(u32::MAX);
         let mut complete = self.add(vocabulary, Field::Name, &span.name);
         if let Some(tool) = span.tool_name() {
             complete &= self.add(vocabulary, Field::Tool, tool);
@@ -294,18 +323,22 @@ impl SearchIndex {
             complete &= self.add(vocabulary, Field::Value, &event.name);
             complete &= self.add_values(vocabulary, &event.attributes);
         }
-        if !complete && let Some(last) = self.spans.last_mut() {
-            *last |= UNINDEXED;
+        write_number(&mut self.pieces, if complete { END } else { END_UNINDEXED });
+        self.spans += 1;
+        if !complete {
+            self.spans |= SOME_UNINDEXED;
         }
     }
 
     /// Spans with text the index does not hold, and those not indexed yet (`span_count` is
     /// the run's number of spans now), ascending.
     fn always_candidates(&self, span_count: usize) -> Vec<usize> {
-        let mut spans: Vec<usize> = (0..self.spans.len())
-            .filter(|&s| self.spans[s] & UNINDEXED != 0)
-            .collect();
-        spans.extend(self.spans.len()..span_count);
+        let mut spans: Vec<usize> = Vec::new();
+        if self.spans & SOME_UNINDEXED != 0 {
+            let unindexed = self.each_span().enumerate().filter(|(_, (u, _))| *u);
+            spans.extend(unindexed.map(|(span, _)| span));
+        }
+        spans.extend(self.len()..span_count);
         spans
     }
 
@@ -337,9 +370,9 @@ impl SearchIndex {
         }
         let mut spans = self.always_candidates(span_count);
         self.with_found(Probe::Contains, needle.as_bytes(), |found| {
-            for span in 0..self.spans.len() {
-                let hit = |p: u32| fields.has(field_of(p)) && found.hit(id_of(p));
-                if self.spans[span] & UNINDEXED == 0 && self.pieces_of(span).any(hit) {
+            let hit = |p: u32| fields.has(field_of(p)) && found.hit(id_of(p));
+            for (span, (unindexed, pieces)) in self.each_span().enumerate() {
+                if !unindexed && read_pieces(pieces).any(hit) {
                     spans.push(span);
                 }
             }
@@ -367,12 +400,12 @@ impl SearchIndex {
         let mut decided: Vec<usize> = Vec::new();
         let wanted = pattern.to_ascii_lowercase();
         self.with_found(Probe::InOrder, wanted.as_bytes(), |found| {
-            for span in 0..self.spans.len() {
-                if self.spans[span] & UNINDEXED != 0 {
+            for (span, (unindexed, pieces)) in self.each_span().enumerate() {
+                if unindexed {
                     continue;
                 }
                 let mut holds = false;
-                for p in self.pieces_of(span) {
+                for p in read_pieces(pieces) {
                     let (field, id) = (field_of(p), id_of(p));
                     if !fields.has(field) || !found.hit(id) {
                         continue;
@@ -402,19 +435,16 @@ impl std::fmt::Debug for SearchIndex {
             return f.write_str("SearchIndex(empty)");
         };
         vocabulary.read(|texts| {
-            let span = |s: usize| {
-                let pieces: Vec<(Field, String)> = self
-                    .pieces_of(s)
+            let span = |(unindexed, pieces): (bool, &[u8])| {
+                let pieces: Vec<(Field, String)> = read_pieces(pieces)
                     .map(|p| {
                         let text = String::from_utf8_lossy(texts.text(id_of(p)));
                         (field_of(p), text.into_owned())
                     })
                     .collect();
-                (self.spans[s] & UNINDEXED != 0, pieces)
+                (unindexed, pieces)
             };
-            f.debug_list()
-                .entries((0..self.spans.len()).map(span))
-                .finish()
+            f.debug_list().entries(self.each_span().map(span)).finish()
         })
     }
 }

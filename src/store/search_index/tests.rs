@@ -23,7 +23,8 @@ fn every_piece_reads_back_as_written() {
         2048,
         262_143,
         262_144,
-        (1 << 25) - 1,
+        // The last id a Value piece writes in four bytes (a piece is written plus two).
+        (1 << 25) - 2,
         1 << 25,
         (1 << ID_BITS) - 1,
     ];
@@ -175,4 +176,42 @@ fn values_the_redacted_view_hides_and_secrets_are_not_indexed() {
     assert_eq!(index.candidates("zebra", Fields::all(), 1), Some(vec![]));
     assert_eq!(index.candidates("okapi", Fields::all(), 1), Some(vec![0]));
     assert_eq!(index.candidates("71", Fields::all(), 1), Some(vec![0]));
+}
+
+/// Spans' pieces are told apart by the mark ending each: a span without pieces, an unindexed
+/// one and a piece whose number ends in the marks' byte values all read back where they were.
+#[test]
+fn each_span_reads_back_its_own_pieces_between_end_marks() {
+    let mut index = SearchIndex::default();
+    let spans: [(&[u32], bool); 4] = [
+        (
+            &[piece(0, Field::Name), piece(1 << 20, Field::Value)],
+            false,
+        ),
+        (&[], false),
+        // 126 + 2 = 128: its last byte is 0x01, the unindexed mark's value.
+        (&[piece(15, Field::ErrorMessage)], true),
+        (&[piece(16, Field::Tool)], false),
+    ];
+    for (pieces, unindexed) in spans {
+        for &p in pieces {
+            write_piece(&mut index.pieces, p);
+        }
+        write_number(
+            &mut index.pieces,
+            if unindexed { END_UNINDEXED } else { END },
+        );
+        index.spans += 1;
+        if unindexed {
+            index.spans |= SOME_UNINDEXED;
+        }
+    }
+    let read: Vec<(bool, Vec<u32>)> = index
+        .each_span()
+        .map(|(unindexed, bytes)| (unindexed, read_pieces(bytes).collect()))
+        .collect();
+    let written: Vec<(bool, Vec<u32>)> = spans.iter().map(|(p, u)| (*u, p.to_vec())).collect();
+    assert_eq!(read, written);
+    assert_eq!(index.len(), 4);
+    assert_eq!(index.always_candidates(6), [2, 4, 5]);
 }
