@@ -82,7 +82,7 @@ impl Span {
     pub fn identity(&self) -> &Identity {
         &self.extras.identity
     }
-    /// The identity to change (its block is allocated on the first call).
+    /// The identity to change (the extras block is allocated on the first call).
     pub fn identity_mut(&mut self) -> &mut Identity {
         &mut self.extras.identity
     }
