@@ -8,42 +8,55 @@ use std::path::Path;
 /// Bottom to top. A module may import its own layer's modules only where listed as allowed.
 const LAYERS: &[(&str, &[&str])] = &[
     ("logging", &[]),
+    ("machine", &[]),
     ("model", &[]),
-    ("redact", &["model"]),
-    ("formats", &["model", "redact"]),
-    ("store", &["model", "redact"]),
-    ("gold", &["model", "redact", "formats", "store"]),
-    ("triage", &["model", "redact", "formats", "store", "gold"]),
+    ("redact", &["machine", "model"]),
+    ("formats", &["machine", "model", "redact"]),
+    ("store", &["machine", "model", "redact"]),
+    ("gold", &["machine", "model", "redact", "formats", "store"]),
+    (
+        "triage",
+        &["machine", "model", "redact", "formats", "store", "gold"],
+    ),
     (
         "query",
-        &["model", "redact", "formats", "store", "gold", "triage"],
+        &[
+            "machine", "model", "redact", "formats", "store", "gold", "triage",
+        ],
     ),
-    ("receiver", &["logging", "model", "redact", "formats"]),
+    (
+        "receiver",
+        &["logging", "machine", "model", "redact", "formats"],
+    ),
     (
         "sources",
-        &["logging", "model", "redact", "formats", "store", "receiver"],
+        &[
+            "logging", "machine", "model", "redact", "formats", "store", "receiver",
+        ],
     ),
     (
         "views",
         &[
-            "model", "redact", "formats", "store", "gold", "triage", "query", "sources",
+            "machine", "model", "redact", "formats", "store", "gold", "triage", "query", "sources",
         ],
     ),
     (
         "fuzzing",
-        &["model", "redact", "formats", "store", "receiver", "sources"],
+        &[
+            "machine", "model", "redact", "formats", "store", "receiver", "sources",
+        ],
     ),
     (
         "tui",
         &[
-            "logging", "model", "redact", "formats", "store", "gold", "triage", "query",
+            "logging", "machine", "model", "redact", "formats", "store", "gold", "triage", "query",
             "receiver", "sources", "views",
         ],
     ),
     (
         "commands",
         &[
-            "logging", "model", "redact", "formats", "store", "gold", "triage", "query",
+            "logging", "machine", "model", "redact", "formats", "store", "gold", "triage", "query",
             "receiver", "sources", "views", "tui",
         ],
     ),

@@ -9,6 +9,7 @@ pub mod formats;
 pub mod fuzzing;
 pub mod gold;
 pub mod logging;
+pub mod machine;
 pub mod model;
 pub mod query;
 pub mod receiver;

@@ -88,7 +88,7 @@ fn read_parse_apply(
     first: super::tail::TailPoll,
     take: &mut dyn FnMut(Batch),
 ) {
-    let parsers = std::thread::available_parallelism().map_or(1, usize::from);
+    let parsers = crate::machine::cores();
     let (job_sender, job_receiver) = mpsc::sync_channel::<Job>(parsers);
     let job_receiver = Mutex::new(job_receiver);
     let (parsed_sender, parsed_receiver) = mpsc::channel::<(usize, Batch)>();

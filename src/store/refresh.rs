@@ -39,7 +39,7 @@ impl Store {
         generation: u64,
         parallel_min_runs: usize,
     ) -> Vec<Refreshed> {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let cores = crate::machine::cores();
         if cores < 2 || changed.len() < parallel_min_runs {
             return changed
                 .iter()

@@ -46,7 +46,7 @@ where
     T: Sync,
     B: PartBuffer,
 {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let cores = crate::machine::cores();
     let rows_per_part = rows_per_part.max(1);
     let format_part = |first: usize, part: &[T], mut buffer: B| {
         for (offset, row) in part.iter().enumerate() {
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn a_write_that_fails_ends_the_formatting_and_is_returned() {
         let rows_per_part = ROWS_PER_PART;
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let cores = crate::machine::cores();
         let most_ahead = (cores.max(2) * PARTS_AHEAD_PER_THREAD + 2) * rows_per_part;
         let rows: Vec<usize> = (0..most_ahead + 20 * rows_per_part).collect();
         let formatted = AtomicUsize::new(0);

@@ -185,7 +185,7 @@ const PARALLEL_MIN_BYTES: usize = 2 << 20;
 /// Splits big JSON-lines inputs at line boundaries and parses the pieces on all cores; spans
 /// and problems keep file order, and positions stay file positions.
 fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = crate::machine::cores();
     if threads < 2 || !input.may_use_every_core || input.bytes.len() < PARALLEL_MIN_BYTES {
         parse_lines(input, batch);
         return;
@@ -382,7 +382,7 @@ impl Format for OtlpProtobuf {
                     }
                     part
                 };
-                let threads = std::thread::available_parallelism().map_or(1, usize::from);
+                let threads = crate::machine::cores();
                 if threads < 2
                     || !input.may_use_every_core
                     || input.bytes.len() < PARALLEL_MIN_BYTES

@@ -140,7 +140,7 @@ impl Default for ListFilter {
             version: 0,
             inline_runs: INLINE_RUNS,
             block: worker::BLOCK,
-            threads: std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
+            threads: crate::machine::cores().min(4),
             last_evaluated: 0,
         }
     }
