@@ -87,7 +87,7 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         tool_calls,
         failed_tool_calls,
         formats,
-        conversation: named.conversation.map(ArcStr::from),
+        conversation: named.conversation,
         conversation_rank: named.conversation_rank,
         turn: named.turn,
         turn_rank: named.turn_rank,
@@ -112,7 +112,7 @@ const TURN_KEYS: &[&str] = &["arksim.turn_id", "gen_ai.conversation.turn", "turn
 /// does not count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ConversationFacts {
-    pub conversation: Option<String>,
+    pub conversation: Option<ArcStr>,
     pub conversation_rank: Option<KeyRank>,
     pub turn: Option<u64>,
     pub turn_rank: Option<KeyRank>,
@@ -131,6 +131,23 @@ impl KeyRank {
     pub(super) fn index(self) -> usize {
         usize::from(self.0.get() - 1)
     }
+}
+
+/// The conversation id as a shared text: most often a span's identity holds the same text (its
+/// invocation or correlation id, read from the same attribute), and the summary then shares it
+/// instead of holding a copy in every run.
+fn shared_with_an_identity(spans: &[Span], text: String) -> ArcStr {
+    spans
+        .iter()
+        .find_map(|s| {
+            let identity = s.identity();
+            [&identity.invocation_id, &identity.correlation_id]
+                .into_iter()
+                .flatten()
+                .find(|id| id.as_str() == text)
+                .cloned()
+        })
+        .unwrap_or_else(|| text.into())
 }
 
 /// A key of rank `later` names the run's conversation (or turn) instead of one of rank
@@ -192,7 +209,7 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
         .find_map(|(rank, t)| Some((Some(KeyRank::new(rank)), t.as_deref()?.trim().parse().ok())))
         .unwrap_or((None, None));
     ConversationFacts {
-        conversation,
+        conversation: conversation.map(|text| shared_with_an_identity(spans, text)),
         conversation_rank,
         turn,
         turn_rank,
@@ -205,7 +222,7 @@ impl Summary {
     /// ones alone (a tie goes to the earlier span, which the summary already holds).
     pub(super) fn adopt_later_conversation(&mut self, later: ConversationFacts) {
         if outranks(later.conversation_rank, self.conversation_rank) {
-            self.conversation = later.conversation.map(ArcStr::from);
+            self.conversation = later.conversation;
             self.conversation_rank = later.conversation_rank;
         }
         if outranks(later.turn_rank, self.turn_rank) {
@@ -222,7 +239,7 @@ mod tests {
     /// The run's conversation and turn, as the summary keeps them.
     fn conversation_of(spans: &[Span]) -> (Option<String>, Option<u64>) {
         let named = super::conversation_of(spans);
-        (named.conversation, named.turn)
+        (named.conversation.map(|c| c.to_string()), named.turn)
     }
 
     fn span(attributes: &[(&str, AttrValue)]) -> Span {
@@ -269,6 +286,34 @@ mod tests {
             ("turn_index", AttrValue::Int(4)),
         ])];
         assert_eq!(conversation_of(&spans), (None, None));
+    }
+
+    /// The summary's conversation id is the identity's own text when a span's identity holds it.
+    #[test]
+    fn the_conversation_shares_the_identitys_text() {
+        let mut root = span(&[("gen_ai.conversation.id", AttrValue::Str("conv-9".into()))]);
+        let correlation = ArcStr::from(String::from("conv-9"));
+        root.identity_mut().invocation_id = Some("run-1".into());
+        root.identity_mut().correlation_id = Some(correlation.clone());
+        let named = super::conversation_of(&[root]);
+        let conversation = named.conversation.expect("named");
+        assert!(ArcStr::ptr_eq(&conversation, &correlation));
+        // OTLP's conversation id is the run's invocation id.
+        let mut chat = span(&[("session.id", AttrValue::Str("s-1".into()))]);
+        let session = ArcStr::from(String::from("s-1"));
+        chat.identity_mut().invocation_id = Some(session.clone());
+        let named = super::conversation_of(&[chat]);
+        assert!(ArcStr::ptr_eq(
+            &named.conversation.expect("named"),
+            &session
+        ));
+        let other = span(&[("session.id", AttrValue::Str("s-1".into()))]);
+        let named = super::conversation_of(&[other]);
+        assert_eq!(
+            named.conversation.as_deref(),
+            Some("s-1"),
+            "a copy otherwise"
+        );
     }
 }
 
