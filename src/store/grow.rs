@@ -72,9 +72,11 @@ impl Invocation {
             .get_or_insert_default()
             .places
             .resize(n, Place::default());
+        let calls_before = self.summary.tool_calls.len();
+        let mut adopted = false;
         for i in from..n {
             self.work += 1;
-            self.attach(i);
+            adopted |= self.attach(i);
             self.add_to_summary(i);
         }
         // A conversation is named by whichever span carries it, often the root, which ends
@@ -86,16 +88,22 @@ impl Invocation {
             self.search.extend(&self.spans);
         }
         self.lay_out_rows();
-        // Ties in start time go by row, and adopted orphans move rows: re-sort (nearly
-        // sorted already, so this is a linear merge pass).
-        if !self.summary.tool_calls.is_empty() {
-            let places: &[Place] = self.tree.as_deref().map_or(&[], |t| &t.places);
-            let spans = &self.spans;
-            self.summary.tool_calls.sort_by(|a, b| {
-                (spans[a.span()].start_unix_nano)
-                    .cmp(&spans[b.span()].start_unix_nano)
-                    .then_with(|| places[a.span()].row.cmp(&places[b.span()].row))
-            });
+        // Calls go by start, ties by row. New spans keep the rows of the others in order,
+        // so the calls already placed stay sorted and only the new ones are compared, unless
+        // adopted orphans moved rows: then all are re-sorted (nearly sorted already, so a
+        // linear merge pass, but one that reads every call's span).
+        let places: &[Place] = self.tree.as_deref().map_or(&[], |t| &t.places);
+        let spans = &self.spans;
+        let order = |a: &ToolCallRef, b: &ToolCallRef| {
+            (spans[a.span()].start_unix_nano)
+                .cmp(&spans[b.span()].start_unix_nano)
+                .then_with(|| places[a.span()].row.cmp(&places[b.span()].row))
+        };
+        let calls = &mut self.summary.tool_calls;
+        let from_call = calls_before.saturating_sub(1);
+        if adopted || !calls[from_call.min(calls.len())..].is_sorted_by(|a, b| order(a, b).is_le())
+        {
+            calls.sort_by(order);
         }
         self.refresh_root_facts();
         true
@@ -126,7 +134,8 @@ impl Invocation {
         false
     }
 
-    fn attach(&mut self, i: usize) {
+    /// Says whether it adopted orphans (which moves their rows).
+    fn attach(&mut self, i: usize) -> bool {
         let spans = &self.spans;
         let tree = self.tree.get_or_insert_default();
         let places = &mut tree.places;
@@ -155,6 +164,7 @@ impl Invocation {
         // Orphans that waited for this span become its children.
         let links = self.extras.as_mut().and_then(|e| e.links.as_mut());
         let adopted = links.and_then(|l| l.waiting.remove(&spans[i].span_id.id()));
+        let adopted_any = adopted.is_some();
         if let Some(adopted) = adopted {
             tree.roots.retain(|r| !adopted.contains(r));
             for c in adopted {
@@ -184,6 +194,7 @@ impl Invocation {
                 _ => break,
             }
         }
+        adopted_any
     }
 
     /// Counts, tokens, formats, times and tool calls.
