@@ -594,4 +594,6 @@ impl Store {
 }
 
 #[cfg(test)]
+mod size_tests;
+#[cfg(test)]
 mod tests;
