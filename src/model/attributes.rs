@@ -241,10 +241,20 @@ impl Attributes {
 
     /// [`Attributes::text_under_key`] for each of `keys`, in one pass over the entries.
     pub fn texts_under_keys<const N: usize>(&self, keys: [Option<u32>; N]) -> [Option<&str>; N] {
-        let mut texts = [None; N];
+        self.values_under_keys(keys)
+            .map(|value| value.and_then(|value| value.text()))
+    }
+
+    /// [`Attributes::value_under_key`] for each of `keys`, in one pass over the entries: only
+    /// the values asked for are read.
+    pub fn values_under_keys<const N: usize>(
+        &self,
+        keys: [Option<u32>; N],
+    ) -> [Option<AttrView<'_>>; N] {
+        let mut values = [const { None }; N];
         let block = match self.0.view() {
             View::Packed(block) => block,
-            View::Open(_) => return keys.map(|key| self.text_under_key(key?)),
+            View::Open(_) => return keys.map(|key| self.value_under_key(key?)),
         };
         let mut left = keys.iter().filter(|key| key.is_some()).count();
         let mut done = [false; N];
@@ -263,16 +273,16 @@ impl Attributes {
                 continue;
             }
             let value = reader.value(block.held());
-            let text = value.text().filter(|_| !value.is_payload());
+            let value = (!value.is_payload()).then_some(value);
             for i in 0..N {
                 if wanted(i, &done) {
-                    texts[i] = text;
+                    values[i] = value.clone();
                     done[i] = true;
                     left -= 1;
                 }
             }
         }
-        texts
+        values
     }
 
     /// The value of the first entry whose key is numbered `key` in the shared table, unless it

@@ -133,6 +133,25 @@ impl KeyRank {
     }
 }
 
+/// The shared-table numbers of [`CONVERSATION_KEYS`] then [`TURN_KEYS`], asked once; `None` when
+/// the table was full before one of them got a number (a list may then hold it written out).
+fn conversation_key_numbers() -> Option<&'static [u32; CONVERSATION_KEYS.len() + TURN_KEYS.len()]> {
+    static NUMBERS: std::sync::OnceLock<Option<[u32; CONVERSATION_KEYS.len() + TURN_KEYS.len()]>> =
+        std::sync::OnceLock::new();
+    NUMBERS
+        .get_or_init(|| {
+            let mut numbers = [0; CONVERSATION_KEYS.len() + TURN_KEYS.len()];
+            for (number, key) in numbers
+                .iter_mut()
+                .zip(CONVERSATION_KEYS.iter().chain(TURN_KEYS))
+            {
+                *number = crate::model::shared_texts::number_of(&ArcStr::from(*key))?;
+            }
+            Some(numbers)
+        })
+        .as_ref()
+}
+
 /// The conversation id as a shared text: most often a span's identity holds the same text (its
 /// invocation or correlation id, read from the same attribute), and the summary then shares it
 /// instead of holding a copy in every run.
@@ -174,6 +193,20 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
     };
     let mut found: [Option<String>; KEYS] = Default::default();
     for span in spans {
+        // A packed list is asked for the keys by their numbers: only their values are read.
+        if let Some(numbers) = conversation_key_numbers()
+            && span.attributes.is_packed()
+        {
+            let values = span.attributes.values_under_keys(numbers.map(Some));
+            for (found, value) in found.iter_mut().zip(values) {
+                if found.is_none()
+                    && let Some(value) = value
+                {
+                    *found = text(&value);
+                }
+            }
+            continue;
+        }
         let mut seen = [false; KEYS];
         for (key, value) in &span.attributes {
             let Some(k) = CONVERSATION_KEYS
@@ -273,10 +306,18 @@ mod tests {
             span(&[("arksim.conversation_id", text("c-2"))]),
             span(&[("arksim.conversation_id", text("c-3"))]),
         ];
-        assert_eq!(conversation_of(&spans), (Some("c-2".into()), Some(3)));
-        assert_eq!(conversation_of(&spans[..3]), (Some("g-1".into()), Some(3)));
-        assert_eq!(conversation_of(&spans[..1]), (Some("s-1".into()), None));
-        assert_eq!(conversation_of(&spans[1..2]), (None, None));
+        let packed = spans.clone().map(|mut span| {
+            span.attributes.pack();
+            assert!(span.attributes.is_packed());
+            span
+        });
+        // Open lists are read entry by entry, packed ones by key number: the same answers.
+        for spans in [&spans, &packed] {
+            assert_eq!(conversation_of(spans), (Some("c-2".into()), Some(3)));
+            assert_eq!(conversation_of(&spans[..3]), (Some("g-1".into()), Some(3)));
+            assert_eq!(conversation_of(&spans[..1]), (Some("s-1".into()), None));
+            assert_eq!(conversation_of(&spans[1..2]), (None, None));
+        }
     }
 
     #[test]
