@@ -350,17 +350,31 @@ impl Span {
     /// built, before it is stored. An input or output that is one of the attributes is then
     /// kept once, in the packed list.
     pub fn pack(&mut self) {
+        let (input, output) = match self.extras.is_unset() {
+            true => (PayloadSlot::UNSET, PayloadSlot::UNSET),
+            false => (
+                std::mem::take(&mut self.extras.input),
+                std::mem::take(&mut self.extras.output),
+            ),
+        };
+        self.pack_with_payloads(input, output);
+    }
+
+    /// [`Span::pack`] with the input and output a parser found, which the span keeps apart
+    /// only when they are not among its attributes: handed over here, a payload that is an
+    /// attribute never takes the extras block in between.
+    pub fn pack_with_payloads(&mut self, input: PayloadSlot, output: PayloadSlot) {
         let placed = self
             .attributes
-            .pack_with_payloads(self.extras.input.holder(), self.extras.output.holder());
+            .pack_with_payloads(input.holder(), output.holder());
+        if !placed.contains(PayloadRoles::INPUT) {
+            self.set_input(input);
+        }
+        if !placed.contains(PayloadRoles::OUTPUT) {
+            self.set_output(output);
+        }
         if !self.extras.is_unset() {
             let extras = &mut *self.extras;
-            if placed.contains(PayloadRoles::INPUT) {
-                extras.input = PayloadSlot::UNSET;
-            }
-            if placed.contains(PayloadRoles::OUTPUT) {
-                extras.output = PayloadSlot::UNSET;
-            }
             for event in extras.events.iter_mut() {
                 event.attributes.pack();
             }

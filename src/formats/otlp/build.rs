@@ -347,11 +347,11 @@ fn build_span(
         payloads,
         shared: &shared,
     };
-    classify::classify(&mut span, status_message, &source);
+    let (input, output) = classify::classify(&mut span, status_message, &source);
     // Packed now, while its values are still in the cache: a batched line's 500 spans packed
     // after the whole line is parsed cost a tenth more time. Payload ranges need no pass over
     // the list later; OTLP records them as it parses.
-    span.pack();
+    span.pack_with_payloads(input, output);
     Ok(span)
 }
 

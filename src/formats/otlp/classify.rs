@@ -218,9 +218,15 @@ fn kind_of(name: &str, attrs: &Attrs) -> SpanKind {
     SpanKind::Other
 }
 
-/// Classifies `span` and fills kind, status, error, identity, LLM / tool / retrieval facts and
-/// the input / output payloads. `status_message` is the OTLP status description, if any.
-pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn AttrSource) {
+/// Classifies `span` and fills kind, status, error, identity and LLM / tool / retrieval facts;
+/// returns its input and output payloads, for [`Span::pack_with_payloads`] to keep (most are
+/// attributes, so the span never holds them apart). `status_message` is the OTLP status
+/// description, if any.
+pub fn classify(
+    span: &mut Span,
+    status_message: Option<&str>,
+    source: &dyn AttrSource,
+) -> (PayloadSlot, PayloadSlot) {
     // Spans are classified before they are packed; a packed one is unpacked rather than read
     // as having no attributes.
     span.attributes.open_mut();
@@ -262,8 +268,7 @@ pub fn classify(span: &mut Span, status_message: Option<&str>, source: &dyn Attr
         tool.map(Box::new),
         retrieval.map(Box::new),
     );
-    span.set_input(input);
-    span.set_output(output);
+    (input, output)
 }
 
 /// Payload texts up to this long are judged (empty? truncated?) on their whole text; longer
