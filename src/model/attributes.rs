@@ -132,12 +132,10 @@ impl<'a> AttrView<'a> {
     /// A plain text value as a shared text: the held one, or a new one for a text written
     /// in place.
     pub fn shared_text(&self) -> Option<ArcStr> {
-        match self {
-            AttrView::Text(text, _) => Some((*text).into()),
-            _ => match self.held()? {
-                AttrValue::Str(text) => Some(text.clone()),
-                _ => None,
-            },
+        match self.held() {
+            Some(AttrValue::Str(text)) => Some(text.clone()),
+            Some(_) => None,
+            None => self.text().map(ArcStr::from),
         }
     }
 }

@@ -271,10 +271,7 @@ impl<'a> Reader<'a> {
 
     pub(super) fn key(&mut self) -> &'a str {
         match self.varint() {
-            KEY_IN_PLACE => {
-                let len = self.varint() as usize;
-                std::str::from_utf8(self.take(len)).unwrap_or("")
-            }
+            KEY_IN_PLACE => self.text_in_place(),
             number => shared_texts::text((number - 1) as u32),
         }
     }
@@ -284,8 +281,7 @@ impl<'a> Reader<'a> {
     pub(super) fn key_number(&mut self) -> Option<u32> {
         match self.varint() {
             KEY_IN_PLACE => {
-                let len = self.varint() as usize;
-                self.take(len);
+                self.text_in_place();
                 None
             }
             number => u32::try_from(number - 1).ok(),
@@ -309,11 +305,7 @@ impl<'a> Reader<'a> {
                 AttrView::Held(shared_texts::value(self.varint() as u32).unwrap_or(NULL_VALUE))
             }
             SIDE => AttrView::Held(side.get(self.varint() as usize).unwrap_or(NULL_VALUE)),
-            TEXT => {
-                let len = self.varint() as usize;
-                let text = std::str::from_utf8(self.take(len)).unwrap_or("");
-                AttrView::Text(text, std::cell::OnceCell::new())
-            }
+            TEXT => AttrView::Text(self.text_in_place(), std::cell::OnceCell::new()),
             LIST => AttrView::List(
                 self.passed_over(Reader::skip_list),
                 std::cell::OnceCell::new(),
@@ -330,8 +322,7 @@ impl<'a> Reader<'a> {
         match self.tag() {
             INT | SHARED | SIDE => while self.byte() & 0x80 != 0 {},
             TEXT => {
-                let len = self.varint() as usize;
-                self.take(len);
+                self.text_in_place();
             }
             LIST => self.skip_list(),
             FLOAT => {
@@ -348,6 +339,13 @@ impl<'a> Reader<'a> {
         for _ in 0..count.min(self.bytes.len() as u64) {
             self.skip_value();
         }
+    }
+
+    /// A text written out in place (a key, or a [`TEXT`] value): its length, then its bytes;
+    /// `""` for bytes that are not UTF-8.
+    fn text_in_place(&mut self) -> &'a str {
+        let len = self.varint() as usize;
+        std::str::from_utf8(self.take(len)).unwrap_or("")
     }
 
     pub(super) fn take(&mut self, len: usize) -> &'a [u8] {

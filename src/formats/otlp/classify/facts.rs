@@ -25,13 +25,11 @@ pub(super) fn error_of(
     let event_text = |key: &str| {
         let value = exception?.attributes.iter().find(|(k, _)| *k == key)?.1;
         let text = match value.held() {
-            None => value.shared_text()?,
-            Some(AttrValue::Str(text)) => text.clone(),
             Some(AttrValue::Payload(payload)) => match &payload.body {
                 PayloadBody::Inline(text) => text.clone(),
                 _ => return None,
             },
-            _ => return None,
+            _ => value.shared_text()?,
         };
         (!text.is_empty()).then_some(text)
     };
