@@ -32,7 +32,7 @@ pub use facts::{
     LlmFacts, LlmFactsRef, RequestedToolCall, RetrievalFacts, ToolFacts, ToolFactsRef,
 };
 pub use format_name::FormatName;
-pub use id::{AsId, CompactId, Id, IdText, TraceId};
+pub use id::{AsId, CompactId, Id, IdText, TraceId, sort_by_id};
 pub use inline_list::{FinishReasons, InlineList, RequestedCalls};
 pub use kind_facts::{KeyedLlmFacts, KindFacts, KindFactsView, SeveralFacts, ToolKeys};
 pub use payload::*;

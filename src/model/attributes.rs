@@ -255,6 +255,9 @@ impl Attributes {
             View::Open(_) => return keys.map(|key| self.value_under_key(key?)),
         };
         let mut left = keys.iter().filter(|key| key.is_some()).count();
+        // Most entries are none of the keys: their number is refused by one bit test.
+        let bit = |key: u32| 1u64 << (key % 64);
+        let sought = keys.iter().flatten().fold(0, |bits, &key| bits | bit(key));
         let mut done = [false; N];
         let (mut reader, count) = Reader::entries(block.bytes());
         for _ in 0..count {
@@ -266,7 +269,7 @@ impl Attributes {
                 continue;
             };
             let wanted = |i: usize, done: &[bool; N]| !done[i] && keys[i] == Some(key);
-            if !(0..N).any(|i| wanted(i, &done)) {
+            if sought & bit(key) == 0 || !(0..N).any(|i| wanted(i, &done)) {
                 reader.skip_value();
                 continue;
             }

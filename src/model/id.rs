@@ -161,6 +161,17 @@ impl Id {
         matches!(&self.0, Repr::Text(text) if text.is_empty())
     }
 
+    /// The first 16 bytes of the text, zero-padded, as one number: ids order as their keys
+    /// do, and as themselves where keys tie (see [`sort_ids_by`]). A sort of many ids compares
+    /// keys held beside them instead of reaching each id's allocation at every comparison.
+    pub fn order_key(&self) -> u128 {
+        let mut first = [0u8; 16];
+        let text = self.text();
+        let len = text.len().min(16);
+        first[..len].copy_from_slice(&text.as_bytes()[..len]);
+        u128::from_be_bytes(first)
+    }
+
     /// The heap allocation behind this id, as its address and size: shared by every clone
     /// (all the spans of a trace), so a count of memory counts each address once. None for a
     /// span id, held inline.
@@ -171,6 +182,17 @@ impl Id {
             Repr::Text(_) | Repr::Span(_) => None,
         }
     }
+}
+
+/// `items` in the order of their ids (by [`Id::order_key`], then by the ids where keys tie);
+/// items with equal ids end in no particular order among themselves.
+pub fn sort_by_id<T>(items: Vec<T>, id: impl Fn(&T) -> &Id) -> Vec<T> {
+    let mut keyed: Vec<(u128, T)> = items
+        .into_iter()
+        .map(|item| (id(&item).order_key(), item))
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id(&a.1).cmp(id(&b.1))));
+    keyed.into_iter().map(|(_, item)| item).collect()
 }
 
 /// An id's text: formatted into a buffer when the id is held as bytes, borrowed otherwise.
@@ -358,6 +380,36 @@ impl<T: AsId + ?Sized> AsId for &T {
 
 #[cfg(test)]
 mod tests {
+    /// Ids of every form, sorted by their order keys, come out as sorting the ids themselves
+    /// puts them: hex held as bytes among texts, texts alike in their first 16 bytes, prefixes
+    /// of one another, the empty id.
+    #[test]
+    fn sorting_by_order_keys_keeps_the_order_of_ids() {
+        let texts = [
+            "5b8efff798038103d269b633813fc60c",
+            "5b8efff798038103",
+            "5b8efff798038103d269b633813fc60c/turn-2",
+            "5b8efff798038103d269b633813fc60c/turn-10",
+            "5B8EFFF798038103",
+            "conversation-0001-turn-0001-long",
+            "conversation-0001-turn-0001-lone",
+            "conversation-0001",
+            "conversation-0001\0",
+            "ffffffffffffffffffffffffffffffff",
+            "0000000000000000",
+            "",
+            "z",
+            "é-non-ascii-text-id",
+        ];
+        let ids: Vec<Id> = texts.iter().map(|t| Id::new(t)).collect();
+        let mut by_ord = ids.clone();
+        by_ord.sort();
+        let reversed: Vec<Id> = ids.iter().rev().cloned().collect();
+        for input in [ids, reversed] {
+            assert_eq!(sort_by_id(input, |id| id), by_ord);
+        }
+    }
+
     /// Clones share the allocation, and every reference an id held another way takes is
     /// given back: for each form that points to an allocation (trace bytes, text).
     fn references_are_given_back<T: From<Id> + Clone>(id_of: impl Fn(&T) -> Id) {

@@ -380,14 +380,25 @@ impl Store {
 
     /// Invocations newest first (by start time, then id, so the order is stable).
     pub fn newest_first(&self) -> Vec<&Invocation> {
-        let mut list: Vec<&Invocation> = self.invocations.values().map(Arc::as_ref).collect();
-        list.sort_by(|a, b| {
-            b.summary
-                .start_unix_nano
-                .cmp(&a.summary.start_unix_nano)
-                .then_with(|| a.id.cmp(&b.id))
+        // Sorted by keys held beside each run: comparing runs themselves reached two runs'
+        // memory at every comparison. Run ids are distinct, so the order is total.
+        let mut keyed: Vec<(u64, u128, &Invocation)> = self
+            .invocations
+            .values()
+            .map(|run| {
+                (
+                    run.summary.start_unix_nano,
+                    run.id.order_key(),
+                    run.as_ref(),
+                )
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            (b.0.cmp(&a.0))
+                .then(a.1.cmp(&b.1))
+                .then_with(|| a.2.id.cmp(&b.2.id))
         });
-        list
+        keyed.into_iter().map(|(_, _, run)| run).collect()
     }
 
     /// Invocations oldest first: the order `dump` prints.
@@ -498,8 +509,8 @@ impl Store {
     /// [`Store::settle`], refreshing changed runs on every core when at least
     /// `parallel_min_runs` changed (tests compare both ways).
     fn settle_with(&mut self, parallel_min_runs: usize) -> Vec<Id> {
-        let mut changed: Vec<Id> = std::mem::take(&mut self.unsettled).into_iter().collect();
-        changed.sort();
+        let unsettled: Vec<Id> = std::mem::take(&mut self.unsettled).into_iter().collect();
+        let changed = crate::model::sort_by_id(unsettled, |id| id);
         for (work, cycles) in self.refresh_changed(&changed, self.generation + 1, parallel_min_runs)
         {
             self.stats.tree_work += work;

@@ -50,12 +50,12 @@ impl Store {
                 .collect();
         }
         let wanted: HashSet<&Id> = changed.iter().collect();
-        let mut runs: Vec<Changed> = self
+        let runs: Vec<Changed> = self
             .invocations
             .iter_mut()
             .filter(|(id, _)| wanted.contains(id))
             .collect();
-        runs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut runs = crate::model::sort_by_id(runs, |run| run.0);
         let takes: Vec<std::sync::Mutex<&mut [Changed]>> = runs
             .chunks_mut(RUNS_PER_TAKE)
             .map(std::sync::Mutex::new)

@@ -61,16 +61,38 @@ pub fn is_payload_source(key: &str) -> bool {
     INPUT_KEYS.contains(&key) || OUTPUT_KEYS.contains(&key)
 }
 
-/// Attribute lookup by key (spans carry tens of attributes; the classifier asks ~80 times).
+/// Attribute lookup by key (spans carry tens of attributes; the classifier asks ~40 times).
 struct Attrs<'s> {
-    map: HashMap<&'s str, &'s AttrValue>,
-    /// Which key families (see [`family`]) occur, so most absent keys are refused unhashed.
+    lookup: Lookup<'s>,
+    /// Which key families (see [`family`]) occur, so most absent keys are refused unsearched.
     families: u32,
 }
 
+/// A short list is searched in place, by each key's [`signature`] first: comparing a dozen
+/// numbers costs less than hashing the key, and building a map for every span cost more than
+/// all its searches.
+enum Lookup<'s> {
+    InPlace {
+        list: &'s [(crate::model::ArcStr, AttrValue)],
+        signatures: [u32; SEARCHED_IN_PLACE_MAX],
+    },
+    Map(HashMap<&'s str, &'s AttrValue>),
+}
+
+/// A key's length and last two bytes: equal keys have equal signatures, and the keys of one
+/// span rarely share one (`…model` and `…name` differ at the end, where common prefixes do not).
+fn signature(key: &str) -> u32 {
+    let bytes = key.as_bytes();
+    let at_end = |back: usize| u32::from(bytes.len().checked_sub(back).map_or(0, |i| bytes[i]));
+    (bytes.len() as u32) << 16 | at_end(1) << 8 | at_end(2)
+}
+
+/// Lists longer than this are searched through a map.
+const SEARCHED_IN_PLACE_MAX: usize = 24;
+
 /// A bit per attribute namespace, from the key's first dotted segment.
 fn family(key: &str) -> u32 {
-    // This runs for every lookup, ~80 per span: the first byte picks the few namespaces to
+    // This runs for every lookup, ~40 per span: the first byte picks the few namespaces to
     // compare, instead of scanning the key for its first dot.
     let is = |segment: &str| {
         key.starts_with(segment) && key.as_bytes().get(segment.len()).is_none_or(|&b| b == b'.')
@@ -95,20 +117,62 @@ fn family(key: &str) -> u32 {
 
 impl<'s> Attrs<'s> {
     fn new(attributes: &'s [(crate::model::ArcStr, AttrValue)]) -> Self {
+        let families = attributes
+            .iter()
+            .fold(0, |families, (k, _)| families | family(k));
+        if attributes.len() <= SEARCHED_IN_PLACE_MAX {
+            let mut signatures = [0; SEARCHED_IN_PLACE_MAX];
+            for (slot, (k, _)) in signatures.iter_mut().zip(attributes) {
+                *slot = signature(k);
+            }
+            return Attrs {
+                lookup: Lookup::InPlace {
+                    list: attributes,
+                    signatures,
+                },
+                families,
+            };
+        }
         let mut map = HashMap::with_capacity_and_hasher(attributes.len(), Default::default());
-        let mut families = 0;
         for (k, v) in attributes {
-            families |= family(k);
-            // First occurrence wins, as with a linear search.
+            // First occurrence wins, as in place.
             map.entry(&**k).or_insert(v);
         }
-        Attrs { map, families }
+        Attrs {
+            lookup: Lookup::Map(map),
+            families,
+        }
     }
     fn get(&self, key: &str) -> Option<&'s AttrValue> {
         if self.families & family(key) == 0 {
             return None;
         }
-        self.map.get(key).copied()
+        match &self.lookup {
+            Lookup::InPlace { list, signatures } => {
+                let sought = signature(key);
+                signatures[..list.len()]
+                    .iter()
+                    .zip(*list)
+                    .find(|(signature, (k, _))| **signature == sought && k.as_str() == key)
+                    .map(|(_, (_, v))| v)
+            }
+            Lookup::Map(map) => map.get(key).copied(),
+        }
+    }
+    /// Every key with its first value, in no particular order.
+    fn first_entries(&self) -> impl Iterator<Item = (&'s str, &'s AttrValue)> + '_ {
+        let (list, map) = match &self.lookup {
+            Lookup::InPlace { list, .. } => (*list, None),
+            Lookup::Map(map) => (&[][..], Some(map)),
+        };
+        let in_place = list.iter().enumerate().filter_map(move |(i, (k, v))| {
+            let repeated = list[..i].iter().any(|(earlier, _)| earlier == k);
+            (!repeated).then_some((&**k, v))
+        });
+        let mapped = map
+            .into_iter()
+            .flat_map(|map| map.iter().map(|(k, v)| (*k, *v)));
+        in_place.chain(mapped)
     }
     fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
@@ -299,6 +363,43 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).into(), AttrValue::Str(v.to_string().into())))
             .collect()
+    }
+
+    /// Short lists are searched in place, long ones through a map: both find the first of
+    /// repeated keys, and neither finds an absent one.
+    #[test]
+    fn short_and_long_lists_find_the_same_values() {
+        for filler in [2, SEARCHED_IN_PLACE_MAX + 4] {
+            // The two `…model` keys share a signature: only their text tells them apart.
+            let mut pairs = vec![
+                ("gen_ai.request.model", "first"),
+                ("llm.x", "y"),
+                ("gen_ai.a.model", "a"),
+                ("gen_ai.b.model", "b"),
+            ];
+            let names: Vec<String> = (0..filler).map(|i| format!("gen_ai.filler.{i}")).collect();
+            pairs.extend(names.iter().map(|n| (n.as_str(), "filler")));
+            pairs.push(("gen_ai.request.model", "second"));
+            let list = attrs(&pairs);
+            let found = Attrs::new(&list);
+            let in_place = matches!(found.lookup, Lookup::InPlace { .. });
+            assert_eq!(in_place, list.len() <= SEARCHED_IN_PLACE_MAX);
+            assert_eq!(found.str("gen_ai.request.model"), Some("first"));
+            assert_eq!(found.str("gen_ai.filler.1"), Some("filler"));
+            assert_eq!(found.str("llm.x"), Some("y"));
+            assert_eq!(signature("gen_ai.a.model"), signature("gen_ai.b.model"));
+            assert_eq!(found.str("gen_ai.b.model"), Some("b"));
+            assert_eq!(found.str("gen_ai.a.model"), Some("a"));
+            assert_eq!(found.get("gen_ai.request.mode"), None);
+            assert_eq!(found.get("openarmature.node.name"), None);
+            let models: Vec<_> = found
+                .first_entries()
+                .filter(|(k, _)| *k == "gen_ai.request.model")
+                .map(|(_, v)| v.as_str())
+                .collect();
+            assert_eq!(models, [Some("first")]);
+            assert_eq!(found.first_entries().count(), list.len() - 1);
+        }
     }
 
     /// A key's family is named by its text up to the first dot (all of it without one).

@@ -296,3 +296,29 @@ fn what_the_one_span_reader_takes_the_model_takes_and_reads_alike() {
         "{taken} taken, {refused} refused"
     );
 }
+
+/// Number texts read by the plain-digits shortcut agree with the checked parse, at the edges of
+/// both integer types and on texts the shortcut leaves to it.
+#[test]
+fn number_texts_read_as_the_checked_parse_reads_them() {
+    for text in [
+        "0",
+        "7",
+        "1768471200001000000",
+        "9999999999999999999",
+        "18446744073709551615",
+        "18446744073709551616",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-5",
+        "+5",
+        " 42 ",
+        "",
+        "12a",
+        "00000000000000000001",
+    ] {
+        let scalar = Scalar::Str(Cow::Borrowed(text));
+        assert_eq!(scalar.as_u64(), text.trim().parse::<u64>().ok(), "{text:?}");
+        assert_eq!(scalar.as_i64(), text.trim().parse::<i64>().ok(), "{text:?}");
+    }
+}

@@ -281,7 +281,7 @@ impl<'a> Reader<'a> {
     pub(super) fn key_number(&mut self) -> Option<u32> {
         match self.varint() {
             KEY_IN_PLACE => {
-                self.text_in_place();
+                self.skip_text();
                 None
             }
             number => u32::try_from(number - 1).ok(),
@@ -321,9 +321,7 @@ impl<'a> Reader<'a> {
     pub(super) fn skip_value(&mut self) {
         match self.tag() {
             INT | SHARED | SIDE => while self.byte() & 0x80 != 0 {},
-            TEXT => {
-                self.text_in_place();
-            }
+            TEXT => self.skip_text(),
             LIST => self.skip_list(),
             FLOAT => {
                 self.take(8);
@@ -346,6 +344,12 @@ impl<'a> Reader<'a> {
     fn text_in_place(&mut self) -> &'a str {
         let len = self.varint() as usize;
         std::str::from_utf8(self.take(len)).unwrap_or("")
+    }
+
+    /// Passes over a text written out in place, unread: checking it is UTF-8 is for readers.
+    fn skip_text(&mut self) {
+        let len = self.varint() as usize;
+        self.take(len);
     }
 
     pub(super) fn take(&mut self, len: usize) -> &'a [u8] {

@@ -245,9 +245,8 @@ pub(super) fn retrieval_of(attrs: &Attrs, source: &dyn AttrSource) -> RetrievalF
 /// Number of distinct `N` in flattened keys `PREFIXN.…`.
 fn indexed_count(attrs: &Attrs, prefix: &str) -> Option<u64> {
     let mut seen: Vec<u64> = attrs
-        .map
-        .keys()
-        .filter_map(|k| k.strip_prefix(prefix)?.split('.').next()?.parse().ok())
+        .first_entries()
+        .filter_map(|(k, _)| k.strip_prefix(prefix)?.split('.').next()?.parse().ok())
         .collect();
     seen.sort_unstable();
     seen.dedup();

@@ -128,7 +128,7 @@ fn openinference_tool_calls(attrs: &Attrs) -> RequestedCalls {
         return RequestedCalls::default();
     }
     let mut found: Vec<((u32, u32), RequestedToolCall)> = Vec::new();
-    for (key, value) in &attrs.map {
+    for (key, value) in attrs.first_entries() {
         let Some(rest) = key.strip_prefix(PREFIX) else {
             continue;
         };
