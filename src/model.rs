@@ -462,16 +462,26 @@ pub const EVALUATOR_ATTR: &str = "toolcap.evaluator";
 
 impl Span {
     pub fn is_provisional(&self) -> bool {
-        matches!(
-            self.attr(PROVISIONAL_ATTR).as_deref(),
-            Some(AttrValue::Bool(true))
-        )
+        static KEY: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+        self.flag_is_set(PROVISIONAL_ATTR, &KEY)
     }
     pub fn is_evaluator(&self) -> bool {
-        matches!(
-            self.attr(EVALUATOR_ATTR).as_deref(),
-            Some(AttrValue::Bool(true))
-        )
+        static KEY: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+        self.flag_is_set(EVALUATOR_ATTR, &KEY)
+    }
+
+    /// Whether attribute `key` is `true`. Asked of every span when a run is settled: a packed
+    /// list is searched for the key's number in the shared table (`number`, looked up once),
+    /// which compares a number per entry where searching by text looked up and compared each
+    /// entry's key.
+    fn flag_is_set(&self, key: &'static str, number: &std::sync::OnceLock<Option<u32>>) -> bool {
+        let number = number.get_or_init(|| shared_texts::number_of(&ArcStr::from(key)));
+        let value = match number {
+            // A key the table could not number is written out in place wherever it is held.
+            Some(number) if self.attributes.is_packed() => self.attributes.value_under_key(*number),
+            _ => self.attr(key),
+        };
+        matches!(value.as_deref(), Some(AttrValue::Bool(true)))
     }
 }
 
@@ -535,5 +545,45 @@ impl Batch {
         self.golds.extend(other.golds);
         self.aliases.extend(other.aliases);
         self.invocation_names.extend(other.invocation_names);
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    /// A flag reads the same from an open list and a packed one: set only by a `true` bool,
+    /// first entry of its key first.
+    #[test]
+    fn flags_read_alike_open_and_packed() {
+        let cases = [
+            (vec![(EVALUATOR_ATTR, AttrValue::Bool(true))], true),
+            (vec![(EVALUATOR_ATTR, AttrValue::Str("true".into()))], false),
+            (vec![("other", AttrValue::Bool(true))], false),
+            (
+                vec![
+                    ("x", AttrValue::Int(1)),
+                    (EVALUATOR_ATTR, AttrValue::Bool(false)),
+                    (EVALUATOR_ATTR, AttrValue::Bool(true)),
+                ],
+                false,
+            ),
+        ];
+        for (attributes, expected) in cases {
+            let open = Span {
+                attributes: attributes
+                    .iter()
+                    .map(|(k, v)| (ArcStr::from(*k), v.clone()))
+                    .collect(),
+                ..Span::default()
+            };
+            let mut packed = open.clone();
+            packed.attributes.pack();
+            assert!(packed.attributes.is_packed());
+            for span in [&open, &packed] {
+                assert_eq!(span.is_evaluator(), expected, "{attributes:?}");
+                assert!(!span.is_provisional());
+            }
+        }
     }
 }

@@ -85,6 +85,39 @@ pub fn shown_line(text: &str, mode: Reveal) -> String {
 /// per cell. Text the mask leaves alone holds no secret for [`sanitize_line`]'s own pass to
 /// find either (it masks a subset), so printable ASCII goes straight through.
 pub fn push_shown_line(out: &mut String, text: &str, mode: Reveal) {
+    if text.len() > REMEMBERED_LINE_MAX_BYTES {
+        return push_shown_line_scanned(out, text, mode);
+    }
+    SHOWN_LINES.with(|remembered| {
+        let mut remembered = remembered.borrow_mut();
+        let lines = &mut remembered[usize::from(mode == Reveal::Redacted)];
+        if let Some(shown) = lines.get(text) {
+            out.push_str(shown);
+            return;
+        }
+        let start = out.len();
+        push_shown_line_scanned(out, text, mode);
+        if lines.len() >= REMEMBERED_LINES {
+            lines.clear();
+        }
+        lines.insert(text.into(), out[start..].into());
+    })
+}
+
+/// Short texts shown again and again (span names, tools, models repeat from span to span) are
+/// remembered as shown, per thread and mode: a lookup costs a tenth of masking them again.
+const REMEMBERED_LINE_MAX_BYTES: usize = 64;
+/// Texts remembered per thread and mode before the memory starts over.
+const REMEMBERED_LINES: usize = 4096;
+
+type ShownLines = foldhash::HashMap<Box<str>, Box<str>>;
+
+thread_local! {
+    /// Indexed by whether the mode redacts.
+    static SHOWN_LINES: std::cell::RefCell<[ShownLines; 2]> = Default::default();
+}
+
+fn push_shown_line_scanned(out: &mut String, text: &str, mode: Reveal) {
     match mask_text(text, mode) {
         Cow::Borrowed(unmasked) if unmasked.bytes().all(|b| (0x20..0x7f).contains(&b)) => {
             out.push_str(unmasked)
@@ -338,15 +371,31 @@ mod tests {
             "tab\there\u{1b}[2J",
             "ok\u{200b}hidden",
             "",
+            "a text longer than any remembered line, with a key sk-abcdefghijklmnopqrstuvwx in it",
         ];
-        for mode in [Reveal::Redacted, Reveal::Revealed] {
-            for text in texts {
-                let mut line = String::from("before ");
-                push_shown_line(&mut line, text, mode);
-                let expected = format!("before {}", sanitize_line(&mask_text(text, mode)));
-                assert_eq!(line, expected, "{text:?} {mode:?}");
+        // The second round finds the short texts remembered: the same lines either way.
+        for _round in 0..2 {
+            for mode in [Reveal::Redacted, Reveal::Revealed] {
+                for text in texts {
+                    let mut line = String::from("before ");
+                    push_shown_line(&mut line, text, mode);
+                    let expected = format!("before {}", sanitize_line(&mask_text(text, mode)));
+                    assert_eq!(line, expected, "{text:?} {mode:?}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn remembered_lines_are_bounded() {
+        let mut line = String::new();
+        for i in 0..REMEMBERED_LINES + 10 {
+            push_shown_line(&mut line, &format!("span {i}"), Reveal::Redacted);
+        }
+        SHOWN_LINES.with(|remembered| {
+            let remembered = remembered.borrow();
+            assert!((1..=REMEMBERED_LINES).contains(&remembered[1].len()));
+        });
     }
 
     #[test]

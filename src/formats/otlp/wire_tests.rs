@@ -178,11 +178,15 @@ fn spans_read_one_at_a_time_are_the_spans_of_the_whole_request_in_its_order() {
         r#"{"extra":[1,{"x":2}],"resourceSpans":[{"resource":null,"other":3,"scopeSpans":[{"spans":[{"name":"a","unknown":true}],"schemaUrl":"u"}]}]}"#.into(),
         r#"{}"#.into(),
         r#"{"resourceSpans":[]}"#.into(),
+        // Field names with escapes are read as the names they spell.
+        r#"{"resource\u0053pans":[{"scope\u0053pans":[{"sp\u0061ns":[{"name":"escaped"}]}]}]}"#
+            .into(),
     ];
     for shape in &shapes {
         let expected = modelled(shape).expect(shape);
         assert_eq!(streamed(shape).as_ref(), Ok(&expected), "{shape}");
     }
+    assert_eq!(streamed(&shapes[6]).unwrap(), [(0, None, "escaped".into())]);
     assert_eq!(
         streamed(&shapes[1]).unwrap(),
         [

@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{Budget, Resource, ResourceSpans, Scope, ScopeSpans, Span, count_request_decoded};
@@ -35,6 +36,29 @@ pub fn for_each_span<'a>(bytes: &'a [u8], each: &mut EachSpan<'_, 'a>) -> Result
         .map_err(|e| e.to_string())?;
     count_request_decoded();
     Ok(())
+}
+
+/// A field name, borrowed from the input unless it holds an escape (serde reads a
+/// `Cow<str>` as an owned copy, an allocation per field of every request).
+struct Key<'a>(Cow<'a, str>);
+
+impl<'a> Deserialize<'a> for Key<'a> {
+    fn deserialize<D: Deserializer<'a>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'a> Visitor<'a> for KeyVisitor {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'a str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
 }
 
 fn over_budget<E: de::Error>(e: impl fmt::Display) -> E {
@@ -68,8 +92,8 @@ impl<'a> Visitor<'a> for RequestSeed<'_, '_, 'a> {
     }
     fn visit_map<M: MapAccess<'a>>(mut self, mut map: M) -> Result<(), M::Error> {
         let mut seen = false;
-        while let Some(key) = map.next_key::<Cow<'a, str>>()? {
-            match key.as_ref() {
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            match key.0.as_ref() {
                 "resourceSpans" | "resource_spans" => {
                     first_time(&mut seen, "resourceSpans")?;
                     map.next_value_seed(ResourceList(&mut self))?;
@@ -160,8 +184,8 @@ impl<'a> Visitor<'a> for ResourceSpansSeed<'_, '_, 'a> {
         let mut resource: Option<Option<Resource<'a>>> = None;
         let mut kept: Vec<Span<'a>> = Vec::new();
         let mut seen_scopes = false;
-        while let Some(key) = map.next_key::<Cow<'a, str>>()? {
-            match key.as_ref() {
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            match key.0.as_ref() {
                 "resource" => {
                     let mut seen = resource.is_some();
                     first_time(&mut seen, "resource")?;
@@ -237,8 +261,8 @@ impl<'a> Visitor<'a> for ScopeSpansSeed<'_, '_, '_, 'a> {
     }
     fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<(), M::Error> {
         let (mut seen_scope, mut seen_spans) = (false, false);
-        while let Some(key) = map.next_key::<Cow<'a, str>>()? {
-            match key.as_ref() {
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            match key.0.as_ref() {
                 "scope" => {
                     first_time(&mut seen_scope, "scope")?;
                     // Read as the model reads it, so a scope it refuses fails here too.
