@@ -106,6 +106,21 @@ pub fn build_line(
 ) -> Result<(), serde_json::Error> {
     let before = (batch.spans.len(), batch.problems.len(), leniencies.len());
     let mut builder = RequestBuilder::new(ctx);
+    // Read directly when the line is written as exporters write it; anything else goes
+    // through serde, span by span, and what the direct reader built is dropped.
+    if let Ok(text) = std::str::from_utf8(line) {
+        let direct = wire::for_each_span_directly(text, &mut |index, resource, span| {
+            builder.add(index, resource, span, leniencies, batch)
+        });
+        if direct.is_ok() {
+            builder.finish(batch);
+            return Ok(());
+        }
+        batch.spans.truncate(before.0);
+        batch.problems.truncate(before.1);
+        leniencies.truncate(before.2);
+        builder = RequestBuilder::new(ctx);
+    }
     let streamed = wire::for_each_span(line, &mut |index, resource, span| {
         builder.add(index, resource, span, leniencies, batch)
     });

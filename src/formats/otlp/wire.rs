@@ -17,8 +17,10 @@ use serde_json::value::RawValue;
 
 use super::decode_budget::{self, Budget};
 
+mod direct;
 mod streaming;
 mod unescape;
+pub use direct::for_each_span as for_each_span_directly;
 pub use streaming::for_each_span;
 use unescape::{unescape_into, unescaped_len};
 

@@ -1,0 +1,588 @@
+//! Reading a request the way exporters write it, straight from its bytes: camelCase fields,
+//! field names without escapes, no nulls. Going through serde's visitors cost a third of a
+//! load, most of it per field and per token rather than per byte; this reader compares a
+//! field name once and moves on.
+//!
+//! It gives up ([`GaveUp`]) on anything else, possibly after handing on some spans: the caller
+//! drops those and reads the request with [`for_each_span`](super::for_each_span), whose
+//! verdict stands. What it accepts it reads exactly as that reader does: the same spans in the
+//! same order, the same texts (a string with escapes is decoded by serde_json itself), the
+//! same numbers (any number but a plain unsigned integer is read by serde_json), the same
+//! decode-budget charges. A field that reader ignores is checked and passed over here too; a
+//! field name with an underscore (the snake_case aliases) makes it give up, so no alias is
+//! ever taken for an unknown field.
+
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+
+use super::streaming::EachSpan;
+use super::{
+    AnyValue, ArrayValue, Event, KeyValue, KvList, Resource, ResourceSpans, Scalar, ScopeSpans,
+    Span, Status, Text, count_request_decoded, plain_digits,
+};
+use crate::formats::otlp::decode_budget::{Budget, Growth};
+
+/// The request is not in the shape this reader reads; read it through serde.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GaveUp;
+
+type Read<T> = Result<T, GaveUp>;
+
+/// Nesting of array and key-value-list values read here; deeper ones are left to serde.
+const MAX_VALUE_DEPTH: usize = 16;
+
+/// Reads the request in `text`, handing each span to `each` in request order (see the module
+/// notes for what happens when it gives up).
+pub fn for_each_span<'a>(text: &'a str, each: &mut EachSpan<'_, 'a>) -> Result<(), GaveUp> {
+    let _budget = Budget::for_input(text.len());
+    let mut cursor = Cursor {
+        text,
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    cursor.request(each)?;
+    cursor.skip_whitespace();
+    if cursor.at != text.len() {
+        return Err(GaveUp);
+    }
+    count_request_decoded();
+    Ok(())
+}
+
+struct Cursor<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+/// Marks field `bit` read, giving up when it was read before (serde refuses a repeated field).
+fn first_time(seen: &mut u16, bit: u16) -> Read<()> {
+    if *seen & bit != 0 {
+        return Err(GaveUp);
+    }
+    *seen |= bit;
+    Ok(())
+}
+
+fn charged(result: Result<(), crate::formats::otlp::decode_budget::OverBudget>) -> Read<()> {
+    result.map_err(|_| GaveUp)
+}
+
+impl<'a> Cursor<'a> {
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_whitespace();
+        self.bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Read<()> {
+        match self.peek() == Some(byte) {
+            true => {
+                self.at += 1;
+                Ok(())
+            }
+            false => Err(GaveUp),
+        }
+    }
+
+    /// Reads each field of an object with `field(cursor, name)`, which reads its value.
+    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Read<()>) -> Read<()> {
+        self.eat(b'{')?;
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            let (name, escaped) = self.string_token()?;
+            if escaped {
+                return Err(GaveUp);
+            }
+            self.eat(b':')?;
+            field(self, &name[1..name.len() - 1])?;
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(GaveUp),
+            }
+        }
+    }
+
+    /// Reads each item of an array with `item`, charging the budget for items of type `T`.
+    fn array<T>(&mut self, mut item: impl FnMut(&mut Self) -> Read<()>) -> Read<()> {
+        self.eat(b'[')?;
+        let mut growth = Growth::of::<T>();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+        } else {
+            loop {
+                item(self)?;
+                charged(growth.add())?;
+                match self.peek() {
+                    Some(b',') => self.at += 1,
+                    Some(b']') => {
+                        self.at += 1;
+                        break;
+                    }
+                    _ => return Err(GaveUp),
+                }
+            }
+        }
+        charged(growth.finish())
+    }
+
+    /// A string token, quotes included, and whether it holds an escape; checked as serde_json
+    /// checks the strings it reads (no control characters, known escapes only).
+    fn string_token(&mut self) -> Read<(&'a str, bool)> {
+        if self.peek() != Some(b'"') {
+            return Err(GaveUp);
+        }
+        let start = self.at;
+        let mut at = start + 1;
+        let mut escaped = false;
+        loop {
+            let rest = &self.bytes[at..];
+            let run = memchr::memchr2(b'"', b'\\', rest).ok_or(GaveUp)?;
+            if has_control_byte(&rest[..run]) {
+                return Err(GaveUp);
+            }
+            at += run;
+            if self.bytes[at] == b'"' {
+                self.at = at + 1;
+                return Ok((&self.text[start..at + 1], escaped));
+            }
+            escaped = true;
+            at += match self.bytes.get(at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+                Some(b'u') => match self.bytes.get(at + 2..at + 6) {
+                    Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => 6,
+                    _ => return Err(GaveUp),
+                },
+                _ => return Err(GaveUp),
+            };
+        }
+    }
+
+    /// A string as serde reads it into a `Cow<str>`: borrowed without escapes, decoded by
+    /// serde_json with them.
+    fn text(&mut self) -> Read<Cow<'a, str>> {
+        let (token, escaped) = self.string_token()?;
+        match escaped {
+            false => Ok(Cow::Borrowed(&token[1..token.len() - 1])),
+            true => serde_json::from_str::<String>(token)
+                .map(Cow::Owned)
+                .map_err(|_| GaveUp),
+        }
+    }
+
+    fn number_token(&mut self) -> Read<&'a str> {
+        self.skip_whitespace();
+        let start = self.at;
+        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+        match self.at > start {
+            true => Ok(&self.text[start..self.at]),
+            false => Err(GaveUp),
+        }
+    }
+
+    /// A number or a string holding one, as [`Scalar`] reads it.
+    fn scalar(&mut self) -> Read<Scalar<'a>> {
+        match self.peek() {
+            Some(b'"') => self.text().map(Scalar::Str),
+            Some(b'-' | b'0'..=b'9') => {
+                let token = self.number_token()?;
+                match plain_unsigned(token) {
+                    Some(number) => Ok(Scalar::UInt(number)),
+                    None => serde_json::from_str::<Scalar>(token).map_err(|_| GaveUp),
+                }
+            }
+            _ => Err(GaveUp),
+        }
+    }
+
+    fn boolean(&mut self) -> Read<bool> {
+        for (word, value) in [("true", true), ("false", false)] {
+            if self.bytes[self.at..].starts_with(word.as_bytes()) {
+                self.at += word.len();
+                return Ok(value);
+            }
+        }
+        Err(GaveUp)
+    }
+
+    /// Passes over the value of a field the model ignores, checked as serde checks it.
+    fn ignore(&mut self, name: &str) -> Read<()> {
+        if name.contains('_') || name == "instrumentationLibrarySpans" {
+            return Err(GaveUp);
+        }
+        match self.peek().ok_or(GaveUp)? {
+            b'"' => self.string_token().map(drop),
+            b'-' | b'0'..=b'9' => {
+                let token = self.number_token()?;
+                match plain_unsigned(token) {
+                    Some(_) => Ok(()),
+                    None => serde_json::from_str::<IgnoredAny>(token)
+                        .map(drop)
+                        .map_err(|_| GaveUp),
+                }
+            }
+            b't' | b'f' => self.boolean().map(drop),
+            b'n' if self.bytes[self.at..].starts_with(b"null") => {
+                self.at += 4;
+                Ok(())
+            }
+            b'{' | b'[' => {
+                let rest = &self.text[self.at..];
+                let mut values = serde_json::Deserializer::from_str(rest).into_iter::<IgnoredAny>();
+                match values.next() {
+                    Some(Ok(_)) => {
+                        self.at += values.byte_offset();
+                        Ok(())
+                    }
+                    _ => Err(GaveUp),
+                }
+            }
+            _ => Err(GaveUp),
+        }
+    }
+
+    fn request(&mut self, each: &mut EachSpan<'_, 'a>) -> Read<()> {
+        let mut seen = 0;
+        let mut resources = 0usize;
+        self.object(|cursor, name| match name {
+            "resourceSpans" => {
+                first_time(&mut seen, 1)?;
+                cursor.array::<ResourceSpans>(|cursor| {
+                    cursor.resource_spans(resources, each)?;
+                    resources += 1;
+                    Ok(())
+                })
+            }
+            other => cursor.ignore(other),
+        })
+    }
+
+    fn resource_spans(&mut self, index: usize, each: &mut EachSpan<'_, 'a>) -> Read<()> {
+        let mut seen = 0;
+        let mut resource: Option<Resource<'a>> = None;
+        // Spans met before their resource, handed on once it is read.
+        let mut kept: Vec<Span<'a>> = Vec::new();
+        self.object(|cursor, name| match name {
+            "resource" => {
+                first_time(&mut seen, 1)?;
+                resource = Some(cursor.resource()?);
+                Ok(())
+            }
+            "scopeSpans" => {
+                first_time(&mut seen, 2)?;
+                let known = seen & 1 != 0;
+                let mut span = Span::default();
+                cursor.array::<ScopeSpans>(|cursor| {
+                    cursor.scope_spans(|cursor| {
+                        cursor.span_into(&mut span)?;
+                        match known {
+                            true => each(index, resource.as_ref(), &span),
+                            false => kept.push(std::mem::take(&mut span)),
+                        }
+                        Ok(())
+                    })
+                })
+            }
+            other => cursor.ignore(other),
+        })?;
+        for span in &kept {
+            each(index, resource.as_ref(), span);
+        }
+        Ok(())
+    }
+
+    fn resource(&mut self) -> Read<Resource<'a>> {
+        let mut seen = 0;
+        let mut resource = Resource::default();
+        self.object(|cursor, name| match name {
+            "attributes" => {
+                first_time(&mut seen, 1)?;
+                cursor.key_values_into(&mut resource.attributes)
+            }
+            other => cursor.ignore(other),
+        })?;
+        Ok(resource)
+    }
+
+    /// A scope's spans, each read by `span`; the scope itself is checked as the model checks
+    /// it, and dropped.
+    fn scope_spans(&mut self, mut span: impl FnMut(&mut Self) -> Read<()>) -> Read<()> {
+        let mut seen = 0;
+        self.object(|cursor, name| match name {
+            "scope" => {
+                first_time(&mut seen, 1)?;
+                cursor.scope()
+            }
+            "spans" => {
+                first_time(&mut seen, 2)?;
+                cursor.array::<Span>(&mut span)
+            }
+            other => cursor.ignore(other),
+        })
+    }
+
+    fn scope(&mut self) -> Read<()> {
+        let mut seen = 0;
+        self.object(|cursor, name| match name {
+            "name" => {
+                first_time(&mut seen, 1)?;
+                cursor.text().map(drop)
+            }
+            "version" => {
+                first_time(&mut seen, 2)?;
+                cursor.text().map(drop)
+            }
+            other => cursor.ignore(other),
+        })
+    }
+
+    /// Reads a span into `span`, which may hold the previous one: its lists' room is reused.
+    fn span_into(&mut self, span: &mut Span<'a>) -> Read<()> {
+        let mut attributes = std::mem::take(&mut span.attributes);
+        let mut events = std::mem::take(&mut span.events);
+        attributes.clear();
+        events.clear();
+        *span = Span::default();
+        let mut seen = 0;
+        self.object(|cursor, name| {
+            match name {
+                "traceId" => {
+                    first_time(&mut seen, 1)?;
+                    span.trace_id = Some(cursor.text()?);
+                }
+                "spanId" => {
+                    first_time(&mut seen, 1 << 1)?;
+                    span.span_id = Some(cursor.text()?);
+                }
+                "parentSpanId" => {
+                    first_time(&mut seen, 1 << 2)?;
+                    span.parent_span_id = Some(cursor.text()?);
+                }
+                "name" => {
+                    first_time(&mut seen, 1 << 3)?;
+                    span.name = cursor.text()?;
+                }
+                "kind" => {
+                    first_time(&mut seen, 1 << 4)?;
+                    span.kind = Some(cursor.scalar()?);
+                }
+                "startTimeUnixNano" => {
+                    first_time(&mut seen, 1 << 5)?;
+                    span.start_time_unix_nano = Some(cursor.scalar()?);
+                }
+                "endTimeUnixNano" => {
+                    first_time(&mut seen, 1 << 6)?;
+                    span.end_time_unix_nano = Some(cursor.scalar()?);
+                }
+                "attributes" => {
+                    first_time(&mut seen, 1 << 7)?;
+                    cursor.key_values_into(&mut attributes)?;
+                }
+                "events" => {
+                    first_time(&mut seen, 1 << 8)?;
+                    cursor.array::<Event>(|cursor| {
+                        events.push(cursor.event()?);
+                        Ok(())
+                    })?;
+                }
+                "status" => {
+                    first_time(&mut seen, 1 << 9)?;
+                    span.status = Some(cursor.status()?);
+                }
+                other => cursor.ignore(other)?,
+            }
+            Ok(())
+        })?;
+        span.attributes = attributes;
+        span.events = events;
+        Ok(())
+    }
+
+    fn event(&mut self) -> Read<Event<'a>> {
+        let mut seen = 0;
+        let mut event = Event::default();
+        self.object(|cursor, name| match name {
+            "timeUnixNano" => {
+                first_time(&mut seen, 1)?;
+                event.time_unix_nano = Some(cursor.scalar()?);
+                Ok(())
+            }
+            "name" => {
+                first_time(&mut seen, 2)?;
+                event.name = cursor.text()?;
+                Ok(())
+            }
+            "attributes" => {
+                first_time(&mut seen, 4)?;
+                cursor.key_values_into(&mut event.attributes)
+            }
+            other => cursor.ignore(other),
+        })?;
+        Ok(event)
+    }
+
+    fn status(&mut self) -> Read<Status<'a>> {
+        let mut seen = 0;
+        let mut status = Status::default();
+        self.object(|cursor, name| match name {
+            "code" => {
+                first_time(&mut seen, 1)?;
+                status.code = Some(cursor.scalar()?);
+                Ok(())
+            }
+            "message" => {
+                first_time(&mut seen, 2)?;
+                status.message = Some(cursor.text()?);
+                Ok(())
+            }
+            other => cursor.ignore(other),
+        })?;
+        Ok(status)
+    }
+
+    fn key_values_into(&mut self, list: &mut Vec<KeyValue<'a>>) -> Read<()> {
+        self.array::<KeyValue>(|cursor| {
+            let pair = cursor.key_value(0)?;
+            list.push(pair);
+            Ok(())
+        })
+    }
+
+    fn key_value(&mut self, depth: usize) -> Read<KeyValue<'a>> {
+        let mut seen = 0;
+        let mut pair = KeyValue::default();
+        self.object(|cursor, name| match name {
+            "key" => {
+                first_time(&mut seen, 1)?;
+                pair.key = cursor.text()?;
+                Ok(())
+            }
+            "value" => {
+                first_time(&mut seen, 2)?;
+                pair.value = Some(cursor.any_value(depth)?);
+                Ok(())
+            }
+            other => cursor.ignore(other),
+        })?;
+        Ok(pair)
+    }
+
+    fn any_value(&mut self, depth: usize) -> Read<AnyValue<'a>> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(GaveUp);
+        }
+        let mut seen = 0;
+        let mut value = AnyValue::default();
+        self.object(|cursor, name| {
+            match name {
+                "stringValue" => {
+                    first_time(&mut seen, 1)?;
+                    let (token, _) = cursor.string_token()?;
+                    value.string_value = Some(Text::Json(token));
+                }
+                "boolValue" => {
+                    first_time(&mut seen, 1 << 1)?;
+                    cursor.skip_whitespace();
+                    value.bool_value = Some(cursor.boolean()?);
+                }
+                "intValue" => {
+                    first_time(&mut seen, 1 << 2)?;
+                    value.int_value = Some(cursor.scalar()?);
+                }
+                "doubleValue" => {
+                    first_time(&mut seen, 1 << 3)?;
+                    value.double_value = Some(cursor.scalar()?);
+                }
+                "bytesValue" => {
+                    first_time(&mut seen, 1 << 4)?;
+                    value.bytes_value = Some(Box::new(cursor.text()?));
+                }
+                "arrayValue" => {
+                    first_time(&mut seen, 1 << 5)?;
+                    value.array_value = Some(Box::new(cursor.array_value(depth)?));
+                }
+                "kvlistValue" => {
+                    first_time(&mut seen, 1 << 6)?;
+                    value.kvlist_value = Some(Box::new(cursor.kvlist_value(depth)?));
+                }
+                other => cursor.ignore(other)?,
+            }
+            Ok(())
+        })?;
+        Ok(value)
+    }
+
+    fn array_value(&mut self, depth: usize) -> Read<ArrayValue<'a>> {
+        let mut seen = 0;
+        let mut array = ArrayValue::default();
+        self.object(|cursor, name| match name {
+            "values" => {
+                first_time(&mut seen, 1)?;
+                cursor.array::<AnyValue>(|cursor| {
+                    array.values.push(cursor.any_value(depth + 1)?);
+                    Ok(())
+                })
+            }
+            other => cursor.ignore(other),
+        })?;
+        Ok(array)
+    }
+
+    fn kvlist_value(&mut self, depth: usize) -> Read<KvList<'a>> {
+        let mut seen = 0;
+        let mut list = KvList::default();
+        self.object(|cursor, name| match name {
+            "values" => {
+                first_time(&mut seen, 1)?;
+                cursor.array::<KeyValue>(|cursor| {
+                    list.values.push(cursor.key_value(depth + 1)?);
+                    Ok(())
+                })
+            }
+            other => cursor.ignore(other),
+        })?;
+        Ok(list)
+    }
+}
+
+/// A plain unsigned integer token's value, as serde_json reads it (`visit_u64`); `None` for
+/// any other number, which serde_json then reads (leading zeros, signs, fractions, exponents,
+/// values past 19 digits).
+fn plain_unsigned(token: &str) -> Option<u64> {
+    if token.len() > 1 && token.starts_with('0') {
+        return None;
+    }
+    plain_digits(token)
+}
+
+/// Whether `bytes` hold a control character (below 0x20), eight at a time.
+fn has_control_byte(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::MAX / 255;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        if word.wrapping_sub(ONES * 0x20) & !word & (ONES << 7) != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| b < 0x20)
+}
+
+#[cfg(test)]
+#[path = "direct_tests.rs"]
+mod tests;

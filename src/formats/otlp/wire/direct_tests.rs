@@ -1,0 +1,174 @@
+use super::*;
+use crate::formats::otlp::wire::streaming;
+
+/// Everything a reader hands on: each span with its resource's position and the resource,
+/// as their debug text (every field, texts and numbers as read).
+fn handed_on<'a>(
+    read: impl FnOnce(&mut EachSpan<'_, 'a>) -> bool,
+) -> Option<Vec<(usize, String, String)>> {
+    let mut seen = Vec::new();
+    let ok = read(&mut |index, resource, span| {
+        seen.push((index, format!("{resource:?}"), format!("{span:?}")))
+    });
+    ok.then_some(seen)
+}
+
+/// The direct reader either gives up or hands on exactly what the serde reader hands on; it
+/// never accepts what that reader refuses. Returns whether it read `text` itself.
+fn agrees(text: &str) -> bool {
+    let direct = handed_on(|each| for_each_span(text, each).is_ok());
+    let serde = handed_on(|each| streaming::for_each_span(text.as_bytes(), each).is_ok());
+    if let Some(direct) = &direct {
+        assert_eq!(Some(direct), serde.as_ref(), "read differently: {text}");
+    }
+    direct.is_some()
+}
+
+fn fixture_requests() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            if !text.contains("\"resourceSpans\"") && !text.contains("\"resource_spans\"") {
+                continue;
+            }
+            let name = path.display().to_string();
+            match name.ends_with(".jsonl") {
+                true => found.extend(text.lines().map(|line| (name.clone(), line.to_owned()))),
+                false => found.push((name, text)),
+            }
+        }
+    }
+    found
+}
+
+/// Every OTLP/JSON request among the fixtures (whole documents, pretty-printed ones too, and
+/// each line of JSON-lines files) reads alike both ways, and the direct reader reads most of
+/// them itself.
+#[test]
+fn fixture_requests_read_alike_both_ways() {
+    let requests = fixture_requests();
+    assert!(requests.len() > 40, "{} requests", requests.len());
+    let read_directly = requests.iter().filter(|(_, text)| agrees(text)).count();
+    assert!(
+        read_directly * 2 > requests.len(),
+        "{read_directly} of {} read directly",
+        requests.len()
+    );
+    for (name, text) in &requests {
+        if name.contains("otlp-python-sdk/otlp-json") || name.contains("plain.otlp") {
+            assert!(for_each_span(text, &mut |_, _, _| ()).is_ok(), "{name}");
+        }
+    }
+}
+
+/// Shapes exporters do not write, each either read alike or given up on.
+#[test]
+fn odd_shapes_are_read_alike_or_given_up_on() {
+    let span =
+        r#"{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"s"}"#;
+    let wrap =
+        |spans: &str| format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{spans}]}}]}}]}}"#);
+    let attr = |value: &str| {
+        wrap(&format!(
+            r#"{{"name":"a","attributes":[{{"key":"k","value":{value}}}]}}"#
+        ))
+    };
+    let read_directly = [
+        wrap(span),
+        format!(" \n\t{} \r\n", wrap(span)),
+        attr(r#"{"stringValue":"say \"hi\" \u00e9 \\ \/ \b\f\n\r\t"}"#),
+        attr(r#"{"intValue":"42"}"#),
+        attr(r#"{"intValue":42}"#),
+        attr(r#"{"intValue":-42}"#),
+        attr(r#"{"intValue":18446744073709551616}"#),
+        attr(r#"{"doubleValue":0.95}"#),
+        attr(r#"{"doubleValue":-0}"#),
+        attr(r#"{"doubleValue":1e300}"#),
+        attr(r#"{"boolValue":true}"#),
+        attr(r#"{"boolValue":false}"#),
+        attr(r#"{"bytesValue":"aGk="}"#),
+        attr(r#"{"arrayValue":{"values":[{"stringValue":"x"},{"intValue":"1"}]}}"#),
+        attr(r#"{"kvlistValue":{"values":[{"key":"n","value":{"kvlistValue":{"values":[]}}}]}}"#),
+        attr(r#"{}"#),
+        attr(r#"{"stringValue":"x","unknown":{"a":[1,2,{"b":null}]}}"#),
+        wrap(r#"{"name":"e","events":[{"timeUnixNano":"1","name":"exception","attributes":[{"key":"exception.message","value":{"stringValue":"boom"}}]}],"status":{"code":2,"message":"fail\nure"}}"#),
+        wrap(r#"{"name":"esc\u0041ped","traceId":"\u0035b8efff798038103d269b633813fc60c","flags":256,"traceState":"","droppedAttributesCount":0,"links":[]}"#),
+        r#"{"resourceSpans":[{"scopeSpans":[{"scope":{"name":"s","version":"1","attributes":[]},"spans":[{"name":"a"}]}],"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"late"}}]},"schemaUrl":"u"}]}"#.into(),
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}],"droppedAttributesCount":0},"scopeSpans":[{"spans":[{"name":"a"}]},{"spans":[{"name":"b"}]}]},{"scopeSpans":[{"spans":[{"name":"c"}]}]}]}"#.into(),
+        r#"{"other":[1,"x",{"y":null}],"resourceSpans":[]}"#.into(),
+        "{}".into(),
+    ];
+    for text in &read_directly {
+        assert!(agrees(text), "not read directly: {text}");
+    }
+    let given_up = [
+        wrap(r#"{"trace_id":"5b8efff798038103d269b633813fc60c","name":"snake"}"#),
+        r#"{"resource_spans":[]}"#.into(),
+        r#"{"resourceSpans":[{"instrumentationLibrarySpans":[{"spans":[{"name":"old"}]}]}]}"#
+            .into(),
+        wrap(r#"{"name":"a","parentSpanId":null}"#),
+        wrap(r#"{"name":"a","name":"b"}"#),
+        wrap(r#"{"na\u006de":"a"}"#),
+        attr(r#"{"stringValue":"bad \x escape"}"#),
+        attr(r#"{"stringValue":"short \u12 escape"}"#),
+        attr("{\"stringValue\":\"control \u{1} character\"}"),
+        attr(r#"{"stringValue":5}"#),
+        attr(r#"{"intValue":0042}"#),
+        attr(r#"{"intValue":true}"#),
+        attr(r#"{"boolValue":"true"}"#),
+        attr(r#"{"stringValue":"x",}"#),
+        wrap(&format!("{span},")),
+        format!("{} trailing", wrap(span)),
+        format!("[{}]", wrap(span)),
+        String::new(),
+    ];
+    for text in &given_up {
+        assert!(!agrees(text), "read directly: {text}");
+    }
+    let mut deep = r#"{"stringValue":"bottom"}"#.to_owned();
+    for _ in 0..=MAX_VALUE_DEPTH + 1 {
+        deep = format!(r#"{{"arrayValue":{{"values":[{deep}]}}}}"#);
+    }
+    assert!(!agrees(&attr(&deep)), "deeper than the direct reader reads");
+}
+
+/// Requests damaged byte by byte (each byte dropped, or one of a few telling bytes put before
+/// it) are read alike or given up on: never read differently, never accepted when serde
+/// refuses them.
+#[test]
+fn damaged_requests_are_read_alike_or_given_up_on() {
+    let requests = fixture_requests();
+    let samples: Vec<&str> = requests
+        .iter()
+        .filter(|(_, text)| text.len() < 2000 && !text.contains('\n'))
+        .map(|(_, text)| text.as_str())
+        .take(3)
+        .collect();
+    assert!(!samples.is_empty());
+    let mut read_directly = 0;
+    for sample in samples {
+        for at in (0..sample.len()).filter(|&at| sample.is_char_boundary(at)) {
+            let next = sample[at..].chars().next().map_or(0, char::len_utf8);
+            let dropped = format!("{}{}", &sample[..at], &sample[at + next..]);
+            read_directly += usize::from(agrees(&dropped));
+            for inserted in [
+                " ", "\"", "\\", ",", "}", "]", "0", "-", "n", "_", "\u{1}", "{}",
+            ] {
+                let damaged = format!("{}{inserted}{}", &sample[..at], &sample[at..]);
+                read_directly += usize::from(agrees(&damaged));
+            }
+        }
+    }
+    // Some damage leaves a readable request (a space, a digit in a string): those are read.
+    assert!(read_directly > 0);
+}
