@@ -149,15 +149,15 @@ impl<'a> Cursor<'a> {
         let mut at = start + 1;
         let mut escaped = false;
         loop {
-            let rest = &self.bytes[at..];
-            let run = memchr::memchr2(b'"', b'\\', rest).ok_or(GaveUp)?;
-            if has_control_byte(&rest[..run]) {
-                return Err(GaveUp);
-            }
-            at += run;
-            if self.bytes[at] == b'"' {
-                self.at = at + 1;
-                return Ok((&self.text[start..at + 1], escaped));
+            at += plain_run(&self.bytes[at..]);
+            match self.bytes.get(at) {
+                Some(b'"') => {
+                    self.at = at + 1;
+                    return Ok((&self.text[start..at + 1], escaped));
+                }
+                Some(b'\\') => {}
+                // A control character, or the end of the input inside the string.
+                _ => return Err(GaveUp),
             }
             escaped = true;
             at += match self.bytes.get(at + 1) {
@@ -560,9 +560,8 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A plain unsigned integer token's value, as serde_json reads it (`visit_u64`); `None` for
-/// any other number, which serde_json then reads (leading zeros, signs, fractions, exponents,
-/// values past 19 digits).
+/// A plain unsigned integer token's value, as serde_json reads it (`visit_u64`); `None` for any
+/// other number (leading zeros, signs, fractions, exponents, past 19 digits): serde reads it.
 fn plain_unsigned(token: &str) -> Option<u64> {
     if token.len() > 1 && token.starts_with('0') {
         return None;
@@ -570,17 +569,30 @@ fn plain_unsigned(token: &str) -> Option<u64> {
     plain_digits(token)
 }
 
-/// Whether `bytes` hold a control character (below 0x20), eight at a time.
-fn has_control_byte(bytes: &[u8]) -> bool {
+/// How many bytes from the start of `bytes` are plain string content: neither a quote, a
+/// backslash nor a control character. Eight bytes at a time: most strings are field names
+/// and short values, where a call into a search routine cost more than the search.
+fn plain_run(bytes: &[u8]) -> usize {
     const ONES: u64 = u64::MAX / 255;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
+    const HIGH: u64 = ONES << 7;
+    let has_zero_byte = |word: u64| word.wrapping_sub(ONES) & !word;
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        if word.wrapping_sub(ONES * 0x20) & !word & (ONES << 7) != 0 {
-            return true;
+        let control = word.wrapping_sub(ONES * 0x20) & !word;
+        let quote = has_zero_byte(word ^ (ONES * u64::from(b'"')));
+        let backslash = has_zero_byte(word ^ (ONES * u64::from(b'\\')));
+        // Exact for the lowest flagged byte: a false flag only ever sits above a true one.
+        let flagged = (control | quote | backslash) & HIGH;
+        if flagged != 0 {
+            return at + flagged.trailing_zeros() as usize / 8;
         }
+        at += 8;
     }
-    chunks.remainder().iter().any(|&b| b < 0x20)
+    at + bytes[at..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .unwrap_or(bytes.len() - at)
 }
 
 #[cfg(test)]

@@ -172,3 +172,42 @@ fn damaged_requests_are_read_alike_or_given_up_on() {
     // Some damage leaves a readable request (a space, a digit in a string): those are read.
     assert!(read_directly > 0);
 }
+
+/// The eight-at-a-time search stops where a byte-by-byte search stops, wherever the stop falls
+/// in a word and whatever bytes surround it (non-ASCII bytes and DEL are plain content).
+#[test]
+fn plain_runs_end_at_the_first_quote_backslash_or_control_byte() {
+    let naive = |bytes: &[u8]| {
+        bytes
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(bytes.len())
+    };
+    let fillers = [b'a', 0x7f, 0x80, 0xff, 0x21, 0x5b, 0x5d];
+    for len in 0..40 {
+        for stop in [
+            None,
+            Some(b'"'),
+            Some(b'\\'),
+            Some(0x00),
+            Some(0x1f),
+            Some(b'\n'),
+        ] {
+            for stop_at in 0..len.max(1) {
+                for filler in fillers {
+                    let mut bytes = vec![filler; len];
+                    if let Some(stop) = stop
+                        && stop_at < len
+                    {
+                        bytes[stop_at] = stop;
+                        // A second stop further on must not hide the first.
+                        if stop_at + 3 < len {
+                            bytes[stop_at + 3] = b'"';
+                        }
+                    }
+                    assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
+                }
+            }
+        }
+    }
+}
