@@ -254,6 +254,8 @@ impl Attributes {
             View::Packed(block) => block,
             View::Open(_) => return keys.map(|key| self.value_under_key(key?)),
         };
+        // Most lists hold none of the keys: a search of their bytes says so without a walk.
+        let keys = keys.map(|key| key.filter(|&key| may_hold_key(block.bytes(), key)));
         let mut left = keys.iter().filter(|key| key.is_some()).count();
         // Most entries are none of the keys: their number is refused by one bit test.
         let bit = |key: u32| 1u64 << (key % 64);
@@ -297,6 +299,9 @@ impl Attributes {
                 return (!value.is_payload()).then_some(value);
             }
         };
+        if !may_hold_key(block.bytes(), key) {
+            return None;
+        }
         let (mut reader, count) = Reader::entries(block.bytes());
         for _ in 0..count {
             if reader.key_number() == Some(key) {

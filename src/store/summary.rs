@@ -197,7 +197,17 @@ pub(super) fn conversation_of(spans: &[Span]) -> ConversationFacts {
         if let Some(numbers) = conversation_key_numbers()
             && span.attributes.is_packed()
         {
-            let values = span.attributes.values_under_keys(numbers.map(Some));
+            // A key is sought until it or a more specific key of its kind has been found: a
+            // less specific one never counts then, so most spans are searched for one key.
+            let sought: [Option<u32>; KEYS] = std::array::from_fn(|k| {
+                let kind = match k < CONVERSATION_KEYS.len() {
+                    true => 0,
+                    false => CONVERSATION_KEYS.len(),
+                };
+                let settled = found[kind..=k].iter().any(Option::is_some);
+                (!settled).then_some(numbers[k])
+            });
+            let values = span.attributes.values_under_keys(sought);
             for (found, value) in found.iter_mut().zip(values) {
                 if found.is_none()
                     && let Some(value) = value

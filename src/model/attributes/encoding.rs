@@ -186,6 +186,21 @@ pub(super) fn shareable(key: &str, text: &ArcStr) -> bool {
     !names_an_id || ArcStr::strong_count(text).is_none_or(|holders| holders > 4)
 }
 
+/// Whether packed `bytes` may hold an entry keyed by shared number `key`: such an entry holds
+/// the key's varint, so bytes without those bytes hold none (bytes with them may, or a value
+/// holds them). A search of a list's hundred-odd bytes costs less than walking its entries.
+pub(super) fn may_hold_key(bytes: &[u8], key: u32) -> bool {
+    let mut varint = smallvec::SmallVec::<[u8; 5]>::new();
+    let mut n = u64::from(key) + 1;
+    while n >= 0x80 {
+        varint.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    varint.push(n as u8);
+    let (&first, rest) = varint.split_first().unwrap_or((&0, &[]));
+    memchr::memchr_iter(first, bytes).any(|at| bytes[at + 1..].starts_with(rest))
+}
+
 pub(super) fn zigzag(n: i64) -> u64 {
     ((n << 1) ^ (n >> 63)) as u64
 }

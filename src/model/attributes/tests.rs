@@ -391,3 +391,30 @@ fn a_short_one_off_text_is_written_in_place_and_reads_back_borrowed() {
         "packing what was unpacked gives the same list"
     );
 }
+
+/// Lookups by key number skip lists whose bytes cannot hold the key; every key a list holds is
+/// still found, with one-byte and two-byte key numbers alike, and absent keys are not.
+#[test]
+fn lookups_by_key_number_find_every_held_key_and_no_other() {
+    // Enough texts that some keys' numbers take two varint bytes.
+    for i in 0..200 {
+        shared_texts::number_of(&ArcStr::from(format!("may_hold.filler.{i}")));
+    }
+    let held: Vec<(ArcStr, AttrValue)> = (0..40)
+        .map(|i| (ArcStr::from(format!("may_hold.k{i}")), AttrValue::Int(i)))
+        .collect();
+    let mut attributes: Attributes = held.iter().cloned().collect();
+    attributes.pack();
+    assert!(attributes.is_packed());
+    let number = |key: &str| shared_texts::number_of(&ArcStr::from(key)).unwrap();
+    assert!(number("may_hold.k39") >= 127, "a two-byte key number");
+    for (i, (key, _)) in held.iter().enumerate() {
+        let found = attributes.value_under_key(number(key));
+        assert_eq!(found.as_deref(), Some(&AttrValue::Int(i as i64)), "{key}");
+        let absent = number(&format!("may_hold.absent{i}"));
+        assert!(attributes.value_under_key(absent).is_none());
+        let [a, b, c] = attributes.values_under_keys([Some(absent), Some(number(key)), None]);
+        assert!(a.is_none() && c.is_none());
+        assert_eq!(b.as_deref(), Some(&AttrValue::Int(i as i64)));
+    }
+}
