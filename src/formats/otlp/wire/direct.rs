@@ -18,10 +18,12 @@ use serde::de::IgnoredAny;
 
 use super::streaming::EachSpan;
 use super::{
-    AnyValue, ArrayValue, Event, KeyValue, KvList, Resource, ResourceSpans, Scalar, ScopeSpans,
-    Span, Status, Text, count_request_decoded, plain_digits,
+    Event, Resource, ResourceSpans, Scalar, ScopeSpans, Span, Status, count_request_decoded,
+    plain_digits,
 };
 use crate::formats::otlp::decode_budget::{Budget, Growth};
+
+mod values;
 
 /// The request is not in the shape this reader reads; read it through serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,110 +455,6 @@ impl<'a> Cursor<'a> {
             other => cursor.ignore(other),
         })?;
         Ok(status)
-    }
-
-    fn key_values_into(&mut self, list: &mut Vec<KeyValue<'a>>) -> Read<()> {
-        self.array::<KeyValue>(|cursor| {
-            let pair = cursor.key_value(0)?;
-            list.push(pair);
-            Ok(())
-        })
-    }
-
-    fn key_value(&mut self, depth: usize) -> Read<KeyValue<'a>> {
-        let mut seen = 0;
-        let mut pair = KeyValue::default();
-        self.object(|cursor, name| match name {
-            "key" => {
-                first_time(&mut seen, 1)?;
-                pair.key = cursor.text()?;
-                Ok(())
-            }
-            "value" => {
-                first_time(&mut seen, 2)?;
-                pair.value = Some(cursor.any_value(depth)?);
-                Ok(())
-            }
-            other => cursor.ignore(other),
-        })?;
-        Ok(pair)
-    }
-
-    fn any_value(&mut self, depth: usize) -> Read<AnyValue<'a>> {
-        if depth > MAX_VALUE_DEPTH {
-            return Err(GaveUp);
-        }
-        let mut seen = 0;
-        let mut value = AnyValue::default();
-        self.object(|cursor, name| {
-            match name {
-                "stringValue" => {
-                    first_time(&mut seen, 1)?;
-                    let (token, _) = cursor.string_token()?;
-                    value.string_value = Some(Text::Json(token));
-                }
-                "boolValue" => {
-                    first_time(&mut seen, 1 << 1)?;
-                    cursor.skip_whitespace();
-                    value.bool_value = Some(cursor.boolean()?);
-                }
-                "intValue" => {
-                    first_time(&mut seen, 1 << 2)?;
-                    value.int_value = Some(cursor.scalar()?);
-                }
-                "doubleValue" => {
-                    first_time(&mut seen, 1 << 3)?;
-                    value.double_value = Some(cursor.scalar()?);
-                }
-                "bytesValue" => {
-                    first_time(&mut seen, 1 << 4)?;
-                    value.bytes_value = Some(Box::new(cursor.text()?));
-                }
-                "arrayValue" => {
-                    first_time(&mut seen, 1 << 5)?;
-                    value.array_value = Some(Box::new(cursor.array_value(depth)?));
-                }
-                "kvlistValue" => {
-                    first_time(&mut seen, 1 << 6)?;
-                    value.kvlist_value = Some(Box::new(cursor.kvlist_value(depth)?));
-                }
-                other => cursor.ignore(other)?,
-            }
-            Ok(())
-        })?;
-        Ok(value)
-    }
-
-    fn array_value(&mut self, depth: usize) -> Read<ArrayValue<'a>> {
-        let mut seen = 0;
-        let mut array = ArrayValue::default();
-        self.object(|cursor, name| match name {
-            "values" => {
-                first_time(&mut seen, 1)?;
-                cursor.array::<AnyValue>(|cursor| {
-                    array.values.push(cursor.any_value(depth + 1)?);
-                    Ok(())
-                })
-            }
-            other => cursor.ignore(other),
-        })?;
-        Ok(array)
-    }
-
-    fn kvlist_value(&mut self, depth: usize) -> Read<KvList<'a>> {
-        let mut seen = 0;
-        let mut list = KvList::default();
-        self.object(|cursor, name| match name {
-            "values" => {
-                first_time(&mut seen, 1)?;
-                cursor.array::<KeyValue>(|cursor| {
-                    list.values.push(cursor.key_value(depth + 1)?);
-                    Ok(())
-                })
-            }
-            other => cursor.ignore(other),
-        })?;
-        Ok(list)
     }
 }
 
