@@ -45,6 +45,47 @@ struct LongValues {
 
 /// An attribute key or payload field name, shared with every earlier use of the same name.
 pub fn name(text: &str) -> ArcStr {
+    // A span's keys are mostly the keys of the span before it: one comparison with the name
+    // last met in the text's slot finds most of them without hashing the text.
+    RECENT_NAMES.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let slot = &mut recent[recent_slot(text)];
+        if let Some(held) = slot
+            && held.as_str() == text
+        {
+            return held.clone();
+        }
+        let shared = name_in_table(text);
+        *slot = Some(shared.clone());
+        shared
+    })
+}
+
+/// Slots of the recent-names memory, per thread.
+const RECENT_NAME_SLOTS: usize = 256;
+
+thread_local! {
+    static RECENT_NAMES: RefCell<[Option<ArcStr>; RECENT_NAME_SLOTS]> =
+        const { RefCell::new([const { None }; RECENT_NAME_SLOTS]) };
+}
+
+/// A slot for `text` from its length and its first and last eight bytes: names that share a
+/// prefix (`gen_ai.request.…`) differ at the end.
+fn recent_slot(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let word = |part: &[u8]| {
+        let mut eight = [0u8; 8];
+        eight[..part.len()].copy_from_slice(part);
+        u64::from_le_bytes(eight)
+    };
+    let head = word(&bytes[..bytes.len().min(8)]);
+    let tail = word(&bytes[bytes.len().saturating_sub(8)..]);
+    let mixed =
+        (head ^ tail.rotate_left(29) ^ bytes.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 56) as usize % RECENT_NAME_SLOTS
+}
+
+fn name_in_table(text: &str) -> ArcStr {
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
         if let Some(shared) = names.get(text) {
@@ -158,5 +199,17 @@ mod tests {
             &name("gen_ai.request.model"),
             &name("gen_ai.request.model")
         ));
+        // Names meeting in a slot of the recent memory still read back as themselves.
+        let names: Vec<String> = (0..2 * RECENT_NAME_SLOTS)
+            .map(|i| format!("k{i}"))
+            .chain(["", "x", "a.much.longer.name.than.eight.bytes"].map(String::from))
+            .collect();
+        for _round in 0..2 {
+            for text in &names {
+                let shared = name(text);
+                assert_eq!(shared.as_str(), text);
+                assert!(ArcStr::ptr_eq(&shared, &name(text)));
+            }
+        }
     }
 }

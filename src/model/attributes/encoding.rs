@@ -190,15 +190,14 @@ pub(super) fn shareable(key: &str, text: &ArcStr) -> bool {
 /// the key's varint, so bytes without those bytes hold none (bytes with them may, or a value
 /// holds them). A search of a list's hundred-odd bytes costs less than walking its entries.
 pub(super) fn may_hold_key(bytes: &[u8], key: u32) -> bool {
-    let mut varint = smallvec::SmallVec::<[u8; 5]>::new();
-    let mut n = u64::from(key) + 1;
-    while n >= 0x80 {
-        varint.push(n as u8 | 0x80);
-        n >>= 7;
+    let number = u64::from(key) + 1;
+    if number < 0x80 {
+        return memchr::memchr(number as u8, bytes).is_some();
     }
-    varint.push(n as u8);
-    let (&first, rest) = varint.split_first().unwrap_or((&0, &[]));
-    memchr::memchr_iter(first, bytes).any(|at| bytes[at + 1..].starts_with(rest))
+    let (first, second) = (number as u8 | 0x80, (number >> 7) as u8);
+    // Three bytes and more (numbers past 16,382) are not searched for: the list may hold them.
+    number >= 1 << 14
+        || memchr::memchr_iter(first, bytes).any(|at| bytes.get(at + 1) == Some(&second))
 }
 
 pub(super) fn zigzag(n: i64) -> u64 {
