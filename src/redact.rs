@@ -108,7 +108,7 @@ pub fn push_shown_line(out: &mut String, text: &str, mode: Reveal) {
 /// remembered as shown, per thread and mode: a lookup costs a tenth of masking them again.
 const REMEMBERED_LINE_MAX_BYTES: usize = 64;
 /// Texts remembered per thread and mode before the memory starts over.
-const REMEMBERED_LINES: usize = 4096;
+const REMEMBERED_LINES: usize = 1024;
 
 type ShownLines = foldhash::HashMap<Box<str>, Box<str>>;
 
