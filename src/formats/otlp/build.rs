@@ -95,45 +95,47 @@ pub fn build_request(
     builder.finish(batch)
 }
 
-/// Builds the spans of the request on one line into `batch`, span by span as the line is read
-/// (see `wire::for_each_span`). A line the span-by-span reader refuses is read again whole, and
-/// nothing it built is kept: the whole request's spans, or its error, are the line's.
-pub fn build_line(
-    line: &[u8],
+/// Builds the spans of the request on one line into `batch`, span by span as the line is read.
+/// A line in the shape exporters write is read straight from its bytes
+/// (`wire::for_each_span_directly`); one that reader gives up on is read through serde
+/// (`wire::for_each_span`); one that reader refuses is read again whole. Nothing a reader that
+/// failed built is kept: the whole request's spans, or its error, are the line's.
+pub fn build_line<'l>(
+    line: &'l [u8],
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
     batch: &mut Batch,
 ) -> Result<(), serde_json::Error> {
+    let directly = |each: &mut wire::EachSpan<'_, 'l>| {
+        std::str::from_utf8(line).is_ok_and(|text| wire::for_each_span_directly(text, each).is_ok())
+    };
+    let through_serde = |each: &mut wire::EachSpan<'_, 'l>| wire::for_each_span(line, each).is_ok();
+    if built_by(directly, ctx, leniencies, batch) || built_by(through_serde, ctx, leniencies, batch)
+    {
+        return Ok(());
+    }
+    let request = wire::Request::parse(line)?;
+    build_request(&request, ctx, leniencies, batch);
+    Ok(())
+}
+
+/// Builds what `read` hands on into `batch`; when `read` fails, drops all it built and says so.
+fn built_by<'a>(
+    read: impl FnOnce(&mut wire::EachSpan<'_, 'a>) -> bool,
+    ctx: &Context,
+    leniencies: &mut Vec<Leniency>,
+    batch: &mut Batch,
+) -> bool {
     let before = (batch.spans.len(), batch.problems.len(), leniencies.len());
     let mut builder = RequestBuilder::new(ctx);
-    // Read directly when the line is written as exporters write it; anything else goes
-    // through serde, span by span, and what the direct reader built is dropped.
-    if let Ok(text) = std::str::from_utf8(line) {
-        let direct = wire::for_each_span_directly(text, &mut |index, resource, span| {
-            builder.add(index, resource, span, leniencies, batch)
-        });
-        if direct.is_ok() {
-            builder.finish(batch);
-            return Ok(());
-        }
-        batch.spans.truncate(before.0);
-        batch.problems.truncate(before.1);
-        leniencies.truncate(before.2);
-        builder = RequestBuilder::new(ctx);
-    }
-    let streamed = wire::for_each_span(line, &mut |index, resource, span| {
-        builder.add(index, resource, span, leniencies, batch)
-    });
-    if streamed.is_ok() {
+    if read(&mut |index, resource, span| builder.add(index, resource, span, leniencies, batch)) {
         builder.finish(batch);
-        return Ok(());
+        return true;
     }
     batch.spans.truncate(before.0);
     batch.problems.truncate(before.1);
     leniencies.truncate(before.2);
-    let request = wire::Request::parse(line)?;
-    build_request(&request, ctx, leniencies, batch);
-    Ok(())
+    false
 }
 
 /// Builds the spans of one request as they are read, in request order: what

@@ -21,7 +21,7 @@ mod direct;
 mod streaming;
 mod unescape;
 pub use direct::for_each_span as for_each_span_directly;
-pub use streaming::for_each_span;
+pub use streaming::{EachSpan, for_each_span};
 use unescape::{unescape_into, unescaped_len};
 
 #[derive(Debug, Default, Deserialize)]

@@ -111,34 +111,29 @@ impl<'a> Cursor<'a> {
     }
 
     fn array_value(&mut self, depth: usize) -> Read<ArrayValue<'a>> {
-        let mut seen = 0;
-        let mut array = ArrayValue::default();
-        self.object(|cursor, name| match name {
-            "values" => {
-                first_time(&mut seen, 1)?;
-                cursor.array::<AnyValue>(|cursor| {
-                    array.values.push(cursor.any_value(depth + 1)?);
-                    Ok(())
-                })
-            }
-            other => cursor.ignore(other),
-        })?;
-        Ok(array)
+        let values = self.values_object(|cursor| cursor.any_value(depth + 1))?;
+        Ok(ArrayValue { values })
     }
 
     fn kvlist_value(&mut self, depth: usize) -> Read<KvList<'a>> {
+        let values = self.values_object(|cursor| cursor.key_value(depth + 1))?;
+        Ok(KvList { values })
+    }
+
+    /// An array or key-value-list value: `{"values":[…]}`, each item read by `item`.
+    fn values_object<T>(&mut self, mut item: impl FnMut(&mut Self) -> Read<T>) -> Read<Vec<T>> {
         let mut seen = 0;
-        let mut list = KvList::default();
+        let mut values = Vec::new();
         self.object(|cursor, name| match name {
             "values" => {
                 first_time(&mut seen, 1)?;
-                cursor.array::<KeyValue>(|cursor| {
-                    list.values.push(cursor.key_value(depth + 1)?);
+                cursor.array::<T>(|cursor| {
+                    values.push(item(cursor)?);
                     Ok(())
                 })
             }
             other => cursor.ignore(other),
         })?;
-        Ok(list)
+        Ok(values)
     }
 }
