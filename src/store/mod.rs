@@ -8,6 +8,7 @@
 // foldhash is several times quicker than std's SipHash on short keys.
 use foldhash::{HashMap, HashSet};
 use std::borrow::Cow;
+use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -382,23 +383,10 @@ impl Store {
     pub fn newest_first(&self) -> Vec<&Invocation> {
         // Sorted by keys held beside each run: comparing runs themselves reached two runs'
         // memory at every comparison. Run ids are distinct, so the order is total.
-        let mut keyed: Vec<(u64, u128, &Invocation)> = self
-            .invocations
-            .values()
-            .map(|run| {
-                (
-                    run.summary.start_unix_nano,
-                    run.id.order_key(),
-                    run.as_ref(),
-                )
-            })
-            .collect();
-        keyed.sort_unstable_by(|a, b| {
-            (b.0.cmp(&a.0))
-                .then(a.1.cmp(&b.1))
-                .then_with(|| a.2.id.cmp(&b.2.id))
-        });
-        keyed.into_iter().map(|(_, _, run)| run).collect()
+        let key = |run: &Invocation| (Reverse(run.summary.start_unix_nano), run.id.order_key());
+        let mut keyed: Vec<_> = self.invocations.values().map(|r| (key(r), &**r)).collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        keyed.into_iter().map(|(_, run)| run).collect()
     }
 
     /// Invocations oldest first: the order `dump` prints.

@@ -538,3 +538,43 @@ fn a_tool_call_is_requested_by_the_first_model_call_naming_its_id() {
         "a model call requests, it is not requested"
     );
 }
+
+/// Newest first by start, runs that start together by id (text order, whatever form the ids
+/// are held in); oldest first is the reverse.
+#[test]
+fn runs_are_ordered_by_start_then_id() {
+    let mut store = Store::new();
+    let runs = [
+        ("conversation-2", 5),
+        ("5b8efff798038103d269b633813fc60c", 5),
+        ("conversation-10", 5),
+        ("a", 9),
+        ("0000000000000001", 1),
+    ];
+    let spans = runs
+        .iter()
+        .map(|(trace, start)| span(trace, "root", None, *start))
+        .collect();
+    ingest(&mut store, spans);
+    let newest: Vec<String> = store
+        .newest_first()
+        .iter()
+        .map(|run| run.id.to_string())
+        .collect();
+    assert_eq!(
+        newest,
+        [
+            "a",
+            "5b8efff798038103d269b633813fc60c",
+            "conversation-10",
+            "conversation-2",
+            "0000000000000001"
+        ]
+    );
+    let oldest: Vec<String> = store
+        .oldest_first()
+        .iter()
+        .map(|run| run.id.to_string())
+        .collect();
+    assert_eq!(oldest, newest.iter().rev().cloned().collect::<Vec<_>>());
+}
