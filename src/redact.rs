@@ -135,10 +135,11 @@ pub fn shown(text: &str, mode: Reveal) -> String {
 /// invisible characters (zero-width, bidi controls, Unicode tags) written as visible
 /// `\u{…}` escapes so a consumer printing the value cannot be fooled; control characters are
 /// left to the JSON encoder, which escapes them.
-pub fn shown_data(text: &str, mode: Reveal) -> String {
+pub fn shown_data(text: &str, mode: Reveal) -> Cow<'_, str> {
     let masked = mask_text(text, mode);
-    if !masked.chars().any(is_invisible) {
-        return masked.into_owned();
+    // Every invisible character is outside ASCII, which most texts never leave.
+    if masked.is_ascii() || !masked.chars().any(is_invisible) {
+        return masked;
     }
     let mut out = String::with_capacity(masked.len() + 16);
     for c in masked.chars() {
@@ -148,7 +149,7 @@ pub fn shown_data(text: &str, mode: Reveal) -> String {
             out.push(c);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Characters that change what a reader sees without being seen: zero-width characters,

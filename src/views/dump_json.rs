@@ -5,6 +5,7 @@
 //! `serde_json::Value` does); `dump_stream_tests` compares the streamed text with the `Value`
 //! form, which re-sorts, so a field out of order fails there.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -222,7 +223,7 @@ impl Serialize for ProblemsOut<'_, '_, '_> {
         for p in problems {
             seq.serialize_element(&ProblemOut {
                 line: p.line,
-                message: redact::shown_data(&p.message, self.0.mode),
+                message: redact::shown_data(&p.message, self.0.mode).into_owned(),
                 severity: p.severity.as_str(),
                 source: &p.source,
             })?;
@@ -322,9 +323,9 @@ impl<'a> InvocationOut<'a> {
             counts: CountsOut(&summary.counts),
             duration_ms: round3(summary.duration_ms()),
             eval: inv.eval().map(|eval| EvalOut {
-                label: redact::shown_data(&eval.label, mode),
+                label: redact::shown_data(&eval.label, mode).into_owned(),
                 passed: eval.passed,
-                reason: redact::shown_data(&eval.reason, mode),
+                reason: redact::shown_data(&eval.reason, mode).into_owned(),
                 score: eval.score,
             }),
             facets,
@@ -334,7 +335,7 @@ impl<'a> InvocationOut<'a> {
             gold,
             id: &inv.id,
             matched_span_ids,
-            name: redact::shown_data(&summary.name, mode),
+            name: redact::shown_data(&summary.name, mode).into_owned(),
             spans: SpansOut { inv, mode },
             start_unix_nano: summary.start_unix_nano,
             status: summary.health.as_str(),
@@ -400,7 +401,7 @@ impl Serialize for ToolCallsOut<'_> {
         for c in calls {
             seq.serialize_element(&ToolCallOut {
                 call_id: c.call_id(&self.inv.spans),
-                name: redact::shown_data(c.name(&self.inv.spans), self.mode),
+                name: redact::shown_data(c.name(&self.inv.spans), self.mode).into_owned(),
                 span_id: &self.inv.spans[c.span()].span_id,
                 status: if c.failed { "error" } else { "ok" },
             })?;
@@ -436,31 +437,32 @@ struct SpanOut<'a> {
     depth: usize,
     duration_ms: f64,
     error_message: Option<String>,
-    error_type: Option<String>,
+    // Texts are borrowed when showing them changes nothing (most do not).
+    error_type: Option<Cow<'a, str>>,
     health: &'static str,
     input: PayloadOut,
     input_tokens: Option<u64>,
     kind: &'static str,
-    model: Option<String>,
-    name: String,
+    model: Option<Cow<'a, str>>,
+    name: Cow<'a, str>,
     orphan: bool,
     output: PayloadOut,
     output_tokens: Option<u64>,
     parent_span_id: Option<&'a CompactId>,
-    provider: Option<String>,
+    provider: Option<Cow<'a, str>>,
     requested_by: Option<&'a CompactId>,
     requested_tool_calls: Option<Vec<RequestedCallOut<'a>>>,
     span_id: &'a CompactId,
     start_unix_nano: u64,
     status: &'static str,
     tool_call_id: Option<&'a str>,
-    tool_name: Option<String>,
+    tool_name: Option<Cow<'a, str>>,
 }
 
 #[derive(Serialize)]
 struct RequestedCallOut<'a> {
     id: Option<&'a str>,
-    name: String,
+    name: Cow<'a, str>,
 }
 
 impl<'a> SpanOut<'a> {
@@ -473,7 +475,7 @@ impl<'a> SpanOut<'a> {
     ) -> Self {
         let span: &'a Span = &inv.spans[row.span()];
         let llm = span.llm();
-        let text = |t: Option<&str>| t.map(|t| redact::shown_data(t, mode));
+        let text = |t: Option<&'a str>| t.map(|t| redact::shown_data(t, mode));
         SpanOut {
             attempt_index: span.identity().node.attempt_index,
             cycle: row.cycle,
@@ -482,7 +484,7 @@ impl<'a> SpanOut<'a> {
             error_message: span
                 .error()
                 .and_then(|e| redact::error_message(e, mode))
-                .map(|m| redact::shown_data(&m, mode)),
+                .map(|m| redact::shown_data(&m, mode).into_owned()),
             error_type: text(span.error_type()),
             health: health.as_str(),
             input: PayloadOut::new(&span.input(), mode),

@@ -122,11 +122,19 @@ impl NestedPretty {
     }
 
     fn new_line<W: ?Sized + Write>(&self, writer: &mut W, comma: bool) -> io::Result<()> {
-        writer.write_all(if comma { b",\n" } else { b"\n" })?;
-        for _ in 0..self.level {
-            writer.write_all(b"  ")?;
+        // The line break and the indent in one write: a write per level was a tenth of
+        // writing a document.
+        const LINE: &[u8; 66] =
+            b",\n                                                                ";
+        let indent = 2 * self.level;
+        let start = usize::from(!comma);
+        match LINE.get(start..2 + indent) {
+            Some(line) => writer.write_all(line),
+            None => {
+                writer.write_all(&LINE[start..2])?;
+                (0..self.level).try_for_each(|_| writer.write_all(b"  "))
+            }
         }
-        Ok(())
     }
 }
 
@@ -286,5 +294,18 @@ mod tests {
         nested.extend_from_slice(b"\n  ]\n}");
         let expected = serde_json::to_vec_pretty(&whole).expect("JSON");
         assert_eq!(String::from_utf8(nested), String::from_utf8(expected));
+    }
+
+    /// Indents past the longest one written in one piece (32 levels) read as serde writes them.
+    #[test]
+    fn deep_values_are_indented_as_serde_indents_them() {
+        let mut deep = serde_json::json!([1, 2]);
+        for level in 0..40 {
+            deep = serde_json::json!({ "level": level, "inner": [deep, {}] });
+        }
+        let mut written = Vec::new();
+        write_pretty_at(&deep, 0, &mut written).expect("JSON");
+        let expected = serde_json::to_vec_pretty(&deep).expect("JSON");
+        assert_eq!(String::from_utf8(written), String::from_utf8(expected));
     }
 }
