@@ -167,8 +167,17 @@ impl Tally {
             {
                 self.facts += self.once(name);
             }
-            let reasons = l.finish_reasons.own_heap_bytes()
-                + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
+            // Keyed facts name a list the process holds once (a handful in all): not theirs.
+            let keyed = matches!(
+                span.facts.view(),
+                Some(crate::model::KindFactsView::LlmByKeys(_))
+            );
+            let own_list = if keyed {
+                0
+            } else {
+                l.finish_reasons.own_heap_bytes()
+            };
+            let reasons = own_list + l.finish_reasons.iter().map(|r| self.once(r)).sum::<u64>();
             let calls = &l.requested_tool_calls;
             self.facts += reasons
                 + calls.own_heap_bytes()

@@ -10,22 +10,65 @@ use crate::model::{
 
 /// A model call's facts whose provider, model and response model are values of the span's
 /// attributes: those keys' numbers in the shared table (plus one, 0 for a name the call does
-/// not have), 21 bits each, in place of the three texts.
+/// not have), 21 bits each, in place of the three texts; and its finish reasons as the number
+/// of their list in [`FINISH_LISTS`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyedLlmFacts {
     name_keys: u64,
     pub input_tokens: TokenCount,
     pub output_tokens: TokenCount,
     pub cache_read_tokens: TokenCount,
-    pub finish_reasons: FinishReasons,
+    finish_reasons: u16,
     pub requested_tool_calls: RequestedCalls,
 }
 
 const NAME_KEY_BITS: u32 = 21;
 const _: () = assert!(crate::model::shared_texts::MAX_ENTRIES < 1 << NAME_KEY_BITS);
 const _: () = assert!(3 * NAME_KEY_BITS <= u64::BITS);
-// What makes it worth holding: a block of the allocator's size class below `LlmFacts`'s.
-const _: () = assert!(size_of::<KeyedLlmFacts>() <= 56 && size_of::<LlmFacts>() > 56);
+// What makes it worth holding: a block of the allocator's size classes below `LlmFacts`'s
+// (a 48-byte block where the whole facts take 80).
+const _: () = assert!(size_of::<KeyedLlmFacts>() <= 40 && size_of::<LlmFacts>() > 56);
+
+/// The lists of finish reasons model calls name, each held once for the process: a handful
+/// (`stop`, `tool_calls`, `length`) repeat on every call, and a list in every keyed block was
+/// 16 of its bytes. Bounded: a list past the last slot is not numbered, and its call keeps its
+/// facts whole.
+const FINISH_LISTS: usize = 256;
+
+static FINISH_LIST_SLOTS: [std::sync::OnceLock<FinishReasons>; FINISH_LISTS] =
+    [const { std::sync::OnceLock::new() }; FINISH_LISTS];
+/// Lists numbered so far; numbers are handed out under it, slots read without it.
+static FINISH_LISTS_NUMBERED: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+/// The number of `reasons` among the held lists, holding it when new; `None` once all slots
+/// are taken.
+fn finish_list_number(reasons: &FinishReasons) -> Option<u16> {
+    let mut numbered = FINISH_LISTS_NUMBERED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let held = FINISH_LIST_SLOTS[..*numbered]
+        .iter()
+        .position(|slot| slot.get() == Some(reasons));
+    let number = match held {
+        Some(number) => number,
+        None if *numbered < FINISH_LISTS => {
+            let _ = FINISH_LIST_SLOTS[*numbered].set(reasons.clone());
+            *numbered += 1;
+            *numbered - 1
+        }
+        None => return None,
+    };
+    u16::try_from(number).ok()
+}
+
+/// The list numbered `number` (an empty list for a number never handed out).
+fn finish_list(number: u16) -> &'static FinishReasons {
+    static EMPTY: std::sync::LazyLock<FinishReasons> = std::sync::LazyLock::new(Default::default);
+    FINISH_LIST_SLOTS
+        .get(usize::from(number))
+        .and_then(std::sync::OnceLock::get)
+        .unwrap_or(&EMPTY)
+}
 
 impl KeyedLlmFacts {
     /// The keys of provider, model and response model, in that order.
@@ -48,7 +91,7 @@ impl KeyedLlmFacts {
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
             cache_read_tokens: self.cache_read_tokens,
-            finish_reasons: &self.finish_reasons,
+            finish_reasons: finish_list(self.finish_reasons),
             requested_tool_calls: &self.requested_tool_calls,
         }
     }
@@ -96,6 +139,9 @@ impl Span {
                 else {
                     return;
                 };
+                let Some(finish_reasons) = finish_list_number(&llm.finish_reasons) else {
+                    return;
+                };
                 let Some(Owned::Llm(llm)) = self.facts.take() else {
                     unreachable!("viewed as a model call's facts above");
                 };
@@ -103,7 +149,6 @@ impl Span {
                     input_tokens,
                     output_tokens,
                     cache_read_tokens,
-                    finish_reasons,
                     requested_tool_calls,
                     ..
                 } = *llm;
@@ -150,6 +195,7 @@ impl Span {
                     requested_tool_calls,
                     ..
                 } = *keyed;
+                let finish_reasons = finish_list(finish_reasons).clone();
                 self.facts = KindFacts::from(Box::new(LlmFacts {
                     provider,
                     model,

@@ -253,3 +253,44 @@ fn model_names_no_attribute_holds_keep_their_block() {
     assert!(matches!(span.facts.view(), Some(KindFactsView::Llm(_))));
     assert_eq!(span.llm().and_then(|l| l.model), Some("gpt-4o"));
 }
+
+/// Keyed, a model call's finish reasons are the number of a list held once: none, one or
+/// several reasons read back as they were, equal calls share the list, and made whole again
+/// the call holds its own copy.
+#[test]
+fn finish_reasons_read_back_from_the_list_they_are_numbered_by() {
+    let lists = [
+        FinishReasons::default(),
+        FinishReasons::One("stop".into()),
+        ["length", "content_filter"]
+            .into_iter()
+            .map(ArcStr::from)
+            .collect(),
+    ];
+    for reasons in lists {
+        let mut span = chat_span(
+            vec![("gen_ai.provider.name", AttrValue::Str("openai".into()))],
+            "openai",
+            "gpt-4o",
+        );
+        let Some(Owned::Llm(mut llm)) = span.facts.take() else {
+            panic!("a model call's facts");
+        };
+        llm.model = None;
+        llm.finish_reasons = reasons.clone();
+        span.facts = KindFacts::from(llm);
+        span.pack();
+        assert!(matches!(
+            span.facts.view(),
+            Some(KindFactsView::LlmByKeys(_))
+        ));
+        let read = span.llm().map(|l| l.finish_reasons.clone());
+        assert_eq!(read, Some(reasons.clone()));
+        let again = span.clone();
+        let shared = |s: &Span| s.llm().map(|l| std::ptr::from_ref(l.finish_reasons));
+        assert_eq!(shared(&again), shared(&span), "one list, held once");
+        span.unkey_facts();
+        assert!(matches!(span.facts.view(), Some(KindFactsView::Llm(_))));
+        assert_eq!(span.llm().map(|l| l.finish_reasons.clone()), Some(reasons));
+    }
+}
