@@ -477,9 +477,9 @@ impl Span {
     fn flag_is_set(&self, key: &'static str, number: &std::sync::OnceLock<Option<u32>>) -> bool {
         let number = number.get_or_init(|| shared_texts::number_of(&ArcStr::from(key)));
         let value = match number {
+            Some(number) => self.attributes.value_under_key(*number),
             // A key the table could not number is written out in place wherever it is held.
-            Some(number) if self.attributes.is_packed() => self.attributes.value_under_key(*number),
-            _ => self.attr(key),
+            None => self.attr(key),
         };
         matches!(value.as_deref(), Some(AttrValue::Bool(true)))
     }

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use thin_vec::ThinVec;
 
-use crate::model::{ArcStr, CompactId, Health, Span, SpanKind};
+use crate::model::{CompactId, Health, Span, SpanKind};
 
 use super::{Invocation, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
 
@@ -266,26 +266,11 @@ impl Invocation {
             .copied()
             .filter(|&r| spans[r].parent_span_id.is_none())
             .collect();
-        let root = true_roots
-            .first()
-            .copied()
-            .or_else(|| self.kept().rows.first().map(|r| r.span()));
-        self.summary.health = if true_roots
-            .iter()
-            .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
-            || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
-        {
-            Health::Error
-        } else if self.summary.counts.errors > 0 {
-            Health::Degraded
-        } else {
-            Health::Ok
-        };
-        self.summary.name = self
-            .display_name()
-            .map(ArcStr::from)
-            .or_else(|| root.map(|r| spans[r].name.clone()))
-            .unwrap_or_else(|| self.id.to_string().into());
+        let first_row = self.kept().rows.first().map(|r| r.span());
+        let errors = self.summary.counts.errors;
+        let (health, name) = super::summary::root_facts(self, &true_roots, first_row, errors);
+        self.summary.health = health;
+        self.summary.name = name;
     }
 }
 

@@ -260,32 +260,23 @@ impl SearchIndex {
     fn add_values(&mut self, vocabulary: &Vocabulary, attributes: &Attributes) -> bool {
         let mut complete = true;
         for (key, value) in attributes {
-            if value.is_payload() {
+            let rules = redact::key_rules(key);
+            if value.is_payload() || rules.secret {
                 continue;
             }
-            // A text read as it is borrowed: one written in place would otherwise be made into
-            // a value of its own first.
+            // A text is read as it is borrowed (one written in place would otherwise be made
+            // into a value of its own first); like a list or a map it can hold content, which
+            // the redacted view hides under a payload key (`KeyRules::hides`).
             if let Some(text) = value.text() {
-                let rules = redact::key_rules(key);
-                // A text can hold content: the redacted view hides it where the key's rules
-                // say payload (`KeyRules::hides`).
-                if !(rules.secret || rules.payload) {
+                if !rules.payload {
                     complete &= self.add(vocabulary, Field::Value, text);
                 }
                 continue;
             }
-            let value = &*value;
-            if matches!(value, AttrValue::Bytes(_) | AttrValue::Null) {
+            if matches!(*value, AttrValue::Bytes(_) | AttrValue::Null) || rules.hides(&value) {
                 continue;
             }
-            let rules = redact::key_rules(key);
-            if rules.secret || rules.hides(value) {
-                continue;
-            }
-            complete &= match value {
-                AttrValue::Str(s) => self.add(vocabulary, Field::Value, s),
-                other => self.add(vocabulary, Field::Value, &other.display_short()),
-            };
+            complete &= self.add(vocabulary, Field::Value, &value.display_short());
         }
         complete
     }

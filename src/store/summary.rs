@@ -55,26 +55,8 @@ pub(super) fn summarize(inv: &Invocation) -> Summary {
         .filter(|r| r.depth() == 0 && spans[r.span()].parent_span_id.is_none())
         .map(|r| r.span())
         .collect();
-    let root = true_roots
-        .first()
-        .copied()
-        .or_else(|| tree.rows.first().map(|r| r.span()));
-    let health = if true_roots
-        .iter()
-        .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
-        || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
-    {
-        Health::Error
-    } else if counts.errors > 0 {
-        Health::Degraded
-    } else {
-        Health::Ok
-    };
-    let name = inv
-        .display_name()
-        .map(ArcStr::from)
-        .or_else(|| root.map(|r| spans[r].name.clone()))
-        .unwrap_or_else(|| inv.id.to_string().into());
+    let first_row = tree.rows.first().map(|r| r.span());
+    let (health, name) = root_facts(inv, &true_roots, first_row, counts.errors);
     let named = conversation_of(spans);
     Summary {
         name,
@@ -101,6 +83,35 @@ pub(super) const CONVERSATION_KEYS: &[&str] = &[
     "session.id",
     "langfuse.session.id",
 ];
+
+/// The run's health and name from its root: the first of `true_roots` (spans without a parent,
+/// in tree order), else the tree's first row. The name a format gave the run comes first.
+pub(super) fn root_facts(
+    inv: &Invocation,
+    true_roots: &[usize],
+    first_row: Option<usize>,
+    errors: u32,
+) -> (Health, ArcStr) {
+    let spans = &inv.spans;
+    let root = true_roots.first().copied().or(first_row);
+    let health = if true_roots
+        .iter()
+        .any(|&r| spans[r].status.is_error() && !spans[r].is_evaluator())
+        || (true_roots.is_empty() && root.is_some_and(|r| spans[r].status.is_error()))
+    {
+        Health::Error
+    } else if errors > 0 {
+        Health::Degraded
+    } else {
+        Health::Ok
+    };
+    let name = inv
+        .display_name()
+        .map(ArcStr::from)
+        .or_else(|| root.map(|r| spans[r].name.clone()))
+        .unwrap_or_else(|| inv.id.to_string().into());
+    (health, name)
+}
 
 /// Attributes numbering a run's turn within its conversation, most specific first.
 const TURN_KEYS: &[&str] = &["arksim.turn_id", "gen_ai.conversation.turn", "turn_index"];

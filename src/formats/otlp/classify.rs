@@ -68,23 +68,11 @@ struct Attrs<'s> {
     families: u32,
 }
 
-/// A short list is searched in place, by each key's [`signature`] first: comparing a dozen
-/// numbers costs less than hashing the key, and building a map for every span cost more than
-/// all its searches.
+/// A short list is searched in place: comparing a dozen keys (their lengths first) costs less
+/// than hashing the key, and building a map for every span cost more than all its searches.
 enum Lookup<'s> {
-    InPlace {
-        list: &'s [(crate::model::ArcStr, AttrValue)],
-        signatures: [u32; SEARCHED_IN_PLACE_MAX],
-    },
+    InPlace(&'s [(crate::model::ArcStr, AttrValue)]),
     Map(HashMap<&'s str, &'s AttrValue>),
-}
-
-/// A key's length and last two bytes: equal keys have equal signatures, and the keys of one
-/// span rarely share one (`…model` and `…name` differ at the end, where common prefixes do not).
-fn signature(key: &str) -> u32 {
-    let bytes = key.as_bytes();
-    let at_end = |back: usize| u32::from(bytes.len().checked_sub(back).map_or(0, |i| bytes[i]));
-    (bytes.len() as u32) << 16 | at_end(1) << 8 | at_end(2)
 }
 
 /// Lists longer than this are searched through a map.
@@ -121,15 +109,8 @@ impl<'s> Attrs<'s> {
             .iter()
             .fold(0, |families, (k, _)| families | family(k));
         if attributes.len() <= SEARCHED_IN_PLACE_MAX {
-            let mut signatures = [0; SEARCHED_IN_PLACE_MAX];
-            for (slot, (k, _)) in signatures.iter_mut().zip(attributes) {
-                *slot = signature(k);
-            }
             return Attrs {
-                lookup: Lookup::InPlace {
-                    list: attributes,
-                    signatures,
-                },
+                lookup: Lookup::InPlace(attributes),
                 families,
             };
         }
@@ -148,21 +129,17 @@ impl<'s> Attrs<'s> {
             return None;
         }
         match &self.lookup {
-            Lookup::InPlace { list, signatures } => {
-                let sought = signature(key);
-                signatures[..list.len()]
-                    .iter()
-                    .zip(*list)
-                    .find(|(signature, (k, _))| **signature == sought && k.as_str() == key)
-                    .map(|(_, (_, v))| v)
-            }
+            Lookup::InPlace(list) => list
+                .iter()
+                .find(|(k, _)| k.len() == key.len() && k.as_str() == key)
+                .map(|(_, v)| v),
             Lookup::Map(map) => map.get(key).copied(),
         }
     }
     /// Every key with its first value, in no particular order.
     fn first_entries(&self) -> impl Iterator<Item = (&'s str, &'s AttrValue)> + '_ {
         let (list, map) = match &self.lookup {
-            Lookup::InPlace { list, .. } => (*list, None),
+            Lookup::InPlace(list) => (*list, None),
             Lookup::Map(map) => (&[][..], Some(map)),
         };
         let in_place = list.iter().enumerate().filter_map(move |(i, (k, v))| {
@@ -370,7 +347,7 @@ mod tests {
     #[test]
     fn short_and_long_lists_find_the_same_values() {
         for filler in [2, SEARCHED_IN_PLACE_MAX + 4] {
-            // The two `…model` keys share a signature: only their text tells them apart.
+            // The two `…model` keys are alike in length and ending: only their text differs.
             let mut pairs = vec![
                 ("gen_ai.request.model", "first"),
                 ("llm.x", "y"),
@@ -382,12 +359,11 @@ mod tests {
             pairs.push(("gen_ai.request.model", "second"));
             let list = attrs(&pairs);
             let found = Attrs::new(&list);
-            let in_place = matches!(found.lookup, Lookup::InPlace { .. });
+            let in_place = matches!(found.lookup, Lookup::InPlace(_));
             assert_eq!(in_place, list.len() <= SEARCHED_IN_PLACE_MAX);
             assert_eq!(found.str("gen_ai.request.model"), Some("first"));
             assert_eq!(found.str("gen_ai.filler.1"), Some("filler"));
             assert_eq!(found.str("llm.x"), Some("y"));
-            assert_eq!(signature("gen_ai.a.model"), signature("gen_ai.b.model"));
             assert_eq!(found.str("gen_ai.b.model"), Some("b"));
             assert_eq!(found.str("gen_ai.a.model"), Some("a"));
             assert_eq!(found.get("gen_ai.request.mode"), None);

@@ -43,6 +43,15 @@ static FINISH_LISTS_NUMBERED: std::sync::Mutex<usize> = std::sync::Mutex::new(0)
 /// The number of `reasons` among the held lists, holding it when new; `None` once all slots
 /// are taken.
 fn finish_list_number(reasons: &FinishReasons) -> Option<u16> {
+    // Slots are filled in order and never emptied: a list held already is found without the
+    // lock, which only a new list takes.
+    let held = FINISH_LIST_SLOTS
+        .iter()
+        .map_while(std::sync::OnceLock::get)
+        .position(|list| list == reasons);
+    if let Some(number) = held {
+        return u16::try_from(number).ok();
+    }
     let mut numbered = FINISH_LISTS_NUMBERED
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
