@@ -7,6 +7,7 @@
 
 mod gold_trust;
 mod phoenix_source;
+mod planted_every_output;
 mod redaction_hostile;
 mod support;
 mod tmux;
