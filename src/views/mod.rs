@@ -4,6 +4,7 @@
 pub mod dump;
 mod dump_json;
 mod in_order;
+pub mod out_file;
 pub mod report;
 
 #[cfg(test)]
