@@ -29,7 +29,7 @@ pub struct DumpArgs {
     pub explain: bool,
     /// Only invocations matching QUERY (the TUI's `/` language, see README "Queries"); the
     /// JSON lists each one's matched span ids.
-    #[arg(long, value_name = "QUERY")]
+    #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
     pub filter: Option<String>,
     /// Print on stderr where the loaded store's memory goes, structure by structure, and the
     /// process's peak resident size.

@@ -15,7 +15,7 @@ pub struct ReportArgs {
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Only invocations matching this query (the `/` query language, e.g. `is:failing`).
-    #[arg(long, value_name = "QUERY")]
+    #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
     pub filter: Option<String>,
     /// Show payloads (secret-looking values stay masked).
     #[arg(long)]

@@ -274,3 +274,24 @@ fn a_bad_query_is_reported_with_its_position_and_exit_2() {
         "error: --filter: unclosed parenthesis\n  tool:search (is:error\n              ^\n"
     );
 }
+
+/// A query that starts with `-` (a negated term) is the option's value, not another flag, for
+/// every command that takes a query.
+#[test]
+fn a_query_starting_with_a_hyphen_is_a_value() {
+    assert_eq!(matched("-is:error", false), 11, "12 invocations, 1 is:error");
+    let report = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .arg("report")
+        .args(CORPUS)
+        .args(["--filter", "-is:error"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run toolcap-tui");
+    assert_eq!(
+        report.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert!(!report.stdout.is_empty());
+}
