@@ -213,9 +213,21 @@ impl Feed {
         let Ok(client) = &self.client else {
             return Ended::Closed;
         };
+        // A server that takes the connection but never answers is dropped and retried; once
+        // the feed flows, a quiet one is normal (nothing new was received).
+        let idle = self.options.remote.timeouts.idle;
         let response = tokio::select! {
             answer = client.request(request) => answer,
             _ = self.tx.closed() => return Ended::Closed,
+            _ = tokio::time::sleep(idle) => {
+                return Ended::Dropped {
+                    problem: Some(format!(
+                        "{}: no answer for {} s",
+                        self.url,
+                        idle.as_secs_f64()
+                    )),
+                };
+            }
         };
         let response = match response {
             Ok(response) => response,

@@ -157,8 +157,9 @@ fn error_text(error: &ErrorBody) -> String {
     }
 }
 
-/// Trace ids (hex) named by search pages, in order of first appearance.
-fn trace_ids(pages: &[&RawValue]) -> Vec<String> {
+/// Trace ids (hex) named by search pages, in order of first appearance, at most `limit` of
+/// them: a search answer naming more than it was asked for is not followed further.
+fn trace_ids(pages: &[&RawValue], limit: usize) -> Vec<String> {
     #[derive(Deserialize)]
     struct Data {
         #[serde(default, rename = "resourceSpans")]
@@ -195,6 +196,9 @@ fn trace_ids(pages: &[&RawValue]) -> Vec<String> {
             let is_hex = !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit());
             if is_hex && seen.insert(id.clone()) {
                 ids.push(id);
+                if ids.len() >= limit {
+                    return ids;
+                }
             }
         }
     }
@@ -245,7 +249,7 @@ pub async fn read_window(
     let origin = Origin::endpoint(origin_url.to_owned());
     let mut loaded = Vec::new();
     let mut read = Vec::new();
-    for id in trace_ids(&found)
+    for id in trace_ids(&found, source.search_depth as usize)
         .into_iter()
         .filter(|id| !skip.contains(id))
     {
@@ -389,7 +393,7 @@ mod tests {
 {"result":{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AB"}]}]}]}}"#;
         let found = pages(body).unwrap();
         assert_eq!(found.len(), 2);
-        assert_eq!(trace_ids(&found), ["ab"]);
+        assert_eq!(trace_ids(&found, 10), ["ab"]);
         let error = br#"{"error":{"httpCode":500,"message":"storage down"}}"#;
         assert_eq!(pages(error).unwrap_err(), "Jaeger error 500: storage down");
     }

@@ -23,6 +23,9 @@ const PAGE_LIMIT: usize = 1000;
 const ANNOTATION_CHUNK: usize = 50;
 /// Pages read at most per listing: a bound on memory and time for a huge project.
 const MAX_PAGES: usize = 10_000;
+/// Answer bytes read at most per listing: pages are held until the listing ends, so a server
+/// that pages forever must not fill memory.
+const MAX_LISTING_BYTES: usize = 4 * remote::MAX_RESPONSE_BYTES;
 
 /// Labels that mean the annotated output failed (compared lower-cased).
 const FAILING_LABELS: &[&str] = &[
@@ -126,6 +129,7 @@ async fn all_pages(
 ) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
+    let mut read = 0usize;
     for _ in 0..MAX_PAGES {
         let separator = if path.contains('?') { '&' } else { '?' };
         let mut target = format!("{path}{separator}limit={PAGE_LIMIT}");
@@ -133,6 +137,13 @@ async fn all_pages(
             target.push_str(&format!("&cursor={}", encode(cursor)));
         }
         let body = remote::get_body(client, base, &target, "application/json", options).await?;
+        read += body.len();
+        if read > MAX_LISTING_BYTES {
+            return Err(format!(
+                "{path}: more than {} MiB of pages; stopped",
+                MAX_LISTING_BYTES >> 20
+            ));
+        }
         let page: Page = serde_json::from_slice(&body)
             .map_err(|e| format!("{path}: not a Phoenix listing: {e}"))?;
         items.extend(page.data);

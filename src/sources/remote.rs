@@ -19,9 +19,79 @@ use crate::model::{Batch, Origin, Problem};
 /// The HTTP(S) client of every remote source.
 pub type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 
-/// The largest response body a snapshot request reads (a whole page of spans, or a replayed
-/// feed); more is refused rather than buffered.
-pub const MAX_RESPONSE_BYTES: usize = 1 << 30;
+/// The largest response body a request reads (a whole page of spans, or one trace); more is
+/// refused rather than buffered, so a hostile server cannot make a poll hold gigabytes. The
+/// same bound as a feed line ([`super::attach::MAX_FEED_LINE_BYTES`]).
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// Time without a byte from the server before a request is given up.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Time a snapshot (`dump`, `check`, `report`) may take in all.
+pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Sets the time a snapshot may take in all, in seconds.
+pub const TOTAL_TIMEOUT_ENV: &str = "TOOLCAP_REMOTE_TIMEOUT";
+
+/// Sets the time without a byte before a request is given up, in seconds (tests shorten it).
+pub const IDLE_TIMEOUT_ENV: &str = "TOOLCAP_REMOTE_IDLE_TIMEOUT";
+
+/// How long a remote source may keep a command waiting: a server that never answers, or drips
+/// its answer, must not hang `dump` or `check`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RemoteTimeouts {
+    /// No byte for this long (no answer yet, or nothing more of it) ends the request.
+    pub idle: Duration,
+    /// A snapshot gives up after this long in all.
+    pub total: Duration,
+}
+
+impl Default for RemoteTimeouts {
+    fn default() -> Self {
+        RemoteTimeouts {
+            idle: DEFAULT_IDLE_TIMEOUT,
+            total: DEFAULT_TOTAL_TIMEOUT,
+        }
+    }
+}
+
+impl RemoteTimeouts {
+    /// The defaults, or the seconds [`TOTAL_TIMEOUT_ENV`] and [`IDLE_TIMEOUT_ENV`] give.
+    pub fn from_env() -> Result<Self, String> {
+        let seconds = |name: &str| -> Result<Option<Duration>, String> {
+            let Ok(text) = std::env::var(name) else {
+                return Ok(None);
+            };
+            match text.trim().parse::<f64>() {
+                Ok(secs) if secs > 0.0 && secs < 1e9 => Ok(Some(Duration::from_secs_f64(secs))),
+                _ => Err(format!(
+                    "{name}={text:?}: expected a number of seconds above 0"
+                )),
+            }
+        };
+        let defaults = RemoteTimeouts::default();
+        Ok(RemoteTimeouts {
+            idle: seconds(IDLE_TIMEOUT_ENV)?.unwrap_or(defaults.idle),
+            total: seconds(TOTAL_TIMEOUT_ENV)?.unwrap_or(defaults.total),
+        })
+    }
+}
+
+/// A duration as people write seconds (`30`, `0.5`).
+fn secs(duration: Duration) -> String {
+    format!("{}", duration.as_secs_f64())
+}
+
+/// Waits for `step` at most `idle`; the error names the server that went quiet.
+pub async fn within_idle<T>(
+    idle: Duration,
+    base: &str,
+    step: impl std::future::Future<Output = T>,
+) -> Result<T, String> {
+    tokio::time::timeout(idle, step)
+        .await
+        .map_err(|_| format!("{base}: no data for {} s", secs(idle)))
+}
 
 /// True when SOURCE is an `http(s)://` URL (a `serve` feed).
 pub fn is_remote(source: &str) -> bool {
@@ -45,6 +115,8 @@ pub struct RemoteOptions {
     /// `--cacert FILE`: PEM certificates trusted beside the platform's roots (a self-signed
     /// or private-CA server).
     pub ca_cert: Option<std::path::PathBuf>,
+    /// Idle and total time limits (defaults, or the environment's when built from arguments).
+    pub timeouts: RemoteTimeouts,
 }
 
 impl RemoteOptions {
@@ -59,6 +131,7 @@ impl RemoteOptions {
             token: token.filter(|t| !t.is_empty()),
             headers: map,
             ca_cert: None,
+            timeouts: RemoteTimeouts::from_env()?,
         })
     }
 
@@ -169,22 +242,40 @@ pub async fn get_answer(
         .apply(Request::get(uri).header(header::ACCEPT, accept))
         .body(Empty::new())
         .map_err(|e| format!("cannot build a request for {target}: {e}"))?;
-    let response = client
-        .request(request)
-        .await
+    let idle = options.timeouts.idle;
+    let response = within_idle(idle, base, client.request(request))
+        .await?
         .map_err(|e| format!("cannot reach {base}: {}", error_chain(&e)))?;
     let status = response.status();
     if status == StatusCode::UNAUTHORIZED {
         let path = path_and_query.split('?').next().unwrap_or(path_and_query);
         return Err(status_problem(path, status, unauthorized_hint(options)));
     }
-    let limited = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE_BYTES);
-    let body = limited
-        .collect()
-        .await
-        .map(|collected| collected.to_bytes())
-        .map_err(|e| format!("{base}: the answer broke off: {e}"))?;
+    let body = read_body(response.into_body(), base, idle).await?;
     Ok((status.as_u16(), body))
+}
+
+/// Reads a whole answer, at most [`MAX_RESPONSE_BYTES`], each piece within `idle`.
+async fn read_body(
+    mut body: hyper::body::Incoming,
+    base: &str,
+    idle: Duration,
+) -> Result<Bytes, String> {
+    let mut read: Vec<u8> = Vec::new();
+    while let Some(frame) = within_idle(idle, base, body.frame()).await? {
+        let frame = frame.map_err(|e| format!("{base}: the answer broke off: {e}"))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if read.len() + data.len() > MAX_RESPONSE_BYTES {
+            return Err(format!(
+                "{base}: the answer is longer than {} MiB; not read",
+                MAX_RESPONSE_BYTES >> 20
+            ));
+        }
+        read.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(read))
 }
 
 /// [`get_answer`], with anything but 200 as the error.
@@ -227,15 +318,24 @@ pub fn snapshot(url: &str, options: &RemoteOptions) -> Vec<Loaded> {
         Ok(runtime) => runtime,
         Err(e) => return vec![failed(url, format!("cannot start the async runtime: {e}"))],
     };
+    let total = options.timeouts.total;
     let result = runtime.block_on(async {
         let client = client(Duration::from_secs(10), options)?;
-        if url.starts_with(super::jaeger::SCHEME_PREFIX) {
-            super::jaeger::snapshot(&client, url, options).await
-        } else if url.starts_with(super::phoenix::SCHEME_PREFIX) {
-            super::phoenix::snapshot(&client, url, options).await
-        } else {
-            serve_feed_snapshot(&client, url, options).await
-        }
+        let read = async {
+            if url.starts_with(super::jaeger::SCHEME_PREFIX) {
+                super::jaeger::snapshot(&client, url, options).await
+            } else if url.starts_with(super::phoenix::SCHEME_PREFIX) {
+                super::phoenix::snapshot(&client, url, options).await
+            } else {
+                serve_feed_snapshot(&client, url, options).await
+            }
+        };
+        tokio::time::timeout(total, read).await.unwrap_or_else(|_| {
+            Err(format!(
+                "gave up after {} s ({TOTAL_TIMEOUT_ENV} sets how long)",
+                secs(total)
+            ))
+        })
     });
     match result {
         Ok(loaded) => loaded,
@@ -265,9 +365,9 @@ async fn serve_feed_snapshot(
         .apply(Request::get(uri).header(header::ACCEPT, "application/x-ndjson"))
         .body(Empty::new())
         .map_err(|e| format!("cannot build a request for {target}: {e}"))?;
-    let response = client
-        .request(request)
-        .await
+    let idle = options.timeouts.idle;
+    let response = within_idle(idle, url, client.request(request))
+        .await?
         .map_err(|e| format!("cannot reach {url}: {}", error_chain(&e)))?;
     if response.status() != StatusCode::OK {
         let hint = if response.status() == StatusCode::UNAUTHORIZED {
@@ -283,7 +383,7 @@ async fn serve_feed_snapshot(
     let mut pending: Vec<u8> = Vec::new();
     let mut taken = 0u64;
     while taken < requests {
-        let Some(frame) = body.frame().await else {
+        let Some(frame) = within_idle(idle, url, body.frame()).await? else {
             return Err(format!(
                 "{url}: the feed ended after {taken} of {requests} requests"
             ));

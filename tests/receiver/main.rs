@@ -15,5 +15,7 @@ mod receiver_limits;
 mod receiver_odd_ids;
 mod receiver_python;
 mod receiver_serve;
+mod remote_hostile;
 mod remote_sources;
+mod remote_tokens;
 mod support;
