@@ -28,11 +28,12 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     walk(path).map(|w| w.files)
 }
 
-/// Like [`trace_files`], with notes for what was skipped. A path named explicitly is always
-/// read, whatever it is (`-`, a FIFO, `/dev/stdin`, `<(…)`). Inside a directory, symbolic
+/// Like [`trace_files`], with notes for what was skipped. A path named explicitly is read
+/// whatever its name (`-`, a FIFO, `/dev/stdin`, `<(…)`), unless reading it could hang or never
+/// end (a device, a file of `/proc` or `/sys`): that is an error. Inside a directory, symbolic
 /// links are followed — a link back to a directory already walked is a loop, reported and not
-/// followed — and FIFOs, sockets and devices are skipped with a note (reading one could block
-/// forever). A file reached under two names loads once.
+/// followed — and FIFOs, sockets, devices, kernel file systems and directories that cannot be
+/// read are skipped with a note. A file reached under two names loads once.
 pub fn walk(path: &Path) -> Result<Walk, String> {
     if path == Path::new(STDIN) {
         return Ok(Walk {
@@ -41,6 +42,9 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
         });
     }
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(reason) = not_readable_safely(path, &meta.file_type()) {
+        return Err(format!("{}: {reason}: not read", path.display()));
+    }
     if !meta.is_dir() {
         return Ok(Walk {
             files: vec![path.to_path_buf()],
@@ -55,7 +59,19 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
     }
     let mut pending = vec![path.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == path => return Err(format!("{}: {e}", dir.display())),
+            // One unreadable directory costs only its own files.
+            Err(e) => {
+                walk.notes.push(Problem::note(
+                    dir.display(),
+                    None,
+                    format!("skipped: directory not readable ({e})"),
+                ));
+                continue;
+            }
+        };
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
@@ -79,6 +95,18 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
                         continue;
                     }
                 }
+            }
+            // A directory may be a mount point and a link may lead anywhere: either can reach a
+            // kernel file system.
+            if (is_link || kind.is_dir())
+                && let Some(reason) = not_readable_safely(&child, &kind)
+            {
+                walk.notes.push(Problem::note(
+                    child.display(),
+                    None,
+                    format!("skipped: {reason}"),
+                ));
+                continue;
             }
             if kind.is_dir() {
                 let real = std::fs::canonicalize(&child).unwrap_or_else(|_| child.clone());
@@ -119,6 +147,56 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
     walk.files.sort();
     walk.notes.sort_by(|a, b| a.source.cmp(&b.source));
     Ok(walk)
+}
+
+/// Why reading `path` (of type `kind`) could hang or never end, if it could: a device (its
+/// stream may be endless) or anything on a kernel file system, whose files claim a size of 0
+/// and may block a read until the kernel has something to say. FIFOs and sockets are streams a
+/// user names on purpose (`<(…)`, `/dev/stdin`): they are read, and skipped only inside a
+/// directory.
+fn not_readable_safely(path: &Path, kind: &std::fs::FileType) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_block_device() || kind.is_char_device() {
+            return Some("a device, not a trace".into());
+        }
+    }
+    if kind.is_file() || kind.is_dir() {
+        return kernel_file_system(path)
+            .map(|name| format!("on {name}, a kernel file system whose reads may block"));
+    }
+    None
+}
+
+/// The name of the kernel file system `path` lies on, if it does.
+#[cfg(target_os = "linux")]
+fn kernel_file_system(path: &Path) -> Option<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    const KERNEL: &[(u64, &str)] = &[
+        (0x9fa0, "procfs"),
+        (0x6265_6572, "sysfs"),
+        (0x6462_6720, "debugfs"),
+        (0x7472_6163, "tracefs"),
+        (0x7363_6673, "securityfs"),
+    ];
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `name` is a NUL-terminated path and `stat` is a buffer statfs fills on success.
+    if unsafe { libc::statfs(name.as_ptr(), stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: statfs returned 0, so it filled `stat`.
+    let kind = unsafe { stat.assume_init() }.f_type as u64;
+    KERNEL
+        .iter()
+        .find(|(magic, _)| *magic == kind)
+        .map(|(_, name)| *name)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kernel_file_system(_path: &Path) -> Option<&'static str> {
+    None
 }
 
 fn special_kind(kind: &std::fs::FileType) -> &'static str {

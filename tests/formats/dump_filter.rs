@@ -279,7 +279,11 @@ fn a_bad_query_is_reported_with_its_position_and_exit_2() {
 /// every command that takes a query.
 #[test]
 fn a_query_starting_with_a_hyphen_is_a_value() {
-    assert_eq!(matched("-is:error", false), 11, "12 invocations, 1 is:error");
+    assert_eq!(
+        matched("-is:error", false),
+        11,
+        "12 invocations, 1 is:error"
+    );
     let report = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
         .arg("report")
         .args(CORPUS)

@@ -210,3 +210,68 @@ fn invisible_and_tag_characters_show_as_escapes_in_dump() {
         r"run\u{e0068}\u{e0069}\u{200b}x\u{202e}y"
     );
 }
+
+/// One directory nobody may read, a FIFO nobody writes to and a link into `/proc`: `dump` of
+/// their parent skips each with a note and loads the trace beside them.
+#[test]
+fn unreadable_directories_fifos_and_kernel_files_are_skipped_by_dump() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path();
+    std::fs::set_permissions(top, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::copy(fixture(), top.join("t.jsonl")).unwrap();
+    let locked = top.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::copy(second_fixture(), locked.join("hidden.jsonl")).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let fifo = std::ffi::CString::new(top.join("pipe.jsonl").into_os_string().into_encoded_bytes())
+        .unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0, "mkfifo");
+    std::os::unix::fs::symlink("/proc/self", top.join("kernel")).unwrap();
+
+    let mut dump = bin();
+    dump.args(["dump", "--json"]).arg(top);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        // Permissions do not stop root: the walk is run as an unprivileged user instead.
+        dump.uid(65534).gid(65534);
+    }
+    let out = dump.output().expect("run toolcap-tui");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !doc["invocations"].as_array().unwrap().is_empty(),
+        "t.jsonl loads"
+    );
+    let problems = doc["problems"].as_array().unwrap();
+    let said = |path: &Path, words: &str| {
+        problems.iter().any(|p| {
+            p["severity"] == "note"
+                && p["source"].as_str() == Some(&*path.display().to_string())
+                && p["message"].as_str().is_some_and(|m| m.contains(words))
+        })
+    };
+    assert!(said(&top.join("pipe.jsonl"), "a FIFO"), "{problems:?}");
+    assert!(said(&top.join("kernel"), "procfs"), "{problems:?}");
+    assert!(said(&locked, "directory not readable"), "{problems:?}");
+    assert_eq!(problems.len(), 3, "{problems:?}");
+}
+
+/// A device or a file of `/proc` named on the command line is refused with the reason: reading
+/// one may never end.
+#[test]
+fn devices_and_kernel_files_named_directly_are_refused() {
+    for (path, reason) in [
+        ("/dev/zero", "a device"),
+        ("/proc/self/status", "on procfs"),
+    ] {
+        let out = bin().args(["dump", path]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path}: {stderr}");
+        assert!(stderr.contains(reason), "{path}: {stderr}");
+    }
+}
