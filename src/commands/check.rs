@@ -15,8 +15,10 @@ use crate::gold::policy::Policy;
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::{is_arksim_scenarios, load_gold_file};
 use crate::gold::toolscore_reading;
+use crate::model::Severity;
 use crate::redact::{self, Reveal};
-use crate::sources::load::load_store_with;
+use crate::sources::load::{SourceReport, load_into};
+use crate::store::Store;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct CheckArgs {
@@ -70,6 +72,7 @@ fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
 }
 
 pub fn run(args: &CheckArgs) -> i32 {
+    let reveal = Reveal::from_flag(args.reveal);
     let options = match options_from(args) {
         Ok(options) => options,
         Err(why) => {
@@ -90,7 +93,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         match load_gold_file(&args.gold) {
             Ok((file, problems)) => (Some(file), problems),
             Err(why) => {
-                eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
+                eprintln!("toolcap-tui check: {}", redact::shown_line(&why, reveal));
                 return 2;
             }
         }
@@ -111,7 +114,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     {
         Ok(policy) => policy,
         Err(why) => {
-            eprintln!("toolcap-tui check: {}", redact::sanitize_line(&why));
+            eprintln!("toolcap-tui check: {}", redact::shown_line(&why, reveal));
             return 2;
         }
     };
@@ -122,11 +125,27 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
-    let mut sources = args.sources.clone();
-    if scenarios {
-        sources.push(args.gold.clone());
+    let mut store = Store::unindexed();
+    let mut unloaded = Vec::new();
+    // Each source is loaded on its own so that one that loads nothing is known: diffing the
+    // gold against whatever else loaded (a scenarios file's own conversations) would judge a
+    // run that was never read.
+    for source in &args.sources {
+        let reports;
+        (store, reports) = load_into(store, std::slice::from_ref(source), &remote);
+        if let Some(why) = nothing_loaded(&reports) {
+            unloaded.push(format!("nothing loaded from {}: {why}", source.display()));
+        }
     }
-    let (store, _) = load_store_with(&sources, &remote);
+    if !unloaded.is_empty() {
+        for line in &unloaded {
+            eprintln!("toolcap-tui check: {}", redact::shown_line(line, reveal));
+        }
+        return 2;
+    }
+    if scenarios {
+        (store, _) = load_into(store, std::slice::from_ref(&args.gold), &remote);
+    }
     let store = super::kept_until_exit(store);
     problems.extend(
         store
@@ -153,7 +172,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             .collect();
     let reports: Vec<&DiffReport> = checked.iter().map(|(r, _)| r).collect();
     for problem in &problems {
-        eprintln!("{}", redact::sanitize_line(&problem.to_string()));
+        eprintln!("{}", redact::shown_line(&problem.to_string(), reveal));
     }
     if reports.is_empty() {
         eprintln!(
@@ -162,10 +181,9 @@ pub fn run(args: &CheckArgs) -> i32 {
         );
         return 2;
     }
-    let reveal = Reveal::from_flag(args.reveal);
     let all_passed = reports.iter().all(|r| r.passed());
     let out = if args.json {
-        let doc = json!({
+        let mut doc = json!({
             "passed": all_passed,
             "invocations": checked.iter().map(|(r, extras)| {
                 let mut doc = r.to_json(reveal);
@@ -174,13 +192,14 @@ pub fn run(args: &CheckArgs) -> i32 {
             }).collect::<Vec<_>>(),
             "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
         });
+        crate::gold::shown_document(&mut doc, reveal);
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
     } else {
         let mut text = String::new();
         for (report, extras) in &checked {
             text.push_str(&report.to_text(reveal));
             if args.explain {
-                text.push_str(&extras.explain_text(report));
+                text.push_str(&extras.explain_text(report, reveal));
             }
             text.push('\n');
         }
@@ -197,4 +216,26 @@ pub fn run(args: &CheckArgs) -> i32 {
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
     if all_passed { 0 } else { 1 }
+}
+
+/// Why a source gave nothing to check, when it gave no span at all: its first error, else its
+/// first note (a file that is not a trace), else that it held no trace.
+fn nothing_loaded(reports: &[SourceReport]) -> Option<String> {
+    if reports.iter().any(|r| r.spans > 0) {
+        return None;
+    }
+    let said = |wanted: fn(Severity) -> bool| {
+        reports.iter().find_map(|r| {
+            r.warnings
+                .iter()
+                .zip(&r.severities)
+                .find(|(_, severity)| wanted(**severity))
+                .map(|(warning, _)| warning.clone())
+        })
+    };
+    Some(
+        said(|s| s == Severity::Error)
+            .or_else(|| said(|_| true))
+            .unwrap_or_else(|| "no trace in it".into()),
+    )
 }

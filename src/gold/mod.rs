@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod policy;
 pub mod report;
 mod report_json;
+pub use report_json::shown_document;
 pub mod source;
 pub mod toolscore_reading;
 

@@ -1,6 +1,7 @@
 //! One invocation's gold-vs-actual report: rows, metrics, arksim verdict, and its text and
 //! JSON forms. The TUI diff view renders the same report with the helpers here.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -134,7 +135,8 @@ impl DiffReport {
         row.differs() && self.tolerated(row).is_none()
     }
 
-    /// `tool(key=value, …)` for one side of a row, shaped by the reveal mode.
+    /// `tool(key=value, …)` for one side of a row, shaped by the reveal mode and masked
+    /// (tool names and argument keys are free text too); still to be made inert for a screen.
     pub fn gold_cell(&self, row: &Row, reveal: Reveal) -> String {
         row.gold
             .and_then(|g| self.gold.calls.get(g))
@@ -142,6 +144,7 @@ impl DiffReport {
                 None => format!("{}(…any args…)", c.tool),
                 Some(args) => call_text(&c.tool, args, reveal),
             })
+            .map(|cell| redact::mask_text(&cell, reveal).into_owned())
             .unwrap_or_default()
     }
 
@@ -152,6 +155,7 @@ impl DiffReport {
                 None => format!("{}(?)", c.name),
                 Some(args) => call_text(&c.name, args, reveal),
             })
+            .map(|cell| redact::mask_text(&cell, reveal).into_owned())
             .unwrap_or_default()
     }
 
@@ -197,7 +201,7 @@ impl DiffReport {
         text
     }
 
-    /// Per-argument lines for a row (empty when every key is plainly equal).
+    /// Per-argument lines for a row (empty when every key is plainly equal), masked.
     pub fn arg_lines(&self, row: &Row, reveal: Reveal) -> Vec<String> {
         let mut out = Vec::new();
         if let (RowKind::WrongTool, Some(g), Some(a)) = (
@@ -218,6 +222,11 @@ impl DiffReport {
                 continue;
             }
             out.extend(arg_diff_lines(diff, reveal));
+        }
+        for line in &mut out {
+            if let Cow::Owned(masked) = redact::mask_text(line, reveal) {
+                *line = masked;
+            }
         }
         out
     }
@@ -324,18 +333,18 @@ impl DiffReport {
         let _ = writeln!(
             out,
             "━━ {}{}  gold: {}  {status}",
-            redact::sanitize_line(&self.invocation),
+            redact::shown_line(&self.invocation, reveal),
             self.name
                 .as_deref()
-                .map(|n| format!(" ({})", redact::sanitize_line(n)))
+                .map(|n| format!(" ({})", redact::shown_line(n, reveal)))
                 .unwrap_or_default(),
-            redact::sanitize_line(&self.gold.source),
+            redact::shown_line(&self.gold.source, reveal),
         );
         for line in self.metric_lines() {
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", redact::shown_line(&line, reveal));
         }
         for note in &self.notes {
-            let _ = writeln!(out, "! {}", redact::sanitize_line(note));
+            let _ = writeln!(out, "! {}", redact::shown_line(note, reveal));
         }
         let _ = writeln!(
             out,
@@ -349,12 +358,18 @@ impl DiffReport {
                 out,
                 "{:>3}  {} │ {} │ {}",
                 i + 1,
-                pad(&redact::sanitize_line(&self.gold_cell(row, reveal)), CELL),
-                pad(&redact::sanitize_line(&self.actual_cell(row, reveal)), CELL),
+                pad(
+                    &redact::shown_line(&self.gold_cell(row, reveal), reveal),
+                    CELL
+                ),
+                pad(
+                    &redact::shown_line(&self.actual_cell(row, reveal), reveal),
+                    CELL
+                ),
                 self.verdict_text(row, reveal),
             );
             for line in self.arg_lines(row, reveal) {
-                let _ = writeln!(out, "       {}", redact::sanitize_line(&line));
+                let _ = writeln!(out, "       {}", redact::shown_line(&line, reveal));
             }
         }
         out

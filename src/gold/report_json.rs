@@ -1,6 +1,8 @@
 //! The JSON form of a [`DiffReport`]: toolscore's report layout (`summary`, `metrics` under
 //! toolscore's names) plus the counts behind each metric, the arksim verdict and the rows.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use super::Args;
@@ -257,4 +259,40 @@ fn arg_json(diff: &ArgDiff, gold: Option<&Args>, actual: Option<&Args>, reveal: 
         _ => {}
     }
     out
+}
+
+/// Every text of a `check --json` document, keys included, as [`redact::shown_data`] writes it
+/// under `reveal`: the document gathers names, messages, ids and problems of untrusted traces
+/// and golds from many places, and one pass over the whole of it leaves no field unmasked.
+pub fn shown_document(value: &mut Value, reveal: Reveal) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(shown) = redact::shown_data(text, reveal) {
+                *text = shown;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| shown_document(v, reveal)),
+        Value::Object(map) => {
+            let keys_change = map
+                .keys()
+                .any(|k| redact::shown_data(k, reveal).as_ref() != k.as_str());
+            if !keys_change {
+                map.values_mut().for_each(|v| shown_document(v, reveal));
+                return;
+            }
+            for (key, mut v) in std::mem::take(map) {
+                shown_document(&mut v, reveal);
+                let shown = redact::shown_data(&key, reveal).into_owned();
+                // Two keys that differ only in what is masked stay two entries.
+                let mut unique = shown.clone();
+                let mut n = 1;
+                while map.contains_key(&unique) {
+                    n += 1;
+                    unique = format!("{shown} ({n})");
+                }
+                map.insert(unique, v);
+            }
+        }
+        _ => {}
+    }
 }

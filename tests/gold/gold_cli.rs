@@ -35,10 +35,26 @@ fn bad_options_are_errors() {
 #[test]
 fn no_invocation_with_a_gold_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let gold = dir.path().join("other.json");
+    std::fs::write(&gold, r#"{"some-other-run": [{"tool": "search"}]}"#).expect("write");
+    // Copied away from the gold.json that sits beside it.
+    let trace = dir.path().join("trace.json");
+    std::fs::copy(TRACE, &trace).expect("copy");
+    let paths = [&gold, &trace].map(|p| p.to_str().expect("utf-8 path"));
+    let out = check(&["--gold", paths[0], paths[1]]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no invocation with a gold"));
+}
+
+#[test]
+fn a_source_that_loads_nothing_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").expect("write");
     assert!(Path::new(GOLD).is_relative());
     let out = check(&["--gold", GOLD, empty.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no invocation with a gold"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("nothing loaded from"), "{stderr}");
+    assert!(stderr.contains("empty.jsonl"), "{stderr}");
 }

@@ -60,7 +60,7 @@ pub(super) fn calls_json(calls: &[ActualCall], reveal: Reveal) -> Value {
                     }
                 },
                 "is_error": c.failed,
-                "error": c.error,
+                "error": c.shown_error(reveal),
                 "duration": c.duration_s,
                 "id": c.call_id,
             })
@@ -211,7 +211,7 @@ impl Extras {
     }
 
     /// `check --explain`: toolscore's reading of the trace file, and where it differs from ours.
-    pub(crate) fn explain_text(&self, report: &DiffReport) -> String {
+    pub(crate) fn explain_text(&self, report: &DiffReport, reveal: Reveal) -> String {
         let Some((reading, theirs)) = &self.reading else {
             return "  toolscore 1.10.0: no reading (the run did not come from one JSON file)\n"
                 .into();
@@ -220,7 +220,7 @@ impl Extras {
             let names: Vec<String> = calls
                 .iter()
                 .map(|c| {
-                    let mut name = redact::sanitize_line(&c.name);
+                    let mut name = redact::shown_line(&c.name, reveal);
                     if c.failed {
                         name.push_str(" (failed)");
                     }
@@ -236,12 +236,12 @@ impl Extras {
         let mut out = format!(
             "  toolscore 1.10.0 would use its {} adapter ({})",
             reading.adapter,
-            redact::sanitize_line(&reading.why)
+            redact::shown_line(&reading.why, reveal)
         );
         if let Some(refused) = &reading.refused {
             out.push_str(&format!(
                 " and refuse the file: {}\n",
-                redact::sanitize_line(refused)
+                redact::shown_line(refused, reveal)
             ));
             return out;
         }
