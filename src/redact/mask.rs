@@ -1,8 +1,10 @@
 //! The detector behind [`super::mask_text`]: one left-to-right scan that finds secrets
 //! (credentials in any of their usual spellings) and personal data in free text.
 //!
-//! The scan only tries a match where a token starts, so it is linear in the text and cheap
-//! enough for every cell of every frame.
+//! Most patterns are tried only where a token starts; provider keys and JWTs are also tried
+//! where they start inside a token (`tool_sk-…`, `?key=AIza…`, `/v1/ghp_…/x`), with the
+//! facts about each run of key characters gathered once, so the scan stays linear in the text
+//! and cheap enough for every cell of every frame.
 
 use std::borrow::Cow;
 
@@ -119,7 +121,8 @@ fn is_token_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~' | b'+' | b'/' | b'=')
 }
 
-/// Characters of a key in `key=value` text.
+/// Characters of a key in `key=value` text, and of a provider key or JWT: they end at a `/`,
+/// `=` or `+`, where a path segment or query parameter ends.
 fn is_key_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
 }
@@ -160,6 +163,63 @@ const PREFIXES: &[(&str, usize)] = &[
     ("gsk_", 30),
     ("r8_", 30),
 ];
+
+/// The fewest key characters a provider key or JWT takes: shorter runs are not looked into.
+const SHORTEST_KEY: usize = {
+    let mut shortest = JWT_MIN_LEN;
+    let mut i = 0;
+    while i < PREFIXES.len() {
+        let len = PREFIXES[i].0.len() + PREFIXES[i].1;
+        if len < shortest {
+            shortest = len;
+        }
+        i += 1;
+    }
+    shortest
+};
+
+const JWT_MIN_LEN: usize = 24;
+
+/// Bytes a provider key or a JWT (`eyJ`) starts with.
+const KEY_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < PREFIXES.len() {
+        table[PREFIXES[i].0.as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table[b'e' as usize] = true;
+    table
+};
+
+/// A run of key characters inside a token, with what keys starting in it need to know.
+#[derive(Default)]
+struct KeyRun {
+    end: usize,
+    /// The dot before the last one: a JWT starting before it holds two dots.
+    second_last_dot: Option<usize>,
+    /// A body starting here or later was found to hold nothing random (see
+    /// [`Scanner::looks_random`]); every later start holds less, so it need not be looked at.
+    plain_from: Option<usize>,
+}
+
+impl KeyRun {
+    fn at(bytes: &[u8], start: usize) -> Self {
+        let mut dots = [None, None];
+        let mut end = start;
+        while end < bytes.len() && is_key_byte(bytes[end]) {
+            if bytes[end] == b'.' {
+                dots = [dots[1], Some(end)];
+            }
+            end += 1;
+        }
+        KeyRun {
+            end,
+            second_last_dot: dots[0],
+            plain_from: None,
+        }
+    }
+}
 
 impl<'a> Scanner<'a> {
     fn new(text: &'a str) -> Self {
@@ -210,18 +270,9 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
-        for &(prefix, min_body) in PREFIXES {
-            if prefix.as_bytes()[0] == first && b[at..].starts_with(prefix.as_bytes()) {
-                let len = self.token_len(at);
-                if len >= prefix.len() + min_body {
-                    return Some(Hit::whole(len, Found::Secret));
-                }
-            }
-        }
-        if b[at..].starts_with(b"eyJ") {
-            let len = self.token_len(at);
-            let token = &self.text[at..at + len];
-            if len >= 24 && token.matches('.').count() >= 2 {
+        if KEY_FIRST_BYTES[usize::from(first)] {
+            let run = KeyRun::at(b, at);
+            if let Some(len) = self.key_in_run(at, &run) {
                 return Some(Hit::whole(len, Found::Secret));
             }
         }
@@ -240,6 +291,105 @@ impl<'a> Scanner<'a> {
             }
         }
         None
+    }
+
+    /// The range of `hit`, found at `at`; the scan goes on after it.
+    fn take(&mut self, at: usize, hit: Hit) -> (usize, usize, Found) {
+        self.at = at + hit.len.max(1);
+        while !self.text.is_char_boundary(self.at) {
+            self.at += 1;
+        }
+        self.floor = at + hit.len;
+        (at + hit.keep, at + hit.len, hit.found)
+    }
+
+    /// A provider key or JWT starting at `at` in `run`: its length (to the end of the run).
+    fn key_in_run(&self, at: usize, run: &KeyRun) -> Option<usize> {
+        let b = self.bytes;
+        let len = run.end - at;
+        if b[at..].starts_with(b"eyJ")
+            && len >= JWT_MIN_LEN
+            && run.second_last_dot.is_some_and(|dot| dot > at)
+        {
+            return Some(len);
+        }
+        PREFIXES
+            .iter()
+            .any(|&(prefix, min_body)| {
+                b[at] == prefix.as_bytes()[0]
+                    && b[at..].starts_with(prefix.as_bytes())
+                    && len >= prefix.len() + min_body
+            })
+            .then_some(len)
+    }
+
+    /// A secret starting inside the token that ends at `end`, from `from` on: a provider key or
+    /// JWT wherever it starts (`tool_sk-…`, `?key=AIza…`, `/v1/ghp_…/x`), and `key=value` or
+    /// URL credentials after a `/`, `=` or `~` (`/v1/token=…`, `?next=https://user:pw@…`).
+    /// Inside a token a prefix can be a piece of a word (`risk-assessment-…`), so the key's
+    /// body must also look random.
+    fn inside_token(&self, from: usize, end: usize) -> Option<(usize, Hit)> {
+        let b = self.bytes;
+        let mut run = KeyRun::default();
+        for at in from..end {
+            // A `key=` or `scheme://` starts after these; their runs end at the next one, so
+            // no text is read twice.
+            if matches!(b[at - 1], b'/' | b'=' | b'~')
+                && let Some(hit) = self.key_value(at).or_else(|| self.url_credentials(at))
+            {
+                return Some((at, hit));
+            }
+            let c = b[at];
+            if !is_key_byte(c) {
+                continue;
+            }
+            if at >= run.end {
+                run = KeyRun::at(b, at);
+            }
+            if !KEY_FIRST_BYTES[usize::from(c)] || run.end - at < SHORTEST_KEY {
+                continue;
+            }
+            if let Some(len) = self.key_in_run(at, &run) {
+                let body = at + self.prefix_len(at);
+                if self.looks_random(body, &mut run) {
+                    return Some((at, Hit::whole(len, Found::Secret)));
+                }
+            }
+        }
+        None
+    }
+
+    /// How much of a provider key or JWT starting at `at` is its fixed prefix.
+    fn prefix_len(&self, at: usize) -> usize {
+        let rest = &self.bytes[at..];
+        PREFIXES
+            .iter()
+            .filter(|(prefix, _)| rest.starts_with(prefix.as_bytes()))
+            .map(|(prefix, _)| prefix.len())
+            .max()
+            .unwrap_or("eyJ".len())
+    }
+
+    /// Whether the key body from `body` to the end of `run` holds something random rather than
+    /// words: a stretch of 8 letters and digits with an upper-case letter after its first
+    /// character, or of 16 mixing letters and digits. Ordinary text (`assessment-for-the`,
+    /// `2024-summary`, the groups of a UUID) does not.
+    fn looks_random(&self, body: usize, run: &mut KeyRun) -> bool {
+        if run.plain_from.is_some_and(|plain| body >= plain) {
+            return false;
+        }
+        let found = self.bytes[body..run.end]
+            .split(|c| !c.is_ascii_alphanumeric())
+            .any(|stretch| {
+                let upper_inside = stretch.iter().skip(1).any(u8::is_ascii_uppercase);
+                let digits = stretch.iter().any(u8::is_ascii_digit);
+                let letters = stretch.iter().any(u8::is_ascii_alphabetic);
+                (stretch.len() >= 8 && upper_inside) || (stretch.len() >= 16 && digits && letters)
+            });
+        if !found {
+            run.plain_from = Some(body);
+        }
+        found
     }
 
     /// A PEM block through its END line, or to the end of the text when cut off.
@@ -509,12 +659,7 @@ impl Iterator for Scanner<'_> {
             let at = self.at;
             let boundary = at == 0 || !is_token_byte(b[at - 1]);
             if boundary && let Some(hit) = self.match_at(at) {
-                self.at = at + hit.len.max(1);
-                while !self.text.is_char_boundary(self.at) {
-                    self.at += 1;
-                }
-                self.floor = at + hit.len;
-                return Some((at + hit.keep, at + hit.len, hit.found));
+                return Some(self.take(at, hit));
             }
             if b[at] == b'@'
                 && let Some((start, end)) = self.email_around(at)
@@ -524,12 +669,14 @@ impl Iterator for Scanner<'_> {
                 self.floor = end;
                 return Some((start, end, Found::Personal));
             }
-            // Skip the rest of this token: matches only start at boundaries.
             let mut next = at + 1;
             if is_token_byte(b[at]) {
-                while next < b.len() && is_token_byte(b[next]) {
-                    next += 1;
+                let end = at + self.token_len(at);
+                let from = if boundary { at + 1 } else { at };
+                if let Some((start, hit)) = self.inside_token(from, end) {
+                    return Some(self.take(start, hit));
                 }
+                next = end;
             }
             while next < b.len() && !self.text.is_char_boundary(next) {
                 next += 1;

@@ -160,3 +160,110 @@ fn what_is_remembered_stays_bounded() {
         mask_scanned("token sk-abcdefghijklmnopqrstuvwx", false)
     );
 }
+
+#[test]
+fn provider_keys_are_masked_wherever_they_start() {
+    for (text, key, kept) in [
+        (
+            "tool_sk-proj-M4nB7vC1xZ9lK2jH5gF8dS3aQ6wE0rT failed",
+            "sk-proj-M4nB7vC1xZ9lK2jH5gF8dS3aQ6wE0rT",
+            "tool_•••••• failed",
+        ),
+        (
+            "GET https://maps.example.com/p?key=AIzaSyD4k9Lm2Nq7Rs1Tv6Wx3Yz8Ab5Cd0Ef2Gh&z=3",
+            "AIzaSyD4k9Lm2Nq7Rs1Tv6Wx3Yz8Ab5Cd0Ef2Gh",
+            "GET https://maps.example.com/p?key=••••••&z=3",
+        ),
+        (
+            "/v1/ghp_Zx8Cv7Bn6Mm5Ll4Kk3Jj2Hh1Gg0Ff9Dd8Ss/x",
+            "ghp_Zx8Cv7Bn6Mm5Ll4Kk3Jj2Hh1Gg0Ff9Dd8Ss",
+            "/v1/••••••/x",
+        ),
+        (
+            "cfg.AKIAIOSFODNN7EXAMPLE",
+            "AKIAIOSFODNN7EXAMPLE",
+            "cfg.••••••",
+        ),
+        (
+            "bot-xoxb-1234567890-A1b2C3d4E5f6G7h8I9j0K1l2",
+            "xoxb-1234567890",
+            "bot-••••••",
+        ),
+        (
+            "x=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "hf_AbCd",
+            "x=••••••",
+        ),
+        (
+            "auth.glpat-Xy9Zq8Wv7Ut6Sr5Qp4On",
+            "glpat-Xy9Zq8",
+            "auth.••••••",
+        ),
+        (
+            "jwt=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.dozjgNryP4J3jVmNHl0w5N",
+            "eyJhbGci",
+            "jwt=••••••",
+        ),
+        (
+            "prefixsk-live0secretVALUE0123456789",
+            "secretVALUE",
+            "prefix••••••",
+        ),
+    ] {
+        let masked = revealed(text);
+        assert!(!masked.contains(key), "{text} -> {masked}");
+        assert_eq!(masked, kept, "{text}");
+    }
+}
+
+#[test]
+fn secret_keys_and_url_credentials_after_a_slash_or_equals_sign_are_masked() {
+    for (text, kept) in [
+        (
+            "GET /cb/token=abc123xyz HTTP/1.1",
+            "GET /cb/token=•••••• HTTP/1.1",
+        ),
+        (
+            "h/p?x=1&access_token=abc123&y=2",
+            "h/p?x=1&access_token=••••••&y=2",
+        ),
+        ("h/p?api_key=abc123", "h/p?api_key=••••••"),
+        (
+            "next=https://admin:s3cret@db.local/app",
+            "next=https://••••••@db.local/app",
+        ),
+    ] {
+        assert_eq!(revealed(text), kept, "{text}");
+    }
+}
+
+#[test]
+fn words_that_contain_a_key_prefix_are_not_keys() {
+    for text in [
+        "risk-assessment-for-the-quarterly-report",
+        "task-description-of-the-quarterly-planning",
+        "please ask-me-anything-about-the-weather-today",
+        "task-2024-summary-report-for-the-board",
+        "task-3fa85f64-5717-4562-b3fc-2c963f66afa6",
+        "load_hf_dataset_from_the_hub_with_retries_and_cache",
+        "run_npm_install_for_the_frontend_packages_now",
+        "path/to/AKIAx",
+        "thekeyJwt.is.notAToken",
+        "/v1/ghp_short/x",
+    ] {
+        assert_eq!(revealed(text), text);
+    }
+}
+
+#[test]
+fn keys_inside_long_tokens_are_found_in_one_pass() {
+    // Every few bytes of these tokens start a prefix; a scan that looked again from each one
+    // would not finish.
+    let same = |text: &str| revealed(text) == text;
+    assert!(same(&"ask-".repeat(200_000)));
+    assert!(same(&"a=b/".repeat(200_000)));
+    assert!(same(&"_hf_AbCdE".repeat(100_000)));
+    assert!(same(&format!("x{}", "eyJ.".repeat(200_000))));
+    let masked = revealed(&"_sk-AbCdEfGh12345678".repeat(100_000));
+    assert_eq!(masked, format!("_{}", super::MASK));
+}
