@@ -476,7 +476,8 @@ fn log_rejection(status: StatusCode, message: &str) {
         return;
     }
     let held_back = HELD_BACK.swap(0, Ordering::Relaxed);
-    let message = crate::redact::sanitize_line(&crate::redact::mask_secrets_in_text(message));
+    // The message quotes request headers: masked like every output, personal data included.
+    let message = crate::redact::shown_line(message, crate::redact::Reveal::Redacted);
     if held_back > 0 {
         tracing::warn!(
             "OTLP/HTTP request refused with {status}: {message} ({held_back} more refused since the last line)"

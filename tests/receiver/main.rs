@@ -12,6 +12,7 @@ mod otlp_collector_files;
 mod protobuf_bytes;
 mod receiver_http;
 mod receiver_limits;
+mod receiver_log_masking;
 mod receiver_odd_ids;
 mod receiver_python;
 mod receiver_serve;
