@@ -138,39 +138,71 @@ impl Invocation {
             };
             // A provisional stand-in gives way to the real span with the same id.
             let stand_in_replaced = slot.is_provisional() && !span.is_provisional();
-            if !stand_in_replaced && same_content(slot, &span) {
+            // A stand-in arriving after its real span is the same call seen from another file:
+            // the two join, and only facts they contradict are reported.
+            let stand_in_late = span.is_provisional() && !slot.is_provisional();
+            if stand_in_replaced || stand_in_late {
+                let (real, stand_in) = if stand_in_replaced {
+                    (&span, &*slot)
+                } else {
+                    (&*slot, &span)
+                };
+                let problem = contradiction(real, stand_in, &self.id);
+                if stand_in_late {
+                    return match problem {
+                        Some(problem) => Pushed::Conflict {
+                            problem,
+                            replace: false,
+                        },
+                        None => Pushed::Duplicate,
+                    };
+                }
+                self.approx_bytes = self.approx_bytes.saturating_sub(approx_span_bytes(slot))
+                    + approx_span_bytes(&span);
+                *slot = span;
+                self.needs_rebuild = true;
+                return match problem {
+                    Some(problem) => Pushed::Conflict {
+                        problem,
+                        replace: true,
+                    },
+                    None => Pushed::Added,
+                };
+            }
+            if same_content(slot, &span) {
                 return Pushed::Duplicate;
             }
-            let replace = stand_in_replaced || (span.status.is_error() && !slot.status.is_error());
-            let conflict = (!stand_in_replaced).then(|| {
+            let replace = span.status.is_error() && !slot.status.is_error();
+            let problem = {
                 let (kept, dropped) = if replace {
                     (&span, &*slot)
                 } else {
                     (&*slot, &span)
                 };
                 Problem::warning(
-                    place_of(kept),
+                    origin_of(kept),
                     kept.line.map(crate::model::LineNumber::get),
                     format!(
                         "span {} of run {} appears twice with different content: kept the copy from {}{}, dropped the one from {}",
                         span.span_id,
                         self.id,
                         place_of(kept),
-                        if replace { " (it carries the failure)" } else { "" },
+                        if replace {
+                            " (it carries the failure)"
+                        } else {
+                            ""
+                        },
                         place_of(dropped),
                     ),
                 )
-            });
+            };
             if replace {
                 self.approx_bytes = self.approx_bytes.saturating_sub(approx_span_bytes(slot))
                     + approx_span_bytes(&span);
                 *slot = span;
                 self.needs_rebuild = true;
             }
-            return match conflict {
-                Some(problem) => Pushed::Conflict { problem, replace },
-                None => Pushed::Added,
-            };
+            return Pushed::Conflict { problem, replace };
         }
         self.approx_bytes += approx_span_bytes(&span);
         self.has_stand_ins |= span.kind == SpanKind::Tool && span.is_provisional();
@@ -290,7 +322,7 @@ impl Invocation {
             }
             let first = &self.spans[cycle[0]];
             out.push(Problem::warning(
-                place_of(first),
+                origin_of(first),
                 first.line.map(crate::model::LineNumber::get),
                 format!(
                     "parent cycle in run {}: {chain} → {} (each → names the parent; shown under a cycle marker)",
@@ -320,6 +352,45 @@ pub(super) fn place_of(span: &Span) -> String {
         (Some(origin), None) => origin.to_string(),
         (None, _) => "an unknown source".to_owned(),
     }
+}
+
+/// The file or endpoint a span was read from, without its line: a problem carries the line
+/// apart, and its text adds it once.
+fn origin_of(span: &Span) -> String {
+    match span.origin() {
+        Some(origin) => origin.to_string(),
+        None => "an unknown source".to_owned(),
+    }
+}
+
+/// What a stand-in (a tool call known from a flattened record) says that its real span
+/// contradicts: another tool, or other arguments. Where they were read, timing, status and
+/// the fields only one of them records are not contradictions; arguments that are not both
+/// readable JSON are not compared.
+fn contradiction(real: &Span, stand_in: &Span, run: &Id) -> Option<Problem> {
+    let arguments = |s: &Span| {
+        s.input()
+            .inline_text()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+    };
+    let facts = if real.tool_name() != stand_in.tool_name() {
+        "tool names"
+    } else {
+        match (arguments(real), arguments(stand_in)) {
+            (Some(a), Some(b)) if a != b => "arguments",
+            _ => return None,
+        }
+    };
+    Some(Problem::warning(
+        origin_of(real),
+        real.line.map(crate::model::LineNumber::get),
+        format!(
+            "call {} of run {run} has different {facts} in {} and in {}: kept the trace's span",
+            real.span_id,
+            place_of(real),
+            place_of(stand_in),
+        ),
+    ))
 }
 
 /// Two copies of a span say the same thing (where each was read from does not count;

@@ -51,6 +51,7 @@ fn failed(name: &str) -> (String, bool) {
 }
 
 mod arksim;
+mod arksim_joins;
 mod openai_agents;
 mod openarmature;
 

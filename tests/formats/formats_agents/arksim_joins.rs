@@ -1,0 +1,107 @@
+//! arksim joins told honestly: the same call seen in simulation.json and in the agent's spans
+//! is one call (no warning), a real contradiction is one warning whose place names its line
+//! once, two runs of one simulation stay apart, and a turn's synthesized root spans its
+//! children's time.
+
+use super::*;
+
+const RUN: &str = "corpus/arksim/run-direct";
+
+/// The run-direct files copied into a fresh directory, `simulation.json` and
+/// `evaluation.json` changed by `edit_simulation` and `edit_evaluation`.
+fn copy_run(
+    edit_simulation: impl FnOnce(&mut Value),
+    edit_evaluation: impl FnOnce(&mut Value),
+) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["agent_spans.jsonl", "scenarios.json"] {
+        std::fs::copy(fixture(&format!("{RUN}/{name}")), dir.path().join(name)).expect("copy");
+    }
+    for (name, edit) in [
+        (
+            "simulation.json",
+            Box::new(edit_simulation) as Box<dyn FnOnce(&mut Value)>,
+        ),
+        ("evaluation.json", Box::new(edit_evaluation)),
+    ] {
+        let text = std::fs::read_to_string(fixture(&format!("{RUN}/{name}"))).expect("read");
+        let mut doc: Value = serde_json::from_str(&text).expect("json");
+        edit(&mut doc);
+        std::fs::write(dir.path().join(name), doc.to_string()).expect("write");
+    }
+    dir
+}
+
+fn counted_problems(store: &Store) -> Vec<String> {
+    store
+        .problems()
+        .iter()
+        .filter(|p| p.is_counted())
+        .map(|p| p.to_string())
+        .collect()
+}
+
+// arksim writes each traced tool call to simulation.json (id = the SDK span id) and the agent's
+// side processor writes the same span to agent_spans.jsonl: 9 calls, each one call.
+#[test]
+fn a_clean_arksim_run_joins_its_files_without_warnings() {
+    let (store, _) = load(&[RUN]);
+    assert_eq!(counted_problems(&store), Vec::<String>::new());
+    let tools: usize = store
+        .oldest_first()
+        .iter()
+        .map(|inv| inv.summary().tool_calls.len())
+        .sum();
+    assert_eq!(tools, 9, "each call counted once");
+}
+
+#[test]
+fn a_call_whose_arguments_contradict_its_span_is_one_warning_placed_once() {
+    let dir = copy_run(
+        |sim| {
+            let call = &mut sim["conversations"][0]["conversation_history"][1]["tool_calls"][0];
+            assert_eq!(call["id"], "span_70d6815966d143d099305056");
+            call["arguments"] = serde_json::json!({"order_id": "ORD-1234"});
+        },
+        |_| {},
+    );
+    let (store, _) = load::load_store(&[dir.path().to_path_buf()]);
+    let problems = counted_problems(&store);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    let problem = &problems[0];
+    assert!(
+        problem.contains("span_70d6815966d143d099305056") && problem.contains("arguments"),
+        "{problem}"
+    );
+    // Printed as `warning: <file>:<line>: …`, the line once.
+    let spans = dir.path().join("agent_spans.jsonl").display().to_string();
+    let line = problem
+        .strip_prefix(&format!("warning: {spans}:"))
+        .and_then(|rest| rest.split_once(": "))
+        .map(|(line, _)| line.to_owned())
+        .unwrap_or_else(|| panic!("{problem}"));
+    assert!(line.parse::<u64>().is_ok(), "{problem}");
+}
+
+#[test]
+fn a_span_read_twice_with_different_content_names_its_line_once() {
+    let text = std::fs::read_to_string(fixture(&format!("{RUN}/agent_spans.jsonl"))).expect("read");
+    let first = text.lines().next().expect("a line");
+    let mut changed: Value = serde_json::from_str(first).expect("json");
+    changed["ended_at"] = Value::from("2026-11-30T12:50:10.000000+00:00");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.jsonl"), format!("{first}\n")).expect("write");
+    std::fs::write(dir.path().join("b.jsonl"), format!("{changed}\n")).expect("write");
+    let (store, _) = load::load_store(&[dir.path().to_path_buf()]);
+    let problem = store
+        .problems()
+        .iter()
+        .find(|p| p.message.contains("appears twice"))
+        .expect("the conflict is reported");
+    assert_eq!(problem.line, Some(1));
+    assert!(!problem.source.ends_with(":1"), "{}", problem.source);
+    assert!(
+        problem.to_string().starts_with("warning: ") && !problem.to_string().contains(":1:1"),
+        "{problem}"
+    );
+}
