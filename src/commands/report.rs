@@ -17,11 +17,13 @@ pub struct ReportArgs {
     /// Only invocations matching this query (the `/` query language, e.g. `is:failing`).
     #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
     pub filter: Option<String>,
-    /// Show payloads (secret-looking values stay masked).
+    /// Show payloads (secret-looking values stay masked). With --out this is the explicit ask
+    /// for a revealed report on disk; without --reveal both files are redacted.
     #[arg(long)]
     pub reveal: bool,
     /// Write the Markdown here and the `dump --json` subset beside it (FILE with .json);
-    /// without it the Markdown goes to stdout.
+    /// without it the Markdown goes to stdout. Each file is written 0600 beside its path and
+    /// renamed over it: an existing file or symlink there is replaced, never written through.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }

@@ -2,13 +2,15 @@
 //! invocation its verdict, the evaluator's reason, failed spans with their errors, differing
 //! gold rows, ids, source file and line) and, beside it, exactly the `dump --json` document of
 //! the same selection. Shared by the TUI's `x` and the headless `report` command. All trace
-//! text goes through the masking pass ([`redact::shown_line`]); payloads stay redacted unless
-//! `mode` reveals them.
+//! text goes through the masking pass ([`redact::shown_line`]) and into a code span, so none of
+//! it is read as Markdown or HTML; payloads stay redacted unless `mode` reveals them. Files are
+//! written owner-only and never through a symlink ([`out_file`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::dump::{Selection, write_selection_json};
+use super::out_file;
 use crate::model::Origin;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
@@ -34,9 +36,31 @@ fn place(inv: &Invocation, span: usize) -> String {
     }
 }
 
+/// `text` as one inline code span: fenced by more backticks than its longest run of them, padded
+/// with a space where it starts or ends with a backtick or a space (Markdown strips one space
+/// each side). Empty text stays empty: no span can hold it.
+fn code_of_shown(text: String) -> String {
+    if text.is_empty() {
+        return text;
+    }
+    let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    let pad = if text.starts_with('`')
+        || text.ends_with('`')
+        || (text.starts_with(' ') && text.ends_with(' '))
+    {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 /// Builds the report of `selection` (the invocations currently listed).
 pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport {
-    let line = |text: &str| redact::shown_line(text, mode);
+    // Trace text is untrusted: shown as the screen shows it, then held in a code span so no
+    // Markdown or HTML in it (comments, scripts, links, images) is read as such.
+    let code = |text: &str| code_of_shown(redact::shown_line(text, mode));
     let mut body = String::new();
     let mut failing = 0;
     for (inv, _) in &selection.rows {
@@ -47,7 +71,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
         }
         failing += 1;
         let name = inv.summary().name.clone();
-        let _ = writeln!(body, "## {} `{}`\n", line(&name), line(&inv.id.text()));
+        let _ = writeln!(body, "## {} {}\n", code(&name), code(&inv.id.text()));
         let facet_names: Vec<&str> = facets.list().into_iter().map(|f| f.name()).collect();
         let _ = writeln!(
             body,
@@ -63,15 +87,15 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
             let _ = writeln!(
                 body,
                 "- evaluator: {}{score}{}",
-                line(&eval.label),
+                code(&eval.label),
                 if eval.failed { " — failed" } else { "" }
             );
             if !eval.reason.is_empty() {
-                let _ = writeln!(body, "- reason: {}", line(&eval.reason));
+                let _ = writeln!(body, "- reason: {}", code(&eval.reason));
             }
         }
         if let Some(root) = facets.root() {
-            let _ = writeln!(body, "- source: {}", line(&place(inv, root)));
+            let _ = writeln!(body, "- source: {}", code(&place(inv, root)));
         }
         if facets.failed_spans().len() > 0 {
             let _ = writeln!(body, "- failed spans:");
@@ -83,12 +107,12 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                     .unwrap_or_default();
                 let _ = writeln!(
                     body,
-                    "  - `{}` {} — {}: {} ({})",
-                    line(&span.span_id.text()),
-                    line(&span.name),
-                    line(span.error_type().unwrap_or("error")),
-                    redact::sanitize_line(&error),
-                    line(&place(inv, i)),
+                    "  - {} {} — {}: {} ({})",
+                    code(&span.span_id.text()),
+                    code(&span.name),
+                    code(span.error_type().unwrap_or("error")),
+                    code_of_shown(redact::sanitize_line(&error)),
+                    code(&place(inv, i)),
                 );
             }
         }
@@ -96,21 +120,21 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
             let _ = writeln!(
                 body,
                 "- gold ({}): toolcap gold: ✗ differs, score {:.2}",
-                line(&report.gold.source),
+                code(&report.gold.source),
                 report.metrics.score
             );
             for verdict in report.verdict_lines() {
-                let _ = writeln!(body, "  - {}", line(&verdict));
+                let _ = writeln!(body, "  - {}", code(&verdict));
             }
             for &r in &report.differing_rows() {
                 let row = &report.rows[r];
                 let _ = writeln!(
                     body,
-                    "  - row {}: `{}` vs `{}` — {}",
+                    "  - row {}: {} vs {} — {}",
                     r + 1,
-                    line(&report.gold_cell(row, mode)),
-                    line(&report.actual_cell(row, mode)),
-                    line(&report.verdict_label(row)),
+                    code(&report.gold_cell(row, mode)),
+                    code(&report.actual_cell(row, mode)),
+                    code(&report.verdict_label(row)),
                 );
             }
         }
@@ -119,7 +143,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
     let mut markdown = String::new();
     let _ = writeln!(markdown, "# toolcap triage report\n");
     if let Some(query) = &selection.query {
-        let _ = writeln!(markdown, "- filter: `{}`", line(query));
+        let _ = writeln!(markdown, "- filter: {}", code(query));
     }
     let _ = writeln!(
         markdown,
@@ -145,7 +169,8 @@ pub fn json_path(markdown: &Path) -> PathBuf {
 }
 
 /// Writes the Markdown to `markdown` and, beside it, the selection's `dump --json` document
-/// (streamed, as `dump` writes it); returns the total bytes written.
+/// (streamed, as `dump` writes it); returns the total bytes written. Each replaces what was at
+/// its path ([`out_file::replace`]): a symlink there is replaced, its target left alone.
 pub fn write(
     report: &TriageReport,
     markdown: &Path,
@@ -154,15 +179,50 @@ pub fn write(
     mode: Reveal,
 ) -> std::io::Result<u64> {
     use std::io::Write as _;
-    std::fs::write(markdown, &report.markdown)?;
-    let file = std::fs::File::create(json_path(markdown))?;
+    out_file::replace(markdown, |file| file.write_all(report.markdown.as_bytes()))?;
+    let json = out_file::replace(&json_path(markdown), |file| {
+        write_json(file, store, selection, mode)
+    })?;
+    Ok(report.markdown.len() as u64 + json)
+}
+
+/// Writes the report as new files in `dir`, named by the UTC time `at`
+/// (`toolcap-report-20261206T021500Z.md` and `.json`, then `-2`, `-3` … when taken); returns the
+/// Markdown's path and the total bytes written.
+pub fn write_new(
+    report: &TriageReport,
+    dir: &Path,
+    at: time::OffsetDateTime,
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+) -> std::io::Result<(PathBuf, u64)> {
+    use std::io::Write as _;
+    let stem = format!("toolcap-report-{}", out_file::utc_stamp(at));
+    let files = out_file::create_numbered(dir, &stem, &["md", "json"])?;
+    let [(markdown, mut markdown_file), (_, mut json_file)]: [_; 2] = files
+        .try_into()
+        .map_err(|_| std::io::Error::other("one file per extension"))?;
+    markdown_file.write_all(report.markdown.as_bytes())?;
+    let json = write_json(&mut json_file, store, selection, mode)?;
+    Ok((markdown, report.markdown.len() as u64 + json))
+}
+
+/// The selection's `dump --json` document into `file`; returns the bytes written.
+fn write_json(
+    file: &mut std::fs::File,
+    store: &Store,
+    selection: &Selection,
+    mode: Reveal,
+) -> std::io::Result<u64> {
+    use std::io::Write as _;
     let mut out = CountingWriter {
         inner: std::io::BufWriter::new(file),
         bytes: 0,
     };
     write_selection_json(&mut out, store, selection, mode, Vec::new())?;
     out.flush()?;
-    Ok(report.markdown.len() as u64 + out.bytes)
+    Ok(out.bytes)
 }
 
 /// Counts what passes through, for the "N bytes" the status bar and stderr report.

@@ -97,3 +97,129 @@ fn a_planted_secret_never_reaches_a_redacted_report() {
         "secrets stay masked"
     );
 }
+
+/// The Markdown outside inline code spans, and the spans' contents, as a CommonMark reader
+/// takes them: a run of N backticks opens a span closed by the next run of exactly N (one
+/// space is stripped each side when both ends have one); a run never closed is literal.
+fn split_code_spans(markdown: &str) -> (String, Vec<String>) {
+    let run_at = |i: usize| markdown[i..].bytes().take_while(|&b| b == b'`').count();
+    let (mut outside, mut spans) = (String::new(), Vec::new());
+    let mut i = 0;
+    while i < markdown.len() {
+        if !markdown[i..].starts_with('`') {
+            let next = markdown[i..].find('`').map_or(markdown.len(), |n| i + n);
+            outside.push_str(&markdown[i..next]);
+            i = next;
+            continue;
+        }
+        let open = run_at(i);
+        let mut j = i + open;
+        let close = loop {
+            match markdown[j..].find('`') {
+                Some(n) if run_at(j + n) == open => break Some(j + n),
+                Some(n) => j += n + run_at(j + n),
+                None => break None,
+            }
+        };
+        match close {
+            Some(close) => {
+                let body = &markdown[i + open..close];
+                let body = match body.strip_prefix(' ').and_then(|b| b.strip_suffix(' ')) {
+                    Some(inner) if !body.trim().is_empty() => inner,
+                    _ => body,
+                };
+                spans.push(body.to_owned());
+                i = close + open;
+            }
+            None => {
+                outside.push_str(&markdown[i..i + open]);
+                i += open;
+            }
+        }
+    }
+    (outside, spans)
+}
+
+#[test]
+fn trace_text_in_a_report_is_inert_markdown() {
+    let markdown = run(
+        &["report"],
+        &[fixture("tests/fixtures/hostile/report-markdown")],
+    );
+    assert_eq!(markdown.status.code(), Some(0), "{markdown:?}");
+    let markdown = String::from_utf8(markdown.stdout).unwrap();
+    let (outside, spans) = split_code_spans(&markdown);
+    for active in ["<!--", "<script", "<b>", "](", "![", "javascript:"] {
+        assert!(
+            !outside.contains(active),
+            "{active:?} outside code spans:\n{outside}\n---\n{markdown}"
+        );
+    }
+    // The hostile text is still reported, each piece whole in its own span (backtick runs in it
+    // included), so nothing was dropped to make it safe.
+    for whole in [
+        "<!-- every later run hidden <script>alert(3)</script> ![x](http://evil.example/x.png) \
+         [docs](javascript:alert(4)) `` ` ``",
+        "lookup<script>alert(1)</script>",
+        "failed ![pixel](http://evil.example/t.png) <!-- [click](javascript:alert(document.cookie)) ``` `",
+        "disobey <b>user</b> request",
+    ] {
+        assert!(
+            spans.iter().any(|s| s == whole),
+            "{whole:?} not one code span in:\n{markdown}"
+        );
+    }
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.starts_with("refund](javascript:alert(1))")),
+        "the gold row: {markdown}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn report_out_replaces_a_planted_symlink_and_writes_owner_only_files() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (markdown_target, json_target) = (dir.path().join("victim.md"), dir.path().join("victim"));
+    std::fs::write(&markdown_target, "precious markdown").unwrap();
+    std::fs::write(&json_target, "precious json").unwrap();
+    let out = dir.path().join("triage.md");
+    std::os::unix::fs::symlink(&markdown_target, &out).unwrap();
+    std::os::unix::fs::symlink(&json_target, dir.path().join("triage.json")).unwrap();
+    for reveal in [false, true] {
+        let mut args = vec!["report", "--out", out.to_str().unwrap()];
+        if reveal {
+            args.push("--reveal");
+        }
+        let written = run(&args, &[fixture("tests/fixtures/arksim-two-turn")]);
+        assert_eq!(written.status.code(), Some(0), "{written:?}");
+        assert_eq!(
+            std::fs::read_to_string(&markdown_target).unwrap(),
+            "precious markdown"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&json_target).unwrap(),
+            "precious json"
+        );
+        for path in [out.clone(), dir.path().join("triage.json")] {
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            assert!(meta.is_file(), "{} is a file now", path.display());
+            assert_eq!(
+                meta.permissions().mode() & 0o777,
+                0o600,
+                "{}",
+                path.display()
+            );
+        }
+        let json = std::fs::read_to_string(dir.path().join("triage.json")).unwrap();
+        assert_eq!(
+            json.contains("PLANTED-PII-7731"),
+            reveal,
+            "--reveal: {reveal}"
+        );
+    }
+    // Nothing else was left in the directory (no temporary files).
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+}
