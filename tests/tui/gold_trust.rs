@@ -322,3 +322,111 @@ fn d_on_any_turn_finds_the_conversations_gold_and_the_tui_agrees_with_check() {
     assert!(screen.contains("this turn's share"), "{screen}");
     assert!(!screen.contains("no gold for this invocation"), "{screen}");
 }
+
+/// The planted fixture of `check`'s redaction tests (`tests/gold/check_trust.rs`).
+const PLANTED: &str = "tests/fixtures/hostile/check-planted";
+const PLANTED_SECRETS: &[&str] = &[
+    "sk-proj-Plant3d",
+    "Plant3dKey0abcdefghijklmnopqrstuvwxyz0123",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    "PRIVATE KEY",
+    "Passw0rdPlanted",
+];
+const PLANTED_PERSONAL: &[&str] = &[
+    "planted.person@example.com",
+    "4111 1111 1111 1111",
+    "4155550123",
+];
+
+/// An app over the planted trace with the planted gold, wide enough that no planted field is
+/// cut off, with the gold diff open.
+fn planted_diff_app() -> App {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(PLANTED);
+    let (store, _) = toolcap::sources::load::load_store(&[root.join("check-planted.otlp.jsonl")]);
+    let (gold, _) =
+        toolcap::gold::source::load_gold_file(&root.join("gold.json")).expect("the gold loads");
+    let mut app = App::new(
+        store,
+        toolcap::tui::config::from_toml("", false),
+        Reveal::Redacted,
+    );
+    app.gold = app::GoldContext::new(Some(gold));
+    app::update(
+        &mut app,
+        toolcap::tui::action::Action::Resize {
+            width: 1200,
+            height: 60,
+        },
+    );
+    press(&mut app, "d");
+    assert!(app.diff.is_some(), "the planted run has a gold");
+    app
+}
+
+#[test]
+fn the_gold_diff_masks_planted_values_in_its_title_rows_and_detail() {
+    let mut app = planted_diff_app();
+    let screen = screen_text(&app);
+    // The planted fields are drawn at all: the title, both cells, the failure, the arguments.
+    for shown in [
+        "before agent",
+        "before_gold",
+        "before_lookup",
+        "FAILED",
+        "before tool failed",
+    ] {
+        assert!(screen.contains(shown), "{shown:?} is drawn:\n{screen}");
+    }
+    for never in PLANTED_SECRETS.iter().chain(PLANTED_PERSONAL) {
+        assert!(
+            !screen.contains(never),
+            "redacted diff shows {never:?}:\n{screen}"
+        );
+    }
+    press(&mut app, "r");
+    assert!(app.diff.is_some(), "r keeps the overlay open");
+    let revealed = screen_text(&app);
+    assert!(
+        revealed.contains("planted.person@example.com"),
+        "revealed, personal data shows:\n{revealed}"
+    );
+    for never in PLANTED_SECRETS {
+        assert!(
+            !revealed.contains(never),
+            "revealed diff shows {never:?}:\n{revealed}"
+        );
+    }
+}
+
+#[test]
+fn a_sidecar_golds_problem_is_masked_in_the_status_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(PLANTED);
+    let trace = dir.path().join("run.otlp.jsonl");
+    std::fs::copy(root.join("check-planted.otlp.jsonl"), &trace).expect("copy");
+    let bad = "before_bad planted.person@example.com card 4111 1111 1111 1111";
+    let sidecar = json!([{"tool": "lookup"}, {"tool": bad, "args": "not an object"}]);
+    std::fs::write(dir.path().join("run.gold.json"), sidecar.to_string()).expect("write");
+    let (store, _) = toolcap::sources::load::load_store(&[trace]);
+    let mut app = App::new(
+        store,
+        toolcap::tui::config::from_toml("", false),
+        Reveal::Redacted,
+    );
+    app::update(
+        &mut app,
+        toolcap::tui::action::Action::Resize {
+            width: 1200,
+            height: 60,
+        },
+    );
+    // Scoring the list reads the sidecar once and tells its problem.
+    let message = app.message.clone().unwrap_or_default();
+    assert!(
+        message.contains("before_bad"),
+        "the problem is told: {message}"
+    );
+    for never in PLANTED_PERSONAL {
+        assert!(!message.contains(never), "{never:?} in {message}");
+    }
+}

@@ -121,7 +121,7 @@ pub(super) fn report(app: &mut App, id: &str) -> Option<DiffReport> {
         &mut problems,
     );
     if let Some(problem) = problems.first() {
-        app.message = Some(crate::redact::sanitize_line(&problem.to_string()));
+        app.message = Some(crate::redact::shown_line(&problem.to_string(), app.reveal));
     }
     if let Some(scope) = report.as_mut().and_then(|r| r.conversation.as_mut()) {
         scope.focus = scope.turns.iter().position(|t| t == id);

@@ -13,7 +13,7 @@ use super::{FooterItem, first_keys};
 use crate::gold::align::{Alignment, RowKind};
 use crate::gold::conversation::{row_in_turn, turn_share};
 use crate::gold::report::{DiffReport, argument_counts, fmt2};
-use crate::redact::{Reveal, sanitize_line};
+use crate::redact::{Reveal, sanitize_line, shown_line};
 use crate::tui::action::Action;
 use crate::tui::config::Config;
 use crate::tui::keymap::{KeyContext, Keymap, Scope};
@@ -186,7 +186,7 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
             Span::styled(
                 format!(
                     "{}  ",
-                    sanitize_line(report.name.as_deref().unwrap_or(&report.invocation))
+                    shown_line(report.name.as_deref().unwrap_or(&report.invocation), reveal)
                 ),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
@@ -199,7 +199,7 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
                     Reveal::Redacted => "redacted",
                     Reveal::Revealed => "revealed",
                 },
-                sanitize_line(&report.gold.source),
+                shown_line(&report.gold.source, reveal),
             )),
         ]),
         Line::from(format!(
@@ -250,7 +250,7 @@ fn header_lines(report: &DiffReport, reveal: Reveal, theme: &Theme) -> Vec<Line<
         report
             .verdict_lines()
             .into_iter()
-            .map(|l| Line::from(sanitize_line(&l))),
+            .map(|l| Line::from(shown_line(&l, reveal))),
     );
     lines
 }
@@ -268,9 +268,10 @@ fn detail_lines(
     if let Some(call) = row.actual.and_then(|a| report.actual.get(a)) {
         let mut facts = Vec::new();
         if call.failed {
+            let error = call.shown_error(reveal);
             facts.push(format!(
                 "FAILED: {}",
-                call.error.as_deref().unwrap_or("(no message)")
+                error.as_deref().unwrap_or("(no message)")
             ));
         }
         if let Some(d) = call.duration_s {
@@ -284,7 +285,7 @@ fn detail_lines(
         }
         if !facts.is_empty() {
             lines.push(Line::styled(
-                sanitize_line(&facts.join(" · ")),
+                shown_line(&facts.join(" · "), reveal),
                 if call.failed {
                     theme.style(Role::StatusError)
                 } else {
@@ -301,7 +302,7 @@ fn detail_lines(
             _ => "every argument is equal".to_string(),
         }));
     }
-    lines.extend(args.iter().map(|l| Line::from(sanitize_line(l))));
+    lines.extend(args.iter().map(|l| Line::from(shown_line(l, reveal))));
     lines
 }
 
@@ -339,8 +340,8 @@ pub fn render(
             };
             TableRow::new(vec![
                 Cell::from(format!("{mark}{}", i + 1)),
-                Cell::from(sanitize_line(&report.gold_cell(row, reveal))),
-                Cell::from(sanitize_line(&report.actual_cell(row, reveal))),
+                Cell::from(shown_line(&report.gold_cell(row, reveal), reveal)),
+                Cell::from(shown_line(&report.actual_cell(row, reveal), reveal)),
                 Cell::from(sanitize_line(&report.verdict_label(row))),
             ])
             .style(theme.style(if report.tolerated(row).is_some() {
