@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::RemoteArgs;
-use crate::model::Severity;
-use crate::redact::{self, Reveal};
+use crate::redact::Reveal;
 use crate::sources::load::load_store_with;
 use crate::views::dump::{
     Selection, explain_json, explain_text, write_selection_json, write_selection_text,
@@ -83,16 +82,7 @@ pub fn run(args: &DumpArgs) -> i32 {
     }
     if store.is_empty() {
         // Say why on stderr too: the output may be a pipe into a JSON tool.
-        for problem in store
-            .problems()
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-        {
-            eprintln!(
-                "toolcap-tui dump: {}",
-                redact::sanitize_line(&problem.to_string())
-            );
-        }
+        super::say_why_nothing_loaded("dump", store);
         2
     } else {
         0

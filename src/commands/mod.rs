@@ -58,12 +58,18 @@ pub enum Command {
     Man,
 }
 
-/// How `dump` and `check` reach remote sources (read once, as a snapshot).
+/// How every command that reads sources reaches remote ones (`dump`, `check` and `report` read
+/// them once, as a snapshot; the TUI follows them). One set of flags, so each command takes the
+/// same credentials the same way.
 #[derive(Debug, Args, Clone, Default)]
 pub struct RemoteArgs {
-    /// Bearer token sent to remote sources (or TOOLCAP_TOKEN).
-    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    /// Bearer token sent to remote sources and, with --listen, required by the embedded
+    /// receiver. Without it: --token-file, then the TOOLCAP_TOKEN environment variable.
+    #[arg(long, value_parser = non_blank_token)]
     pub token: Option<String>,
+    /// Read the token from FILE (e.g. the `serve.token` a `serve` wrote in its spool directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
@@ -73,11 +79,54 @@ pub struct RemoteArgs {
 }
 
 impl RemoteArgs {
+    /// The token: `--token`, else `--token-file`, else `TOOLCAP_TOKEN`.
+    pub fn token(&self) -> Result<Option<String>, String> {
+        if let Some(token) = &self.token {
+            return Ok(Some(token.clone()));
+        }
+        if let Some(path) = &self.token_file {
+            return crate::receiver::token::read(path)
+                .map(Some)
+                .map_err(|why| format!("--token-file: {why}"));
+        }
+        token_from_env()
+    }
+
     pub fn options(&self) -> Result<crate::sources::remote::RemoteOptions, String> {
         let mut options =
-            crate::sources::remote::RemoteOptions::from_args(self.token.clone(), &self.headers)?;
+            crate::sources::remote::RemoteOptions::from_args(self.token()?, &self.headers)?;
         options.ca_cert = self.cacert.clone();
+        // A token read from a file is read again when it is refused: a `serve` that made a new
+        // one is followed without restarting the client.
+        options.token_file = self.token_file.clone();
         Ok(options)
+    }
+}
+
+/// The environment variable that stands for `--token` when neither it nor `--token-file` is
+/// given.
+pub const TOKEN_ENV: &str = "TOOLCAP_TOKEN";
+
+/// `--token`'s parser: a blank token is refused rather than taken as none, since taking it as
+/// none would leave open what it was meant to guard (an address `serve` binds for others).
+fn non_blank_token(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err("a token cannot be empty or blank".into())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+/// `TOOLCAP_TOKEN`, when set. Set but blank is an error for the same reason as a blank
+/// `--token`: it is most often a substitution that failed (`TOOLCAP_TOKEN=$(cat missing)`).
+pub fn token_from_env() -> Result<Option<String>, String> {
+    match std::env::var(TOKEN_ENV) {
+        Ok(token) if token.trim().is_empty() => Err(format!(
+            "{TOKEN_ENV} is set but empty or blank: give it a token, or unset it"
+        )),
+        Ok(token) => Ok(Some(token)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{TOKEN_ENV} is not UTF-8")),
     }
 }
 
@@ -128,6 +177,21 @@ fn print_man_page() -> i32 {
             }
             2
         }
+    }
+}
+
+/// Prints on stderr the errors that left `store` empty, one line each, as the masking pass
+/// shows them.
+fn say_why_nothing_loaded(command: &str, store: &crate::store::Store) {
+    let errors = store
+        .problems()
+        .iter()
+        .filter(|p| p.severity == crate::model::Severity::Error);
+    for problem in errors {
+        eprintln!(
+            "toolcap-tui {command}: {}",
+            crate::redact::sanitize_line(&problem.to_string())
+        );
     }
 }
 

@@ -4,14 +4,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::RemoteArgs;
 use crate::redact::Reveal;
-use crate::sources::load::load_store;
+use crate::sources::load::load_store_with;
 use crate::views::dump::Selection;
 use crate::views::report::{build, json_path, write};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReportArgs {
-    /// Trace files or directories (searched recursively).
+    /// Trace files, directories (searched recursively), or remote sources as for `dump` (read
+    /// once).
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Only invocations matching this query (the `/` query language, e.g. `is:failing`).
@@ -26,6 +28,8 @@ pub struct ReportArgs {
     /// renamed over it: an existing file or symlink there is replaced, never written through.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `toolcap-tui report`: exit 0 when written, 2 on error.
@@ -34,10 +38,18 @@ pub fn run(args: &ReportArgs) -> i32 {
     let Some(query) = super::parse_filter(args.filter.as_deref()) else {
         return 2;
     };
-    let (store, _) = load_store(&args.sources);
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
+        Err(why) => {
+            eprintln!("toolcap-tui report: {why}");
+            return 2;
+        }
+    };
+    let (store, _) = load_store_with(&args.sources, &remote);
     let store = super::kept_until_exit(store);
     if store.is_empty() {
         eprintln!("toolcap-tui report: nothing could be loaded");
+        super::say_why_nothing_loaded("report", store);
         return 2;
     }
     let selection = match &query {

@@ -17,9 +17,10 @@ pub struct ServeArgs {
     /// Spool directory: every accepted request is appended here before it is acknowledged.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Bearer token every request must carry (or TOOLCAP_TOKEN). Without it (or --token-file),
-    /// ingest is open and the feed requires a random token written to DIR/serve.token.
-    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
+    /// Bearer token every request must carry. Without it: --token-file, then the TOOLCAP_TOKEN
+    /// environment variable; without any, ingest is open and the feed requires a random token
+    /// kept in DIR/serve.token (the same one across restarts on the same DIR).
+    #[arg(long, value_parser = super::non_blank_token)]
     pub token: Option<String>,
     /// Read the token every request must carry from FILE.
     #[arg(long, value_name = "FILE", conflicts_with = "token")]
@@ -81,11 +82,21 @@ impl LimitArgs {
 
 /// Runs `serve`; returns the exit code.
 pub fn run(args: &ServeArgs) -> i32 {
+    let token = match (&args.token, &args.token_file) {
+        (None, None) => match super::token_from_env() {
+            Ok(token) => token,
+            Err(why) => {
+                eprintln!("toolcap-tui serve: {why}");
+                return 2;
+            }
+        },
+        (token, _) => token.clone(),
+    };
     crate::receiver::serve::run(&ServeOptions {
         http: args.http.clone(),
         grpc: args.grpc.clone(),
         out: args.out.clone(),
-        token: args.token.clone(),
+        token,
         token_file: args.token_file.clone(),
         max_body_mb: args.max_body_mb,
         segment_mb: args.segment_mb,

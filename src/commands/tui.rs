@@ -8,7 +8,6 @@ use tokio::sync::mpsc;
 
 use crate::redact::Reveal;
 use crate::sources::live::{LiveSources, spawn_sources};
-use crate::sources::remote::RemoteOptions;
 use crate::store::{Budget, Store};
 use crate::tui::app::{App, GoldContext};
 use crate::tui::config;
@@ -31,19 +30,8 @@ pub struct UiArgs {
     /// gRPC address of the embedded receiver (with --listen).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4317")]
     pub grpc: String,
-    /// Bearer token the embedded receiver requires and that is sent to a `serve` feed
-    /// (or TOOLCAP_TOKEN).
-    #[arg(long, env = "TOOLCAP_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// Read the token from FILE (e.g. the `serve.token` a `serve` wrote in its spool directory).
-    #[arg(long, value_name = "FILE", conflicts_with = "token")]
-    pub token_file: Option<PathBuf>,
-    /// Extra header sent to remote sources, e.g. --header 'X-Team: agents' (repeatable).
-    #[arg(long = "header", value_name = "'NAME: VALUE'")]
-    pub headers: Vec<String>,
-    /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: super::RemoteArgs,
     /// Let --listen bind an address other machines can reach without a --token (warned).
     #[arg(long)]
     pub insecure: bool,
@@ -72,22 +60,8 @@ const INGEST_CAPACITY: usize = 1024;
 /// `toolcap-tui [SOURCE...]`: runs the full-screen app; returns the process exit code.
 pub fn run(args: UiArgs) -> i32 {
     keep_big_buffers_out_of_the_heap();
-    // `--token-file` (e.g. the serve.token a `serve` wrote) stands for `--token`.
-    let token = match (&args.token, &args.token_file) {
-        (None, Some(path)) => match crate::receiver::token::read(path) {
-            Ok(token) => Some(token),
-            Err(why) => {
-                eprintln!("toolcap-tui: --token-file: {why}");
-                return 2;
-            }
-        },
-        (token, _) => token.clone(),
-    };
-    let remote = match RemoteOptions::from_args(token, &args.headers) {
-        Ok(remote) => RemoteOptions {
-            ca_cert: args.cacert.clone(),
-            ..remote
-        },
+    let remote = match args.remote.options() {
+        Ok(remote) => remote,
         Err(why) => {
             eprintln!("toolcap-tui: {why}");
             return 2;

@@ -54,7 +54,11 @@ pub fn router(config: FeedConfig) -> Router {
         .with_state(feed)
 }
 
-async fn health(State(feed): State<Arc<Feed>>) -> Response {
+async fn health(State(feed): State<Arc<Feed>>, request: Request) -> Response {
+    // Health names the spool's directory and how much it holds: the feed's token guards it.
+    if let Some(refused) = refused(&feed, &request) {
+        return refused;
+    }
     let state = &feed.config.spool;
     let committed = state.committed();
     let failing = state.write_failure();
@@ -71,6 +75,26 @@ async fn health(State(feed): State<Arc<Feed>>) -> Response {
         body["reason"] = serde_json::Value::String(format!("spool writes are failing: {reason}"));
     }
     axum::Json(body).into_response()
+}
+
+/// A 401 when `request` does not carry the feed's token.
+fn refused(feed: &Feed, request: &Request) -> Option<Response> {
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    if super::bearer_matches(Some(&feed.config.token), authorization) {
+        return None;
+    }
+    let body = serde_json::json!({
+        "error": "the feed needs `Authorization: Bearer TOKEN`; serve printed where the token \
+                  is (DIR/serve.token unless --token/--token-file was given)"
+    });
+    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    Some(response)
 }
 
 #[derive(Debug, Deserialize)]
@@ -91,21 +115,10 @@ async fn stream(
     Query(params): Query<StreamParams>,
     request: Request,
 ) -> Response {
-    let headers = request.headers();
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
-    if !super::bearer_matches(Some(&feed.config.token), authorization) {
-        let body = serde_json::json!({
-            "error": "the feed needs `Authorization: Bearer TOKEN`; serve printed where the token \
-                      is (DIR/serve.token unless --token/--token-file was given)"
-        });
-        let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return response;
+    if let Some(refused) = refused(&feed, &request) {
+        return refused;
     }
+    let headers = request.headers();
     let wants_sse = params.format.as_deref() == Some("sse")
         || headers
             .get(header::ACCEPT)

@@ -34,6 +34,15 @@ pub fn run(args: &ServeOptions) -> i32 {
         eprintln!("toolcap-tui serve: --log-file {why}");
         return 2;
     }
+    // A blank token would be no token, and no token leaves ingest open: refused, not guessed.
+    if args
+        .token
+        .as_deref()
+        .is_some_and(|token| token.trim().is_empty())
+    {
+        eprintln!("toolcap-tui serve: the token is empty or blank; give a token, or none");
+        return 2;
+    }
     let has_token = args.token.is_some() || args.token_file.is_some();
     for (flag, addr) in [("--http", &args.http), ("--grpc", &args.grpc)] {
         match super::exposure::check_bind(flag, addr, has_token, args.insecure) {
@@ -77,7 +86,7 @@ async fn serve(args: &ServeOptions) -> anyhow::Result<()> {
         queue_bytes: QUEUE_BYTES,
     })?);
     let given_token = match (&args.token, &args.token_file) {
-        (Some(token), _) => Some(token.clone()).filter(|token| !token.is_empty()),
+        (Some(token), _) => Some(token.clone()),
         (None, Some(path)) => Some(token::read(path)?),
         (None, None) => None,
     };

@@ -117,6 +117,8 @@ pub struct RemoteOptions {
     pub ca_cert: Option<std::path::PathBuf>,
     /// Idle and total time limits (defaults, or the environment's when built from arguments).
     pub timeouts: RemoteTimeouts,
+    /// `--token-file FILE`: where the token came from, read again when it is refused.
+    pub token_file: Option<std::path::PathBuf>,
 }
 
 impl RemoteOptions {
@@ -132,6 +134,7 @@ impl RemoteOptions {
             headers: map,
             ca_cert: None,
             timeouts: RemoteTimeouts::from_env()?,
+            token_file: None,
         })
     }
 
@@ -217,11 +220,13 @@ fn status_problem(path: &str, status: StatusCode, hint: &str) -> String {
     format!("answered {status} for {path}{hint}")
 }
 
-fn unauthorized_hint(options: &RemoteOptions) -> &'static str {
+/// Why a 401 came, worded so the masking pass leaves it whole: a "token" followed by `:` or
+/// `=` and a word reads as a secret and would be masked.
+pub fn unauthorized_hint(options: &RemoteOptions) -> &'static str {
     if options.token.is_some() || options.headers.contains_key(header::AUTHORIZATION) {
         ": the token was refused"
     } else {
-        ": it needs a token (--token, --token-file or TOOLCAP_TOKEN)"
+        ": it needs a token (pass --token-file DIR/serve.token, --token or TOOLCAP_TOKEN)"
     }
 }
 

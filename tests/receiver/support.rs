@@ -256,15 +256,13 @@ impl Serve {
         configure: impl FnOnce(&mut Command),
     ) -> Serve {
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"));
+        command.arg("serve");
+        // A restart that must keep its address passes its own --http.
+        if !extra_args.contains(&"--http") {
+            command.args(["--http", "127.0.0.1:0"]);
+        }
         command
-            .args([
-                "serve",
-                "--http",
-                "127.0.0.1:0",
-                "--grpc",
-                "127.0.0.1:0",
-                "--out",
-            ])
+            .args(["--grpc", "127.0.0.1:0", "--out"])
             .arg(dir)
             .args(extra_args)
             .env_remove("TOOLCAP_TOKEN")
@@ -340,11 +338,7 @@ impl Serve {
     }
 
     pub fn health(&self) -> serde_json::Value {
-        let headers: Vec<(&str, &str)> = self
-            .authorization
-            .iter()
-            .map(|value| ("Authorization", value.as_str()))
-            .collect();
+        let headers = [("Authorization", self.feed_authorization.as_str())];
         let response =
             raw_http(&self.http, "GET", "/api/v1/health", &headers, b"").expect("health");
         assert_eq!(response.status, 200);
