@@ -232,6 +232,13 @@ pub fn mask_secrets_in_text(text: &str) -> String {
 pub fn mask_secrets(value: &mut Value) {
     match value {
         Value::Object(map) => {
+            // A key can be a secret too (a token used as a map key).
+            if map.keys().any(|key| is_secret_value(key)) {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(key, v)| (mask_secrets_in_text(&key), v))
+                    .collect();
+            }
             for (key, v) in map.iter_mut() {
                 if is_secret_key(key) && !v.is_null() {
                     *v = Value::String(MASK.into());
@@ -332,11 +339,17 @@ fn shape_at(value: &Value, depth: usize) -> Value {
         Value::Object(map) => {
             let out: Map<String, Value> = map
                 .iter()
-                .map(|(k, v)| (sanitize_line(k), shape_at(v, depth + 1)))
+                .map(|(k, v)| (shown_key(k), shape_at(v, depth + 1)))
                 .collect();
             Value::Object(out)
         }
     }
+}
+
+/// A payload key in the redacted shape: masked as a value there would be (secrets and
+/// personal data), since a key can hold either, then made inert.
+fn shown_key(key: &str) -> String {
+    shown_line(key, Reveal::Redacted)
 }
 
 /// A payload prepared for display under the given mode: redacted → its shape; revealed →
@@ -442,6 +455,32 @@ mod tests {
         assert!(shown.contains("string (5 chars)"));
         assert!(!shown.contains("Paris"));
         assert!(shown.contains("1 more items"));
+    }
+
+    #[test]
+    fn payload_keys_are_masked_as_values_are() {
+        let text = r#"{"jane.roe@example.org": 1, "4111 1111 1111 1111": {"x": 2},
+            "tool_sk-proj-Q7vX2mLp9RtY4wZ8nB3kJ6hF1dS5aG0c": "v"}"#;
+        let PayloadValue::Json(scanned) = redacted_payload(text) else {
+            panic!("json")
+        };
+        let PayloadValue::Json(built) = present(&parse_payload(text), Reveal::Redacted) else {
+            panic!("json")
+        };
+        for redacted in [scanned.to_string(), built.to_string()] {
+            for hidden in ["jane.roe", "1111 1111", "Q7vX2mLp9"] {
+                assert!(!redacted.contains(hidden), "{hidden} in {redacted}");
+            }
+            assert!(redacted.contains("tool_"), "{redacted}");
+        }
+        // Revealed, personal data shows; a secret never does, key or value.
+        let PayloadValue::Json(revealed) = present(&parse_payload(text), Reveal::Revealed) else {
+            panic!("json")
+        };
+        let revealed = revealed.to_string();
+        assert!(revealed.contains("jane.roe@example.org"), "{revealed}");
+        assert!(!revealed.contains("Q7vX2mLp9"), "{revealed}");
+        assert!(revealed.contains(r#""tool_••••••":"v""#), "{revealed}");
     }
 
     #[test]

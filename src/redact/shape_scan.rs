@@ -9,7 +9,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{PayloadValue, SHAPE_DEPTH, SHAPE_ITEMS, UNSTRING_MAX_DEPTH, sanitize_line};
+use super::{PayloadValue, SHAPE_DEPTH, SHAPE_ITEMS, UNSTRING_MAX_DEPTH, shown_key};
 
 /// The payload as the redacted view shows it.
 pub fn redacted_payload(text: &str) -> PayloadValue {
@@ -156,7 +156,7 @@ impl<'de> Visitor<'de> for ShapeSeed {
         }
         Ok(Value::Object(
             raw.into_iter()
-                .map(|(key, shape)| (sanitize_line(&key), shape))
+                .map(|(key, shape)| (shown_key(&key), shape))
                 .collect(),
         ))
     }

@@ -186,7 +186,7 @@ fn attributes(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<
     ));
     for (key, value) in &span.attributes {
         out.push(Line::from(vec![
-            Span::styled(redact::sanitize_line(key), theme.style(Role::JsonKey)),
+            Span::styled(redact::shown_line(key, mode), theme.style(Role::JsonKey)),
             Span::styled(" = ", theme.style(Role::Dim)),
             Span::styled(attr_text(key, &value, mode), theme.style(Role::Text)),
         ]));
@@ -211,7 +211,7 @@ fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'sta
         for (key, value) in &event.attributes {
             out.push(Line::from(vec![
                 Span::raw("  "),
-                Span::styled(redact::sanitize_line(key), theme.style(Role::JsonKey)),
+                Span::styled(redact::shown_line(key, mode), theme.style(Role::JsonKey)),
                 Span::styled(" = ", theme.style(Role::Dim)),
                 Span::styled(attr_text(key, &value, mode), theme.style(Role::Text)),
             ]));

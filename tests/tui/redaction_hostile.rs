@@ -34,9 +34,11 @@ enum Field {
     Provider,
     ErrorType,
     ErrorMessage,
+    AttributeKey,
     AttributeValue,
     AttributeListValue,
     EventName,
+    EventAttributeKey,
     EventAttribute,
     RequestedToolName,
     Service,
@@ -48,16 +50,18 @@ enum Field {
     ProblemMessage,
 }
 
-const FIELDS: [Field; 18] = [
+const FIELDS: [Field; 20] = [
     Field::SpanName,
     Field::ToolName,
     Field::Model,
     Field::Provider,
     Field::ErrorType,
     Field::ErrorMessage,
+    Field::AttributeKey,
     Field::AttributeValue,
     Field::AttributeListValue,
     Field::EventName,
+    Field::EventAttributeKey,
     Field::EventAttribute,
     Field::RequestedToolName,
     Field::Service,
@@ -112,6 +116,19 @@ fn secret() -> impl Strategy<Value = Plant> {
         personal: false,
     };
     prop_oneof![
+        7 => provider_key(),
+        10 => other_secret(secret),
+    ]
+}
+
+/// Provider keys and JWTs: recognised by their shape wherever they start.
+fn provider_key() -> impl Strategy<Value = Plant> {
+    let secret = |text: String, hidden: String| Plant {
+        text,
+        must_not_show: hidden,
+        personal: false,
+    };
+    prop_oneof![
         body(24, 40).prop_map(move |b| secret(format!("sk-proj-{b}"), b)),
         body(24, 40).prop_map(move |b| secret(format!("sk-ant-api03-{b}"), b)),
         body(36, 36).prop_map(move |b| secret(format!("ghp_{b}"), b)),
@@ -121,6 +138,26 @@ fn secret() -> impl Strategy<Value = Plant> {
         body(35, 35).prop_map(move |b| secret(format!("AIza{b}"), b)),
         body(30, 40).prop_map(move |b| secret(format!("hf_{b}"), b)),
         body(20, 30).prop_map(move |b| secret(format!("xoxb-12345-{b}"), b)),
+        (body(10, 20), body(10, 20), body(10, 20))
+            .prop_map(move |(a, b, c)| secret(format!("eyJ{a}.eyJ{b}.{c}"), format!("{a}.eyJ{b}"))),
+    ]
+}
+
+/// A provider key glued to the text before it: inside a word, a path, a query or a name.
+fn glued_key() -> impl Strategy<Value = Plant> {
+    let glue =
+        proptest::sample::select(&["tool_", "/v1/", "?key=", "cfg.", "x-", "api=", "bot"][..]);
+    (glue, provider_key()).prop_map(|(glue, key)| Plant {
+        text: format!("{glue}{}", key.text),
+        ..key
+    })
+}
+
+/// Secrets recognised by the words around them.
+fn other_secret(
+    secret: impl Fn(String, String) -> Plant + Copy + 'static,
+) -> impl Strategy<Value = Plant> {
+    prop_oneof![
         body(12, 30).prop_map(move |b| secret(format!("Bearer {b}"), b)),
         body(12, 30).prop_map(move |b| secret(format!("Authorization: Basic {b}=="), b)),
         body(8, 20).prop_map(move |b| secret(format!("pw={b}"), b)),
@@ -129,8 +166,6 @@ fn secret() -> impl Strategy<Value = Plant> {
         body(8, 20).prop_map(move |b| secret(format!("{{\\\"client_secret\\\":\\\"{b}\\\"}}"), b)),
         body(8, 20).prop_map(move |b| secret(format!("access_token={b}&x=1"), b)),
         body(8, 20).prop_map(move |b| secret(format!("https://admin:{b}@db.example.com/x"), b)),
-        (body(10, 20), body(10, 20), body(10, 20))
-            .prop_map(move |(a, b, c)| secret(format!("eyJ{a}.eyJ{b}.{c}"), format!("{a}.eyJ{b}"))),
         body(20, 40).prop_map(move |b| secret(
             format!("-----BEGIN PRIVATE KEY-----\n{b}\n-----END PRIVATE KEY-----"),
             b
@@ -204,6 +239,10 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
     };
     root.identity_mut().node.node_name = Some(text(Field::NodeName, "plan").into());
     root.attributes.push((
+        text(Field::AttributeKey, "label").into(),
+        AttrValue::Str("kept".into()),
+    ));
+    root.attributes.push((
         "note".into(),
         AttrValue::Str(text(Field::AttributeValue, "plain value").into()),
     ));
@@ -214,10 +253,16 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
     root.push_event(SpanEvent {
         time_unix_nano: T0 + 1,
         name: text(Field::EventName, "started").into(),
-        attributes: vec![(
-            "detail".into(),
-            AttrValue::Str(text(Field::EventAttribute, "fine").into()),
-        )]
+        attributes: vec![
+            (
+                "detail".into(),
+                AttrValue::Str(text(Field::EventAttribute, "fine").into()),
+            ),
+            (
+                text(Field::EventAttributeKey, "step").into(),
+                AttrValue::Str("kept".into()),
+            ),
+        ]
         .into(),
     });
     let llm = Span {
@@ -375,6 +420,12 @@ proptest! {
     }
 
     #[test]
+    fn planted_keys_glued_to_text_never_show_in_dump(field in proptest::sample::select(&FIELDS[..]), plant in glued_key()) {
+        assert_hidden(field, &plant, Reveal::Redacted, false);
+        assert_hidden(field, &plant, Reveal::Revealed, false);
+    }
+
+    #[test]
     fn planted_personal_data_never_shows_in_redacted_dump(field in proptest::sample::select(&FIELDS[..]), plant in personal()) {
         assert_hidden(field, &plant, Reveal::Redacted, false);
     }
@@ -410,8 +461,19 @@ fn every_field_hides_a_planted_secret_and_address_in_every_view() {
         must_not_show: "jane.roe".into(),
         personal: true,
     };
+    let glued = Plant {
+        text: "tool_sk-proj-M4nB7vC1xZ9lK2jH5gF8dS3aQ6wE0rT and /p?key=AIzaSyD4k9Lm2Nq7Rs1Tv6Wx3Yz8Ab5Cd0Ef2Gh"
+            .into(),
+        must_not_show: "M4nB7vC1x".into(),
+        personal: false,
+    };
+    let card = Plant {
+        text: "card 4111 1111 1111 1111".into(),
+        must_not_show: "1111 1111".into(),
+        personal: true,
+    };
     for field in FIELDS {
-        for plant in [&secret, &key, &mail] {
+        for plant in [&secret, &key, &mail, &glued, &card] {
             assert_hidden(field, plant, Reveal::Redacted, true);
         }
     }
