@@ -78,6 +78,8 @@ actions! {
         Copy => "copy (OSC 52): id / span JSON / payload",
         /// Write a triage report of the listed runs (Markdown + dump JSON).
         Export => "export triage report of the listed runs",
+        /// The same report with payloads revealed (secrets masked): the TUI's one way to write them.
+        ExportRevealed => "export the report REVEALED (payloads written)",
         /// In the search prompt: keep the query typed (Cancel restores the previous one).
         SearchAccept => "keep the search",
         /// In the gold diff: the next row whose verdict is not a match.

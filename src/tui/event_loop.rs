@@ -118,8 +118,13 @@ where
             }
             drawn = Some(state);
         }
-        if let Some(text) = app.clipboard.take() {
+        if let Some(text) = app
+            .clipboard
+            .take()
+            .filter(|text| text.len() <= app::export::OSC52_MAX_TEXT)
+        {
             // Between frames, straight to the terminal: OSC 52 is not drawn, it is obeyed.
+            // `y` refuses a longer copy with a message; nothing longer is ever written.
             use std::io::Write as _;
             let mut out = io::stdout();
             let _ = out.write_all(app::export::osc52(&text).as_bytes());

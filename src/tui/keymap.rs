@@ -221,6 +221,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Global, "d", Action::ToggleDiff),
     (Scope::Global, "y", Action::Copy),
     (Scope::Global, "x", Action::Export),
+    (Scope::Global, "X", Action::ExportRevealed),
     (Scope::Global, "<esc>", Action::Cancel),
     (Scope::List, "<enter>", Action::Expand),
     (Scope::List, "l", Action::Expand),

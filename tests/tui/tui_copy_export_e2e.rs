@@ -1,7 +1,8 @@
 //! `y` and `x` end to end, in the real binary inside tmux: the OSC 52 sequence the binary writes
 //! reaches tmux's clipboard (`set-clipboard on`, read back with `show-buffer`) carrying exactly
 //! what the screen shows — a payload's shape while redacted, its value only once revealed — and
-//! `x` writes a report whose JSON is `dump --json` of the same runs.
+//! `x` writes a report whose JSON is `dump --json` of the same runs, redacted even while the
+//! screen is revealed; `X` writes the revealed one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +50,20 @@ fn copy(tmux: &Tmux, previous: &str) -> String {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// The report files (`toolcap-report-…`) in `dir`, by name.
+fn reports(dir: &Path) -> Vec<PathBuf> {
+    let mut written: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the working directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("toolcap-report-"))
+        })
+        .collect();
+    written.sort();
+    written
 }
 
 fn by_id(doc: &Value) -> BTreeMap<String, Value> {
@@ -115,24 +130,17 @@ fn y_reaches_the_terminal_clipboard_as_shown_and_x_writes_dump_json_beside_the_r
     tmux.send(&["BTab"]);
     let revealed_span = copy(&tmux, &value);
     assert!(revealed_span.contains(HIDDEN_ARGUMENT), "{revealed_span}");
-    tmux.send(&["r"]);
-    tmux.wait_for("redacted again", |s| s.contains("REDACTED"));
 
-    // `x` with the filter kept: the report's JSON is `dump --json --filter kb_only`.
+    // `x` while revealed, with the filter kept: a redacted report whose JSON is
+    // `dump --json --filter kb_only`.
     tmux.send(&["x"]);
     tmux.wait_for("the report message", |s| s.contains("report: "));
-    let written: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .expect("the working directory")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("toolcap-report-"))
-        })
-        .collect();
-    let json_path = written
+    let redacted = reports(dir.path());
+    assert_eq!(redacted.len(), 2, "{redacted:?}");
+    let json_path = redacted
         .iter()
         .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap_or_else(|| panic!("no report JSON among {written:?}"));
+        .unwrap_or_else(|| panic!("no report JSON among {redacted:?}"));
     let markdown_path = json_path.with_extension("md");
     let report: Value =
         serde_json::from_slice(&std::fs::read(json_path).expect("readable")).expect("JSON");
@@ -140,9 +148,29 @@ fn y_reaches_the_terminal_clipboard_as_shown_and_x_writes_dump_json_beside_the_r
     assert_eq!(by_id(&report), by_id(&expected));
     assert_eq!(report["invocations"].as_array().map(Vec::len), Some(2));
     let markdown = std::fs::read_to_string(markdown_path).expect("the Markdown beside it");
+    for text in [&markdown, &report.to_string()] {
+        assert!(
+            !text.contains(HIDDEN_ARGUMENT),
+            "revealed on screen, `x` still writes a redacted report"
+        );
+    }
+    // `X` is the explicit ask: a revealed report beside it, and the status bar says so.
+    tmux.send(&["X"]);
+    tmux.wait_for("the revealed report message", |s| {
+        s.contains("REVEALED report")
+    });
+    let revealed: Vec<PathBuf> = reports(dir.path())
+        .into_iter()
+        .filter(|p| !redacted.contains(p))
+        .collect();
+    let revealed_json = revealed
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap_or_else(|| panic!("no revealed JSON among {revealed:?}"));
+    let revealed_report = std::fs::read_to_string(revealed_json).expect("readable");
     assert!(
-        !markdown.contains(HIDDEN_ARGUMENT),
-        "a redacted report leaks the argument"
+        revealed_report.contains(HIDDEN_ARGUMENT),
+        "{revealed_report}"
     );
     tmux.send(&["q"]);
 }

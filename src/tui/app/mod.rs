@@ -450,7 +450,8 @@ pub fn update(app: &mut App, action: Action) {
         }
         Action::ToggleDiff => gold_diff::open(app),
         Action::Copy => export::copy(app),
-        Action::Export => export::export(app),
+        Action::Export => export::export(app, Reveal::Redacted),
+        Action::ExportRevealed => export::export(app, Reveal::Revealed),
         Action::StartSearch => find::start(app),
         Action::SearchInput(c) => find::input(app, c),
         Action::SearchBackspace => find::backspace(app),
