@@ -100,11 +100,19 @@ async fn serve(args: &ServeOptions) -> anyhow::Result<()> {
             }
             (token.clone(), args.token_file.clone())
         }
-        None => {
-            let token = token::generate()?;
-            let path = token::write_in(&args.out, &token)?;
-            (token, Some(path))
-        }
+        // The token of an earlier run on this DIR is kept, so clients attached with its
+        // token file reconnect after a restart.
+        None => match token::kept_in(&args.out) {
+            Ok(Some(kept)) => (kept, Some(args.out.join(token::TOKEN_FILE_NAME))),
+            kept => {
+                if let Err(why) = kept {
+                    tracing::warn!("a new feed token replaces {why}");
+                }
+                let token = token::generate()?;
+                let path = token::write_in(&args.out, &token)?;
+                (token, Some(path))
+            }
+        },
     };
     let limits = args.limits.clone();
     if let Some(soft) = super::connections::raise_fd_limit() {

@@ -32,6 +32,60 @@ pub fn read(path: &Path) -> std::io::Result<String> {
     Ok(token)
 }
 
+/// Largest token file read back: a generated token and its newline, with room to spare.
+const MAX_KEPT_BYTES: u64 = 256;
+
+/// The token an earlier `serve` wrote in `dir`, when it can be taken for one: a regular file
+/// (opened without following a symbolic link) owned like `dir`, that nobody else may read or
+/// write, holding a token of the generated shape. `Ok(None)`: there is no such file. `Err`:
+/// there is one that is not kept, and why.
+pub fn kept_in(dir: &Path) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let path = dir.join(TOKEN_FILE_NAME);
+    let not_kept = |why: &dyn std::fmt::Display| format!("{} ({why})", path.display());
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A planted FIFO must not block the start.
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = match options.open(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        #[cfg(unix)]
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(not_kept(&"a symbolic link"));
+        }
+        Err(err) => return Err(not_kept(&err)),
+    };
+    let metadata = file.metadata().map_err(|err| not_kept(&err))?;
+    if !metadata.is_file() {
+        return Err(not_kept(&"not a regular file"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if metadata.mode() & 0o077 != 0 {
+            return Err(not_kept(&"others may read or write it"));
+        }
+        let dir_owner = std::fs::metadata(dir).map_err(|err| not_kept(&err))?.uid();
+        if metadata.uid() != dir_owner {
+            return Err(not_kept(&"owned by another user"));
+        }
+    }
+    let mut text = String::new();
+    file.take(MAX_KEPT_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|err| not_kept(&err))?;
+    let token = text.lines().next().unwrap_or_default().trim();
+    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_kept(&"not a token serve made up"));
+    }
+    Ok(Some(token.to_owned()))
+}
+
 /// Writes `token` to `dir/serve.token`, readable by the owner only, and returns the path.
 pub fn write_in(dir: &Path, token: &str) -> std::io::Result<PathBuf> {
     let path = dir.join(TOKEN_FILE_NAME);
@@ -75,5 +129,40 @@ mod tests {
         }
         std::fs::write(&path, "\n").unwrap();
         assert!(read(&path).is_err(), "an empty token file is an error");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_token_file_is_kept_only_when_it_is_one_serve_wrote() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(kept_in(dir.path()), Ok(None), "no file: nothing kept");
+        let token = generate().unwrap();
+        let path = write_in(dir.path(), &token).unwrap();
+        assert_eq!(kept_in(dir.path()), Ok(Some(token.clone())));
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let refused = kept_in(dir.path()).unwrap_err();
+        assert!(refused.contains("others may read"), "{refused}");
+
+        std::fs::remove_file(&path).unwrap();
+        let elsewhere = dir.path().join("planted");
+        std::fs::write(&elsewhere, format!("{token}\n")).unwrap();
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        let refused = kept_in(dir.path()).unwrap_err();
+        assert!(refused.contains("symbolic link"), "{refused}");
+
+        std::fs::remove_file(&path).unwrap();
+        let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path and creates a FIFO there.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let refused = kept_in(dir.path()).unwrap_err();
+        assert!(refused.contains("not a regular file"), "{refused}");
+
+        std::fs::remove_file(&path).unwrap();
+        write_in(dir.path(), "chosen-by-hand").unwrap();
+        let refused = kept_in(dir.path()).unwrap_err();
+        assert!(refused.contains("not a token serve made up"), "{refused}");
     }
 }

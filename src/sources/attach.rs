@@ -127,6 +127,8 @@ struct Feed {
     skipping_line: bool,
     /// The live spool the lines are written to; removed when the feed ends.
     keeper: Keeper,
+    /// The last answer was 401: the status bar says so until a connection is made.
+    unauthorized: bool,
 }
 
 impl Feed {
@@ -143,6 +145,7 @@ impl Feed {
             consumed: 0,
             skipping_line: false,
             keeper,
+            unauthorized: false,
         }
     }
 
@@ -188,6 +191,7 @@ impl Feed {
     }
 
     async fn stream_once(&mut self, connected: &mut bool) -> Ended {
+        self.unauthorized = false;
         let target = format!("{}/api/v1/stream?skip={}", self.base, self.consumed);
         let uri: Uri = match target.parse() {
             Ok(uri) => uri,
@@ -243,14 +247,18 @@ impl Feed {
             }
             Err(_) => return Ended::Dropped { problem: None },
         };
-        if response.status() == StatusCode::UNAUTHORIZED {
-            let hint = if self.options.remote.token.is_some() {
-                "the token was refused"
-            } else {
-                "it needs a token: pass --token-file DIR/serve.token (or set TOOLCAP_TOKEN)"
-            };
+        self.unauthorized = response.status() == StatusCode::UNAUTHORIZED;
+        if self.unauthorized {
+            if self.token_file_changed() {
+                return Ended::Dropped { problem: None };
+            }
             return Ended::Dropped {
-                problem: Some(format!("{} refused the feed: {hint}", self.url)),
+                problem: Some(format!(
+                    "{} answered {} for /api/v1/stream{}",
+                    self.url,
+                    response.status(),
+                    remote::unauthorized_hint(&self.options.remote)
+                )),
             };
         }
         if response.status() != StatusCode::OK {
@@ -285,6 +293,22 @@ impl Feed {
             if let Err(Closed) = self.take_bytes(&mut pending, &data).await {
                 return Ended::Closed;
             }
+        }
+    }
+
+    /// Reads `--token-file` again after a 401 and takes its token when it differs from the one
+    /// refused: a `serve` restarted without its old token file wrote a new one there.
+    fn token_file_changed(&mut self) -> bool {
+        let remote = &mut self.options.remote;
+        let Some(path) = &remote.token_file else {
+            return false;
+        };
+        match crate::receiver::token::read(path) {
+            Ok(token) if remote.token.as_ref() != Some(&token) => {
+                remote.token = Some(token);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -346,6 +370,7 @@ impl Feed {
             url: self.url.clone(),
             connected,
             retry_in_ms: retry.map(|d| d.as_millis() as u64),
+            unauthorized: self.unauthorized,
         }))
         .await
     }

@@ -59,5 +59,7 @@ pub enum SourceStatus {
         url: String,
         connected: bool,
         retry_in_ms: Option<u64>,
+        /// The last answer was 401: the token is wrong or missing.
+        unauthorized: bool,
     },
 }

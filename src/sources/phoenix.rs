@@ -371,6 +371,7 @@ pub fn spawn_poll(
                 url: url.clone(),
                 connected,
                 retry_in_ms: (!connected).then_some(POLL_EVERY.as_millis() as u64),
+                unauthorized: false,
             });
             if tx.send(status).await.is_err() {
                 return;

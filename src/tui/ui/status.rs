@@ -144,6 +144,18 @@ fn source_text(status: &SourceStatus) -> String {
             ..
         } => format!("attached {url}"),
         SourceStatus::Attached {
+            url,
+            retry_in_ms,
+            unauthorized: true,
+            ..
+        } => match retry_in_ms {
+            Some(ms) => format!(
+                "{url} 401 unauthorized: wrong or missing token, retry in {}s",
+                ms / 1000
+            ),
+            None => format!("{url} 401 unauthorized: wrong or missing token"),
+        },
+        SourceStatus::Attached {
             url, retry_in_ms, ..
         } => match retry_in_ms {
             Some(ms) => format!("{url} disconnected, retry in {}s", ms / 1000),
@@ -273,5 +285,28 @@ impl ProblemTally {
             .collect();
         let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
         (!parts.is_empty()).then(|| format!(" · {}{key}", parts.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_feed_is_named_401_in_the_status_bar() {
+        let attached = |unauthorized| SourceStatus::Attached {
+            url: "http://127.0.0.1:4318".into(),
+            connected: false,
+            retry_in_ms: Some(5000),
+            unauthorized,
+        };
+        assert_eq!(
+            redact::sanitize_line(&source_text(&attached(true))),
+            "http://127.0.0.1:4318 401 unauthorized: wrong or missing token, retry in 5s"
+        );
+        assert_eq!(
+            source_text(&attached(false)),
+            "http://127.0.0.1:4318 disconnected, retry in 5s"
+        );
     }
 }
