@@ -134,7 +134,7 @@ pub fn shown(text: &str, mode: Reveal) -> String {
 /// Free text for machine-readable output (`dump --json`, exports): masked under `mode`, and
 /// invisible characters (zero-width, bidi controls, Unicode tags) written as visible
 /// `\u{…}` escapes so a consumer printing the value cannot be fooled; control characters are
-/// left to the JSON encoder, which escapes them.
+/// left to the JSON writer, which escapes them (with [`escape_json_text`]).
 pub fn shown_data(text: &str, mode: Reveal) -> Cow<'_, str> {
     let masked = mask_text(text, mode);
     // Every invisible character is outside ASCII, which most texts never leave.
@@ -150,6 +150,50 @@ pub fn shown_data(text: &str, mode: Reveal) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Serialized JSON with every character a terminal or a reader could be fooled by written as a
+/// `\uXXXX` escape: DEL, C1 controls (a terminal obeys `\u{9b}` as it does `ESC [`), U+2028 and
+/// U+2029 (line breaks to JavaScript and many viewers) and the [`is_invisible`] ones. serde_json
+/// escapes only C0 controls. Outside strings JSON is ASCII, so these can only sit inside strings,
+/// where the escape stands for the same character: the data is unchanged. Every JSON document
+/// the program prints or writes passes through this (or [`escape_json_bytes`]).
+pub fn escape_json_text(json: &str) -> Cow<'_, str> {
+    if !json.bytes().any(|b| b >= 0x7f) || !json.chars().any(needs_json_escape) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if needs_json_escape(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`escape_json_text`] in place, for the part of `json` from byte `from` on (a document
+/// written piece by piece).
+pub fn escape_json_bytes(json: &mut Vec<u8>, from: usize) {
+    let Some(tail) = json.get(from..) else { return };
+    if !tail.iter().any(|&b| b >= 0x7f) {
+        return;
+    }
+    // serde_json writes UTF-8; anything else is left as it is.
+    let Ok(text) = std::str::from_utf8(tail) else {
+        return;
+    };
+    if let Cow::Owned(escaped) = escape_json_text(text) {
+        json.truncate(from);
+        json.extend_from_slice(escaped.as_bytes());
+    }
+}
+
+fn needs_json_escape(c: char) -> bool {
+    matches!(c, '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}') || is_invisible(c)
 }
 
 /// Characters that change what a reader sees without being seen: zero-width characters,
@@ -434,6 +478,26 @@ mod tests {
         assert_eq!(shown_data(hidden, Reveal::Redacted), shown);
         // Visible non-ASCII text is left alone.
         assert_eq!(sanitize_line("café 東京 ✓"), "café 東京 ✓");
+    }
+
+    #[test]
+    fn json_escapes_hazards_and_keeps_the_data() {
+        let value = json!({"k\u{9b}": "a\u{85}b\u{2028}c\u{2029}d\u{7f}e\u{202e}f\u{e0041}g é ✓"});
+        let text = serde_json::to_string(&value).unwrap();
+        let escaped = escape_json_text(&text);
+        assert_eq!(
+            escaped,
+            r#"{"k\u009b":"a\u0085b\u2028c\u2029d\u007fe\u202ef\udb40\udc41g é ✓"}"#
+        );
+        assert_eq!(serde_json::from_str::<Value>(&escaped).unwrap(), value);
+        let mut bytes = b"[1,".to_vec();
+        bytes.extend_from_slice(text.as_bytes());
+        escape_json_bytes(&mut bytes, 3);
+        assert_eq!(bytes, format!("[1,{escaped}").into_bytes());
+        assert!(matches!(
+            escape_json_text("{\"a\":\"é\"}"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

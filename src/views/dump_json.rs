@@ -61,7 +61,8 @@ fn to_value(out: &impl Serialize) -> Value {
 
 /// Writes the document of `selection` plus the `extra` top-level fields (they replace built
 /// fields of the same name), pretty-printed and newline-terminated, one invocation at a time:
-/// the whole document never exists in memory.
+/// the whole document never exists in memory. C1 controls, U+2028/2029 and invisible
+/// characters are written as escapes ([`redact::escape_json_text`]).
 pub fn write_selection_json(
     out: &mut impl std::io::Write,
     store: &Store,
@@ -85,6 +86,7 @@ pub fn write_selection_json(
         head.extend_from_slice(b": ");
         match field {
             Field::Invocations if !selection.rows.is_empty() => {
+                redact::escape_json_bytes(&mut head, 0);
                 out.write_all(&head)?;
                 head.clear();
                 write_invocations(out, &document)?;
@@ -94,6 +96,7 @@ pub fn write_selection_json(
         }
     }
     head.extend_from_slice(b"\n}\n");
+    redact::escape_json_bytes(&mut head, 0);
     out.write_all(&head)
 }
 
@@ -111,8 +114,10 @@ fn write_invocations(out: &mut impl std::io::Write, document: &Document) -> std:
             text.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
             let listed = Listed::of(selection, inv, matched.as_ref());
             let invocation = InvocationOut::new(inv, *mode, Some(listed));
+            let start = text.len();
             // Infallible: string keys, finite numbers or null.
             let _ = write_pretty_at(&invocation, 2, text);
+            redact::escape_json_bytes(text, start);
         },
     )?;
     out.write_all(b"\n  ]")

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::dump::{Selection, selection_json, write_selection_json};
 use crate::query::Query;
-use crate::redact::Reveal;
+use crate::redact::{self, Reveal};
 use crate::sources::load::load_store;
 use crate::store::Store;
 
@@ -26,7 +26,7 @@ fn built(store: &Store, selection: &Selection, mode: Reveal, extra: Vec<(&str, V
     for (key, value) in extra {
         doc[key] = value;
     }
-    serde_json::to_string_pretty(&doc).expect("JSON") + "\n"
+    redact::escape_json_text(&serde_json::to_string_pretty(&doc).expect("JSON")).into_owned() + "\n"
 }
 
 #[test]

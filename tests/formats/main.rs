@@ -6,6 +6,7 @@
 mod big_file_pieces;
 mod cli_polish;
 mod dump_filter;
+mod dump_json_escapes;
 mod formats_agents;
 mod formats_logs;
 mod fuzz_regressions;
