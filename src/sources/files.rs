@@ -2,8 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::formats::{self, Loaded};
+use std::io::Read;
+
+use crate::formats::{self, Loaded, MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES};
 use crate::model::{Batch, Origin, Problem};
+
+use super::tail::{LineChunk, LongLine, long_line_problem};
 
 /// Extensions that are never traces: skipped inside directories with a note (a file named
 /// explicitly on the command line is always tried).
@@ -257,8 +261,9 @@ fn skip_reason(path: &Path) -> Option<String> {
         .then(|| format!("not a trace (.{ext} file)"))
 }
 
-/// Reads and parses one file. `-` is standard input; it, FIFOs and devices cannot be read a
-/// second time, so their payloads are kept in memory like those that arrive over the network.
+/// Reads and parses one file, skipping lines past the line limit (see [`read_whole`]). `-` is
+/// standard input; it and FIFOs cannot be read a second time, so their payloads are kept in
+/// memory like those that arrive over the network.
 pub fn load_file(path: &Path) -> Loaded {
     let stdin = path == Path::new(STDIN);
     let special = !stdin && std::fs::metadata(path).is_ok_and(|m| !m.is_file());
@@ -270,13 +275,15 @@ pub fn load_file(path: &Path) -> Loaded {
         Origin::File(std::sync::Arc::new(path.to_path_buf()))
     };
     let read = if stdin {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+        read_whole(&mut std::io::stdin().lock(), 0)
     } else {
-        std::fs::read(path)
+        std::fs::File::open(path).and_then(|mut file| {
+            let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+            read_whole(&mut file, size)
+        })
     };
     match read {
-        Ok(bytes) => formats::load_bytes(origin, &bytes),
+        Ok(read) => load_read(origin, read),
         Err(e) => {
             let mut batch = Batch::default();
             batch
@@ -291,6 +298,203 @@ pub fn load_file(path: &Path) -> Loaded {
                 batch,
             }
         }
+    }
+}
+
+/// A source read whole, its lines no longer than [`MAX_LINE_BYTES`]: the parts between the
+/// lines that were longer (skipped), each with where it starts in the source.
+#[derive(Debug, Default)]
+pub struct WholeRead {
+    pub parts: Vec<LineChunk>,
+    pub long_lines: Vec<LongLine>,
+    /// Reading stopped here, with [`MAX_DECOMPRESSED_BYTES`] held: the rest was not read.
+    pub cut_at: Option<u64>,
+}
+
+impl WholeRead {
+    /// The source's bytes, when nothing was skipped or cut (they are then one part).
+    pub fn into_whole(self) -> Option<Vec<u8>> {
+        if !self.long_lines.is_empty() || self.cut_at.is_some() || self.parts.len() > 1 {
+            return None;
+        }
+        Some(
+            self.parts
+                .into_iter()
+                .next()
+                .map_or_else(Vec::new, |p| p.bytes),
+        )
+    }
+}
+
+/// Bytes read per step by [`read_whole`], and the step read while dropping a long line.
+const READ_STEP: u64 = 1 << 20;
+
+/// Reads `reader` to its end a step at a time, `size` being what it is expected to hold (0 when
+/// unknown). A line that reaches [`MAX_LINE_BYTES`] is dropped as it is read, up to its newline,
+/// so it is never held whole; reading stops once [`MAX_DECOMPRESSED_BYTES`] are held.
+pub fn read_whole(reader: &mut dyn Read, size: u64) -> std::io::Result<WholeRead> {
+    let mut read = WholeRead::default();
+    let mut part = LineChunk {
+        offset: 0,
+        line: 0,
+        bytes: Vec::with_capacity(size.min(MAX_DECOMPRESSED_BYTES) as usize),
+    };
+    // Where the part's last line starts (after its last newline).
+    let mut line_start = 0usize;
+    let mut held = 0u64;
+    loop {
+        let before = part.bytes.len();
+        let got = (&mut *reader)
+            .take(READ_STEP)
+            .read_to_end(&mut part.bytes)?;
+        if got == 0 {
+            break;
+        }
+        if let Some(last) = memchr::memrchr(b'\n', &part.bytes[before..]) {
+            line_start = before + last + 1;
+        }
+        if held + part.bytes.len() as u64 > MAX_DECOMPRESSED_BYTES {
+            part.bytes.truncate(line_start);
+            read.cut_at = Some(part.offset + line_start as u64);
+            break;
+        }
+        if ((part.bytes.len() - line_start) as u64) < MAX_LINE_BYTES {
+            continue;
+        }
+        let line = part.line + memchr::memchr_iter(b'\n', &part.bytes[..line_start]).count() as u64;
+        let start = part.offset + line_start as u64;
+        part.bytes.truncate(line_start);
+        held += part.bytes.len() as u64;
+        // The line's first bytes are held already; the rest is read and dropped.
+        let (rest, mut long) = drop_line(reader, line + 1)?;
+        long.bytes += (before + got - line_start) as u64;
+        read.long_lines.push(long);
+        let next = start + long.bytes + 1;
+        let expected = size.saturating_sub(next).min(MAX_DECOMPRESSED_BYTES - held);
+        let previous = std::mem::replace(
+            &mut part,
+            LineChunk {
+                offset: next,
+                line: line + 1,
+                bytes: Vec::with_capacity(expected as usize),
+            },
+        );
+        if !previous.bytes.is_empty() {
+            // Gives back the room the long line's first bytes took.
+            let mut previous = previous;
+            previous.bytes.shrink_to_fit();
+            read.parts.push(previous);
+        }
+        if !long.ended {
+            return Ok(read);
+        }
+        part.bytes.extend_from_slice(&rest);
+        line_start = memchr::memrchr(b'\n', &part.bytes).map_or(0, |last| last + 1);
+    }
+    if !part.bytes.is_empty() {
+        read.parts.push(part);
+    }
+    Ok(read)
+}
+
+/// Reads on to the end of the long line `line`, holding one step at a time; returns the bytes
+/// read after its newline and the line, counting only the bytes read here.
+fn drop_line(reader: &mut dyn Read, line: u64) -> std::io::Result<(Vec<u8>, LongLine)> {
+    let mut step = Vec::with_capacity(READ_STEP as usize);
+    let mut long = LongLine {
+        line,
+        bytes: 0,
+        ended: false,
+    };
+    loop {
+        step.clear();
+        if (&mut *reader).take(READ_STEP).read_to_end(&mut step)? == 0 {
+            return Ok((Vec::new(), long));
+        }
+        match memchr::memchr(b'\n', &step) {
+            Some(newline) => {
+                long.bytes += newline as u64;
+                long.ended = true;
+                return Ok((step.split_off(newline + 1), long));
+            }
+            None => long.bytes += step.len() as u64,
+        }
+    }
+}
+
+/// Parses what [`read_whole`] read: the source's bytes as they are when nothing was skipped,
+/// else each part at its place in the source, in the format the first recognised part has.
+fn load_read(origin: Origin, read: WholeRead) -> Loaded {
+    let mut problems: Vec<Problem> = read
+        .long_lines
+        .iter()
+        .map(|long| long_line_problem(&origin, long))
+        .collect();
+    if let Some(at) = read.cut_at {
+        problems.push(Problem::error(
+            &origin,
+            None,
+            format!(
+                "not read past byte {at}: a source read whole may hold {} MiB at most",
+                MAX_DECOMPRESSED_BYTES >> 20
+            ),
+        ));
+    }
+    if read.long_lines.is_empty() && read.parts.len() <= 1 {
+        let bytes = read
+            .parts
+            .into_iter()
+            .next()
+            .map_or_else(Vec::new, |p| p.bytes);
+        let mut loaded = formats::load_bytes(origin, &bytes);
+        loaded.batch.problems.extend(problems);
+        return loaded;
+    }
+    let extension = formats::extension_of(&origin);
+    let mut detection = formats::Detection {
+        format: None,
+        reason: "no format matched".into(),
+    };
+    let mut found: Option<&'static dyn formats::Format> = None;
+    let mut batch = Batch::default();
+    let mut unrecognised = None;
+    for part in read
+        .parts
+        .iter()
+        .filter(|p| !p.bytes.trim_ascii().is_empty())
+    {
+        let mut input = formats::Input::new(&origin, &part.bytes, extension.clone());
+        input.base_offset = part.offset;
+        input.base_line = part.line;
+        let format = match found {
+            Some(format) => format,
+            None => match formats::detect(formats::REGISTRY, &input) {
+                Some((format, reason)) => {
+                    detection = formats::Detection {
+                        format: Some(format.name()),
+                        reason,
+                    };
+                    found = Some(format);
+                    format
+                }
+                None => {
+                    unrecognised.get_or_insert_with(|| {
+                        formats::unrecognised(&origin, &part.bytes, extension.as_deref())
+                    });
+                    continue;
+                }
+            },
+        };
+        batch.extend(formats::parse(format, &input));
+    }
+    if found.is_none() {
+        problems.extend(unrecognised);
+    }
+    batch.problems.extend(problems);
+    Loaded {
+        origin,
+        detection,
+        batch,
     }
 }
 

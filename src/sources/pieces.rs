@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use crate::formats::{self, Detection, Format, Input};
 use crate::model::{Batch, Origin, Problem};
 
-use super::tail::{LineChunk, MAX_LINE_BYTES, Tailer, starts_as_json_lines};
+use super::tail::{LineChunk, Tailer, long_line_problem, starts_as_json_lines};
 
 /// Files smaller than this are read whole (sixteen pieces or fewer): cutting them gains little.
 pub const PIECEWISE_MIN_BYTES: u64 = 8 << 20;
@@ -48,7 +48,9 @@ pub fn load_in_pieces(path: &Path, apply: &mut dyn FnMut(Batch)) -> Option<Piece
     let mut tailer = Tailer::new(path);
     let first = tailer.poll(true).ok()?;
     let first_chunk = first.chunks.first()?;
-    if first_chunk.offset != 0 || !starts_as_json_lines(&first_chunk.bytes) {
+    // Only lines too long to read may come before the first piece: they are told and skipped.
+    let lines_before = first.long_lines.len() as u64;
+    if first_chunk.line != lines_before || !starts_as_json_lines(&first_chunk.bytes) {
         return None;
     }
     let (format, reason) = detect(&origin, &first_chunk.bytes)?;
@@ -124,7 +126,11 @@ fn read_parse_apply(
             let mut place = 0usize;
             let mut poll = first;
             loop {
-                let mut problems = lines_skipped(origin, &poll.oversize_lines);
+                let mut problems: Vec<Problem> = poll
+                    .long_lines
+                    .iter()
+                    .map(|long| long_line_problem(origin, long))
+                    .collect();
                 if poll.reset {
                     problems.push(Problem::error(
                         origin,
@@ -197,17 +203,4 @@ fn parse_piece(format: &'static dyn Format, origin: &Origin, chunk: &LineChunk) 
         chunk.line,
         false,
     )
-}
-
-fn lines_skipped(origin: &Origin, lines: &[u64]) -> Vec<Problem> {
-    lines
-        .iter()
-        .map(|line| {
-            Problem::error(
-                origin,
-                Some(*line),
-                format!("line is longer than {MAX_LINE_BYTES} bytes; skipped"),
-            )
-        })
-        .collect()
 }

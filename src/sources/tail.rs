@@ -11,6 +11,8 @@ use std::hash::{Hash, Hasher};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use crate::model::Problem;
+
 /// Window read per step while looking for complete lines, and complete lines handed over by
 /// one poll, at most (plus the rest of a line that goes on past it): a big file arrives in
 /// pieces, so its first runs show while the rest is read, and memory holds a few pieces at a
@@ -35,6 +37,42 @@ pub struct LineChunk {
     pub bytes: Vec<u8>,
 }
 
+/// A line longer than [`MAX_LINE_BYTES`], skipped: its 1-based number and its length in
+/// bytes, newline excluded (so far, when its end has not been read yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LongLine {
+    pub line: u64,
+    pub bytes: u64,
+    pub ended: bool,
+}
+
+/// The problem that says `long` was skipped, the same from every reader.
+pub fn long_line_problem(origin: impl std::fmt::Display, long: &LongLine) -> Problem {
+    let limit = MAX_LINE_BYTES >> 20;
+    let size = size_text(long.bytes);
+    let message = if long.ended {
+        format!(
+            "line {} is {size}, over the {limit} MiB line limit: skipped",
+            long.line
+        )
+    } else {
+        format!(
+            "line {} is over the {limit} MiB line limit ({size} read, no newline yet): skipped",
+            long.line
+        )
+    };
+    Problem::error(origin, Some(long.line), message)
+}
+
+fn size_text(bytes: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    if bytes >= GIB {
+        format!("{:.1} GiB", bytes as f64 / GIB as f64)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+    }
+}
+
 /// What one [`Tailer::poll`] found.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct TailPoll {
@@ -43,8 +81,9 @@ pub struct TailPoll {
     /// start again from offset 0.
     pub reset: bool,
     pub chunks: Vec<LineChunk>,
-    /// 1-based numbers of lines longer than [`MAX_LINE_BYTES`], skipped.
-    pub oversize_lines: Vec<u64>,
+    /// Lines longer than [`MAX_LINE_BYTES`], skipped; each is told once, in the poll that
+    /// read its end or, when its end is not there yet, in the poll that reached the limit.
+    pub long_lines: Vec<LongLine>,
     /// Bytes after the last newline that are waiting for the rest of their line.
     pub pending_bytes: u64,
     /// The poll stopped at its budget: more complete lines may be waiting; poll again.
@@ -74,12 +113,20 @@ pub struct Tailer {
     /// newline arriving next belongs to it.
     open_line: bool,
     /// Inside a line longer than [`MAX_LINE_BYTES`], dropping bytes until its newline.
-    skipping: bool,
+    skipping: Option<Skipping>,
     /// Buffers of pieces already parsed, handed back to be read into again (see
     /// [`Tailer::recycle`]).
     spare: Vec<Vec<u8>>,
     /// Bytes read per window, and handed over per poll at most (see [`PIECE_BYTES`]).
     piece_bytes: u64,
+}
+
+/// A long line being dropped: its number, where it starts, and whether it was told already.
+#[derive(Debug, Clone, Copy)]
+struct Skipping {
+    line: u64,
+    start: u64,
+    told: bool,
 }
 
 /// Buffers kept for reuse, at most: the pieces a loader has in flight.
@@ -95,7 +142,7 @@ impl Tailer {
             head: None,
             before_offset: None,
             open_line: false,
-            skipping: false,
+            skipping: None,
             spare: Vec::new(),
             piece_bytes: PIECE_BYTES,
         }
@@ -176,12 +223,19 @@ impl Tailer {
             if buf.is_empty() {
                 break; // shrank while we read; the next event sorts it out
             }
-            if self.skipping {
+            if let Some(skipping) = self.skipping {
                 match memchr::memchr(b'\n', &buf) {
                     Some(i) => {
+                        if !skipping.told {
+                            out.long_lines.push(LongLine {
+                                line: skipping.line,
+                                bytes: self.offset + i as u64 - skipping.start,
+                                ended: true,
+                            });
+                        }
                         self.offset += i as u64 + 1;
                         self.line += 1;
-                        self.skipping = false;
+                        self.skipping = None;
                     }
                     None => self.offset += buf.len() as u64,
                 }
@@ -218,9 +272,12 @@ impl Tailer {
                 }
                 None if (buf.len() as u64) < remaining => {
                     // Read on to the line limit without finding the line's end.
-                    out.oversize_lines.push(self.line + 1);
+                    self.skipping = Some(Skipping {
+                        line: self.line + 1,
+                        start: self.offset,
+                        told: false,
+                    });
                     self.offset += buf.len() as u64;
-                    self.skipping = true;
                     self.recycle(buf);
                 }
                 None => {
@@ -240,6 +297,14 @@ impl Tailer {
                 }
             }
         }
+        if let Some(skipping) = self.skipping.as_mut().filter(|s| !s.told) {
+            skipping.told = true;
+            out.long_lines.push(LongLine {
+                line: skipping.line,
+                bytes: self.offset - skipping.start,
+                ended: false,
+            });
+        }
         self.head = fingerprint(&mut file, 0, self.offset.min(FINGERPRINT_BYTES))?;
         let tail_len = self.offset.min(FINGERPRINT_BYTES);
         self.before_offset = fingerprint(&mut file, self.offset - tail_len, tail_len)?;
@@ -254,7 +319,7 @@ impl Tailer {
         self.head = None;
         self.before_offset = None;
         self.open_line = false;
-        self.skipping = false;
+        self.skipping = None;
     }
 
     /// Whether the bytes already consumed still look the same on disk.

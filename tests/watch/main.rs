@@ -5,6 +5,7 @@
 //! One test binary for the family, so the library is linked once for all of it.
 
 mod attach_feed;
+mod long_lines;
 mod problems_severity;
 mod sources_special;
 mod support;

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::formats::{self, Format, Input};
 use crate::model::{Batch, Origin, Problem};
-use crate::sources::tail::{LineChunk, MAX_LINE_BYTES, Tailer, starts_as_json_lines};
+use crate::sources::files;
+use crate::sources::tail::{LineChunk, Tailer, long_line_problem, starts_as_json_lines};
 use crate::sources::{IngestEvent, SourceStatus};
 
 /// The app stopped listening; the watcher winds down.
@@ -114,12 +115,23 @@ impl TrackedFile {
         {
             return Ok(Ok(()));
         }
-        let bytes = match read_whole(&self.path) {
-            Ok(bytes) => bytes,
+        let read = match read_whole(&self.path) {
+            Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(Gone)),
             Err(e) => return self.report_error(e.to_string(), out).map(Ok),
         };
         self.error_reported = false;
+        // A line past the limit makes it no document: it is followed as lines, which the tailer
+        // tells and skips one by one.
+        let Some(bytes) = read.into_whole() else {
+            self.forget(out)?;
+            self.mode = Mode::Lines {
+                tailer: Tailer::new(&self.path),
+                format: None,
+                unrecognised_reported: false,
+            };
+            return self.follow_lines(why, ctx, out);
+        };
         if bytes.trim_ascii().is_empty() {
             // A fresh file an exporter has not written to yet (nothing to say), or a document
             // emptied for a rewrite: its old content goes once it stays empty.
@@ -309,12 +321,8 @@ impl TrackedFile {
             };
             batch.extend(parsed);
         }
-        for line in &poll.oversize_lines {
-            batch.problems.push(Problem::error(
-                &self.origin,
-                Some(*line),
-                format!("line is longer than {MAX_LINE_BYTES} bytes; skipped"),
-            ));
+        for long in &poll.long_lines {
+            batch.problems.push(long_line_problem(&self.origin, long));
         }
         if poll.pending_bytes > 0 && why == Why::Change {
             self.deadline = Some(Instant::now() + ctx.quiet);
@@ -446,15 +454,18 @@ fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
     Some((meta.len(), meta.modified().ok()?))
 }
 
-fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
-    let len = std::fs::metadata(path)?.len();
+/// The file read as `dump` reads a file whole, refused at once when it is bigger than a
+/// document may be.
+fn read_whole(path: &Path) -> std::io::Result<files::WholeRead> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
     if len > formats::MAX_DECOMPRESSED_BYTES {
         return Err(std::io::Error::other(format!(
             "file is {len} bytes, more than the {} bytes a document may have",
             formats::MAX_DECOMPRESSED_BYTES
         )));
     }
-    std::fs::read(path)
+    files::read_whole(&mut file, len)
 }
 
 fn content_hash(bytes: &[u8]) -> u64 {
