@@ -228,9 +228,14 @@ impl Root {
 
     /// The files to read now, and notes for what the walk skipped (as `dump` reports them).
     fn candidates(&self) -> (Vec<PathBuf>, Vec<Problem>) {
-        walk(&self.path)
-            .map(|found| (found.files, found.notes))
-            .unwrap_or_default()
+        match walk(&self.path) {
+            Ok(found) => (found.files, found.notes),
+            // Said as `dump` says it, rather than showing an empty list.
+            Err(message) => (
+                Vec::new(),
+                vec![Problem::error(self.path.display(), None, message)],
+            ),
+        }
     }
 }
 

@@ -275,3 +275,35 @@ fn devices_and_kernel_files_named_directly_are_refused() {
         assert!(stderr.contains(reason), "{path}: {stderr}");
     }
 }
+
+/// The TUI's watcher says why a root it cannot walk shows nothing, as `dump` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_says_why_a_root_is_not_read() {
+    use toolcap::sources::watch::spawn_watcher;
+    use toolcap::sources::{IngestEvent, SourceStatus};
+    let root = PathBuf::from("/proc/self/fdinfo");
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let _watch = spawn_watcher(vec![root.clone()], tx).expect("procfs can be watched");
+    let mut problems = Vec::new();
+    // With no files, the initial load says "0 of 0" before and after its notes.
+    let mut statuses = 0;
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(60), rx.recv())
+            .await
+            .expect("the initial load finishes")
+            .expect("the watcher is running");
+        match event {
+            IngestEvent::Batch(batch) => problems.extend(batch.problems),
+            IngestEvent::Status(SourceStatus::Watching { loaded, total, .. }) => {
+                statuses += 1;
+                if loaded == total && statuses == 2 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].severity, Severity::Error);
+    assert!(problems[0].message.contains("on procfs"), "{problems:?}");
+}
