@@ -17,7 +17,7 @@ use crate::query::{Context, Match, Query, QueryError};
 use crate::redact::{self, PayloadValue, Reveal};
 use crate::sources::load::SourceReport;
 use crate::store::{Invocation, Store};
-use crate::triage::GoldOutcome;
+use crate::triage::{Facets, GoldOutcome};
 
 pub use super::dump_json::{
     invocation_json, payload_json, selection_json, to_json, write_selection_json,
@@ -303,7 +303,8 @@ pub fn write_selection_text(
         &selection.rows,
         RUNS_PER_PART,
         |_, (inv, matched), text: &mut String| {
-            write_invocation(text, inv, mode, matched.as_ref());
+            let facets = Facets::of(inv, selection.gold(&inv.id.text()));
+            write_invocation(text, inv, &facets, mode, matched.as_ref());
             text.push('\n');
         },
     )?;
@@ -324,15 +325,28 @@ pub fn write_selection_text(
     out.write_all(out_text.as_bytes())
 }
 
-fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: Option<&Match>) {
+/// One invocation's text: a head led by its verdict (the failing facets' glyphs and names, as
+/// the TUI list shows them), its evaluator's verdict, then its tree.
+fn write_invocation(
+    out: &mut String,
+    inv: &Invocation,
+    facets: &Facets,
+    mode: Reveal,
+    matched: Option<&Match>,
+) {
     let s = inv.summary();
-    out.push(s.health.glyph());
+    out.push_str(&facets.glyphs());
     out.push(' ');
     redact::push_shown_line(out, &s.name, mode);
+    let failing: Vec<&str> = facets.list().into_iter().map(|f| f.name()).collect();
     let _ = write!(
         out,
         " [{}] {:.1} ms · {} spans · {} tool calls",
-        s.health.as_str(),
+        if failing.is_empty() {
+            "ok".to_owned()
+        } else {
+            failing.join("+")
+        },
         s.duration_ms(),
         s.counts.spans,
         s.tool_calls.len(),
@@ -373,7 +387,7 @@ fn write_invocation(out: &mut String, inv: &Invocation, mode: Reveal, matched: O
         for _ in 0..row.depth().min(64) {
             out.push_str("  ");
         }
-        write_span_line(out, span, tree.health(row.span()), row, mode);
+        write_span_line(out, span, tree.health(row.span()), row, inv.eval(), mode);
         if mode == Reveal::Revealed {
             write_revealed_payloads(out, span, row.depth());
         }
@@ -385,6 +399,7 @@ fn write_span_line(
     span: &Span,
     health: crate::model::Health,
     row: &crate::store::TreeRow,
+    verdict: Option<&crate::model::EvalVerdict>,
     mode: Reveal,
 ) {
     let status = match health {
@@ -422,12 +437,13 @@ fn write_span_line(
             .error()
             .and_then(|e| redact::error_message(e, mode))
             .unwrap_or_default();
-        let _ = write!(
-            out,
-            " ✗ {}: {}",
-            redact::shown_line(kind, mode),
-            redact::shown_line(&message, mode)
-        );
+        // An evaluator span's message that repeats the verdict printed in the head is said once.
+        let repeats_verdict = span.is_evaluator()
+            && verdict.is_some_and(|v| message == v.label || message == v.reason);
+        let _ = write!(out, " ✗ {}", redact::shown_line(kind, mode));
+        if !repeats_verdict {
+            let _ = write!(out, ": {}", redact::shown_line(&message, mode));
+        }
     }
     out.push('\n');
 }

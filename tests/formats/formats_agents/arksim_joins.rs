@@ -105,3 +105,36 @@ fn a_span_read_twice_with_different_content_names_its_line_once() {
         "{problem}"
     );
 }
+
+// cancel_order turn 0: every span ok, arksim's label `disobey user request` (evaluation.json),
+// and scenarios.json's strict assertion it breaks with an extra get_weather.
+#[test]
+fn dump_text_heads_a_run_with_its_verdict_and_says_the_label_once() {
+    let (store, _) = load(&[RUN]);
+    let text = dump::to_text(&store, toolcap::redact::Reveal::Redacted);
+    let block: Vec<&str> = text
+        .split("\n\n")
+        .find(|b| b.contains("cancel_order · turn 0"))
+        .expect("the run is printed")
+        .lines()
+        .collect();
+    assert!(
+        block[0].starts_with("⚑≠ cancel_order · turn 0 [eval-failed+gold-mismatch] "),
+        "{}",
+        block[0]
+    );
+    assert!(block[1].starts_with("  eval: FAIL disobey user request — "));
+    let said = block
+        .iter()
+        .filter(|l| l.contains("disobey user request"))
+        .count();
+    assert_eq!(said, 1, "{block:#?}");
+    let passed = text
+        .lines()
+        .find(|l| l.contains("weather_ok · turn 0"))
+        .expect("the run is printed");
+    assert!(
+        passed.starts_with("✓ weather_ok · turn 0 [ok] "),
+        "{passed}"
+    );
+}
