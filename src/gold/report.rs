@@ -159,9 +159,10 @@ impl DiffReport {
             .unwrap_or_default()
     }
 
-    /// The verdict column: kind plus the failure message, if any.
+    /// The verdict column: kind plus the failure message, if any, masked (the label quotes
+    /// the gold's match mode as the trace wrote it).
     pub fn verdict_text(&self, row: &Row, reveal: Reveal) -> String {
-        let mut text = self.verdict_label(row);
+        let mut text = redact::mask_text(&self.verdict_label(row), reveal).into_owned();
         if let Some(error) = row
             .actual
             .and_then(|a| self.actual.get(a))
@@ -366,7 +367,7 @@ impl DiffReport {
                     &redact::shown_line(&self.actual_cell(row, reveal), reveal),
                     CELL
                 ),
-                self.verdict_text(row, reveal),
+                redact::shown_line(&self.verdict_text(row, reveal), reveal),
             );
             for line in self.arg_lines(row, reveal) {
                 let _ = writeln!(out, "       {}", redact::shown_line(&line, reveal));

@@ -132,3 +132,36 @@ fn a_source_that_fails_to_load_is_an_error() {
     assert!(stderr.contains("broken.otlp.json"), "{stderr}");
     assert!(out.stdout.is_empty(), "no diff is printed");
 }
+
+#[test]
+fn a_planted_match_mode_is_masked_in_the_verdict_column() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/arksim/run-direct");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["agent_spans.jsonl", "evaluation.json", "simulation.json"] {
+        std::fs::copy(run.join(name), dir.path().join(name)).expect("copy");
+    }
+    // arksim's reader keeps the mode as written; the verdict column quotes it beside a failed
+    // call ("allowed: call errors not checked in … mode").
+    let mode = "contains before sk-proj-Plant3dKey0abcdefghijklmnopqrstuvwxyz0123 \
+                planted.person@example.com card 4111 1111 1111 1111";
+    let scenarios = std::fs::read_to_string(run.join("scenarios.json")).expect("scenarios");
+    let planted = scenarios.replace(
+        r#""match_mode": "contains""#,
+        &format!(r#""match_mode": "{mode}""#),
+    );
+    assert_ne!(planted, scenarios, "the fixture has a contains assertion");
+    let gold = dir.path().join("scenarios.json");
+    std::fs::write(&gold, planted).expect("write");
+    let out = check(&[
+        "--gold",
+        gold.to_str().expect("utf-8 path"),
+        dir.path().to_str().expect("utf-8 path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("call errors not checked in contains before"),
+        "{stdout}"
+    );
+    let every: Vec<&str> = SECRETS.iter().chain(PERSONAL).copied().collect();
+    assert_clean("check", &stdout, &every);
+}

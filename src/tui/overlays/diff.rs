@@ -13,7 +13,7 @@ use super::{FooterItem, first_keys};
 use crate::gold::align::{Alignment, RowKind};
 use crate::gold::conversation::{row_in_turn, turn_share};
 use crate::gold::report::{DiffReport, argument_counts, fmt2};
-use crate::redact::{Reveal, sanitize_line, shown_line};
+use crate::redact::{Reveal, shown_line};
 use crate::tui::action::Action;
 use crate::tui::config::Config;
 use crate::tui::keymap::{KeyContext, Keymap, Scope};
@@ -342,7 +342,7 @@ pub fn render(
                 Cell::from(format!("{mark}{}", i + 1)),
                 Cell::from(shown_line(&report.gold_cell(row, reveal), reveal)),
                 Cell::from(shown_line(&report.actual_cell(row, reveal), reveal)),
-                Cell::from(sanitize_line(&report.verdict_label(row))),
+                Cell::from(shown_line(&report.verdict_label(row), reveal)),
             ])
             .style(theme.style(if report.tolerated(row).is_some() {
                 Role::StatusOk
