@@ -57,9 +57,14 @@ pub struct LimitArgs {
     /// Bytes per second a request body must average after the grace (else 503 + Retry-After).
     #[arg(long, value_name = "BYTES", default_value_t = 4096)]
     pub min_body_rate: u64,
-    /// Connections per listener; beyond it the connection idle the longest is closed.
+    /// Connections per listener; beyond it the least productive connection (idle the longest,
+    /// or furthest behind --min-body-rate) of the peer holding the most is closed.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_connections: usize,
+    /// Connections one peer address may hold idle or mid-request; beyond it that peer's least
+    /// productive one is closed.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_connections_per_peer: usize,
     /// Seconds a feed reader may take nothing before it is disconnected.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub feed_stall_timeout: u64,
@@ -74,6 +79,7 @@ impl LimitArgs {
             body_timeout: Duration::from_secs(self.body_timeout.max(1)),
             min_body_bytes_per_sec: self.min_body_rate.max(1),
             max_connections: self.max_connections.max(1),
+            max_connections_per_peer: self.max_connections_per_peer.max(1),
             feed_stall_timeout: Duration::from_secs(self.feed_stall_timeout.max(1)),
             ..crate::receiver::Limits::default()
         }

@@ -245,9 +245,19 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
     };
 
     let limit = shared.max_body_bytes;
+    // While its body arrives, the connection may be closed to make room if it is the least
+    // productive: a flood of slow bodies cannot hold every connection.
+    let connection = request.extensions().get::<ConnectionHandle>().cloned();
+    if let Some(ConnectionHandle(conn)) = &connection {
+        conn.reading_body();
+    }
     // The body is read before a decoding slot is taken: a slow sender holds only the bytes it
     // has sent, never a slot that fast clients need.
-    let (raw, _body_bytes) = match read_body(&shared, request.into_body()).await {
+    let read = read_body(&shared, request.into_body()).await;
+    if let Some(ConnectionHandle(conn)) = &connection {
+        conn.body_read();
+    }
+    let (raw, _body_bytes) = match read {
         Ok(read) => read,
         Err(BodyFailure::TooLarge) => {
             return decode_failure(body_type, DecodeError::TooLarge { limit });

@@ -63,8 +63,13 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// After the grace, a body must keep arriving at this many bytes per second on average.
     pub min_body_bytes_per_sec: u64,
-    /// Connections per listener; beyond it, the connection idle the longest is closed.
+    /// Connections per listener; beyond it, the least productive one of the peer holding the
+    /// most is closed (`connections`' module note).
     pub max_connections: usize,
+    /// Connections one peer address may hold idle or mid-request (an IPv6 /64 counts as one);
+    /// beyond it, that peer's least productive one is closed. Connections whose request is
+    /// handled or answered (feed readers) do not count against it.
+    pub max_connections_per_peer: usize,
     /// A feed reader that takes nothing for this long is disconnected.
     pub feed_stall_timeout: Duration,
     /// Whole gRPC calls, body included (tonic enforces it; CANCELLED is retryable).
@@ -79,6 +84,7 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(10),
             min_body_bytes_per_sec: 4 * 1024,
             max_connections: 1024,
+            max_connections_per_peer: 256,
             feed_stall_timeout: Duration::from_secs(30),
             grpc_request_timeout: Duration::from_secs(60),
         }

@@ -19,4 +19,5 @@ mod receiver_serve;
 mod remote_hostile;
 mod remote_sources;
 mod remote_tokens;
+mod slow_flood;
 mod support;

@@ -35,7 +35,7 @@ fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
 }
 
 /// This test process opens thousands of sockets.
-fn raise_fd_limit() {
+pub(crate) fn raise_fd_limit() {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -88,11 +88,14 @@ fn starved_receiver_still_answers(max_connections: usize) {
     raise_fd_limit();
     let tmp = tempfile::tempdir().unwrap();
     let cap = max_connections.to_string();
+    // Every client here shares one address: the per-peer share is the listener's cap.
     // Deadlines far beyond the test: fairness must not depend on them firing.
     let serve = Serve::start(
         &tmp.path().join("spool"),
         &[
             "--max-connections",
+            &cap,
+            "--max-connections-per-peer",
             &cap,
             "--idle-timeout",
             "3600",
