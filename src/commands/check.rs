@@ -193,7 +193,8 @@ pub fn run(args: &CheckArgs) -> i32 {
             "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
         });
         crate::gold::shown_document(&mut doc, reveal);
-        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        let json = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        redact::escape_json_text(&json).into_owned() + "\n"
     } else {
         let mut text = String::new();
         for (report, extras) in &checked {

@@ -165,3 +165,37 @@ fn a_planted_match_mode_is_masked_in_the_verdict_column() {
     let every: Vec<&str> = SECRETS.iter().chain(PERSONAL).copied().collect();
     assert_clean("check", &stdout, &every);
 }
+
+#[test]
+fn check_json_escapes_c1_controls_and_line_separators() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(PLANTED);
+    let request = std::fs::read_to_string(root.join("check-planted.otlp.jsonl"))
+        .expect("fixture")
+        .lines()
+        .next()
+        .expect("a request line")
+        // Escaped in the trace's JSON, raw in the loaded text: NEL, CSI, LS, PS.
+        .replace(
+            "before tool failed",
+            r"before tool failed \u0085\u009b[2J\u2028\u2029",
+        );
+    let trace = dir.path().join("run.otlp.jsonl");
+    std::fs::write(&trace, request + "\n").expect("write");
+    let gold = root.join("gold.json");
+    let paths = [&gold, &trace].map(|p| p.to_str().expect("utf-8 path"));
+    let out = check(&["--json", "--gold", paths[0], paths[1]]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for raw in ['\u{85}', '\u{9b}', '\u{2028}', '\u{2029}'] {
+        assert!(!stdout.contains(raw), "raw {raw:?} in:\n{stdout}");
+    }
+    // Escaped, not dropped: the value read back holds the characters.
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let error = doc["invocations"][0]["trace_calls"][0]["error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        error.contains("\u{85}\u{9b}[2J\u{2028}\u{2029}"),
+        "{error:?}"
+    );
+}
