@@ -430,3 +430,52 @@ fn a_sidecar_golds_problem_is_masked_in_the_status_message() {
         assert!(!message.contains(never), "{never:?} in {message}");
     }
 }
+
+#[test]
+fn the_gold_diffs_verdict_column_masks_the_match_mode_it_quotes() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/arksim/run-direct");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["agent_spans.jsonl", "evaluation.json", "simulation.json"] {
+        std::fs::copy(run.join(name), dir.path().join(name)).expect("copy");
+    }
+    let mode = "contains before planted.person@example.com card 4111 1111 1111 1111";
+    let scenarios = std::fs::read_to_string(run.join("scenarios.json")).expect("scenarios");
+    let planted = scenarios.replace(
+        r#""match_mode": "contains""#,
+        &format!(r#""match_mode": "{mode}""#),
+    );
+    assert_ne!(planted, scenarios, "the fixture has a contains assertion");
+    std::fs::write(dir.path().join("scenarios.json"), planted).expect("write");
+    let (store, _) = toolcap::sources::load::load_store(&[dir.path().to_path_buf()]);
+    let mut app = App::new(
+        store,
+        toolcap::tui::config::from_toml("", false),
+        Reveal::Redacted,
+    );
+    app::update(
+        &mut app,
+        toolcap::tui::action::Action::Resize {
+            width: 1200,
+            height: 60,
+        },
+    );
+    let mut seen = Vec::new();
+    for _ in 0..app.list.ids().len() {
+        press(&mut app, "d");
+        if app.diff.is_some() {
+            seen.push(screen_text(&app));
+            press(&mut app, "<esc>");
+        }
+        press(&mut app, "j");
+    }
+    let quoted: Vec<&String> = seen
+        .iter()
+        .filter(|s| s.contains("call errors not checked in contains before"))
+        .collect();
+    assert!(!quoted.is_empty(), "a failed row quotes the mode");
+    for screen in quoted {
+        for never in PLANTED_PERSONAL {
+            assert!(!screen.contains(never), "{never:?} in:\n{screen}");
+        }
+    }
+}
