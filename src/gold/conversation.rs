@@ -22,11 +22,22 @@ pub fn conversation_of(invocation: &Invocation) -> Option<&str> {
     if invocation.summary().conversation_key() != Some(ARKSIM_CONVERSATION_KEY) {
         return None;
     }
-    invocation
+    let conversation = invocation
         .spans
         .iter()
         .find_map(|s| s.attr(ARKSIM_CONVERSATION_KEY)?.text())
-        .filter(|id| !id.trim().is_empty())
+        .filter(|id| !id.trim().is_empty())?;
+    // A turn of a simulation is `<simulation>/<conversation>/turn-<n>`: two runs that reuse
+    // conversation ids are two conversations.
+    let run_scoped = (invocation.id.as_text())
+        .and_then(|id| id.rsplit_once("/turn-"))
+        .map(|(scope, _)| scope)
+        .filter(|scope| {
+            scope
+                .strip_suffix(conversation)
+                .is_some_and(|run| run.ends_with('/'))
+        });
+    Some(run_scoped.unwrap_or(conversation))
 }
 
 const ARKSIM_CONVERSATION_KEY: &str = "arksim.conversation_id";

@@ -261,14 +261,20 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
         .iter()
         .map(|r| app.list.row_id(r).unwrap_or_else(|| panic!("{r:?}")))
         .collect();
-    assert_eq!(turns, ["conv-refund/turn-0", "conv-refund/turn-1"]);
+    assert_eq!(
+        turns,
+        [
+            "sim-judged-only/conv-refund/turn-0",
+            "sim-judged-only/conv-refund/turn-1"
+        ]
+    );
     // The single-turn conversation is not grouped.
     assert!(app.list.rows.iter().any(|r| {
         app.list
             .row_id(r)
-            .is_some_and(|id| id == "conv-hours/turn-0")
+            .is_some_and(|id| id == "sim-judged-only/conv-hours/turn-0")
     }));
-    let inv = app.store.get("conv-refund/turn-1").unwrap();
+    let inv = app.store.get("sim-judged-only/conv-refund/turn-1").unwrap();
     assert_eq!(inv.conversation_id(), Some("conv-refund"));
     let screen = screen_text(&app);
     let header = screen
@@ -278,7 +284,7 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
     assert!(header.contains("✗ Failed · goal 0.00"), "{header}");
 
     // Fold: h on a turn folds its conversation and the cursor moves to the conversation row.
-    while app.selected_invocation.as_deref() != Some("conv-refund/turn-0") {
+    while app.selected_invocation.as_deref() != Some("sim-judged-only/conv-refund/turn-0") {
         press(&mut app, "j");
     }
     press(&mut app, "h");
@@ -289,7 +295,7 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
     press(&mut app, "n");
     assert_eq!(
         app.selected_invocation.as_deref(),
-        Some("conv-refund/turn-1")
+        Some("sim-judged-only/conv-refund/turn-1")
     );
     assert!(!app.folded_conversations.contains("conv-refund"));
     // Space on the conversation row toggles it.

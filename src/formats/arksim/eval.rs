@@ -67,6 +67,7 @@ impl Format for ArksimEvaluation {
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
+        let simulation_id = jsonrec::str_at(&doc, "simulation_id").unwrap_or("");
         let mut turns = 0;
         for (c, conversation) in conversations.iter().enumerate() {
             let Some(conversation_id) = jsonrec::id_at(conversation, "conversation_id") else {
@@ -87,7 +88,13 @@ impl Format for ArksimEvaluation {
                     continue;
                 };
                 turns += 1;
-                let invocation = arksim::turn_invocation_id(&conversation_id, &turn_id);
+                // The turn of the simulation this evaluation judged, not a rerun's.
+                let invocation =
+                    arksim::run_turn_invocation_id(simulation_id, &conversation_id, &turn_id);
+                batch.aliases.push((
+                    arksim::turn_invocation_id(&conversation_id, &turn_id),
+                    invocation.clone(),
+                ));
                 let verdict = verdict_of(turn);
                 let mut span = Span {
                     trace_id: invocation.clone().into(),

@@ -3,8 +3,12 @@
 //!
 //! Rules (they let the files load in any order and join in the store):
 //! - Each conversation turn with an assistant reply is one invocation, id
-//!   `<conversation_id>/turn-<turn_id>` ([`turn_invocation_id`]), named `<scenario> · turn <n>`.
-//!   A trailing user-only message (arksim's `###STOP###`) is not a turn.
+//!   `<simulation_id>/<conversation_id>/turn-<turn_id>` ([`run_turn_invocation_id`]), named
+//!   `<scenario> · turn <n>`: two runs (or two copies of one simulation under new ids) never
+//!   share a turn, even where their conversation ids agree. The bare
+//!   `<conversation_id>/turn-<turn_id>` ([`turn_invocation_id`]), all that agent traces and the
+//!   receiver know, is aliased to it. A trailing user-only message (arksim's `###STOP###`) is
+//!   not a turn.
 //! - The turn's root span has id [`turn_span_id`]. openai-agents traces that carry
 //!   `arksim.conversation_id` / `arksim.turn_id` alias to the turn and hang their root under it.
 //! - Tool calls become *provisional* tool spans under the turn span: they only stand in for
@@ -41,6 +45,16 @@ const RECEIVER: &str = "arksim-receiver";
 /// Invocation id of one arksim turn.
 pub fn turn_invocation_id(conversation_id: &str, turn_id: &str) -> String {
     format!("{conversation_id}/turn-{turn_id}")
+}
+
+/// Invocation id of one arksim turn of the simulation `simulation_id` (its evaluation names
+/// the same one); [`turn_invocation_id`] when the file names no simulation.
+pub fn run_turn_invocation_id(simulation_id: &str, conversation_id: &str, turn_id: &str) -> String {
+    if simulation_id.is_empty() {
+        turn_invocation_id(conversation_id, turn_id)
+    } else {
+        format!("{simulation_id}/{conversation_id}/turn-{turn_id}")
+    }
 }
 
 /// Span id of the synthesized span that roots one arksim turn.
@@ -139,7 +153,7 @@ impl Format for ArksimSimulation {
                     scenarios_seen.push(scenario.to_owned());
                     batch.aliases.push((
                         scenario_key(scenario),
-                        turn_invocation_id(&conversation_id, &turn),
+                        run_turn_invocation_id(simulation_id, &conversation_id, &turn),
                     ));
                 }
             }
@@ -230,9 +244,16 @@ struct TurnContext<'a> {
 impl TurnContext<'_> {
     /// Emits the turn's spans, name and scenario link; returns its tool-call count.
     fn emit_turn(&self, input: &Input, turn: &Turn, batch: &mut Batch) -> usize {
-        let invocation = turn_invocation_id(self.conversation_id, &turn.turn_id);
+        let invocation =
+            run_turn_invocation_id(self.simulation_id, self.conversation_id, &turn.turn_id);
+        // Agent traces and the receiver know the turn by conversation and turn only.
+        batch.aliases.push((
+            turn_invocation_id(self.conversation_id, &turn.turn_id),
+            invocation.clone(),
+        ));
         let root_id = turn_span_id(self.conversation_id, &turn.turn_id);
         let mut root = turn_root_span(
+            &invocation,
             self.conversation_id,
             &turn.turn_id,
             self.time,
@@ -324,6 +345,7 @@ impl TurnContext<'_> {
 
 /// The synthesized root of one turn (shared by every arksim file that knows the turn).
 pub(crate) fn turn_root_span(
+    invocation: &str,
     conversation_id: &str,
     turn_id: &str,
     time: u64,
@@ -331,7 +353,7 @@ pub(crate) fn turn_root_span(
     format: crate::model::FormatName,
 ) -> Span {
     Span {
-        trace_id: turn_invocation_id(conversation_id, turn_id).into(),
+        trace_id: invocation.to_owned().into(),
         span_id: turn_span_id(conversation_id, turn_id).into(),
         name: format!("arksim turn {turn_id}").into(),
         kind: SpanKind::Agent,
@@ -340,7 +362,7 @@ pub(crate) fn turn_root_span(
         end_unix_nano: time,
         extras: crate::model::SpanExtras {
             identity: Identity {
-                invocation_id: Some(turn_invocation_id(conversation_id, turn_id).into()),
+                invocation_id: Some(invocation.into()),
                 correlation_id: Some(conversation_id.into()),
                 ..Default::default()
             },
@@ -401,7 +423,7 @@ impl Format for ArksimReceiverDump {
             };
             let invocation = turn_invocation_id(conversation, turn);
             let root_id = turn_span_id(conversation, turn);
-            let root = turn_root_span(conversation, turn, 0, input, RECEIVER.into());
+            let root = turn_root_span(&invocation, conversation, turn, 0, input, RECEIVER.into());
             batch.spans.push(root);
             let list = calls.as_array().map(Vec::as_slice).unwrap_or_default();
             let pointer = format!(

@@ -73,7 +73,10 @@ fn arksim_run_direct_turns_carry_verdicts_and_joined_span_trees() {
         eval.reason,
         "[Trajectory] Unexpected extra tool calls: get_weather."
     );
-    assert_eq!(cancel.id, "d8f77f90-8774-4cd0-b9e7-ee12caa6b319/turn-0");
+    assert_eq!(
+        cancel.id,
+        "d0340109-c769-4444-a824-63e9fd117ab7/d8f77f90-8774-4cd0-b9e7-ee12caa6b319/turn-0"
+    );
     // Golds: weather_ok's strict assertion lands on its last turn with tool calls (turn 1).
     let gold = named(&store, "weather_ok · turn 1").gold().unwrap();
     assert_eq!(gold.match_mode.as_deref(), Some("strict"));
@@ -179,7 +182,7 @@ fn arksim_dedup_keeps_the_explicit_copy() {
     // different order; call_2 appears twice; span_bbb… is a distinct traced call.
     let (store, reports) = load(&["agents/arksim-dedup/simulation.json"]);
     assert_eq!(store.len(), 1, "the trailing user-only message is no turn");
-    let inv = store.get("conv-dedup/turn-0").unwrap();
+    let inv = store.get("dedup-sim/conv-dedup/turn-0").unwrap();
     assert_eq!(
         calls(inv),
         vec![failed("cancel_order"), ok("get_weather"), ok("get_weather")]
@@ -274,7 +277,7 @@ fn explicit_copies_give_way_to_joined_function_spans_by_name_and_arguments() {
             store.ingest(toolcap::sources::files::load_file(&path).batch);
         }
         assert_eq!(store.len(), 1);
-        let inv = store.get("conv-x/turn-0").unwrap();
+        let inv = store.get("explicit-joined/conv-x/turn-0").unwrap();
         // turn span + task + function span + the call_78 stand-in.
         assert_eq!(inv.summary().counts.spans, 4, "order {order:?}");
         let mut tools: Vec<(Option<String>, String, bool)> = inv
@@ -312,7 +315,7 @@ fn evaluation_without_its_id_is_still_an_evaluation() {
     let loaded = formats::load_bytes(Origin::endpoint("test"), doc);
     assert_eq!(loaded.detection.format, Some("arksim-evaluation"));
     let (id, verdict) = &loaded.batch.evals[0];
-    assert_eq!(id, "c/turn-0");
+    assert_eq!(id, "s/c/turn-0");
     assert!(!verdict.passed);
     assert_eq!(
         (verdict.score, verdict.label.as_str()),

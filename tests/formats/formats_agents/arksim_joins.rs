@@ -138,3 +138,69 @@ fn dump_text_heads_a_run_with_its_verdict_and_says_the_label_once() {
         "{passed}"
     );
 }
+
+const RERUN_SIMULATION: &str = "5f0c7a52-93d1-4b0e-8c4e-2b7d9e61a0f3";
+const RERUN_EVALUATION: &str = "c2e4b8a1-7d35-4f6a-9e02-6a1f3b5c8d47";
+
+/// run-direct again under a new simulation and evaluation id, every verdict flipped: what a
+/// second evaluation run of the same conversations looks like.
+fn rerun() -> tempfile::TempDir {
+    copy_run(
+        |sim| sim["simulation_id"] = Value::from(RERUN_SIMULATION),
+        |eval| {
+            eval["simulation_id"] = Value::from(RERUN_SIMULATION);
+            eval["evaluation_id"] = Value::from(RERUN_EVALUATION);
+            for conversation in eval["conversations"].as_array_mut().expect("list") {
+                for turn in conversation["turn_scores"].as_array_mut().expect("list") {
+                    let passed = matches!(
+                        turn["turn_behavior_failure"].as_str(),
+                        Some("no failure" | "skipped_good_performance")
+                    );
+                    turn["turn_behavior_failure"] =
+                        Value::from(if passed { "repetition" } else { "no failure" });
+                    turn["turn_behavior_failure_reason"] = Value::from("flipped in the rerun");
+                }
+            }
+        },
+    )
+}
+
+#[test]
+fn two_runs_of_one_simulation_stay_apart() {
+    let rerun = rerun();
+    let (store, _) = load::load_store(&[fixture(RUN), rerun.path().to_path_buf()]);
+    assert_eq!(store.len(), 14, "7 turns in each run");
+    let first = "d0340109-c769-4444-a824-63e9fd117ab7";
+    for inv in store.oldest_first() {
+        let id = inv.id.text();
+        let (run, _) = id.split_once('/').expect("a run-scoped id");
+        assert!(run == first || run == RERUN_SIMULATION, "{id}");
+        let root = inv
+            .spans
+            .iter()
+            .find(|s| s.name.starts_with("arksim turn"))
+            .expect("the turn's root");
+        assert_eq!(
+            root.attr("arksim.simulation_id")
+                .and_then(|v| v.text().map(str::to_owned)),
+            Some(run.to_owned()),
+            "{id}"
+        );
+        let verdict = inv.eval().expect("each turn was evaluated");
+        let evaluations: Vec<_> = inv
+            .spans
+            .iter()
+            .filter(|s| s.name == "arksim evaluation")
+            .collect();
+        assert_eq!(evaluations.len(), 1, "{id}: one evaluation span");
+        let span_label = evaluations[0]
+            .attr("arksim.turn_behavior_failure")
+            .and_then(|v| v.text().map(str::to_owned));
+        assert_eq!(span_label.as_deref(), Some(verdict.label.as_str()), "{id}");
+        assert_eq!(evaluations[0].status.is_error(), !verdict.passed, "{id}");
+        let flipped = verdict.reason == "flipped in the rerun";
+        assert_eq!(flipped, run == RERUN_SIMULATION, "{id}: {}", verdict.reason);
+    }
+    let counted: Vec<_> = store.problems().iter().filter(|p| p.is_counted()).collect();
+    assert!(counted.is_empty(), "{counted:#?}");
+}
