@@ -93,6 +93,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         lines.push(Line::raw(""));
     }
     lines.extend(query_lines(app));
+    lines.extend(glyph_lines(app));
     let reveal = match global_key(keymap, Action::ToggleReveal) {
         Some(key) => format!("until `{key}`"),
         None => "until revealed".into(),
@@ -145,6 +146,79 @@ fn query_lines(app: &App) -> Vec<Line<'static>> {
     ] {
         lines.push(Line::from(vec![
             Span::styled(format!("  {syntax:<18}"), theme.style(Role::HintKey)),
+            Span::raw(meaning),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    lines
+}
+
+/// What the list's and tree's glyphs mean, read from the same functions that draw them.
+fn glyph_lines(app: &App) -> Vec<Line<'static>> {
+    use crate::model::{Health, SpanKind};
+    use crate::triage::Facet;
+    let theme = &app.config.theme;
+    let kinds: Vec<String> = [
+        SpanKind::Llm,
+        SpanKind::Tool,
+        SpanKind::Embedding,
+        SpanKind::Rerank,
+        SpanKind::Retrieval,
+        SpanKind::Agent,
+        SpanKind::Node,
+        SpanKind::Other,
+    ]
+    .iter()
+    .map(|kind| format!("{} {}", kind.glyph(), kind.as_str()))
+    .collect();
+    let mut rows = vec![
+        (
+            format!(
+                "{} {} {}",
+                Health::Ok.glyph(),
+                Health::Degraded.glyph(),
+                Health::Error.glyph()
+            ),
+            "ok · degraded (a descendant failed) · failed".to_owned(),
+        ),
+        (
+            format!(
+                "{} {}",
+                Facet::EvalFailed.glyph(),
+                Facet::GoldMismatch.glyph()
+            ),
+            format!(
+                "{} · {}",
+                Facet::EvalFailed.describe(),
+                Facet::GoldMismatch.describe()
+            ),
+        ),
+        (
+            "◇0.85".to_owned(),
+            "score from the gold diff (no evaluator score)".to_owned(),
+        ),
+        (
+            "▾ ▸ (+N)".to_owned(),
+            "open · folded · N hidden children".to_owned(),
+        ),
+        (
+            "↻ attempt 2/3".to_owned(),
+            "the second of three attempts of one LLM call".to_owned(),
+        ),
+        (
+            "⚠ orphan ↻ cycle".to_owned(),
+            "parent never arrived · parents form a cycle".to_owned(),
+        ),
+        (
+            "› •".to_owned(),
+            "cursor · a span the find matched".to_owned(),
+        ),
+    ];
+    rows.insert(0, ("span kinds".to_owned(), kinds.join("  ")));
+    let mut lines = vec![Line::styled("Glyphs", theme.style(Role::Title))];
+    for (glyph, meaning) in rows {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {glyph:<18}"), theme.style(Role::HintKey)),
             Span::raw(meaning),
         ]));
     }
@@ -216,5 +290,18 @@ mod tests {
         };
         assert!(line_of("preset failing: is:failing").starts_with("1 "));
         assert!(line_of("preset slow: dur>2s").starts_with("2 "));
+        // The glyph legend names every span kind and facet glyph the list and tree draw.
+        let glyphs = help.split("Glyphs").nth(1).expect("a glyph legend");
+        for needle in [
+            "◆ llm",
+            "⚒ tool",
+            "· other",
+            "✓ ◐ ✗",
+            "⚑ ≠",
+            "◇0.85",
+            "↻ attempt",
+        ] {
+            assert!(glyphs.contains(needle), "{needle} missing from:\n{glyphs}");
+        }
     }
 }
