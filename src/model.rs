@@ -460,7 +460,15 @@ pub const PROVISIONAL_ATTR: &str = "toolcap.provisional";
 /// health (that is the evaluator facet, see `triage::facets`).
 pub const EVALUATOR_ATTR: &str = "toolcap.evaluator";
 
+/// Attribute marking a span that has no time of its own (an arksim turn, synthesized from a
+/// record without timing): the store gives it the time its children span.
+pub const UNTIMED_ATTR: &str = "toolcap.untimed";
+
 impl Span {
+    pub fn is_untimed(&self) -> bool {
+        static KEY: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+        self.flag_is_set(UNTIMED_ATTR, &KEY)
+    }
     pub fn is_provisional(&self) -> bool {
         static KEY: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
         self.flag_is_set(PROVISIONAL_ATTR, &KEY)

@@ -274,6 +274,52 @@ impl Invocation {
     }
 }
 
+impl Invocation {
+    /// A root without a time of its own (an arksim turn synthesized from a record) spans its
+    /// timed children: their earliest start and latest end, or time 0 while it has none.
+    /// Stand-ins keep only their order, so they do not time it.
+    pub(super) fn time_untimed_roots(&mut self) {
+        let Some(tree) = self.tree.as_deref() else {
+            return;
+        };
+        let spans = &self.spans;
+        let mut retimed = Vec::new();
+        for &r in &tree.roots {
+            if !spans[r].is_untimed() {
+                continue;
+            }
+            let children = (tree.places[r].children.iter()).map(|&c| &spans[c as usize]);
+            let (start, end) = children
+                .filter(|c| c.start_unix_nano > 0 && !c.is_provisional())
+                .fold(None, |span: Option<(u64, u64)>, c| {
+                    let (start, end) = span.unwrap_or((c.start_unix_nano, c.end_unix_nano));
+                    Some((start.min(c.start_unix_nano), end.max(c.end_unix_nano)))
+                })
+                .unwrap_or((0, 0));
+            if (spans[r].start_unix_nano, spans[r].end_unix_nano) != (start, end) {
+                retimed.push((r, start, end.max(start)));
+            }
+        }
+        if retimed.is_empty() {
+            return;
+        }
+        for (r, start, end) in retimed {
+            self.spans[r].start_unix_nano = start;
+            self.spans[r].end_unix_nano = end;
+        }
+        // Roots are laid out by start: a retimed one may move among them.
+        let spans = &self.spans;
+        let tree = self.tree.get_or_insert_default();
+        if !tree
+            .roots
+            .is_sorted_by(|&a, &b| root_order(spans, a, b).is_le())
+        {
+            tree.roots.sort_by(|&a, &b| root_order(spans, a, b));
+            self.lay_out_rows();
+        }
+    }
+}
+
 fn insert_root(spans: &[Span], roots: &mut ThinVec<usize>, i: usize) {
     let at = roots
         .binary_search_by(|&r| root_order(spans, r, i))

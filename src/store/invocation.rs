@@ -228,6 +228,7 @@ impl Invocation {
         if !(self.can_grow() && self.grow()) {
             self.rebuild();
         }
+        self.time_untimed_roots();
         let cycles = self.new_cycle_problems();
         self.trim_slack();
         cycles
@@ -405,8 +406,9 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
         && a.kind == b.kind
         && a.status == b.status
         && a.error() == b.error()
-        && a.start_unix_nano == b.start_unix_nano
-        && a.end_unix_nano == b.end_unix_nano
+        // A span without a time of its own holds the time the store gave it.
+        && ((a.start_unix_nano == b.start_unix_nano && a.end_unix_nano == b.end_unix_nano)
+            || (a.is_untimed() && b.is_untimed()))
         && a.llm() == b.llm()
         && a.tool() == b.tool()
         && payload(&a.input(), &b.input())

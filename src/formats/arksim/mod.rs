@@ -375,6 +375,7 @@ pub(crate) fn turn_root_span(
                 AttrValue::Str(conversation_id.into()),
             ),
             ("arksim.turn_id".into(), AttrValue::Str(turn_id.into())),
+            (crate::model::UNTIMED_ATTR.into(), AttrValue::Bool(true)),
         ]
         .into(),
         provenance: input.span_provenance(format),

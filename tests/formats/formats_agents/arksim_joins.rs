@@ -204,3 +204,38 @@ fn two_runs_of_one_simulation_stay_apart() {
     let counted: Vec<_> = store.problems().iter().filter(|p| p.is_counted()).collect();
     assert!(counted.is_empty(), "{counted:#?}");
 }
+
+// Each turn's root is synthesized from simulation.json, which has no timing; its agent trace
+// (agent_spans.jsonl) hangs a timed `task` span under it.
+#[test]
+fn a_synthesized_turn_spans_its_children_in_any_load_order() {
+    let names = ["simulation.json", "evaluation.json", "agent_spans.jsonl"];
+    for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+        let mut store = Store::new();
+        for i in order {
+            let path = fixture(&format!("{RUN}/{}", names[i]));
+            store.ingest(toolcap::sources::files::load_file(&path).batch);
+        }
+        assert_eq!(store.len(), 7);
+        for inv in store.oldest_first() {
+            let root = inv
+                .spans
+                .iter()
+                .find(|s| s.name.starts_with("arksim turn"))
+                .expect("the turn's root");
+            let task = inv
+                .spans
+                .iter()
+                .find(|s| s.name == "task" && s.parent_span_id.as_ref() == Some(&root.span_id))
+                .expect("the agent trace hangs under the turn");
+            assert!(task.start_unix_nano > 0);
+            assert_eq!(
+                (root.start_unix_nano, root.end_unix_nano),
+                (task.start_unix_nano, task.end_unix_nano),
+                "{} (order {order:?})",
+                inv.id
+            );
+            assert_eq!(inv.summary().start_unix_nano, root.start_unix_nano);
+        }
+    }
+}
