@@ -154,7 +154,12 @@ fn plant_file(from: &Path, to: &Path) {
     let out = match serde_json::from_str::<Value>(&text) {
         Ok(mut doc) => {
             plant(&mut doc, "", &mut next);
-            serde_json::to_string_pretty(&doc).expect("serializes")
+            // A JSON-lines file of one line stays one line.
+            if from.extension().is_some_and(|e| e == "jsonl") {
+                serde_json::to_string(&doc).expect("serializes") + "\n"
+            } else {
+                serde_json::to_string_pretty(&doc).expect("serializes")
+            }
         }
         Err(_) => {
             let mut lines = Vec::new();
@@ -268,12 +273,11 @@ fn check_clean(found: &mut Vec<String>, what: &str, text: &str) {
 }
 
 #[test]
-#[ignore = "until the trust fixes land"]
 fn no_redacted_output_shows_a_planted_secret_or_personal_datum() {
     let root = tempfile::tempdir().expect("temp dir");
     let sources = planted_sources(root.path());
     let gold = fixtures().join("corpus/toolscore/v02_openai_reordered/gold.json");
-    let mut marked = 0;
+    let mut unmarked = Vec::new();
     let mut found = Vec::new();
     for dir in &sources {
         let dir_text = dir.to_str().expect("utf-8 path");
@@ -287,7 +291,9 @@ fn no_redacted_output_shows_a_planted_secret_or_personal_datum() {
             &format!("{name}: dump stderr"),
             &String::from_utf8_lossy(&dump.stderr),
         );
-        marked += usize::from(stdout.contains("MARK"));
+        if !stdout.contains("MARK") {
+            unmarked.push(name.clone());
+        }
 
         let json = run(&["dump", "--json", dir_text]);
         check_clean(
@@ -346,15 +352,13 @@ fn no_redacted_output_shows_a_planted_secret_or_personal_datum() {
         }
     }
     assert!(found.is_empty(), "leaks:\n{}", found.join("\n"));
-    assert_eq!(
-        marked,
-        sources.len(),
-        "every format's planted copy shows planted text in `dump`"
+    assert!(
+        unmarked.is_empty(),
+        "no planted text shows in `dump` of {unmarked:?}"
     );
 }
 
 #[test]
-#[ignore = "until the trust fixes land"]
 fn revealed_outputs_still_mask_every_planted_credential() {
     let root = tempfile::tempdir().expect("temp dir");
     let sources = planted_sources(root.path());
