@@ -471,7 +471,30 @@ impl Store {
         }
         for (id, eval) in batch.evals {
             let target = self.resolve(&Id::from(id));
-            self.entry(&target).set_eval(Some(eval));
+            let entry = self.entry(&target);
+            let disagreement = entry
+                .eval()
+                .filter(|held| **held != eval)
+                .map(|held| (held.passed, describe_verdict(held)));
+            match disagreement {
+                None => entry.set_eval(Some(eval)),
+                Some((held_passed, held)) => {
+                    let new = describe_verdict(&eval);
+                    // Two evaluations of one run that disagree: the failing verdict is shown, so
+                    // the run never looks greener than one of its judges said.
+                    if held_passed || !eval.passed {
+                        entry.set_eval(Some(eval));
+                    }
+                    self.problems.push(Problem::warning(
+                        format!("run {target}"),
+                        None,
+                        format!(
+                            "two evaluations judged this run differently ({held}; {new}): \
+                             the failing one is shown, both evaluation spans are in its tree"
+                        ),
+                    ));
+                }
+            }
             dirty.insert(target);
         }
         for (id, gold) in batch.golds {
@@ -596,3 +619,15 @@ impl Store {
 mod size_tests;
 #[cfg(test)]
 mod tests;
+
+/// A verdict in a few words, for a problem that names two of them.
+fn describe_verdict(verdict: &EvalVerdict) -> String {
+    let mut text = if verdict.passed { "passed" } else { "failed" }.to_owned();
+    if !verdict.label.is_empty() {
+        text.push_str(&format!(" `{}`", verdict.label));
+    }
+    if let Some(score) = verdict.score {
+        text.push_str(&format!(" score {score}"));
+    }
+    text
+}

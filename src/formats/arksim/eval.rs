@@ -68,6 +68,8 @@ impl Format for ArksimEvaluation {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let simulation_id = jsonrec::str_at(&doc, "simulation_id").unwrap_or("");
+        // Two evaluations of one simulation each keep their own span in the turn's tree.
+        let evaluation_id = jsonrec::str_at(&doc, "evaluation_id").unwrap_or("");
         let mut turns = 0;
         for (c, conversation) in conversations.iter().enumerate() {
             let Some(conversation_id) = jsonrec::id_at(conversation, "conversation_id") else {
@@ -98,7 +100,11 @@ impl Format for ArksimEvaluation {
                 let verdict = verdict_of(turn);
                 let mut span = Span {
                     trace_id: invocation.clone().into(),
-                    span_id: format!("arksim-eval:{conversation_id}/{turn_id}").into(),
+                    span_id: match evaluation_id {
+                        "" => format!("arksim-eval:{conversation_id}/{turn_id}"),
+                        id => format!("arksim-eval:{id}:{conversation_id}/{turn_id}"),
+                    }
+                    .into(),
                     parent_span_id: Some(arksim::turn_span_id(&conversation_id, &turn_id).into()),
                     name: "arksim evaluation".into(),
                     kind: SpanKind::Other,

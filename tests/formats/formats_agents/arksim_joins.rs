@@ -239,3 +239,55 @@ fn a_synthesized_turn_spans_its_children_in_any_load_order() {
         }
     }
 }
+
+// A second evaluation of the same simulation (same simulation id, a new evaluation id) that
+// flips every verdict: each turn holds both evaluation spans, the failing verdict is the one
+// shown, and each disagreement is one warning naming both verdicts.
+#[test]
+fn two_evaluations_of_one_simulation_are_both_kept_and_the_failing_verdict_wins() {
+    let second = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(fixture(&format!("{RUN}/evaluation.json"))).expect("read");
+    let mut doc: Value = serde_json::from_str(&text).expect("json");
+    doc["evaluation_id"] = Value::from(RERUN_EVALUATION);
+    let mut flipped = 0;
+    for conversation in doc["conversations"].as_array_mut().expect("list") {
+        for turn in conversation["turn_scores"].as_array_mut().expect("list") {
+            let passed = matches!(
+                turn["turn_behavior_failure"].as_str(),
+                Some("no failure" | "skipped_good_performance")
+            );
+            turn["turn_behavior_failure"] =
+                Value::from(if passed { "repetition" } else { "no failure" });
+            flipped += 1;
+        }
+    }
+    std::fs::write(second.path().join("evaluation.json"), doc.to_string()).expect("write");
+    let (store, _) = load::load_store(&[fixture(RUN), second.path().to_path_buf()]);
+    assert_eq!(store.len(), 7, "one simulation: 7 turns");
+    for inv in store.oldest_first() {
+        let id = inv.id.text();
+        let evaluations: Vec<_> = inv
+            .spans
+            .iter()
+            .filter(|s| s.name == "arksim evaluation")
+            .collect();
+        assert_eq!(evaluations.len(), 2, "{id}: both evaluations' spans");
+        assert!(
+            evaluations.iter().any(|s| s.status.is_error()),
+            "{id}: one of the two failed it"
+        );
+        assert!(
+            !inv.eval().expect("evaluated").passed,
+            "{id}: the failing verdict is shown"
+        );
+    }
+    let disagreements = store
+        .problems()
+        .iter()
+        .filter(|p| {
+            p.message
+                .contains("two evaluations judged this run differently")
+        })
+        .count();
+    assert_eq!(disagreements, flipped, "one warning per flipped turn");
+}
