@@ -76,6 +76,18 @@ pub struct RemoteArgs {
     /// PEM certificate(s) to trust for https:// sources, beside the system's (or SSL_CERT_FILE).
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// Seconds a snapshot of remote sources (dump, check, report) may take in all before it
+    /// gives up with exit 2 [default: 120, or TOOLCAP_REMOTE_TIMEOUT].
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+    pub remote_timeout: Option<f64>,
+}
+
+/// A number of seconds above 0, as `--remote-timeout` takes it.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs < 1e9 => Ok(secs),
+        _ => Err(format!("{text:?}: expected a number of seconds above 0")),
+    }
 }
 
 impl RemoteArgs {
@@ -96,6 +108,9 @@ impl RemoteArgs {
         let mut options =
             crate::sources::remote::RemoteOptions::from_args(self.token()?, &self.headers)?;
         options.ca_cert = self.cacert.clone();
+        if let Some(secs) = self.remote_timeout {
+            options.timeouts.total = std::time::Duration::from_secs_f64(secs);
+        }
         // A token read from a file is read again when it is refused: a `serve` that made a new
         // one is followed without restarting the client.
         options.token_file = self.token_file.clone();

@@ -337,7 +337,7 @@ pub fn snapshot(url: &str, options: &RemoteOptions) -> Vec<Loaded> {
         };
         tokio::time::timeout(total, read).await.unwrap_or_else(|_| {
             Err(format!(
-                "gave up after {} s ({TOTAL_TIMEOUT_ENV} sets how long)",
+                "gave up after {} s (--remote-timeout or {TOTAL_TIMEOUT_ENV} sets how long)",
                 secs(total)
             ))
         })

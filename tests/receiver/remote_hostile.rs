@@ -129,6 +129,32 @@ fn a_server_that_drips_its_answer_is_given_up_after_the_total_time() {
 }
 
 #[test]
+fn the_remote_timeout_flag_sets_the_total_time_over_the_environment() {
+    let addr = hostile_server(Behaviour::Drip);
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--remote-timeout", "1.5"])
+        .arg(format!("jaeger+http://{addr}?service=agent"))
+        .env_remove("TOOLCAP_TOKEN")
+        .env("TOOLCAP_REMOTE_TIMEOUT", "600")
+        .env("TOOLCAP_REMOTE_IDLE_TIMEOUT", "30")
+        .output()
+        .unwrap();
+    exits_2_saying(&output, "gave up after 1.5 s");
+    for bad in ["0", "inf", "soon"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+            .args([
+                "dump",
+                "--remote-timeout",
+                bad,
+                "jaeger+http://127.0.0.1:9?service=a",
+            ])
+            .output()
+            .unwrap();
+        exits_2_saying(&output, "expected a number of seconds above 0");
+    }
+}
+
+#[test]
 fn an_answer_that_never_ends_is_refused_past_64_mib() {
     let addr = hostile_server(Behaviour::Endless);
     let output = dump(&format!("phoenix+http://{addr}"), &[]);
