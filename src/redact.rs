@@ -156,40 +156,87 @@ pub fn shown_data(text: &str, mode: Reveal) -> Cow<'_, str> {
 /// `\uXXXX` escape: DEL, C1 controls (a terminal obeys `\u{9b}` as it does `ESC [`), U+2028 and
 /// U+2029 (line breaks to JavaScript and many viewers) and the [`is_invisible`] ones. serde_json
 /// escapes only C0 controls. Outside strings JSON is ASCII, so these can only sit inside strings,
-/// where the escape stands for the same character: the data is unchanged. Every JSON document
-/// the program prints or writes passes through this (or [`escape_json_bytes`]).
+/// where the escape stands for the same character: the data is unchanged. JSON text the program
+/// prints or writes is meant to pass through this (`dump --json` uses [`escape_json_bytes`]).
 pub fn escape_json_text(json: &str) -> Cow<'_, str> {
-    if !json.bytes().any(|b| b >= 0x7f) || !json.chars().any(needs_json_escape) {
+    let bytes = json.as_bytes();
+    let Some((mut at, mut c)) = next_json_hazard(bytes, 0) else {
         return Cow::Borrowed(json);
-    }
+    };
     let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if needs_json_escape(c) {
-            for unit in c.encode_utf16(&mut [0; 2]) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(c);
+    let mut done = 0;
+    loop {
+        out.push_str(&json[done..at]);
+        for unit in c.encode_utf16(&mut [0; 2]) {
+            out.push_str(&format!("\\u{unit:04x}"));
+        }
+        done = at + c.len_utf8();
+        match next_json_hazard(bytes, done) {
+            Some(next) => (at, c) = next,
+            None => break,
         }
     }
+    out.push_str(&json[done..]);
     Cow::Owned(out)
 }
 
 /// [`escape_json_text`] in place, for the part of `json` from byte `from` on (a document
 /// written piece by piece).
 pub fn escape_json_bytes(json: &mut Vec<u8>, from: usize) {
-    let Some(tail) = json.get(from..) else { return };
-    if !tail.iter().any(|&b| b >= 0x7f) {
-        return;
-    }
-    // serde_json writes UTF-8; anything else is left as it is.
-    let Ok(text) = std::str::from_utf8(tail) else {
+    let Some((first, _)) = next_json_hazard(json, from) else {
         return;
     };
-    if let Cow::Owned(escaped) = escape_json_text(text) {
-        json.truncate(from);
-        json.extend_from_slice(escaped.as_bytes());
+    // serde_json writes UTF-8; anything else is left as it is.
+    match String::from_utf8(json.split_off(first)) {
+        Ok(tail) => json.extend_from_slice(escape_json_text(&tail).as_bytes()),
+        Err(not_text) => json.extend_from_slice(not_text.as_bytes()),
     }
+}
+
+/// The next character from byte `from` on that [`escape_json_text`] rewrites: where it starts,
+/// and the character. Only a few first bytes can start one (DEL, and the UTF-8 lead bytes of
+/// C1 controls, U+2028/2029 and the invisible characters), so most text, whatever its
+/// script, is passed over a byte at a time without being decoded.
+fn next_json_hazard(bytes: &[u8], from: usize) -> Option<(usize, char)> {
+    const CHUNK: usize = 32;
+    let mut at = from;
+    while at < bytes.len() {
+        let end = (at + CHUNK).min(bytes.len());
+        // Printable ASCII, most of any document, is passed over a chunk at a time: the test
+        // has no early exit, so it compiles to a few vector instructions.
+        if bytes[at..end]
+            .iter()
+            .fold(0, |seen, &b| seen | u8::from(b >= 0x7f))
+            != 0
+        {
+            for start in at..end {
+                if let Some(c) = json_hazard_at(bytes, start) {
+                    return Some((start, c));
+                }
+            }
+        }
+        at = end;
+    }
+    None
+}
+
+/// The character starting at byte `at` when [`needs_json_escape`] holds for it.
+fn json_hazard_at(bytes: &[u8], at: usize) -> Option<char> {
+    let width = match bytes[at] {
+        b if !may_start_json_hazard(b) => return None,
+        0x7f => 1,
+        0xc2 | 0xd8 => 2,
+        0xf3 => 4,
+        _ => 3,
+    };
+    let text = std::str::from_utf8(bytes.get(at..at + width)?).ok()?;
+    text.chars().next().filter(|&c| needs_json_escape(c))
+}
+
+/// Whether `b` can be the first byte of a character [`needs_json_escape`] (kept in step by a
+/// test over every character).
+fn may_start_json_hazard(b: u8) -> bool {
+    matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef | 0xf3)
 }
 
 fn needs_json_escape(c: char) -> bool {
@@ -495,9 +542,26 @@ mod tests {
         escape_json_bytes(&mut bytes, 3);
         assert_eq!(bytes, format!("[1,{escaped}").into_bytes());
         assert!(matches!(
-            escape_json_text("{\"a\":\"é\"}"),
+            escape_json_text("{\"a\":\"é•…\"}"),
             Cow::Borrowed(_)
         ));
+        // Wherever a hazard falls against the chunks the scan reads.
+        for pad in 0..70 {
+            let text = format!("{}\u{2028}é\u{e0041}", "a".repeat(pad));
+            let expected = format!(r"{}\u2028é\udb40\udc41", "a".repeat(pad));
+            assert_eq!(escape_json_text(&text), expected, "{pad}");
+        }
+    }
+
+    #[test]
+    fn every_character_json_escapes_starts_with_a_byte_the_scan_looks_at() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            if needs_json_escape(c) {
+                let mut utf8 = [0; 4];
+                let first = c.encode_utf8(&mut utf8).as_bytes()[0];
+                assert!(may_start_json_hazard(first), "U+{:04X}", c as u32);
+            }
+        }
     }
 
     #[test]
