@@ -122,7 +122,7 @@ fn is_token_byte(c: u8) -> bool {
 }
 
 /// Characters of a key in `key=value` text, and of a provider key or JWT: they end at a `/`,
-/// `=` or `+`, where a path segment or query parameter ends.
+/// `=`, `+` or `~`, where a path segment or query parameter ends.
 fn is_key_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
 }

@@ -267,3 +267,48 @@ fn keys_inside_long_tokens_are_found_in_one_pass() {
     let masked = revealed(&"_sk-AbCdEfGh12345678".repeat(100_000));
     assert_eq!(masked, format!("_{}", super::MASK));
 }
+
+mod glued {
+    use super::revealed;
+    use proptest::prelude::*;
+
+    /// A provider key or JWT, and the part of it that must never show.
+    fn key() -> impl Strategy<Value = (String, String)> {
+        let body =
+            |n: usize| proptest::string::string_regex(&format!("[A-Za-z0-9]{{{n}}}")).unwrap();
+        prop_oneof![
+            body(32).prop_map(|b| (format!("sk-proj-{b}"), b)),
+            body(36).prop_map(|b| (format!("ghp_{b}"), b)),
+            body(35).prop_map(|b| (format!("AIza{b}"), b)),
+            body(34).prop_map(|b| (format!("hf_{b}"), b)),
+            body(24).prop_map(|b| (format!("xoxb-1234567890-{b}"), b)),
+            proptest::string::string_regex("[A-Z0-9]{16}")
+                .unwrap()
+                .prop_map(|b| (format!("AKIA{b}"), b)),
+            (body(12), body(16))
+                .prop_map(|(a, b)| (format!("eyJ{a}.eyJ{b}.sig"), format!("{a}.eyJ{b}"))),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever comes before a key (a word, a path, a query, a name), it is masked.
+        #[test]
+        fn a_key_is_masked_whatever_precedes_it(
+            before in "[a-zA-Z0-9_./=~+ -]{0,12}",
+            (key, hidden) in key(),
+            after in "[/&?,; ]?[a-z]{0,4}",
+        ) {
+            let text = format!("{before}{key}{after}");
+            let masked = revealed(&text);
+            prop_assert!(!masked.contains(&hidden), "{} -> {}", text, masked);
+        }
+
+        #[test]
+        fn any_text_masks_without_panicking(text in "\\PC{0,64}") {
+            let _ = revealed(&text);
+            let _ = super::redacted(&text);
+        }
+    }
+}
