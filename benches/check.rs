@@ -1,6 +1,6 @@
 //! `check` over 10,000 invocations whose golds have 10 calls each.
-//! Per-trace time = reported time / 10,000. toolscore's in-process `evaluate_trace` takes
-//! about 0.16 ms for a 3-call trace on the reference machine.
+//! Per-trace time = reported time / 10,000. Compare it with toolscore's in-process
+//! `evaluate_trace` (its figure is in docs/PERFORMANCE.md).
 
 use std::sync::Arc;
 

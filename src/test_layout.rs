@@ -1,7 +1,8 @@
 //! Where the integration tests live, checked: `cargo test` links one binary per family
-//! (`tests/FAMILY/main.rs`, README "Layout of the code"), each linking the whole library. A file
-//! directly in `tests/` would be a binary of its own again, and a file in a family's directory
-//! that no `mod` declares would never be compiled, its tests silently gone: both fail here.
+//! (`tests/FAMILY/main.rs`, CONTRIBUTING.md "Where the tests are"), each linking the whole
+//! library. A file directly in `tests/` would be a binary of its own again, and a file in a
+//! family's directory that no `mod` declares would never be compiled, its tests silently gone:
+//! both fail here.
 
 use std::path::{Path, PathBuf};
 

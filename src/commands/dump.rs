@@ -90,8 +90,8 @@ pub fn run(args: &DumpArgs) -> i32 {
 }
 
 /// Grows stdout's buffer to 1 MiB when it is a pipe (Linux's ceiling for a process without
-/// privileges): `dump --json` writes about as many bytes as the file it read, and through a
-/// 64 KiB pipe the writer waited on its reader sixteen times as often (5% of the whole run).
+/// privileges): `dump --json` writes about as many bytes as the file it read, and through the
+/// default 64 KiB pipe the writer waits on its reader sixteen times as often.
 /// Not a pipe, or refused: nothing changes.
 fn widen_stdout_pipe() {
     #[cfg(target_os = "linux")]

@@ -1,5 +1,5 @@
 //! The command line: `toolcap-tui [SOURCE...]` opens the TUI; `dump`, `report`, `check` and
-//! `serve` are the headless commands. The contract is in README.md ("CLI").
+//! `serve` are the headless commands. The contract is in docs/ARCHITECTURE.md ("CLI contract").
 //!
 //! Commands sit at the edge: each submodule owns its clap types and turns them into the plain
 //! options the library takes. Nothing below `commands` knows about clap.
@@ -211,8 +211,8 @@ fn say_why_nothing_loaded(command: &str, store: &crate::store::Store) {
 }
 
 /// Keeps a store until the process exits instead of freeing it run by run: freeing 100,000 runs
-/// one allocation at a time was a tenth of `dump`'s time on a 100 MB file, and half a second
-/// between the TUI's quit key and the shell. The operating system takes the memory back at exit.
+/// one allocation at a time costs `dump` time for nothing and delays the shell after the TUI's
+/// quit key. The operating system takes the memory back at exit.
 fn kept_until_exit(store: crate::store::Store) -> &'static crate::store::Store {
     Box::leak(Box::new(store))
 }

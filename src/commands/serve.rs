@@ -42,7 +42,7 @@ pub struct ServeArgs {
     pub limits: LimitArgs,
 }
 
-/// Receiver limits against slow, idle and stalled clients (defaults in README, "serve").
+/// Receiver limits against slow, idle and stalled clients (defaults in docs/RECEIVER.md, "Limits").
 #[derive(Debug, Args, Clone)]
 pub struct LimitArgs {
     /// Seconds from the first byte of a request to the end of its headers.

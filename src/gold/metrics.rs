@@ -1,6 +1,6 @@
 //! toolscore 1.10.0's metrics, computed on plain call lists, each with the counts behind it.
-//! Formulas and edge cases follow the research note (`notes/toolscore.md` §4); the float
-//! operations are done in the same order so results agree to the last bit where possible.
+//! Formulas and edge cases follow toolscore's own; the float operations are done in the same
+//! order so results agree to the last bit where possible.
 
 use super::arguments::argument_metrics;
 pub use super::arguments::best_pairing;

@@ -1,5 +1,5 @@
 //! OTLP receiver: OTLP/HTTP `POST /v1/traces` and OTLP/gRPC `TraceService/Export`, answering
-//! with the status codes and bodies the OTLP spec requires (ARCHITECTURE.md, "Receiver
+//! with the status codes and bodies the OTLP spec requires (docs/ARCHITECTURE.md, "Receiver
 //! obligations").
 //!
 //! The server only decodes and validates, once, with the decoders trace files use (gRPC bodies

@@ -3,8 +3,8 @@
 //! per distinct text per parsing thread, instead of one per span.
 //!
 //! Longer values (stack traces, statements, URLs) are shared through a table of their own: an
-//! exception event's stack trace repeats from failure to failure, and one copy per event was
-//! most of the events' memory; kept apart, they never push the short values out.
+//! exception event's stack trace repeats from failure to failure, and one copy per event would
+//! be most of the events' memory; kept apart, they never push the short values out.
 //!
 //! Every table is bounded, so hostile input with endless distinct texts cannot grow them: the
 //! name table stops taking new names when full (names are few and the first ones are the ones
@@ -13,8 +13,8 @@
 //! spans long gone (evicted from a live store) are not kept alive by it.
 
 use std::cell::RefCell;
-// foldhash: these tables are looked up for every attribute of every span, SipHash showed
-// in profiles; both are bounded, so a flood of colliding texts cannot grow them.
+// foldhash: these tables are looked up for every attribute of every span, where SipHash's
+// cost shows; both are bounded, so a flood of colliding texts cannot grow them.
 use foldhash::HashSet;
 
 use crate::model::ArcStr;

@@ -9,7 +9,7 @@
 //!   *not captured*, never empty. `response` spans never carry prompt or completion text.
 //! - Function spans export no call id; when a Chat Completions `generation` span of the same
 //!   trace requested a call with the same name and arguments, its id becomes the call id.
-//! - Kinds follow ARCHITECTURE.md: agent → agent; generation, response → llm; function,
+//! - Kinds follow docs/ARCHITECTURE.md: agent → agent; generation, response → llm; function,
 //!   mcp_tools → tool; custom (incl. the 0.2x `task`/`turn` spans), handoff, guardrail → node.
 //! - A trace whose metadata carries `arksim.conversation_id` / `arksim.turn_id` belongs to that
 //!   arksim turn: it is aliased to the turn's invocation id and its root span hangs under the

@@ -20,7 +20,7 @@ pub const INLINE_ATTR_MAX: usize = 1024;
 /// An attribute a span's input or output is taken from (`classify::is_payload_source`:
 /// messages, arguments, results) longer than this stays in the file even when short: nothing
 /// but a revealed view or search reads it (facts drawn from it are read while parsing), and a
-/// run's short messages were the biggest thing its live store held. Shorter values cost less
+/// run's short messages would be the biggest thing its live store holds. Shorter values cost less
 /// inline than a payload's reference.
 pub const PAYLOAD_SOURCE_INLINE_MAX: usize = 128;
 
@@ -365,9 +365,9 @@ fn build_span(
         shared: &shared,
     };
     let (input, output) = classify::classify(&mut span, status_message, &source);
-    // Packed now, while its values are still in the cache: a batched line's 500 spans packed
-    // after the whole line is parsed cost a tenth more time. Payload ranges need no pass over
-    // the list later; OTLP records them as it parses.
+    // Packed now, while its values are still in the cache: packing a batched line's spans
+    // after the whole line is parsed reads them from memory again. Payload ranges need no pass
+    // over the list later; OTLP records them as it parses.
     span.pack_with_payloads(input, output);
     Ok(span)
 }

@@ -1,5 +1,6 @@
 //! Classification and fact extraction from span attributes, for every attribute convention
-//! (OpenArmature, OTel GenAI current and legacy, OpenInference, Langfuse). See ARCHITECTURE.md.
+//! (OpenArmature, OTel GenAI current and legacy, OpenInference, Langfuse). See
+//! docs/ARCHITECTURE.md.
 //!
 //! Works on a [`Span`] whose `attributes` are already converted; an [`AttrSource`] supplies the
 //! full text of attributes that were moved into payloads (needed to read tool calls out of

@@ -3,9 +3,9 @@
 //!
 //! Real exports decode to one to three times their size. A hostile body of empty messages
 //! decodes to far more: an empty span is 2 bytes of protobuf or 3 of JSON and 264 bytes
-//! decoded, so the receiver's 20 MiB body limit let one request take 2.7 GB. Every vector the
-//! decoders fill is grown here, and growth is charged against the budget of the bytes being
-//! decoded; past it, decoding stops with [`OverBudget`].
+//! decoded, so under the receiver's 20 MiB body limit one request could take 2.7 GB. Every
+//! vector the decoders fill is grown here, and growth is charged against the budget of the
+//! bytes being decoded; past it, decoding stops with [`OverBudget`].
 
 use std::cell::Cell;
 use std::fmt;

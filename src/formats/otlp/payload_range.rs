@@ -88,7 +88,7 @@ fn changed(path: &Path) -> String {
 
 /// Reads `len` bytes at `offset`. The file stays open for the next read on this thread (a
 /// `dump --json` reads thousands of payloads from one file, and opening, seeking and closing
-/// for each was most of its system time), with the bytes around the last read: a run's
+/// for each would be most of its system time), with the bytes around the last read: a run's
 /// payloads sit together on one line, so most reads after the first are a copy.
 ///
 /// Both are used only while the path still names the same, unchanged file. That is asked of

@@ -8,8 +8,8 @@ use crate::model::{
     Span, SpanKind, SpanStatus, ToolFacts,
 };
 
-/// Langfuse's metadata keys the classifier reads, spelled out: building them per span cost an
-/// allocation each.
+/// Langfuse's metadata keys the classifier reads, spelled out: building them per span would
+/// cost an allocation each.
 const LF_ERROR_TYPE: &str = "langfuse.observation.metadata.error_type";
 const LF_ERROR_MESSAGE: &str = "langfuse.observation.metadata.error_message";
 const LF_NAMESPACE: &str = "langfuse.observation.metadata.namespace";

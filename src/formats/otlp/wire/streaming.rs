@@ -1,6 +1,6 @@
 //! Reading a request's spans one at a time: each span is handed on as soon as it is read, so a
 //! batched line of 500 spans never holds more than one of them decoded (the whole decoded
-//! request was a megabyte per parser thread on such lines, at the load's peak).
+//! request would be held by every parser thread at once, at the load's peak).
 //!
 //! It accepts a subset of what [`Request::parse`] accepts and reads the same spans in the same
 //! order from it. The request must be an object (not an array standing for one), a field may
