@@ -608,19 +608,31 @@ impl<'a> Scanner<'a> {
                 break;
             }
         }
-        if b.get(end).is_some_and(|&c| is_word_byte(c)) || digits > 15 {
+        if b.get(end).is_some_and(|&c| is_word_byte(c)) {
             return None;
         }
         let groups: Vec<usize> = groups.into_iter().filter(|&g| g > 0).collect();
-        let ok = if plus {
-            digits >= 8
-        } else {
-            digits >= 10
-                && groups.len() >= 3
-                && groups.last().is_some_and(|&g| g >= 4)
-                && groups.first().is_some_and(|&g| (2..=4).contains(&g))
+        let is_phone = |groups: &[usize]| {
+            let digits: usize = groups.iter().sum();
+            digits <= 15
+                && if plus {
+                    digits >= 8
+                } else {
+                    digits >= 10
+                        && groups.len() >= 3
+                        && groups.last().is_some_and(|&g| g >= 4)
+                        && groups.first().is_some_and(|&g| (2..=4).contains(&g))
+                }
         };
-        ok.then_some(end - at)
+        if digits <= 15 {
+            return is_phone(&groups).then_some(end - at);
+        }
+        // Digits running on past a phone number (another number right after it, such as a
+        // card): the whole run is hidden when it starts with a phone number, since the part
+        // after it would otherwise show only because of what precedes it.
+        (1..groups.len())
+            .any(|n| is_phone(&groups[..n]))
+            .then_some(end - at)
     }
 
     /// An e-mail address around the `@` at `at_sign`: start and end of the whole address.

@@ -312,3 +312,26 @@ mod glued {
         }
     }
 }
+
+#[test]
+fn a_phone_number_followed_by_more_digits_is_hidden_with_them() {
+    for text in [
+        "call +14155550123 4111 1111 1111 1111 now",
+        "call 415 555 0123 4111 1111 1111 1111 now",
+    ] {
+        let masked = redacted(text);
+        assert!(!masked.contains("4155550123"), "{text} -> {masked}");
+        assert!(!masked.contains("555 0123"), "{text} -> {masked}");
+        assert!(!masked.contains("1111"), "{text} -> {masked}");
+        assert!(
+            masked.starts_with("call ") && masked.ends_with(" now"),
+            "{masked}"
+        );
+    }
+    // A long number that is no phone number at its start stays: ids, counts, timestamps.
+    assert_eq!(
+        redacted("id 1234567890123456789 ok"),
+        "id 1234567890123456789 ok"
+    );
+    assert_eq!(redacted("+1234567890123456789"), "+1234567890123456789");
+}

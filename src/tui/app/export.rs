@@ -84,7 +84,9 @@ fn inert_json(mut value: serde_json::Value) -> Option<String> {
         }
     }
     make_inert(&mut value);
-    serde_json::to_string_pretty(&value).ok()
+    serde_json::to_string_pretty(&value)
+        .ok()
+        .map(|json| redact::escape_json_text(&json).into_owned())
 }
 
 pub(super) fn copy(app: &mut App) {
