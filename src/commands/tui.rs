@@ -167,10 +167,10 @@ pub fn run(args: UiArgs) -> i32 {
 
 /// Buffers of 1 MiB and more (file pieces, parse batches) get their own mappings, handed back
 /// to the system when freed. glibc's default raises that threshold to the largest buffer freed
-/// so far, so after the first piece (4 MiB then) the pieces came out of the heap, between the
-/// runs the store keeps, and the heap grew around them: the TUI's peak while reading the 99 MB
-/// corpus fell from 138–144 to 128–131 MiB with a fixed threshold, for a read about 5% slower
-/// (each piece's pages are fresh from the kernel).
+/// so far, so after the first piece the pieces would come out of the heap, between the runs
+/// the store keeps, and the heap would grow around them. A fixed threshold keeps the TUI's peak
+/// lower while it reads, for a slightly slower read (each piece's pages are fresh from the
+/// kernel).
 fn keep_big_buffers_out_of_the_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets one of glibc's tunables; an unknown value is refused, not used.

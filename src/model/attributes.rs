@@ -2,11 +2,11 @@
 //! span is done ([`Attributes::pack`]; the format is in `encoding.rs`).
 //!
 //! Unpacked, each attribute is 24 bytes (a shared key and a 16-byte value) whatever it holds,
-//! and that list was a third of a loaded store. Packed, a key is the number of its text in
-//! [`shared_texts`](super::shared_texts) (one or two bytes), a number or flag is written out
-//! (one to nine bytes), and a repeated text or a list of such values is written out too. Only
-//! what cannot be packed stays a value, in a side list: one-off and long texts, maps, bytes,
-//! payloads and other lists.
+//! which makes such lists a large part of a loaded store. Packed, a key is the number of its
+//! text in [`shared_texts`](super::shared_texts) (one or two bytes), a number or flag is
+//! written out (one to nine bytes), and a repeated text or a list of such values is written out
+//! too. Only what cannot be packed stays a value, in a side list: one-off and long texts, maps,
+//! bytes, payloads and other lists.
 //!
 //! Readers see the same pairs either way ([`Attributes::iter`]): a key's text and an
 //! [`AttrView`] that reads as an [`AttrValue`].

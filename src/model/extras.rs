@@ -1,8 +1,7 @@
 //! What most spans lack: what went wrong, the events it logged, the ids that tie it to a run or
 //! a graph node, and an input or output that is not one of its attributes. They live in one
-//! block out of line ([`SpanExtras`], held sparsely): every span pays one word for them, where
-//! four words (one per fact) cost 2.3 MiB per 100,000 spans, and only a span that has one of
-//! them pays the block.
+//! block out of line ([`SpanExtras`], held sparsely): every span pays one word for them rather
+//! than one per fact, and only a span that has one of them pays the block.
 
 use super::{ArcStr, Attributes, Identity, PayloadSlot, Span, SparseEmpty};
 

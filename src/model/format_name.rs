@@ -1,5 +1,5 @@
 //! [`FormatName`]: the registry name of the format a span was parsed from, held in one byte.
-//! Every span names its format, and a `&'static str` took 16 bytes of each; a number fits
+//! Every span names its format, and a `&'static str` would take 16 bytes of each; a number fits
 //! beside the span's kind and status.
 
 use std::fmt;

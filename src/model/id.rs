@@ -240,7 +240,7 @@ impl fmt::Display for Id {
     }
 }
 
-/// As a `String` would print, so debug output reads the same as before ids were compact.
+/// As a `String` would print, so debug output shows the id's text whatever form holds it.
 impl fmt::Debug for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.text(), f)

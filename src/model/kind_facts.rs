@@ -5,10 +5,10 @@
 //!
 //! A tool call's name and call id are most often two of the span's own attribute values: once
 //! the span is packed, its slot then says which keys hold them ([`ToolKeys`]) and holds no
-//! block at all, where a 16-byte box took a 32-byte block of the allocator's on every tool span.
-//! A model call's provider and model names are too: its block then holds their keys in one
-//! word instead of three texts, and its finish reasons by the number of their list
-//! ([`KeyedLlmFacts`]): 40 bytes, a 48-byte block, where 72 took an 80-byte one.
+//! block at all, where a 16-byte box would take a 32-byte block of the allocator's on every
+//! tool span. A model call's provider and model names are too: its block then holds their keys
+//! in one word instead of three texts, and its finish reasons by the number of their list
+//! ([`KeyedLlmFacts`]): 40 bytes, a 48-byte block, where 72 would take an 80-byte one.
 
 use std::ptr::NonNull;
 

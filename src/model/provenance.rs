@@ -1,7 +1,7 @@
 //! Where a span was read from, the service that ran it (OTLP's `service.name`) and the format it
 //! was read as: the same for every span of one resource in one parse, so one shared block holds
-//! them and a span pays one word, where the origin and the service took a word each and the
-//! format a byte.
+//! them and a span pays one word, rather than a word each for the origin and the service and
+//! a byte for the format.
 
 use std::cell::RefCell;
 use std::sync::Arc;

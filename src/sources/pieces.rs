@@ -24,8 +24,7 @@ use super::tail::{LineChunk, Tailer, long_line_problem, starts_as_json_lines};
 /// Files smaller than this are read whole (sixteen pieces or fewer): cutting them gains little.
 pub const PIECEWISE_MIN_BYTES: u64 = 8 << 20;
 /// Pieces read but not yet applied, at most, besides one per parser: one being applied while
-/// each core parses one. Six pieces of 4 MiB in all on 2 cores held 22 MiB more at the peak
-/// on the 100 MB file than three, and were no faster.
+/// each core parses one. More pieces in flight raise the peak and are no faster.
 const PIECES_BEYOND_PARSERS: usize = 1;
 
 /// What loading a file in pieces read, for the file's load record (the spans went to the store).

@@ -17,11 +17,9 @@ use crate::model::Problem;
 /// one poll, at most (plus the rest of a line that goes on past it): a big file arrives in
 /// pieces, so its first runs show while the rest is read, and memory holds a few pieces at a
 /// time. The pieces in flight, their buffers and their parsed spans, are what a load's peak
-/// holds beyond the store: on the 100 MB corpora, `dump`'s peak was 5 MiB lower with 512 KiB
-/// than with 2 MiB and 4 MiB lower than with 1 MiB, at the same CPU time; 256 KiB was 1.4 MiB
-/// higher on the batched corpus (lines of 700 KB). The TUI's peak was 2 MiB lower than with
-/// 2 MiB pieces, first rows and the whole read as quick, once a line longer than a window was
-/// read on rather than read again in a doubled window ([`read_on_to_line_end`]).
+/// holds beyond the store. Half a megabyte keeps that peak lowest for `dump` and the TUI at the
+/// same CPU time and first rows: bigger pieces hold more, and so do smaller ones on batched
+/// lines, which are longer than a piece and read on past it ([`read_on_to_line_end`]).
 const PIECE_BYTES: u64 = 512 << 10;
 pub use crate::formats::MAX_LINE_BYTES;
 /// Bytes hashed at the start of the file and just before the consumed offset to recognise a
@@ -159,9 +157,8 @@ impl Tailer {
 
     /// Takes back the buffer of a piece its reader is done with; the next windows are read into
     /// it. A loader that reads a big file piece after piece then allocates a few buffers once,
-    /// where a fresh one for each piece had the allocator hand out new pages every time, and
-    /// its peak depended on where each freed piece had been placed (81 or 90 MiB on the 99 MB
-    /// corpus from one run to the next).
+    /// where a fresh one for each piece would have the allocator hand out new pages every time,
+    /// and its peak would depend on where each freed piece had been placed.
     pub fn recycle(&mut self, mut buffer: Vec<u8>) {
         // A window widened for one long line is not kept: it may be up to the line limit.
         if self.spare.len() < MAX_SPARE_BUFFERS && buffer.capacity() as u64 <= 2 * self.piece_bytes
@@ -341,8 +338,8 @@ impl Tailer {
 
 /// Reads on into `buf` (the bytes at `offset`) until it holds a newline, the file's `remaining`
 /// bytes or [`MAX_LINE_BYTES`]. A line longer than a window grows its buffer a step at a time,
-/// so the buffer ends about as big as the line: doubling the window and reading it again held
-/// up to twice the line (a 1 MiB buffer per 700 KB batched line) and read it two or three times.
+/// so the buffer ends about as big as the line: doubling the window and reading it again would
+/// hold up to twice the line and read it two or three times.
 fn read_on_to_line_end(
     file: &mut File,
     offset: u64,

@@ -235,10 +235,10 @@ impl Invocation {
     }
 
     /// Gives back the room vectors keep for growth, in small runs: most runs are a handful of
-    /// spans, and a vector of four spans holding two wasted a quarter of a 100 MB load's
-    /// store. Big runs keep theirs, so a run growing drain by drain is not copied every time.
-    /// Small runs also drop growth's lookups and their tree: rebuilding them from a few spans
-    /// is cheap, and the trees of a 100 MB load's runs were a tenth of its store. The summary,
+    /// spans, and a vector's spare room can be as big as its spans. Big runs keep theirs, so a
+    /// run growing drain by drain is not copied every time. Small runs also drop growth's
+    /// lookups and their tree: rebuilding them from a few spans is cheap, and the trees of many
+    /// small runs add up to a large part of a store. The summary,
     /// made from the tree, stays.
     fn trim_slack(&mut self) {
         if self.spans.len() <= SMALL_RUN_SPANS {
@@ -432,7 +432,7 @@ pub(super) fn same_content(a: &Span, b: &Span) -> bool {
 
 pub(super) fn approx_span_bytes(span: &Span) -> u64 {
     // Only a payload the span holds itself can be inline: one kept in its attribute list is a
-    // range (and reading it back there, for every span stored, was a twentieth of a load).
+    // range (and reading it back there, for every span stored, would slow every load).
     let inline = |slot: &crate::model::PayloadSlot| match slot.holder().map(|p| &p.body) {
         Some(PayloadBody::Inline(t)) => t.len() as u64,
         _ => 0,

@@ -102,7 +102,7 @@ impl KindCounts {
 pub struct ToolCallRef {
     /// Index of the tool span in [`Invocation::spans`] ([`ToolCallRef::span`]). Four bytes, and
     /// the span's start read from the span when calls are ordered, so that a call is 8 bytes
-    /// (a run of four calls holds a 64-byte list where it held a 96-byte one).
+    /// (a run of four calls holds a 64-byte list rather than a 96-byte one).
     span: u32,
     pub failed: bool,
 }
@@ -119,7 +119,8 @@ pub struct Summary {
     pub output_tokens: u64,
     /// Tool spans in start-time order.
     pub tool_calls: ThinVec<ToolCallRef>,
-    /// A `u32` beside the one-byte fields: a `usize` made every run's summary 8 bytes bigger.
+    /// A `u32` beside the one-byte fields: a `usize` would make every run's summary 8 bytes
+    /// bigger.
     pub failed_tool_calls: u32,
     /// Formats its spans came from, in first-seen order (see [`Summary::formats`]).
     formats: FormatList,
@@ -320,8 +321,8 @@ impl Store {
 
     /// A store whose runs build no search index, for a command that reads the store once
     /// (`dump`, `check`): a query then tests every span, which costs one pass, while the
-    /// index would cost a pass to build and then be read once — a quarter of settling a
-    /// 100 MB load. Queries find the same spans either way (the index only narrows).
+    /// index would cost a pass to build and then be read once — a large part of settling a
+    /// load. Queries find the same spans either way (the index only narrows).
     pub fn unindexed() -> Self {
         Store {
             unindexed: true,
@@ -452,9 +453,9 @@ impl Store {
             self.aliases.insert(from, to);
         }
         // A batch holds each trace's spans side by side: a new run gets room for exactly its
-        // group, so most runs are allocated once. Pushing one by one grew a one-span run to four
-        // spans' room and trimming it left a hole behind; on a 100 MB load those holes were
-        // 19 MB the allocator kept but could not use.
+        // group, so most runs are allocated once. Pushing one by one would grow a one-span run
+        // to four spans' room, and trimming it would leave a hole the allocator keeps but
+        // cannot use.
         let groups = same_trace_groups(&batch.spans);
         let mut spans = batch.spans.into_iter();
         for group in groups {

@@ -70,10 +70,10 @@ impl Fields {
 
 /// A piece is a text's id in the vocabulary and its field, written as one variable-length
 /// number (seven bits a byte; the field in the low three bits): the first 2,048 texts' ids fit
-/// in two bytes and the first 262,144 in three, where a `u32` each made the index a tenth of a
-/// loaded store. Each span's pieces end with a number that is no piece ([`END`] or
-/// [`END_UNINDEXED`]): queries read the spans in order, so a run holds one list where a list of
-/// where each span began took a second allocation and four bytes a span.
+/// in two bytes and the first 262,144 in three, where a `u32` each would take four. Each
+/// span's pieces end with a number that is no piece ([`END`] or [`END_UNINDEXED`]): queries read
+/// the spans in order, so a run holds one list where a list of where each span began would
+/// take a second allocation and four bytes a span.
 #[derive(Clone, Default)]
 pub struct SearchIndex {
     /// Every span's pieces, one after the other, each span's ended by its end mark.

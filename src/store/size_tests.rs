@@ -51,8 +51,9 @@ fn fixed_sizes_of_runs_and_spans_stay_small() {
     }
 }
 
-/// Every run and span pays these sizes whatever it holds, and a 100 MB load has 36,000 runs of
-/// two spans each: a field added here costs that many times over (`dump --stats` shows the rows).
+/// Every run and span pays these sizes whatever it holds, and a big load has tens of thousands
+/// of runs of a few spans each: a field added here costs that many times over (`dump --stats`
+/// shows the rows).
 #[test]
 fn a_run_and_a_span_stay_small() {
     use std::mem::size_of;

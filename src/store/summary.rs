@@ -130,7 +130,7 @@ pub(super) struct ConversationFacts {
 }
 
 /// A key's rank (see [`ConversationFacts`]) in one byte, absence included: every run's summary
-/// holds two, and an `Option<u8>` each made it 8 bytes bigger.
+/// holds two, and an `Option<u8>` each would make it 8 bytes bigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct KeyRank(std::num::NonZeroU8);
 
@@ -380,7 +380,7 @@ mod tests {
 }
 
 /// A run's formats by number, in first-seen order. Two words, the first seven inline: a run's
-/// spans come from one format or two, and a list of names was an allocation in every run.
+/// spans come from one format or two, and a list of names would be an allocation in every run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct FormatList {
     first: [FormatName; FormatList::INLINE],

@@ -44,8 +44,8 @@ impl TreeRow {
 #[derive(Debug, Clone, Default)]
 pub struct Tree {
     pub rows: ThinVec<TreeRow>,
-    /// Indexed by span index: where each span sits. One list, where there were four (health,
-    /// child lists, row, parent): most runs are a few spans, and each list was an allocation.
+    /// Indexed by span index: where each span sits. One list rather than four (health, child
+    /// lists, row, parent): most runs are a few spans, and each list would be an allocation.
     pub(super) places: ThinVec<Place>,
     /// Spans shown at depth 0, in row order.
     pub roots: ThinVec<usize>,

@@ -23,8 +23,8 @@ pub use super::dump_json::{
     invocation_json, payload_json, selection_json, to_json, write_selection_json,
 };
 
-/// Runs formatted per part (see `in_order`). A run's text is about 600 bytes on the 100 MB
-/// corpora, so a part of 8 cost the writer a wake-up per 5 KB; parts of 64 wake it per 40 KB.
+/// Runs formatted per part (see `in_order`). A run's text is short, so a part of many runs
+/// hands the writer tens of kilobytes per wake-up where a small part would wake it for a few.
 const RUNS_PER_PART: usize = 64;
 
 /// The invocations `dump` prints, oldest first, with the spans a filter matched.
@@ -218,7 +218,7 @@ pub fn memory_text(store: &Store) -> String {
     }
     let _ = writeln!(out, "  {:<38} {:>9.1} MiB", "total", mib(breakdown.total()));
     // What the breakdown leaves out: each allocation's own overhead, and freed room the
-    // allocator keeps. Together they were a sixth of the heap on the 100 MB corpora.
+    // allocator keeps. Together they are a sizeable share of the heap.
     if let Some((in_use, held)) = heap {
         let _ = writeln!(
             out,

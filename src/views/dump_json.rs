@@ -1,7 +1,7 @@
-//! The `dump --json` document (schema in README.md) as typed serializers: serde writes each
-//! invocation straight to the output and no `serde_json::Value` is built on the way (building
-//! one per invocation was most of the time of a 10,000-run report). Every struct lists its
-//! fields alphabetically, because the document has always printed keys sorted (as
+//! The `dump --json` document (schema in docs/dump.schema.json) as typed serializers: serde
+//! writes each invocation straight to the output and no `serde_json::Value` is built on the way
+//! (building one per invocation would be most of the time of a report). Every struct lists its
+//! fields alphabetically, because the document prints keys sorted (as
 //! `serde_json::Value` does); `dump_stream_tests` compares the streamed text with the `Value`
 //! form, which re-sorts, so a field out of order fails there.
 
@@ -16,10 +16,8 @@ use super::dump::{Selection, matched_in_tree_order};
 use super::in_order::{write_in_order, write_pretty_at};
 
 /// Runs formatted per part. Each part's buffer holds its whole output (and keeps its room from
-/// part to part), and a run's JSON is about 10 KB on the 99 MB corpora: parts of 256 runs took
-/// `dump --json`'s peak from 80 to 101 MiB, parts of 32 kept it at 83 MiB at the same speed;
-/// once the store had shrunk, parts of 8 held 2.8 MiB less than parts of 32 (47 against 50
-/// MiB) for 1–2% more CPU.
+/// part to part), and a run's JSON is several kilobytes: big parts raise `dump --json`'s peak
+/// and are no faster, so parts are small, for a little more CPU.
 const RUNS_PER_PART: usize = 8;
 use crate::formats;
 use crate::model::{CompactId, Health, Id, Payload, PayloadState, Span};

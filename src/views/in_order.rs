@@ -122,8 +122,8 @@ impl NestedPretty {
     }
 
     fn new_line<W: ?Sized + Write>(&self, writer: &mut W, comma: bool) -> io::Result<()> {
-        // The line break and the indent in one write: a write per level was a tenth of
-        // writing a document.
+        // The line break and the indent in one write: a write per level would add a call per
+        // level to every line.
         const LINE: &[u8; 66] =
             b",\n                                                                ";
         let indent = 2 * self.level;

@@ -1,8 +1,8 @@
 //! A packed list's one allocation: a small header, the values it holds in full, then its packed
 //! bytes.
 //!
-//! The packed bytes and the held values were two thin vectors: every packed list paid a 16-byte
-//! header, and a list holding any value (a one-off text, a payload, a map) paid a second
+//! As two thin vectors, the packed bytes and the held values would cost every packed list a
+//! 16-byte header, and a list holding any value (a one-off text, a payload, a map) a second
 //! allocation with its own header. Here a list pays an 8-byte header and one allocation; a list
 //! with nothing in it pays none. Lengths are 32 bits: [`Block::new`] declines a list past them,
 //! and its owner keeps it unpacked.

@@ -22,8 +22,8 @@ pub(super) const PAYLOAD: u8 = 8;
 /// it, then the attribute's own value. The text reads as it did; the payload keeps its range.
 pub(super) const MARKED: u8 = 9;
 /// A short text no other span repeats (a call id, a conversation id): its length and bytes
-/// follow. In place, it costs its bytes; held beside the list, it cost a value's 16 bytes and a
-/// block of its own.
+/// follow. In place, it costs its bytes; held beside the list, it would cost a value's 16 bytes
+/// and a block of its own.
 pub(super) const TEXT: u8 = 10;
 /// Longest text written in place; a longer one is held, so that the payload or error message
 /// that is the same text can share its allocation.

@@ -1,6 +1,6 @@
 //! Payloads written into a packed list's bytes. A payload left in its file is a few numbers
 //! (its file's number, offset, length, size, state) and the name of the field it came from:
-//! about fifteen bytes packed, where as a held value it was a shared allocation of its own
+//! about fifteen bytes packed, where as a held value it would be a shared allocation of its own
 //! (80 bytes with the allocator's) and a 16-byte slot. Payloads held in memory (inline texts,
 //! records) stay held values.
 //!

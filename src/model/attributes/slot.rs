@@ -1,8 +1,8 @@
 //! An attribute list in one word: a packed list's [`Block`] pointer, or an open list's box
 //! pointer with its low bit set.
 //!
-//! Every span and every event holds a list, and as an enum of the two pointers it took two
-//! words: a tenth of a span's fixed size. Both pointers are at least 8-aligned (a block's
+//! Every span and every event holds a list, and as an enum of the two pointers it would take
+//! two words. Both pointers are at least 8-aligned (a block's
 //! header is `align(8)`, a box of a `Vec` is a `Vec`'s alignment), so their low bit is free to
 //! say which one it is.
 

@@ -30,8 +30,8 @@ const _: () = assert!(3 * NAME_KEY_BITS <= u64::BITS);
 const _: () = assert!(size_of::<KeyedLlmFacts>() <= 40 && size_of::<LlmFacts>() > 56);
 
 /// The lists of finish reasons model calls name, each held once for the process: a handful
-/// (`stop`, `tool_calls`, `length`) repeat on every call, and a list in every keyed block was
-/// 16 of its bytes. Bounded: a list past the last slot is not numbered, and its call keeps its
+/// (`stop`, `tool_calls`, `length`) repeat on every call, and a list in every keyed block would
+/// be 16 of its bytes. Bounded: a list past the last slot is not numbered, and its call keeps its
 /// facts whole.
 const FINISH_LISTS: usize = 256;
 

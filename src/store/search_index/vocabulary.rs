@@ -1,7 +1,7 @@
 //! The distinct texts search indexes hold, shared by every run indexed into it: the same model,
 //! provider, service, operation and tool names, attribute values and error messages repeat on
 //! span after span and run after run, so a run's index names them by id (4 bytes) instead of
-//! copying their bytes — on a 100 MB load, 16 MB of copies were a few hundred distinct texts.
+//! copying their bytes: a big load's copies would be a few hundred distinct texts many times over.
 //!
 //! A vocabulary only grows. So that texts of runs evicted long ago are not kept forever, the
 //! one new runs are indexed into is retired once it is big ([`RETIRE_BYTES`]): later runs start
@@ -211,7 +211,7 @@ impl Vocabulary {
     /// The id of `text` lower-cased (ASCII), added when new; `None` when the vocabulary is
     /// full. Texts this thread met before are answered from its own table, without the lock:
     /// a settle indexes runs on every core, the same few hundred names and values recur on
-    /// every span, and with the lock taken for each of them the cores mostly waited on it.
+    /// every span, and with the lock taken for each of them the cores would mostly wait on it.
     pub fn id(&self, text: &str) -> Option<u32> {
         KNOWN.with(|known| {
             let mut known = known.borrow_mut();

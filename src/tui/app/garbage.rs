@@ -45,7 +45,7 @@ pub(super) fn drop_elsewhere<T: Send + 'static>(value: T) {
 }
 
 /// After a big load, on the dropping thread: the allocator keeps the pages that parsing
-/// and settling freed (20 MB after reading a 100 MB file), and the TUI lives on for hours.
+/// and settling freed, and the TUI lives on for hours.
 pub(super) fn give_back_freed_memory_elsewhere() {
     #[cfg(test)]
     GIVEN_BACK.with(|given| given.set(given.get() + 1));

@@ -277,7 +277,7 @@ fn score_one(app: &mut App, id: Id) {
 
 /// Whether some gold may apply to some run: `--gold`, a run's own gold, a sidecar beside its
 /// trace file, its arksim conversation's. Live data alone has none of these, and then nothing
-/// is scored: no entry per run saying it has no gold (0.6 MiB per 10,000 runs), no walk over
+/// is scored: no entry per run saying it has no gold, no walk over
 /// the list after every drain. Known per store generation.
 fn gold_can_apply(app: &mut App) -> bool {
     if app.gold.file.is_some() {

@@ -98,7 +98,7 @@ pub const NOT_GROUPED: u32 = u32::MAX;
 /// placed where its best-sorted turn would be; turns follow in turn order.
 ///
 /// Runs are handed on as shared handles and rows refer to them by position: a list of 100,000
-/// runs is built without copying an id (copying them was most of a rebuild's cost).
+/// runs is built without copying an id (copying them would be most of a rebuild's cost).
 pub fn arrange(
     mut listed: Vec<Arc<Invocation>>,
     key: SortKey,
@@ -108,7 +108,7 @@ pub fn arrange(
         listed.sort_by(|a, b| key.compare(a, b));
     }
     // Counted first: most conversations hold a single run (a chat that was never continued),
-    // and a list of turns for each of them cost an allocation per run on every rebuild.
+    // and a list of turns for each of them would cost an allocation per run on every rebuild.
     let mut turn_counts: HashMap<&str, u32> = HashMap::new();
     for inv in &listed {
         if let Some(conversation) = inv.conversation_id() {
