@@ -429,7 +429,7 @@ async fn main() {
     // Read before the breakdown: counting shared allocations once takes a set of their
     // addresses, megabytes the store itself never holds.
     let (rss_after, rss_peak) = (status_kib("VmRSS:"), status_kib("VmHWM:"));
-    let heap = toolcap::views::dump::allocator_bytes();
+    let heap = toolcap::system::allocator_bytes();
     let breakdown = store.memory_breakdown();
     println!(
         "{mode}: {total} spans, {:.1} MiB sent as protobuf ({:.0} bytes per span)",

@@ -9,6 +9,7 @@ use std::path::Path;
 const LAYERS: &[(&str, &[&str])] = &[
     ("logging", &[]),
     ("machine", &[]),
+    ("system", &[]),
     ("model", &[]),
     ("redact", &["machine", "model"]),
     ("formats", &["machine", "model", "redact"]),
@@ -26,18 +27,19 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "receiver",
-        &["logging", "machine", "model", "redact", "formats"],
+        &["logging", "machine", "system", "model", "redact", "formats"],
     ),
     (
         "sources",
         &[
-            "logging", "machine", "model", "redact", "formats", "store", "receiver",
+            "logging", "machine", "system", "model", "redact", "formats", "store", "receiver",
         ],
     ),
     (
         "views",
         &[
-            "machine", "model", "redact", "formats", "store", "gold", "triage", "query", "sources",
+            "machine", "system", "model", "redact", "formats", "store", "gold", "triage", "query",
+            "sources",
         ],
     ),
     (
@@ -49,15 +51,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "tui",
         &[
-            "logging", "machine", "model", "redact", "formats", "store", "gold", "triage", "query",
-            "receiver", "sources", "views",
+            "logging", "machine", "system", "model", "redact", "formats", "store", "gold",
+            "triage", "query", "receiver", "sources", "views",
         ],
     ),
     (
         "commands",
         &[
-            "logging", "machine", "model", "redact", "formats", "store", "gold", "triage", "query",
-            "receiver", "sources", "views", "tui",
+            "logging", "machine", "system", "model", "redact", "formats", "store", "gold",
+            "triage", "query", "receiver", "sources", "views", "tui",
         ],
     ),
 ];

@@ -16,6 +16,7 @@ pub mod receiver;
 pub mod redact;
 pub mod sources;
 pub mod store;
+pub mod system;
 pub mod triage;
 pub mod tui;
 pub mod views;

@@ -42,7 +42,7 @@ pub use sparse::{Holder, Sparse, SparseEmpty};
 pub use token_count::{TokenCount, token_count};
 
 /// Compiles only for types that may cross threads and be shared between them: what each
-/// hand-written `unsafe impl Send`/`Sync` in the model asserts of what it owns.
+/// hand-written `Send`/`Sync` impl in the model asserts of what it owns.
 pub(crate) const fn assert_send_sync<T: Send + Sync>() {}
 
 /// What a span does, for colouring and counting. Order is the order of the `counts` object.

@@ -94,10 +94,9 @@ pub fn run(args: &DumpArgs) -> i32 {
 /// default 64 KiB pipe the writer waits on its reader sixteen times as often.
 /// Not a pipe, or refused: nothing changes.
 fn widen_stdout_pipe() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: F_SETPIPE_SZ only resizes a pipe's buffer; on anything else, or over the
-    // ceiling, fcntl returns an error and changes nothing.
-    unsafe {
-        libc::fcntl(libc::STDOUT_FILENO, libc::F_SETPIPE_SZ, 1 << 20);
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let _ = crate::system::widen_pipe(std::io::stdout().as_fd(), 1 << 20);
     }
 }

@@ -172,9 +172,5 @@ pub fn run(args: UiArgs) -> i32 {
 /// lower while it reads, for a slightly slower read (each piece's pages are fresh from the
 /// kernel).
 fn keep_big_buffers_out_of_the_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets one of glibc's tunables; an unknown value is refused, not used.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
+    crate::system::fix_mmap_threshold(1 << 20);
 }

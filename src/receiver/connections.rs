@@ -485,39 +485,6 @@ impl tonic::transport::server::Connected for TrackedIo {
     }
 }
 
-/// Raises this process's open-file limit to its hard limit, so the connection cap, not the
-/// fd limit, decides when clients are turned away. Returns the soft limit now in force.
-pub(crate) fn raise_fd_limit() -> Option<u64> {
-    #[cfg(unix)]
-    {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit/setrlimit only read and write the struct passed by pointer.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-                return None;
-            }
-            if limit.rlim_cur < limit.rlim_max {
-                let raised = libc::rlimit {
-                    rlim_cur: limit.rlim_max,
-                    rlim_max: limit.rlim_max,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                    limit = raised;
-                }
-            }
-        }
-        #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 everywhere
-        Some(limit.rlim_cur as u64)
-    }
-    #[cfg(not(unix))]
-    {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,7 +115,9 @@ async fn serve(args: &ServeOptions) -> anyhow::Result<()> {
         },
     };
     let limits = args.limits.clone();
-    if let Some(soft) = super::connections::raise_fd_limit() {
+    // At the hard limit, the connection cap, not the open-file limit, decides when clients are
+    // turned away.
+    if let Some(soft) = crate::system::raise_open_file_limit() {
         // Each connection is a descriptor; leave room for the spool and the runtime.
         let room = usize::try_from(soft.saturating_sub(64) / 2).unwrap_or(usize::MAX);
         if limits.max_connections > room {

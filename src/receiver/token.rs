@@ -154,9 +154,7 @@ mod tests {
         assert!(refused.contains("symbolic link"), "{refused}");
 
         std::fs::remove_file(&path).unwrap();
-        let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo reads a NUL-terminated path and creates a FIFO there.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        crate::system::make_fifo(&path).unwrap();
         let refused = kept_in(dir.path()).unwrap_err();
         assert!(refused.contains("not a regular file"), "{refused}");
 

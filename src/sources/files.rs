@@ -174,9 +174,7 @@ fn not_readable_safely(path: &Path, kind: &std::fs::FileType) -> Option<String> 
 }
 
 /// The name of the kernel file system `path` lies on, if it does.
-#[cfg(target_os = "linux")]
 fn kernel_file_system(path: &Path) -> Option<&'static str> {
-    use std::os::unix::ffi::OsStrExt;
     const KERNEL: &[(u64, &str)] = &[
         (0x9fa0, "procfs"),
         (0x6265_6572, "sysfs"),
@@ -184,23 +182,11 @@ fn kernel_file_system(path: &Path) -> Option<&'static str> {
         (0x7472_6163, "tracefs"),
         (0x7363_6673, "securityfs"),
     ];
-    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: `name` is a NUL-terminated path and `stat` is a buffer statfs fills on success.
-    if unsafe { libc::statfs(name.as_ptr(), stat.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    // SAFETY: statfs returned 0, so it filled `stat`.
-    let kind = unsafe { stat.assume_init() }.f_type as u64;
+    let kind = crate::system::file_system_magic(path)?;
     KERNEL
         .iter()
         .find(|(magic, _)| *magic == kind)
         .map(|(_, name)| *name)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn kernel_file_system(_path: &Path) -> Option<&'static str> {
-    None
 }
 
 fn special_kind(kind: &std::fs::FileType) -> &'static str {

@@ -248,20 +248,9 @@ fn remove_abandoned_spools(parent: &Path) {
     }
 }
 
-#[cfg(unix)]
+/// Whether process `pid` may still run: when that cannot be told, it is taken to run.
 fn process_runs(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return true;
-    };
-    // Signal 0 only asks whether the process exists; EPERM means it does, as someone else's.
-    // SAFETY: kill with signal 0 sends nothing; it has no memory-safety preconditions.
-    let answer = unsafe { libc::kill(pid, 0) };
-    answer == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}
-
-#[cfg(not(unix))]
-fn process_runs(_pid: u32) -> bool {
-    true
+    crate::system::process_exists(pid).unwrap_or(true)
 }
 
 fn human_bytes(bytes: u64) -> String {

@@ -194,7 +194,7 @@ pub(super) fn matched_in_tree_order(inv: &Invocation, matched: &Match) -> Vec<us
 pub fn memory_text(store: &Store) -> String {
     // Read before the breakdown: counting each shared allocation once takes a set of their
     // addresses, megabytes that are the count's, not the store's.
-    let heap = allocator_bytes();
+    let heap = crate::system::allocator_bytes();
     let process = [
         ("process resident size at the end", "VmRSS:"),
         ("process peak resident size", "VmHWM:"),
@@ -242,21 +242,6 @@ pub fn memory_text(store: &Store) -> String {
         }
     }
     out
-}
-
-/// Bytes of the heap in use, and held from the system, as glibc's allocator counts them.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn allocator_bytes() -> Option<(u64, u64)> {
-    // SAFETY: mallinfo2 only reads the allocator's own counters.
-    let info = unsafe { libc::mallinfo2() };
-    let in_use = info.uordblks as u64 + info.hblkhd as u64;
-    let held = info.arena as u64 + info.hblkhd as u64;
-    Some((in_use, held))
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn allocator_bytes() -> Option<(u64, u64)> {
-    None
 }
 
 /// A size the system reports in `/proc/self/status` (`VmRSS:`, `VmHWM:`), where it does.

@@ -64,11 +64,7 @@ thread_local! {
 }
 
 fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks glibc's own free lists and has no preconditions.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::system::release_free_heap_pages();
 }
 
 /// Waits until everything handed to [`drop_elsewhere`] so far is dropped: before the store
