@@ -40,7 +40,7 @@ impl Default for Attributes {
 
 /// What packing keeps per thread between spans.
 #[derive(Default)]
-struct Workshop {
+struct PackingBuffers {
     /// Packing writes here first, so the packed bytes are allocated once at their exact size.
     bytes: Vec<u8>,
     /// Lists packed earlier, emptied: a parser builds its next spans' lists in them
@@ -57,7 +57,7 @@ const SPARE_LIST_MAX: usize = 64;
 const SPARE_LISTS: usize = 512;
 
 thread_local! {
-    static WORKSHOP: std::cell::RefCell<Workshop> = std::cell::RefCell::default();
+    static PACKING_BUFFERS: std::cell::RefCell<PackingBuffers> = std::cell::RefCell::default();
 }
 
 /// An attribute's value as a reader sees it: a number or flag decoded from the packed bytes,
@@ -377,15 +377,15 @@ impl Attributes {
         if !self.0.is_open() {
             return PayloadRoles::NONE;
         }
-        WORKSHOP.with(|workshop| {
-            let workshop = &mut *workshop.borrow_mut();
+        PACKING_BUFFERS.with(|buffers| {
+            let buffers = &mut *buffers.borrow_mut();
             let View::Open(list) = self.0.view() else {
                 return PayloadRoles::NONE;
             };
-            workshop.bytes.clear();
+            buffers.bytes.clear();
             let (packed, placed) = match list.is_empty() {
                 true => (Block::empty(), PayloadRoles::NONE),
-                false => match pack(list, &mut workshop.bytes, roles) {
+                false => match pack(list, &mut buffers.bytes, roles) {
                     Some(packed) => packed,
                     // Too long for a block: it stays open.
                     None => return PayloadRoles::NONE,
@@ -394,9 +394,9 @@ impl Attributes {
             let Repr::Open(mut list) = self.0.replace(Repr::Packed(packed)) else {
                 unreachable!("open, as matched above");
             };
-            if list.capacity() <= SPARE_LIST_MAX && workshop.spares.len() < SPARE_LISTS {
+            if list.capacity() <= SPARE_LIST_MAX && buffers.spares.len() < SPARE_LISTS {
                 list.clear();
-                workshop.spares.push(list);
+                buffers.spares.push(list);
             }
             placed
         })
@@ -434,7 +434,7 @@ impl Attributes {
     /// An empty open list for a parser to fill, reusing the room of one packed earlier on this
     /// thread when there is one.
     pub fn spare() -> Attributes {
-        let list = WORKSHOP.with(|workshop| workshop.borrow_mut().spares.pop());
+        let list = PACKING_BUFFERS.with(|buffers| buffers.borrow_mut().spares.pop());
         Attributes(Slot::new(Repr::Open(list.unwrap_or_default())))
     }
 

@@ -97,7 +97,7 @@ pub fn build_request(
 
 /// Builds the spans of the request on one line into `batch`, span by span as the line is read.
 /// A line in the shape exporters write is read straight from its bytes
-/// (`wire::for_each_span_directly`); one that reader gives up on is read through serde
+/// (`wire::for_each_span_directly`); a line that reader does not support is read through serde
 /// (`wire::for_each_span`); one that reader refuses is read again whole. Nothing a reader that
 /// failed built is kept: the whole request's spans, or its error, are the line's.
 pub fn build_line<'l>(

@@ -12,9 +12,9 @@ use ratatui::text::Line;
 pub mod export;
 mod filter;
 mod find;
-mod garbage;
 mod gold_diff;
 pub mod listing;
+mod memory_release;
 mod nav;
 mod refresh;
 pub mod triage;
@@ -130,7 +130,7 @@ pub struct App {
     /// Until the user picks a run, the cursor stays on the newest one as data streams in.
     pub follow_newest: bool,
     /// Spans seen when freed memory was last given back (see [`ingest_many`]).
-    spans_at_last_give_back: u64,
+    spans_at_last_release: u64,
     selected_span: HashMap<String, String>,
     collapsed: HashMap<String, HashSet<String>>,
     fold_version: u64,
@@ -184,7 +184,7 @@ impl App {
             should_quit: false,
             selected_invocation: None,
             follow_newest: true,
-            spans_at_last_give_back: 0,
+            spans_at_last_release: 0,
             selected_span: HashMap::new(),
             collapsed: HashMap::new(),
             fold_version: 0,
@@ -315,7 +315,7 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
     let selected = app.selected_invocation.clone();
     app.list.release(selected.as_deref());
     // Lists replaced earlier may still be held by the thread dropping them.
-    garbage::wait_until_dropped();
+    memory_release::wait_until_dropped();
     let spans_before = app.store.stats().spans_seen;
     for event in events {
         apply_ingest(app, event);
@@ -327,17 +327,17 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
     // goes back to the system, once per load.
     let spans_now = app.store.stats().spans_seen;
     if spans_now - spans_before < LOAD_ENDED_BELOW_SPANS
-        && spans_now - app.spans_at_last_give_back >= GIVE_BACK_AFTER_SPANS
+        && spans_now - app.spans_at_last_release >= RELEASE_AFTER_SPANS
     {
-        app.spans_at_last_give_back = spans_now;
-        garbage::give_back_freed_memory_elsewhere();
+        app.spans_at_last_release = spans_now;
+        memory_release::release_memory_in_background();
     }
 }
 
 /// A drain of fewer spans than this ends a load (see [`ingest_many`]).
 const LOAD_ENDED_BELOW_SPANS: u64 = 1_000;
 /// Spans loaded since memory was last given back before it is worth doing again.
-const GIVE_BACK_AFTER_SPANS: u64 = 20_000;
+const RELEASE_AFTER_SPANS: u64 = 20_000;
 
 fn apply_ingest(app: &mut App, event: IngestEvent) {
     match event {
@@ -538,7 +538,7 @@ pub fn update(app: &mut App, action: Action) {
 }
 
 #[cfg(test)]
-mod give_back_tests {
+mod memory_release_tests {
     use super::*;
     use crate::model::{Batch, Span};
 
@@ -557,18 +557,22 @@ mod give_back_tests {
         })
     }
 
-    fn given_back() -> u64 {
-        garbage::GIVEN_BACK.with(|given| given.get())
+    fn releases_asked() -> u64 {
+        memory_release::RELEASES_ASKED.with(|asked| asked.get())
     }
 
     #[test]
     fn freed_memory_goes_back_once_when_a_big_load_ends() {
         let mut app = App::new(Store::new(), Config::default(), Reveal::Redacted);
         ingest_many(&mut app, [spans(25_000)]);
-        assert_eq!(given_back(), 0, "not while the load is under way");
+        assert_eq!(releases_asked(), 0, "not while the load is under way");
         ingest_many(&mut app, [spans(10)]);
-        assert_eq!(given_back(), 1, "a small drain after a big load ends it");
+        assert_eq!(
+            releases_asked(),
+            1,
+            "a small drain after a big load ends it"
+        );
         ingest_many(&mut app, [spans(10)]);
-        assert_eq!(given_back(), 1, "once per load");
+        assert_eq!(releases_asked(), 1, "once per load");
     }
 }

@@ -45,7 +45,7 @@ pub(super) fn refresh_list(app: &mut App) {
             std::mem::replace(&mut app.list.rows, arranged.rows),
             std::mem::replace(&mut app.list.conversation_rows, arranged.conversation_rows),
         );
-        super::garbage::drop_elsewhere(replaced);
+        super::memory_release::drop_in_background(replaced);
         app.list.version += 1;
         if app
             .selected_conversation

@@ -149,8 +149,8 @@ pub(super) fn refresh_triage(app: &mut App) {
     }
     view.failing = view.failing_facets.len();
     view.key = Some(key);
-    super::garbage::drop_elsewhere(earlier);
-    super::garbage::drop_elsewhere(std::mem::replace(&mut app.triage, view));
+    super::memory_release::drop_in_background(earlier);
+    super::memory_release::drop_in_background(std::mem::replace(&mut app.triage, view));
 }
 
 /// Room for `more` items: exactly on a rebuild, and by doubling while a search extends the
@@ -165,7 +165,7 @@ fn make_room<T>(list: &mut Vec<T>, more: usize, extends: bool) {
 
 /// The selection as a position in reading order: (list position, tree row). A cursor on a
 /// conversation row sits before its first turn's root (row `None`).
-fn here(app: &App) -> Option<(usize, Option<usize>)> {
+fn cursor_position(app: &App) -> Option<(usize, Option<usize>)> {
     let pos = app.selected_order_position()?;
     if app.selected_conversation.is_some() {
         return Some((pos, None));
@@ -174,11 +174,11 @@ fn here(app: &App) -> Option<(usize, Option<usize>)> {
 }
 
 /// The stops' positions in reading order, `(usize::MAX, None)` for one no longer listed. Only
-/// the stops in the selected run (`here_pos`) are compared with the selection by tree row;
+/// the stops in the selected run (`cursor_pos`) are compared with the selection by tree row;
 /// the others are placed by list position alone (row 0), so a keypress builds at most the
 /// selected run's tree, however many runs fail.
-fn placed_stops(app: &App, here_pos: Option<usize>) -> Vec<(usize, Option<usize>)> {
-    let here_tree = here_pos
+fn placed_stops(app: &App, cursor_pos: Option<usize>) -> Vec<(usize, Option<usize>)> {
+    let cursor_tree = cursor_pos
         .and_then(|pos| app.list.runs.get(pos))
         .map(|inv| inv.tree());
     let listed = app.list.runs.len();
@@ -187,7 +187,7 @@ fn placed_stops(app: &App, here_pos: Option<usize>) -> Vec<(usize, Option<usize>
         .iter()
         .map(|&(pos, span)| {
             let (pos, span) = (pos as usize, span as usize);
-            let row = match (Some(pos) == here_pos, &here_tree) {
+            let row = match (Some(pos) == cursor_pos, &cursor_tree) {
                 (true, Some(tree)) => tree.row_of(span),
                 (true, None) => None,
                 (false, _) => (pos < listed).then_some(0),
@@ -213,15 +213,15 @@ pub fn current_stop(app: &App) -> Option<usize> {
 /// `n` / `N`: the next failure after the selection (a failed span of this run, else the first
 /// failure of the next failing run), wrapping around.
 pub(super) fn step_failure(app: &mut App, forward: bool) {
-    let here = here(app);
-    let placed = placed_stops(app, here.map(|(pos, _)| pos));
-    let found = pick(&placed, here, forward);
-    land(app, found, "no failures in the listed invocations");
+    let cursor = cursor_position(app);
+    let placed = placed_stops(app, cursor.map(|(pos, _)| pos));
+    let found = pick(&placed, cursor, forward);
+    move_cursor_to_stop(app, found, "no failures in the listed invocations");
 }
 
 /// `]` / `[`: the first failure of the next failing run.
 pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
-    let here_pos = app.selected_order_position();
+    let cursor_pos = app.selected_order_position();
     // One entry per failing run: its first stop.
     let mut firsts: Vec<(usize, usize)> = Vec::new();
     for (k, &(pos, _)) in app.triage.stops.iter().enumerate() {
@@ -230,13 +230,13 @@ pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
             firsts.push((pos, k));
         }
     }
-    let found = match here_pos {
+    let found = match cursor_pos {
         None => firsts.first().map(|&(_, k)| (k, false)),
-        Some(here) => {
+        Some(cursor) => {
             let next = if forward {
-                firsts.iter().find(|(pos, _)| *pos > here)
+                firsts.iter().find(|(pos, _)| *pos > cursor)
             } else {
-                firsts.iter().rev().find(|(pos, _)| *pos < here)
+                firsts.iter().rev().find(|(pos, _)| *pos < cursor)
             };
             match next {
                 Some(&(_, k)) => Some((k, false)),
@@ -251,21 +251,21 @@ pub(super) fn step_failing_invocation(app: &mut App, forward: bool) {
             }
         }
     };
-    land(app, found, "no failing invocations listed");
+    move_cursor_to_stop(app, found, "no failing invocations listed");
 }
 
-/// The index of the stop after (or before) `here` in `placed` order, and whether it wrapped.
-fn pick<T: Copy + Ord>(placed: &[T], here: Option<T>, forward: bool) -> Option<(usize, bool)> {
+/// The index of the stop after (or before) `cursor` in `placed` order, and whether it wrapped.
+fn pick<T: Copy + Ord>(placed: &[T], cursor: Option<T>, forward: bool) -> Option<(usize, bool)> {
     if placed.is_empty() {
         return None;
     }
-    let Some(here) = here else {
+    let Some(cursor) = cursor else {
         return Some((0, false));
     };
     let next = if forward {
-        placed.iter().position(|&p| p > here)
+        placed.iter().position(|&p| p > cursor)
     } else {
-        placed.iter().rposition(|&p| p < here)
+        placed.iter().rposition(|&p| p < cursor)
     };
     match next {
         Some(k) => Some((k, false)),
@@ -274,7 +274,9 @@ fn pick<T: Copy + Ord>(placed: &[T], here: Option<T>, forward: bool) -> Option<(
     }
 }
 
-fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
+/// Selects the stop `found` names (an index into `triage.stops`, and whether the search
+/// wrapped), revealing its row; with no stop, says `none` in the status line.
+fn move_cursor_to_stop(app: &mut App, found: Option<(usize, bool)>, none: &str) {
     let Some((k, wrapped)) = found else {
         app.message = Some(none.into());
         return;
@@ -293,7 +295,7 @@ fn land(app: &mut App, found: Option<(usize, bool)>, none: &str) {
         nav::reveal_row(app, row);
         nav::select_row(app, row);
     }
-    // The landing span's detail opens at its top: the verdict block or the error facts.
+    // The selected span's detail opens at its top: the verdict block or the error facts.
     app.detail.scroll = 0;
     app.detail.force_rebuild();
     if wrapped {

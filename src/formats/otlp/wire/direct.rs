@@ -2,14 +2,14 @@
 //! field names without escapes, no nulls. serde's visitors spend their time per field and per
 //! token rather than per byte; this reader compares a field name once and moves on.
 //!
-//! It gives up ([`GaveUp`]) on anything else, possibly after handing on some spans: the caller
-//! drops those and reads the request with [`for_each_span`](super::for_each_span), whose
-//! verdict stands. What it accepts it reads exactly as that reader does: the same spans in the
-//! same order, the same texts (a string with escapes is decoded by serde_json itself), the
-//! same numbers (any number but a plain unsigned integer is read by serde_json), the same
-//! decode-budget charges. A field that reader ignores is checked and passed over here too; a
-//! field name with an underscore (the snake_case aliases) makes it give up, so no alias is
-//! ever taken for an unknown field.
+//! Anything else it leaves to serde ([`UnsupportedShape`]), possibly after handing on some
+//! spans: the caller drops those and reads the request with
+//! [`for_each_span`](super::for_each_span), whose verdict stands. What it accepts it reads
+//! exactly as that reader does: the same spans in the same order, the same texts (a string
+//! with escapes is decoded by serde_json itself), the same numbers (any number but a plain
+//! unsigned integer is read by serde_json), the same decode-budget charges. A field that reader
+//! ignores is checked and passed over here too; a field name with an underscore (the
+//! snake_case aliases) is an unsupported shape, so no alias is ever taken for an unknown field.
 
 use std::borrow::Cow;
 
@@ -26,16 +26,19 @@ mod values;
 
 /// The request is not in the shape this reader reads; read it through serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GaveUp;
+pub struct UnsupportedShape;
 
-type Read<T> = Result<T, GaveUp>;
+type Read<T> = Result<T, UnsupportedShape>;
 
 /// Nesting of array and key-value-list values read here; deeper ones are left to serde.
 const MAX_VALUE_DEPTH: usize = 16;
 
 /// Reads the request in `text`, handing each span to `each` in request order (see the module
-/// notes for what happens when it gives up).
-pub fn for_each_span<'a>(text: &'a str, each: &mut EachSpan<'_, 'a>) -> Result<(), GaveUp> {
+/// notes for what happens on [`UnsupportedShape`]).
+pub fn for_each_span<'a>(
+    text: &'a str,
+    each: &mut EachSpan<'_, 'a>,
+) -> Result<(), UnsupportedShape> {
     let _budget = Budget::for_input(text.len());
     let mut cursor = Cursor {
         text,
@@ -45,7 +48,7 @@ pub fn for_each_span<'a>(text: &'a str, each: &mut EachSpan<'_, 'a>) -> Result<(
     cursor.request(each)?;
     cursor.skip_whitespace();
     if cursor.at != text.len() {
-        return Err(GaveUp);
+        return Err(UnsupportedShape);
     }
     count_request_decoded();
     Ok(())
@@ -60,14 +63,14 @@ struct Cursor<'a> {
 /// Marks field `bit` read, giving up when it was read before (serde refuses a repeated field).
 fn first_time(seen: &mut u16, bit: u16) -> Read<()> {
     if *seen & bit != 0 {
-        return Err(GaveUp);
+        return Err(UnsupportedShape);
     }
     *seen |= bit;
     Ok(())
 }
 
 fn charged(result: Result<(), crate::formats::otlp::decode_budget::OverBudget>) -> Read<()> {
-    result.map_err(|_| GaveUp)
+    result.map_err(|_| UnsupportedShape)
 }
 
 impl<'a> Cursor<'a> {
@@ -88,7 +91,7 @@ impl<'a> Cursor<'a> {
                 self.at += 1;
                 Ok(())
             }
-            false => Err(GaveUp),
+            false => Err(UnsupportedShape),
         }
     }
 
@@ -102,7 +105,7 @@ impl<'a> Cursor<'a> {
         loop {
             let (name, escaped) = self.string_token()?;
             if escaped {
-                return Err(GaveUp);
+                return Err(UnsupportedShape);
             }
             self.eat(b':')?;
             field(self, &name[1..name.len() - 1])?;
@@ -112,7 +115,7 @@ impl<'a> Cursor<'a> {
                     self.at += 1;
                     return Ok(());
                 }
-                _ => return Err(GaveUp),
+                _ => return Err(UnsupportedShape),
             }
         }
     }
@@ -133,7 +136,7 @@ impl<'a> Cursor<'a> {
                         self.at += 1;
                         break;
                     }
-                    _ => return Err(GaveUp),
+                    _ => return Err(UnsupportedShape),
                 }
             }
         }
@@ -144,7 +147,7 @@ impl<'a> Cursor<'a> {
     /// checks the strings it reads (no control characters, known escapes only).
     fn string_token(&mut self) -> Read<(&'a str, bool)> {
         if self.peek() != Some(b'"') {
-            return Err(GaveUp);
+            return Err(UnsupportedShape);
         }
         let start = self.at;
         let mut at = start + 1;
@@ -158,16 +161,16 @@ impl<'a> Cursor<'a> {
                 }
                 Some(b'\\') => {}
                 // A control character, or the end of the input inside the string.
-                _ => return Err(GaveUp),
+                _ => return Err(UnsupportedShape),
             }
             escaped = true;
             at += match self.bytes.get(at + 1) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
                 Some(b'u') => match self.bytes.get(at + 2..at + 6) {
                     Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => 6,
-                    _ => return Err(GaveUp),
+                    _ => return Err(UnsupportedShape),
                 },
-                _ => return Err(GaveUp),
+                _ => return Err(UnsupportedShape),
             };
         }
     }
@@ -180,7 +183,7 @@ impl<'a> Cursor<'a> {
             false => Ok(Cow::Borrowed(&token[1..token.len() - 1])),
             true => serde_json::from_str::<String>(token)
                 .map(Cow::Owned)
-                .map_err(|_| GaveUp),
+                .map_err(|_| UnsupportedShape),
         }
     }
 
@@ -192,7 +195,7 @@ impl<'a> Cursor<'a> {
         }
         match self.at > start {
             true => Ok(&self.text[start..self.at]),
-            false => Err(GaveUp),
+            false => Err(UnsupportedShape),
         }
     }
 
@@ -204,10 +207,10 @@ impl<'a> Cursor<'a> {
                 let token = self.number_token()?;
                 match plain_unsigned(token) {
                     Some(number) => Ok(Scalar::UInt(number)),
-                    None => serde_json::from_str::<Scalar>(token).map_err(|_| GaveUp),
+                    None => serde_json::from_str::<Scalar>(token).map_err(|_| UnsupportedShape),
                 }
             }
-            _ => Err(GaveUp),
+            _ => Err(UnsupportedShape),
         }
     }
 
@@ -218,15 +221,15 @@ impl<'a> Cursor<'a> {
                 return Ok(value);
             }
         }
-        Err(GaveUp)
+        Err(UnsupportedShape)
     }
 
     /// Passes over the value of a field the model ignores, checked as serde checks it.
     fn ignore(&mut self, name: &str) -> Read<()> {
         if name.contains('_') || name == "instrumentationLibrarySpans" {
-            return Err(GaveUp);
+            return Err(UnsupportedShape);
         }
-        match self.peek().ok_or(GaveUp)? {
+        match self.peek().ok_or(UnsupportedShape)? {
             b'"' => self.string_token().map(drop),
             b'-' | b'0'..=b'9' => {
                 let token = self.number_token()?;
@@ -234,7 +237,7 @@ impl<'a> Cursor<'a> {
                     Some(_) => Ok(()),
                     None => serde_json::from_str::<IgnoredAny>(token)
                         .map(drop)
-                        .map_err(|_| GaveUp),
+                        .map_err(|_| UnsupportedShape),
                 }
             }
             b't' | b'f' => self.boolean().map(drop),
@@ -250,10 +253,10 @@ impl<'a> Cursor<'a> {
                         self.at += values.byte_offset();
                         Ok(())
                     }
-                    _ => Err(GaveUp),
+                    _ => Err(UnsupportedShape),
                 }
             }
-            _ => Err(GaveUp),
+            _ => Err(UnsupportedShape),
         }
     }
 

@@ -13,8 +13,8 @@ fn handed_on<'a>(
     ok.then_some(seen)
 }
 
-/// The direct reader either gives up or hands on exactly what the serde reader hands on; it
-/// never accepts what that reader refuses. Returns whether it read `text` itself.
+/// The direct reader either leaves `text` to serde or hands on exactly what the serde reader
+/// hands on; it never accepts what that reader refuses. Returns whether it read `text` itself.
 fn agrees(text: &str) -> bool {
     let direct = handed_on(|each| for_each_span(text, each).is_ok());
     let serde = handed_on(|each| streaming::for_each_span(text.as_bytes(), each).is_ok());
@@ -71,9 +71,9 @@ fn fixture_requests_read_alike_both_ways() {
     }
 }
 
-/// Shapes exporters do not write, each either read alike or given up on.
+/// Shapes exporters do not write, each either read alike or left to serde.
 #[test]
-fn odd_shapes_are_read_alike_or_given_up_on() {
+fn odd_shapes_are_read_alike_or_left_to_serde() {
     let span =
         r#"{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"s"}"#;
     let wrap =
@@ -114,7 +114,7 @@ fn odd_shapes_are_read_alike_or_given_up_on() {
     for text in &read_directly {
         assert!(agrees(text), "not read directly: {text}");
     }
-    let given_up = [
+    let left_to_serde = [
         wrap(r#"{"trace_id":"5b8efff798038103d269b633813fc60c","name":"snake"}"#),
         r#"{"resource_spans":[]}"#.into(),
         r#"{"resourceSpans":[{"instrumentationLibrarySpans":[{"spans":[{"name":"old"}]}]}]}"#
@@ -135,7 +135,7 @@ fn odd_shapes_are_read_alike_or_given_up_on() {
         format!("[{}]", wrap(span)),
         String::new(),
     ];
-    for text in &given_up {
+    for text in &left_to_serde {
         assert!(!agrees(text), "read directly: {text}");
     }
     let mut deep = r#"{"stringValue":"bottom"}"#.to_owned();
@@ -146,10 +146,10 @@ fn odd_shapes_are_read_alike_or_given_up_on() {
 }
 
 /// Requests damaged byte by byte (each byte dropped, or one of a few telling bytes put before
-/// it) are read alike or given up on: never read differently, never accepted when serde
+/// it) are read alike or left to serde: never read differently, never accepted when serde
 /// refuses them.
 #[test]
-fn damaged_requests_are_read_alike_or_given_up_on() {
+fn damaged_requests_are_read_alike_or_left_to_serde() {
     let requests = fixture_requests();
     let samples: Vec<&str> = requests
         .iter()

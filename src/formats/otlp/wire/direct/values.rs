@@ -1,6 +1,6 @@
 //! Attribute lists and the values they hold, read by the direct reader.
 
-use super::{Cursor, GaveUp, MAX_VALUE_DEPTH, Read, first_time};
+use super::{Cursor, MAX_VALUE_DEPTH, Read, UnsupportedShape, first_time};
 use crate::formats::otlp::wire::{AnyValue, ArrayValue, KeyValue, KvList, Text};
 
 impl<'a> Cursor<'a> {
@@ -51,7 +51,7 @@ impl<'a> Cursor<'a> {
 
     fn any_value(&mut self, depth: usize) -> Read<AnyValue<'a>> {
         if depth > MAX_VALUE_DEPTH {
-            return Err(GaveUp);
+            return Err(UnsupportedShape);
         }
         // The usual value, `{"stringValue":…}`, read without the general walk.
         self.skip_whitespace();
