@@ -17,7 +17,7 @@ pub struct DumpArgs {
     /// (read once: what it has acknowledged so far), or jaeger+http(s)://HOST:16686?service=S.
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
-    /// Print one JSON document (schema in README.md) instead of text trees.
+    /// Print one JSON document (schema: docs/dump.schema.json) instead of text trees.
     #[arg(long)]
     pub json: bool,
     /// Show payloads (secret-looking values stay masked).
@@ -26,7 +26,7 @@ pub struct DumpArgs {
     /// Print, per source, the detected format, why, and what may have been lost.
     #[arg(long)]
     pub explain: bool,
-    /// Only invocations matching QUERY (the TUI's `/` language, see README "Queries"); the
+    /// Only invocations matching QUERY (the TUI's `/` language, see docs/QUERIES.md); the
     /// JSON lists each one's matched span ids.
     #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
     pub filter: Option<String>,
