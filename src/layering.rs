@@ -7,9 +7,9 @@ use std::path::Path;
 
 /// Bottom to top. A module may import its own layer's modules only where listed as allowed.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("logging", &[]),
-    ("machine", &[]),
     ("system", &[]),
+    ("machine", &[]),
+    ("logging", &["system"]),
     ("model", &[]),
     ("redact", &["machine", "model"]),
     ("formats", &["machine", "model", "redact"]),

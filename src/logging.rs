@@ -5,7 +5,7 @@
 //! by default under the user's state directory); anything written to stderr would tear the
 //! screen. Headless `serve` writes them to stderr, and to `--log-file` as well when given.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -31,11 +31,9 @@ fn open_log(path: &Path) -> Result<File, String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
+    crate::system::owner_only_file()
+        .create(true)
+        .append(true)
         .open(path)
         .map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -70,4 +68,19 @@ pub fn to_stderr(path: Option<&Path>) -> Result<(), String> {
         None => builder.with_writer(std::io::stderr).try_init(),
     };
     result.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(unix)]
+    #[test]
+    fn a_log_path_planted_as_a_link_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("someone-elses-file");
+        std::fs::write(&target, "precious").unwrap();
+        let log = dir.path().join("toolcap.log");
+        std::os::unix::fs::symlink(&target, &log).unwrap();
+        assert!(super::open_log(&log).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    }
 }

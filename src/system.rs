@@ -8,6 +8,20 @@
 #[cfg(any(target_os = "linux", test))]
 use std::path::Path;
 
+/// Options for a file the product writes (reports, exports, spool, token, lock, log): created
+/// readable by its owner only, and never opened through a symbolic link, so a link planted at
+/// the name cannot redirect the write onto another file. The caller adds how it opens
+/// (`create_new`, `append`, …).
+pub fn owner_only_file() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
 /// Bytes of the heap in use, and held from the system, as glibc's allocator counts them;
 /// `None` where the allocator is not glibc's.
 pub fn allocator_bytes() -> Option<(u64, u64)> {
@@ -184,6 +198,53 @@ mod tests {
     use super::*;
 
     const GLIBC: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+
+    #[cfg(unix)]
+    #[test]
+    fn an_owner_only_file_is_0600_and_never_opened_through_a_link() {
+        use std::io::Write as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("written");
+        owner_only_file()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"x")
+            .unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // A link planted at the name: opening it fails and its target is untouched, whether
+        // the caller appends (log, spool) or creates (export, token).
+        let target = dir.path().join("target");
+        std::fs::write(&target, "precious").unwrap();
+        let link = dir.path().join("planted");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(
+            owner_only_file()
+                .create(true)
+                .append(true)
+                .open(&link)
+                .is_err()
+        );
+        assert!(
+            owner_only_file()
+                .write(true)
+                .create_new(true)
+                .open(&link)
+                .is_err()
+        );
+        assert!(
+            owner_only_file()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&link)
+                .is_err()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    }
 
     #[test]
     fn allocator_bytes_count_a_live_allocation() {

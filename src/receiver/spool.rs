@@ -369,11 +369,10 @@ fn open_segment(
         None => 1,
     };
     let path = state.dir.join(segment_name(number));
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(&path)?;
+    let file = crate::system::owner_only_file()
+        .create(true)
+        .append(true)
+        .open(&path)?;
     let len = file.metadata()?.len();
     if last.map(|l| l.number) != Some(number) {
         File::open(&state.dir)?.sync_all()?;
@@ -394,11 +393,11 @@ pub const LOCK_FILE_NAME: &str = ".serve.lock";
 /// Takes the spool directory's exclusive lock, or says who holds it.
 fn lock_dir(dir: &Path) -> std::io::Result<File> {
     let path = dir.join(LOCK_FILE_NAME);
-    let mut options = OpenOptions::new();
-    options.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(&path)?;
+    let file = crate::system::owner_only_file()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => Err(std::io::Error::new(

@@ -95,14 +95,10 @@ pub fn write_in(dir: &Path, token: &str) -> std::io::Result<PathBuf> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
         Err(err) => return Err(err),
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&path)?;
+    let mut file = crate::system::owner_only_file()
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
     writeln!(file, "{token}")?;
     file.sync_all()?;
     Ok(path)

@@ -125,11 +125,10 @@ impl LiveSpool {
         let path = self
             .dir
             .join(format!("segment-{:06}.otlp", self.next_segment));
-        let mut options = std::fs::OpenOptions::new();
-        options.create_new(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options.open(&path)?;
+        let file = crate::system::owner_only_file()
+            .create_new(true)
+            .append(true)
+            .open(&path)?;
         self.writing = Some(file);
         self.segments.push_back(Segment {
             path: Arc::new(path),

@@ -2,7 +2,7 @@
 //! symlink and never into a file that is already there, so a link planted at an expected name
 //! cannot redirect a write onto someone else's file.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -14,14 +14,10 @@ const MAX_TRIES: usize = 100;
 /// [`io::ErrorKind::AlreadyExists`] when anything is at `path` already, a symlink (dangling or
 /// not) included: `O_EXCL` refuses it and `O_NOFOLLOW` refuses to follow it.
 pub fn create_new(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path)
+    crate::system::owner_only_file()
+        .write(true)
+        .create_new(true)
+        .open(path)
 }
 
 /// Writes `path` whole through `write`: into a new owner-only file beside it, renamed over
