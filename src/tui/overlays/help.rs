@@ -158,19 +158,10 @@ fn glyph_lines(app: &App) -> Vec<Line<'static>> {
     use crate::model::{Health, SpanKind};
     use crate::triage::Facet;
     let theme = &app.config.theme;
-    let kinds: Vec<String> = [
-        SpanKind::Llm,
-        SpanKind::Tool,
-        SpanKind::Embedding,
-        SpanKind::Rerank,
-        SpanKind::Retrieval,
-        SpanKind::Agent,
-        SpanKind::Node,
-        SpanKind::Other,
-    ]
-    .iter()
-    .map(|kind| format!("{} {}", kind.glyph(), kind.as_str()))
-    .collect();
+    let kinds: Vec<String> = SpanKind::ALL
+        .iter()
+        .map(|kind| format!("{} {}", kind.glyph(), kind.as_str()))
+        .collect();
     let mut rows = vec![
         (
             format!(
