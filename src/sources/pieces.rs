@@ -1,25 +1,17 @@
 //! Loading one big JSON-lines file in pieces for the headless commands: the file is read a
 //! piece at a time (the tailer's pieces, cut at line ends), pieces are parsed on every core,
 //! and parsed pieces reach the store in file order while later ones are still being read and
-//! parsed. Neither the whole file nor the whole parsed batch is ever in memory at once.
-//!
-//! ```text
-//!  reader ──pieces──▶ parsers (one per core) ──batches──▶ caller: apply in file order
-//!     ▲                                                       │
-//!     └──────────────── a token back per applied piece ───────┘
-//! ```
-//! The tokens bound what is read but not yet applied to one piece per parser and
-//! [`PIECES_BEYOND_PARSERS`] more.
+//! parsed. Neither the whole file nor the whole parsed batch is ever in memory at once: what is
+//! read but not yet applied is at most one piece per core and [`PIECES_BEYOND_PARSERS`] more.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError};
 
 use crate::formats::{self, Detection, Format, Input};
 use crate::model::{Batch, Origin, Problem};
 
-use super::tail::{LineChunk, Tailer, long_line_problem, starts_as_json_lines};
+use super::tail::{LineChunk, TailPoll, Tailer, long_line_problem, starts_as_json_lines};
 
 /// Files smaller than this are read whole (sixteen pieces or fewer): cutting them gains little.
 pub const PIECEWISE_MIN_BYTES: u64 = 8 << 20;
@@ -79,117 +71,95 @@ fn detect(origin: &Origin, bytes: &[u8]) -> Option<(&'static dyn Format, String)
     formats::detect(formats::REGISTRY, &input).filter(|(format, _)| format.lines_stand_alone())
 }
 
-/// One piece to parse: its place in the file's order, and its lines.
-type Job = (usize, LineChunk);
+/// What the reader hands on, in file order: lines to parse, or problems it met itself.
+enum Piece {
+    Lines(LineChunk),
+    Told(Batch),
+}
 
 fn read_parse_apply(
     format: &'static dyn Format,
     origin: &Origin,
     mut tailer: Tailer,
-    first: super::tail::TailPoll,
+    first: TailPoll,
     take: &mut dyn FnMut(Batch),
 ) {
-    let parsers = crate::machine::cores();
-    let (job_sender, job_receiver) = mpsc::sync_channel::<Job>(parsers);
-    let job_receiver = Mutex::new(job_receiver);
-    let (parsed_sender, parsed_receiver) = mpsc::channel::<(usize, Batch)>();
     // Parsed pieces' buffers go back to the reader, to be read into again.
-    let (spare_sender, spare_receiver) = mpsc::channel::<Vec<u8>>();
-    let in_flight = parsers + PIECES_BEYOND_PARSERS;
-    let (token_sender, token_receiver) = mpsc::sync_channel::<()>(in_flight);
-    for _ in 0..in_flight {
-        let _ = token_sender.send(());
-    }
-    std::thread::scope(|scope| {
-        for _ in 0..parsers {
-            let parsed_sender = parsed_sender.clone();
-            let spare_sender = spare_sender.clone();
-            let job_receiver = &job_receiver;
-            scope.spawn(move || {
-                loop {
-                    let job = match job_receiver.lock() {
-                        Ok(receiver) => receiver.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((place, chunk)) = job else { return };
-                    let batch = parse_piece(format, origin, &chunk);
-                    let _ = spare_sender.send(chunk.bytes);
-                    if parsed_sender.send((place, batch)).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        let reader_sender = parsed_sender.clone();
-        scope.spawn(move || {
-            let mut place = 0usize;
-            let mut poll = first;
-            loop {
-                let mut problems: Vec<Problem> = poll
-                    .long_lines
-                    .iter()
-                    .map(|long| long_line_problem(origin, long))
-                    .collect();
-                if poll.reset {
-                    problems.push(Problem::error(
-                        origin,
-                        None,
-                        "the file changed while it was read; what follows the change is not loaded",
-                    ));
-                }
-                let stop = poll.reset || !poll.more;
-                for chunk in poll.chunks {
-                    if token_receiver.recv().is_err() || job_sender.send((place, chunk)).is_err() {
-                        return;
-                    }
-                    place += 1;
-                }
-                if !problems.is_empty() {
-                    let batch = Batch {
-                        problems,
-                        ..Default::default()
-                    };
-                    if token_receiver.recv().is_err() || reader_sender.send((place, batch)).is_err()
-                    {
-                        return;
-                    }
-                    place += 1;
-                }
-                if stop {
-                    return;
-                }
-                for buffer in spare_receiver.try_iter() {
-                    tailer.recycle(buffer);
-                }
-                poll = match tailer.poll(true) {
-                    Ok(poll) => poll,
-                    Err(e) => {
-                        let problem = Problem::error(origin, None, format!("read failed: {e}"));
-                        let batch = Batch {
-                            problems: vec![problem],
-                            ..Default::default()
-                        };
-                        if token_receiver.recv().is_ok() {
-                            let _ = reader_sender.send((place, batch));
-                        }
-                        return;
-                    }
-                };
+    let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+    let mut next_poll = Some(first);
+    let mut read_all = false;
+    let mut unread: VecDeque<Piece> = VecDeque::new();
+    // The next poll is read only once every piece of the one before is handed on.
+    let pieces = std::iter::from_fn(|| {
+        loop {
+            if let Some(piece) = unread.pop_front() {
+                return Some(piece);
             }
-        });
-        // Pieces finish out of order; they are applied in file order.
-        let mut waiting: BTreeMap<usize, Batch> = BTreeMap::new();
-        let mut next = 0usize;
-        drop(parsed_sender);
-        for (place, batch) in parsed_receiver.iter() {
-            waiting.insert(place, batch);
-            while let Some(batch) = waiting.remove(&next) {
-                take(batch);
-                next += 1;
-                let _ = token_sender.send(());
+            if read_all {
+                return None;
             }
+            let poll = match next_poll.take() {
+                Some(first) => Ok(first),
+                None => {
+                    let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+                    spare.drain(..).for_each(|buffer| tailer.recycle(buffer));
+                    drop(spare);
+                    tailer.poll(true)
+                }
+            };
+            read_all = match poll {
+                Ok(poll) => unpack(origin, poll, &mut unread),
+                Err(e) => {
+                    let problem = Problem::error(origin, None, format!("read failed: {e}"));
+                    unread.push_back(told(vec![problem]));
+                    true
+                }
+            };
         }
     });
+    let parse = |piece| match piece {
+        Piece::Lines(chunk) => {
+            let batch = parse_piece(format, origin, &chunk);
+            let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+            spare.push(chunk.bytes);
+            batch
+        }
+        Piece::Told(batch) => batch,
+    };
+    let ahead = crate::machine::cores() + PIECES_BEYOND_PARSERS;
+    let applied = crate::machine::map_in_order(pieces, ahead, parse, |batch| {
+        take(batch);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let Ok(()) = applied;
+}
+
+/// Queues a poll's pieces, then the problems it met; true when nothing is to be read after it.
+fn unpack(origin: &Origin, poll: TailPoll, unread: &mut VecDeque<Piece>) -> bool {
+    let mut problems: Vec<Problem> = poll
+        .long_lines
+        .iter()
+        .map(|long| long_line_problem(origin, long))
+        .collect();
+    if poll.reset {
+        problems.push(Problem::error(
+            origin,
+            None,
+            "the file changed while it was read; what follows the change is not loaded",
+        ));
+    }
+    unread.extend(poll.chunks.into_iter().map(Piece::Lines));
+    if !problems.is_empty() {
+        unread.push_back(told(problems));
+    }
+    poll.reset || !poll.more
+}
+
+fn told(problems: Vec<Problem>) -> Piece {
+    Piece::Told(Batch {
+        problems,
+        ..Default::default()
+    })
 }
 
 fn parse_piece(format: &'static dyn Format, origin: &Origin, chunk: &LineChunk) -> Batch {

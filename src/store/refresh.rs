@@ -4,7 +4,6 @@
 
 use foldhash::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Invocation, Store};
 use crate::model::{Id, Problem};
@@ -56,34 +55,10 @@ impl Store {
             .filter(|(id, _)| wanted.contains(id))
             .collect();
         let mut runs = crate::model::sort_by_id(runs, |run| run.0);
-        let takes: Vec<std::sync::Mutex<&mut [Changed]>> = runs
-            .chunks_mut(RUNS_PER_TAKE)
-            .map(std::sync::Mutex::new)
-            .collect();
-        let next = AtomicUsize::new(0);
-        let mut results: Vec<(usize, Vec<Refreshed>)> = std::thread::scope(|scope| {
-            let work = || {
-                let mut done = Vec::new();
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(take) = takes.get(k) else { break };
-                    let mut take = take.lock().unwrap_or_else(|e| e.into_inner());
-                    let out = take.iter_mut().map(|(_, inv)| refresh_one(inv, generation));
-                    done.push((k, out.collect()));
-                }
-                done
-            };
-            let helpers: Vec<_> = (1..cores).map(|_| scope.spawn(work)).collect();
-            let mut all = work();
-            for helper in helpers {
-                match helper.join() {
-                    Ok(done) => all.extend(done),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            all
+        let takes = crate::machine::map_all(runs.chunks_mut(RUNS_PER_TAKE), |take| {
+            let refreshed = take.iter_mut().map(|(_, inv)| refresh_one(inv, generation));
+            refreshed.collect::<Vec<_>>()
         });
-        results.sort_unstable_by_key(|(k, _)| *k);
-        results.into_iter().flat_map(|(_, done)| done).collect()
+        takes.into_iter().flatten().collect()
     }
 }

@@ -1,17 +1,13 @@
 //! Formatting many rows on every core and writing them in their order: `dump` formats one
 //! invocation at a time, and each is independent of the others, so the rows are cut into
-//! parts, one thread per core formats part after part, and the calling thread only writes
-//! them, in order. Writing into a pipe blocks whenever its reader lags; the formatting threads
-//! meanwhile work ahead, by at most two parts each: a part's buffer is a ticket to format one,
-//! and the writer hands it back once written. So a few parts' output is in memory at a time,
-//! never the whole output, and the buffers are reused (a fresh multi-MB buffer per part meant
-//! fresh pages from the kernel each time).
+//! parts, every core formats part after part, and the calling thread only writes them, in
+//! order. Writing into a pipe blocks whenever its reader lags; the formatting threads meanwhile
+//! work ahead, by at most two parts each. So a few parts' output is in memory at a time, never
+//! the whole output, and written parts' buffers are reused (a fresh multi-MB buffer per part
+//! meant fresh pages from the kernel each time).
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError};
 
 /// Parts each formatting thread may be ahead of the writer.
 const PARTS_AHEAD_PER_THREAD: usize = 2;
@@ -46,7 +42,6 @@ where
     T: Sync,
     B: PartBuffer,
 {
-    let cores = crate::machine::cores();
     let rows_per_part = rows_per_part.max(1);
     let format_part = |first: usize, part: &[T], mut buffer: B| {
         for (offset, row) in part.iter().enumerate() {
@@ -54,55 +49,29 @@ where
         }
         buffer
     };
-    if cores < 2 || rows.len() <= rows_per_part {
+    if rows.len() <= rows_per_part {
         return out.write_all(format_part(0, rows, B::default()).as_ref());
     }
-    let parts: Vec<&[T]> = rows.chunks(rows_per_part).collect();
-    let next_part = AtomicUsize::new(0);
-    let (ticket_sender, tickets) = mpsc::channel::<B>();
-    let tickets = Mutex::new(tickets);
-    let (formatted_sender, formatted) = mpsc::channel::<(usize, B)>();
-    std::thread::scope(|scope| {
-        // Owned here, so a failed write drops it on the way out: a formatting thread waiting
-        // for a ticket then stops, and the scope can end.
-        let ticket_sender = ticket_sender;
-        for _ in 0..cores {
-            let formatted_sender = formatted_sender.clone();
-            let (tickets, next_part, parts, format_part) =
-                (&tickets, &next_part, &parts, &format_part);
-            scope.spawn(move || {
-                loop {
-                    let ticket = tickets.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                    // No ticket: the writer stopped (a closed pipe).
-                    let Ok(buffer) = ticket else { break };
-                    let k = next_part.fetch_add(1, Ordering::Relaxed);
-                    let Some(part) = parts.get(k) else { break };
-                    let buffer = format_part(k * rows_per_part, part, buffer);
-                    if formatted_sender.send((k, buffer)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(formatted_sender);
-        for _ in 0..cores * PARTS_AHEAD_PER_THREAD {
-            let _ = ticket_sender.send(B::default());
-        }
-        let mut waiting = BTreeMap::new();
-        let mut wanted = 0;
-        // Ends when every formatting thread has stopped: after the last part, or once
-        // `ticket_sender` is dropped below on a failed write.
-        for (k, buffer) in &formatted {
-            waiting.insert(k, buffer);
-            while let Some(mut part) = waiting.remove(&wanted) {
-                out.write_all(part.as_ref())?;
-                part.clear();
-                let _ = ticket_sender.send(part);
-                wanted += 1;
-            }
-        }
-        Ok(())
-    })
+    // Written parts' buffers, emptied, for the next parts to fill.
+    let spare: Mutex<Vec<B>> = Mutex::new(Vec::new());
+    let take_spare = || {
+        let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+        spare.pop().unwrap_or_default()
+    };
+    crate::machine::map_in_order(
+        rows.chunks(rows_per_part).enumerate(),
+        crate::machine::cores() * PARTS_AHEAD_PER_THREAD,
+        |(k, part)| format_part(k * rows_per_part, part, take_spare()),
+        |mut buffer| {
+            out.write_all(buffer.as_ref())?;
+            buffer.clear();
+            spare
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(buffer);
+            Ok(())
+        },
+    )
 }
 
 /// serde_json's pretty layout (two spaces per level) for a value that sits `depth` levels down
@@ -207,6 +176,7 @@ pub fn write_pretty_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     const ROWS_PER_PART: usize = 8;
 

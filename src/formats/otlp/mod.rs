@@ -211,21 +211,12 @@ fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
         }
         start = end;
     }
-    let batches: Vec<Batch> = std::thread::scope(|scope| {
-        let handles: Vec<_> = pieces
-            .iter()
-            .map(|piece| {
-                scope.spawn(move || {
-                    let mut part = Batch::default();
-                    parse_lines(piece, &mut part);
-                    part
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| lost_part(input.origin)))
-            .collect()
+    let batches = crate::machine::map_all(pieces.iter(), |piece| {
+        or_lost(input.origin, || {
+            let mut part = Batch::default();
+            parse_lines(piece, &mut part);
+            part
+        })
     });
     let mut warned: Vec<String> = Vec::new();
     for part in batches {
@@ -237,15 +228,18 @@ fn parse_lines_in_parallel(input: &Input, batch: &mut Batch) {
     }
 }
 
-/// What a parser thread that failed leaves behind: a problem, never silence.
-fn lost_part(origin: &Origin) -> Batch {
-    let mut lost = Batch::default();
-    lost.problems.push(Problem::error(
-        origin,
-        None,
-        "the parser failed on part of this file; that part is missing",
-    ));
-    lost
+/// Runs the parser of one part of an input: a part whose parser panics leaves a problem behind,
+/// never silence.
+fn or_lost(origin: &Origin, parse: impl FnOnce() -> Batch) -> Batch {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|_| {
+        let mut lost = Batch::default();
+        lost.problems.push(Problem::error(
+            origin,
+            None,
+            "the parser failed on part of this file; that part is missing",
+        ));
+        lost
+    })
 }
 
 fn parse_lines(input: &Input, batch: &mut Batch) {
@@ -390,15 +384,9 @@ impl Format for OtlpProtobuf {
                     batch = parse_group(&bodies);
                 } else {
                     let group_len = bodies.len().div_ceil(threads);
-                    let parts: Vec<Batch> = std::thread::scope(|scope| {
-                        let handles: Vec<_> = bodies
-                            .chunks(group_len)
-                            .map(|group| scope.spawn(move || parse_group(group)))
-                            .collect();
-                        handles
-                            .into_iter()
-                            .map(|h| h.join().unwrap_or_else(|_| lost_part(input.origin)))
-                            .collect()
+                    let groups = bodies.chunks(group_len);
+                    let parts = crate::machine::map_all(groups, |group| {
+                        or_lost(input.origin, || parse_group(group))
                     });
                     for part in parts {
                         batch.extend(part);
