@@ -101,7 +101,9 @@ impl Conversations {
             };
         }
         let mut touched = std::collections::HashSet::new();
-        for inv in store.oldest_first() {
+        // In the store's own order: each turn is placed by its key, so the order runs are
+        // looked at in does not matter, and sorting every run at every drain would.
+        for inv in store.invocations() {
             if since.is_some_and(|g| inv.changed_at() <= g) {
                 continue;
             }
