@@ -42,16 +42,7 @@ fn env_number(name: &str, default: usize) -> usize {
 }
 
 fn raise_fd_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain syscalls on a struct we own.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-        limit.rlim_cur = limit.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-    }
+    toolcap::system::raise_open_file_limit();
 }
 
 /// One flooding client; counts its first head in `started`.

@@ -84,6 +84,23 @@ mod allocator {
     }
 }
 
+/// Whether this process runs as root (permissions then do not stop it reading a file).
+#[cfg(unix)]
+pub fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The buffer size of the pipe `fd` belongs to; `None` when `fd` is no pipe.
+#[cfg(target_os = "linux")]
+pub fn pipe_size(fd: std::os::fd::BorrowedFd<'_>) -> Option<usize> {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: F_GETPIPE_SZ takes no argument and only reads the state of the descriptor, which
+    // the borrow keeps open for the call; a descriptor that is no pipe makes it return -1.
+    let size = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    usize::try_from(size).ok()
+}
+
 /// Raises this process's open-file limit to its hard limit. Returns the soft limit now in
 /// force; `None` where the limit cannot be read.
 pub fn raise_open_file_limit() -> Option<u64> {
@@ -181,8 +198,8 @@ pub fn widen_pipe(_fd: std::os::fd::BorrowedFd<'_>, _bytes: usize) -> Option<usi
 
 /// Creates a FIFO at `path`, readable and writable by its owner only: tests plant one where a
 /// regular file is expected.
-#[cfg(all(test, unix))]
-pub(crate) fn make_fifo(path: &Path) -> std::io::Result<()> {
+#[cfg(unix)]
+pub fn make_fifo(path: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let name = std::ffi::CString::new(path.as_os_str().as_bytes())?;
     // SAFETY: `name` is a NUL-terminated string that outlives the call; mkfifo only reads it.
@@ -198,6 +215,24 @@ mod tests {
     use super::*;
 
     const GLIBC: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn is_root_agrees_with_the_owner_of_this_process() {
+        use std::os::unix::fs::MetadataExt as _;
+        let owner = std::fs::metadata("/proc/self").unwrap().uid();
+        assert_eq!(is_root(), owner == 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_has_a_size_and_a_file_has_none() {
+        use std::os::fd::AsFd as _;
+        let (reader, _writer) = std::io::pipe().unwrap();
+        assert!(pipe_size(reader.as_fd()).is_some_and(|size| size >= 4096));
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(pipe_size(file.as_fd()), None);
+    }
 
     #[cfg(unix)]
     #[test]

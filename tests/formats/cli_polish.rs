@@ -173,7 +173,7 @@ fn dump_stats_breaks_the_store_memory_down_on_stderr_and_leaves_stdout_alone() {
 #[test]
 fn dump_writes_into_a_pipe_it_has_widened_to_a_mebibyte() {
     use std::io::Read;
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
         .args(["dump", "--json", fixture])
@@ -187,9 +187,8 @@ fn dump_writes_into_a_pipe_it_has_widened_to_a_mebibyte() {
     stdout.read_to_string(&mut json).expect("read the output");
     assert!(child.wait().expect("wait").success());
     assert!(json.contains("\"invocations\""), "{json}");
-    // SAFETY: F_GETPIPE_SZ reads the size of the pipe the descriptor, still open, belongs to.
-    let size = unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_GETPIPE_SZ) };
-    let ceiling: i32 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+    let size = toolcap::system::pipe_size(stdout.as_fd()).expect("a pipe");
+    let ceiling: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
         .map_or(1 << 20, |text| text.trim().parse().unwrap_or(1 << 20));
     if ceiling >= 1 << 20 {
         assert_eq!(size, 1 << 20, "the pipe's size after dump");

@@ -36,21 +36,10 @@ fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
 
 /// This test process opens thousands of sockets.
 pub(crate) fn raise_fd_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain syscalls on a struct we own.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        limit.rlim_cur = limit.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-    }
+    let soft = toolcap::system::raise_open_file_limit().expect("the open-file limit");
     assert!(
-        limit.rlim_cur >= 4096,
-        "these tests need 4096 open files, the hard limit is {}",
-        limit.rlim_max
+        soft >= 4096,
+        "these tests need 4096 open files, the limit is {soft}"
     );
 }
 

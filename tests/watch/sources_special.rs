@@ -225,16 +225,12 @@ fn unreadable_directories_fifos_and_kernel_files_are_skipped_by_dump() {
     std::fs::create_dir(&locked).unwrap();
     std::fs::copy(second_fixture(), locked.join("hidden.jsonl")).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let fifo = std::ffi::CString::new(top.join("pipe.jsonl").into_os_string().into_encoded_bytes())
-        .unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0, "mkfifo");
+    toolcap::system::make_fifo(&top.join("pipe.jsonl")).expect("mkfifo");
     std::os::unix::fs::symlink("/proc/self", top.join("kernel")).unwrap();
 
     let mut dump = bin();
     dump.args(["dump", "--json"]).arg(top);
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = toolcap::system::is_root();
     if root {
         // Permissions do not stop root: the walk is run as an unprivileged user instead.
         dump.uid(65534).gid(65534);
