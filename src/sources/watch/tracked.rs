@@ -121,16 +121,19 @@ impl TrackedFile {
             Err(e) => return self.report_error(e.to_string(), out).map(Ok),
         };
         self.error_reported = false;
-        // A line past the limit makes it no document: it is followed as lines, which the tailer
-        // tells and skips one by one.
-        let Some(bytes) = read.into_whole() else {
-            self.forget(out)?;
-            self.mode = Mode::Lines {
-                tailer: Tailer::new(&self.path),
-                format: None,
-                unrecognised_reported: false,
-            };
-            return self.follow_lines(why, ctx, out);
+        // JSON lines, or a line past the limit (no document then), are followed as lines: the
+        // tailer reads what is new and tells and skips long lines one by one.
+        let bytes = match read.into_whole() {
+            Some(bytes) if !starts_as_json_lines(&bytes) => bytes,
+            _ => {
+                self.forget(out)?;
+                self.mode = Mode::Lines {
+                    tailer: Tailer::new(&self.path),
+                    format: None,
+                    unrecognised_reported: false,
+                };
+                return self.follow_lines(why, ctx, out);
+            }
         };
         if bytes.trim_ascii().is_empty() {
             // A fresh file an exporter has not written to yet (nothing to say), or a document
@@ -143,15 +146,6 @@ impl TrackedFile {
                 }
             }
             return Ok(Ok(()));
-        }
-        if starts_as_json_lines(&bytes) {
-            self.forget(out)?;
-            self.mode = Mode::Lines {
-                tailer: Tailer::new(&self.path),
-                format: None,
-                unrecognised_reported: false,
-            };
-            return self.follow_lines(why, ctx, out);
         }
         self.document(bytes, why, ctx, out)?;
         self.settled_stamp = match self.mode {
