@@ -17,7 +17,7 @@ use crate::gold::source::{is_arksim_scenarios, load_gold_file};
 use crate::gold::toolscore_reading;
 use crate::model::Severity;
 use crate::redact::{self, Reveal};
-use crate::sources::load::{SourceReport, load_into};
+use crate::sources::load::{SourceReport, apply_sources};
 use crate::store::Store;
 
 #[derive(Debug, Args, Clone, Default)]
@@ -131,8 +131,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     // gold against whatever else loaded (a scenarios file's own conversations) would judge a
     // run that was never read.
     for source in &args.sources {
-        let reports;
-        (store, reports) = load_into(store, std::slice::from_ref(source), &remote);
+        let reports = apply_sources(&mut store, std::slice::from_ref(source), &remote);
         if let Some(why) = nothing_loaded(&reports) {
             unloaded.push(format!("nothing loaded from {}: {why}", source.display()));
         }
@@ -144,8 +143,11 @@ pub fn run(args: &CheckArgs) -> i32 {
         return 2;
     }
     if scenarios {
-        (store, _) = load_into(store, std::slice::from_ref(&args.gold), &remote);
+        apply_sources(&mut store, std::slice::from_ref(&args.gold), &remote);
     }
+    // Settled once, with every source and the scenarios in: a trace split across sources is
+    // assembled once.
+    store.settle();
     let store = super::kept_until_exit(store);
     problems.extend(
         store

@@ -30,6 +30,18 @@ pub fn load_into(
     sources: &[PathBuf],
     remote: &RemoteOptions,
 ) -> (Store, Vec<SourceReport>) {
+    let reports = apply_sources(&mut store, sources, remote);
+    store.settle();
+    (store, reports)
+}
+
+/// Applies every source to `store` without settling it: a caller that looks at sources one by
+/// one settles once when all are in.
+pub fn apply_sources(
+    store: &mut Store,
+    sources: &[PathBuf],
+    remote: &RemoteOptions,
+) -> Vec<SourceReport> {
     let mut reports = Vec::new();
     // Settled once at the end: a trace split over many files is assembled once, not once per
     // file.
@@ -41,22 +53,21 @@ pub fn load_into(
         match source.to_str().filter(|s| remote::is_remote_source(s)) {
             Some(url) => {
                 for loaded in remote::snapshot(url, remote) {
-                    take(&mut store, &mut reports, loaded);
+                    take(store, &mut reports, loaded);
                 }
             }
             None => files::visit(source, &mut |found| match found {
                 Found::File(file) => {
                     match pieces::load_in_pieces(file, &mut |batch| store.apply(batch)) {
                         Some(load) => reports.push(SourceReport::of_pieces(file, load)),
-                        None => take(&mut store, &mut reports, files::load_file(file)),
+                        None => take(store, &mut reports, files::load_file(file)),
                     }
                 }
-                Found::Record(loaded) => take(&mut store, &mut reports, loaded),
+                Found::Record(loaded) => take(store, &mut reports, loaded),
             }),
         }
     }
-    store.settle();
-    (store, reports)
+    reports
 }
 
 /// What `--explain` says about one source.
