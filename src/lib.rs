@@ -3,25 +3,22 @@
 //! Data flows one way: [`sources`] (files, watcher, receiver) → [`formats`] (one module per
 //! format, all producing [`model::Span`]s) → [`store`] (invocations, trees, indexes) →
 //! views ([`views::dump`], the TUI, `check`), which share everything but rendering.
+//!
+//! Each layer below the views is a crate of its own (`crates/`), so the compiler refuses an
+//! import against the flow; this crate re-exports them under their module names.
+
+pub use toolcap_formats::formats;
+pub use toolcap_gold::gold;
+pub use toolcap_model::{logging, machine, model, redact, system};
+pub use toolcap_query::{query, triage};
+pub use toolcap_receiver::receiver;
+pub use toolcap_sources::sources;
+pub use toolcap_store::store;
 
 pub mod commands;
-pub mod formats;
 pub mod fuzzing;
-pub mod gold;
-pub mod logging;
-pub mod machine;
-pub mod model;
-pub mod query;
-pub mod receiver;
-pub mod redact;
-pub mod sources;
-pub mod store;
-pub mod system;
-pub mod triage;
 pub mod tui;
 pub mod views;
 
-#[cfg(test)]
-mod layering;
 #[cfg(test)]
 mod test_layout;

@@ -4,7 +4,7 @@ use super::*;
 
 /// toolscore's readings of trace files, one per file (a file with several runs is read once).
 #[derive(Debug, Default)]
-pub(crate) struct ReadingCache {
+pub struct ReadingCache {
     pub(super) by_file: HashMap<PathBuf, Option<Arc<ToolscoreReading>>>,
 }
 
@@ -37,7 +37,7 @@ impl ReadingCache {
 
 /// What `check` adds to a report: forbidden calls, side-effect checks it does not run, and
 /// toolscore's own reading of the trace file.
-pub(crate) struct Extras {
+pub struct Extras {
     pub(super) violations: Vec<crate::gold::policy::Violation>,
     pub(super) policy: Option<Policy>,
     pub(super) reading: Option<(Arc<ToolscoreReading>, DiffReport)>,
@@ -77,7 +77,7 @@ pub(super) fn reading_key(calls: &[ActualCall]) -> Vec<(&str, &Args, bool)> {
 }
 
 impl Extras {
-    pub(crate) fn of(
+    pub fn of(
         report: &mut DiffReport,
         file: Option<&Path>,
         policy: Option<&Policy>,
@@ -180,7 +180,7 @@ impl Extras {
             .collect()
     }
 
-    pub(crate) fn extend_json(&self, doc: &mut Value, report: &DiffReport, reveal: Reveal) {
+    pub fn extend_json(&self, doc: &mut Value, report: &DiffReport, reveal: Reveal) {
         doc["trace_calls"] = calls_json(&report.actual, reveal);
         doc["summary"]["policy_violations"] = json!(self.violations.len());
         if let Some(policy) = &self.policy {
@@ -211,7 +211,7 @@ impl Extras {
     }
 
     /// `check --explain`: toolscore's reading of the trace file, and where it differs from ours.
-    pub(crate) fn explain_text(&self, report: &DiffReport, reveal: Reveal) -> String {
+    pub fn explain_text(&self, report: &DiffReport, reveal: Reveal) -> String {
         let Some((reading, theirs)) = &self.reading else {
             return "  toolscore 1.10.0: no reading (the run did not come from one JSON file)\n"
                 .into();

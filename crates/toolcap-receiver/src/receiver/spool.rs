@@ -533,7 +533,7 @@ mod tests {
     #[test]
     fn a_spool_line_is_otlp_json_that_decodes_to_the_same_request() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/corpus/otlp-python-sdk/http-protobuf");
+            .join("../../tests/fixtures/corpus/otlp-python-sdk/http-protobuf");
         let mut checked = 0;
         for entry in fs::read_dir(fixtures).unwrap() {
             let path = entry.unwrap().path();

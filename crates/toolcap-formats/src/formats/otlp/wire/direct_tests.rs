@@ -26,7 +26,7 @@ fn agrees(text: &str) -> bool {
 
 fn fixture_requests() -> Vec<(String, String)> {
     let mut found = Vec::new();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     let mut dirs = vec![root];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {

@@ -23,7 +23,7 @@ use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
 
 mod extras;
-pub(crate) use extras::{Extras, ReadingCache};
+pub use extras::{Extras, ReadingCache};
 
 /// The actual trajectory of an invocation, arguments loaded from each tool span's input.
 pub fn actual_calls(invocation: &Invocation) -> (Vec<ActualCall>, Vec<String>) {
@@ -144,7 +144,7 @@ fn args_from_text_shaped(text: &str, shape: ScalarArgs) -> Args {
     }
 }
 
-pub(crate) fn origin_file(invocation: &Invocation) -> Option<&Path> {
+pub fn origin_file(invocation: &Invocation) -> Option<&Path> {
     invocation.spans.iter().find_map(|s| match s.origin() {
         Some(Origin::File(path)) => Some(path.as_path()),
         _ => None,

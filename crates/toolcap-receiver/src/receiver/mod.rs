@@ -179,14 +179,14 @@ pub trait RequestSink: Send + Sync + 'static {
 }
 
 /// Why a body was refused: the client's answer depends on which.
-pub(crate) enum Refusal {
+pub enum Refusal {
     Decode(DecodeError),
     Sink(SinkError),
 }
 
 /// Decodes and judges an uncompressed body, and hands it to the sink when it holds accepted
 /// spans: the one decode every transport shares. CPU work: run it on a blocking thread.
-pub(crate) fn judge_and_take(
+pub fn judge_and_take(
     sink: &dyn RequestSink,
     body: RawBody,
     transport: Transport,

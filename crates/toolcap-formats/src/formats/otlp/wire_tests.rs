@@ -226,7 +226,7 @@ fn a_request_the_model_refuses_fails_when_read_one_span_at_a_time() {
 /// too and reads the same spans. (When it refuses one, the caller asks the model.)
 #[test]
 fn what_the_one_span_reader_takes_the_model_takes_and_reads_alike() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/sample-traces");
     let mut lines = Vec::new();
     for name in [
         "genai-python-sdk.otlp.jsonl",

@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn agrees_with_prost_on_the_fixtures() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/corpus/otlp-python-sdk/http-protobuf");
+            .join("../../tests/fixtures/corpus/otlp-python-sdk/http-protobuf");
         let mut seen = 0;
         for entry in std::fs::read_dir(root).unwrap() {
             let path = entry.unwrap().path();

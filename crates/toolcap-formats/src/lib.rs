@@ -1,0 +1,6 @@
+//! Normalize: one module per trace format, each turning bytes into the one span model.
+
+// The layers below, under the module names the code uses.
+use toolcap_model::{machine, model};
+
+pub mod formats;

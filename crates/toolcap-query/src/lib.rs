@@ -1,0 +1,9 @@
+//! Triage (failing turns and their facets) and queries (search and filters) over the store.
+
+// The layers below, under the module names the code uses.
+use toolcap_formats::formats;
+use toolcap_model::{model, redact};
+use toolcap_store::store;
+
+pub mod query;
+pub mod triage;
