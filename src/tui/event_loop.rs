@@ -1,11 +1,17 @@
 //! The one event loop: `tokio::select!` over terminal input, the list search's results (the
 //! query worker answers on a channel) and the ingest channel. Nothing on screen animates, so
-//! there is no timer: an idle app sleeps until a key, a result or data arrives. Work left
-//! between events (gold scores of rows not drawn yet) runs in short steps, after keys and data.
-//! Ingest events are drained in batches; a frame is drawn only when the store or the UI state
-//! changed since the last one.
+//! an idle app sleeps until a key, a result or data arrives. Work left between events (gold
+//! scores of rows not drawn yet) runs in short steps, after keys and data. Ingest events are
+//! drained in batches; a frame is drawn only when the store or the UI state changed since the
+//! last one.
+//!
+//! While a big file is read, the views are rebuilt at most once per [`SETTLE_EVERY`]: each
+//! rebuild sorts and arranges every run listed so far, so rebuilding at every drain would
+//! spend more on the list than on reading. The only timer is the one that settles what came
+//! in since the last rebuild when no more data follows.
 
 use std::io;
+use std::time::Duration;
 
 use crossterm::event::{Event, EventStream, KeyEventKind, MouseEventKind};
 use futures::StreamExt;
@@ -24,6 +30,8 @@ use crate::sources::IngestEvent;
 const INGEST_BATCH: usize = 256;
 /// Most query result chunks taken in before the screen gets a chance to redraw.
 const RESULT_BATCH: usize = 64;
+/// While a file is read in pieces, the views are rebuilt at most this often.
+const SETTLE_EVERY: Duration = Duration::from_millis(100);
 
 /// The next chunks of query results; never ready when there is no channel.
 async fn next_results(
@@ -106,9 +114,14 @@ where
             },
         );
     }
+    // When the views were last rebuilt, and whether data came in since.
+    let mut settled_at = tokio::time::Instant::now();
+    let mut unsettled = false;
+    let mut listed_anything = false;
     loop {
         let state = (app.store.generation(), app.version);
-        if drawn != Some(state) {
+        // Data taken in but not settled changes nothing the list shows yet.
+        if drawn != Some(state) && !unsettled {
             let mut regions = None;
             terminal
                 .draw(|frame| regions = Some(ui::render(frame, app)))
@@ -143,6 +156,11 @@ where
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
+                    // A key acts on everything taken in so far.
+                    if std::mem::take(&mut unsettled) {
+                        app::settle(app);
+                        settled_at = tokio::time::Instant::now();
+                    }
                     if let Some(action) = action_for_event(app, &event) {
                         app::update(app, action);
                     }
@@ -154,15 +172,35 @@ where
                 if received == 0 {
                     results = None;
                 }
+                if std::mem::take(&mut unsettled) {
+                    app::settle(app);
+                    settled_at = tokio::time::Instant::now();
+                }
                 app::query_results(app, chunks.drain(..));
             }
             received = ingest_rx.recv_many(&mut pending, INGEST_BATCH), if ingest_open => {
                 if received == 0 {
                     ingest_open = false;
                 }
-                app::ingest_many(app, pending.drain(..));
+                app::take_in(app, pending.drain(..));
+                unsettled = true;
+                // The first runs are listed as soon as they arrive.
+                if !app.is_reading_a_file()
+                    || !listed_anything
+                    || settled_at.elapsed() >= SETTLE_EVERY
+                {
+                    app::settle(app);
+                    settled_at = tokio::time::Instant::now();
+                    unsettled = false;
+                    listed_anything |= !app.list.is_empty();
+                }
             }
-            () = std::future::ready(()), if app::has_background_work(app) => {
+            () = tokio::time::sleep_until(settled_at + SETTLE_EVERY), if unsettled => {
+                app::settle(app);
+                settled_at = tokio::time::Instant::now();
+                unsettled = false;
+            }
+            () = std::future::ready(()), if !unsettled && app::has_background_work(app) => {
                 app::background_step(app);
             }
         }

@@ -297,6 +297,10 @@ impl ListView {
     /// (`Arc::make_mut` copies what someone else still holds), remembering where the selection
     /// was. The list is rebuilt from the changed store right after.
     pub(super) fn release(&mut self, selected: Option<&str>) {
+        // Released again before a rebuild: the position was taken from the last list.
+        if self.key.is_none() && self.runs.is_empty() {
+            return;
+        }
         self.released_at = selected.and_then(|id| self.position(id));
         self.runs = Vec::new();
         self.key = None;

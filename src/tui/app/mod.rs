@@ -129,8 +129,10 @@ pub struct App {
     pub selected_invocation: Option<String>,
     /// Until the user picks a run, the cursor stays on the newest one as data streams in.
     pub follow_newest: bool,
-    /// Spans seen when freed memory was last given back (see [`ingest_many`]).
+    /// Spans seen when freed memory was last given back (see [`settle`]).
     spans_at_last_release: u64,
+    /// Spans seen at the last [`settle`].
+    spans_at_last_settle: u64,
     selected_span: HashMap<String, String>,
     collapsed: HashMap<String, HashSet<String>>,
     fold_version: u64,
@@ -185,6 +187,7 @@ impl App {
             selected_invocation: None,
             follow_newest: true,
             spans_at_last_release: 0,
+            spans_at_last_settle: 0,
             selected_span: HashMap::new(),
             collapsed: HashMap::new(),
             fold_version: 0,
@@ -297,6 +300,13 @@ impl App {
         self.triage.facets_at(self.list.position(id)?)
     }
 
+    /// Whether a file is being read in pieces and is not at its end yet.
+    pub fn is_reading_a_file(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| matches!(s, SourceStatus::Reading { read, total, .. } if read < total))
+    }
+
     pub fn is_collapsed(&self, inv: &str, span_id: &str) -> bool {
         self.collapsed
             .get(inv)
@@ -311,21 +321,34 @@ pub fn ingest(app: &mut App, event: IngestEvent) {
 
 /// Applies a drained batch of source events, then recomputes the views once.
 pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>) {
+    take_in(app, events);
+    settle(app);
+}
+
+/// Applies source events to the store without recomputing the views: while a big file is
+/// read, the event loop takes in several drains per [`settle`].
+pub fn take_in(app: &mut App, events: impl IntoIterator<Item = IngestEvent>) {
+    // The list lets go of its runs first, so the store changes them in place instead of
+    // copying the ones it shares; the next settle rebuilds the list.
     app.filter.release_order();
     let selected = app.selected_invocation.clone();
     app.list.release(selected.as_deref());
     // Lists replaced earlier may still be held by the thread dropping them.
     memory_release::wait_until_dropped();
-    let spans_before = app.store.stats().spans_seen;
     for event in events {
         apply_ingest(app, event);
     }
-    // One rebuild per drain, however many batches it held.
+}
+
+/// Rebuilds what the events taken in since the last settle changed, then the views, once.
+pub fn settle(app: &mut App) {
     app.store.settle();
     refresh(app);
-    // A big load has just ended when a drain brings few spans after many: what loading freed
+    // A big load has just ended when a settle brings few spans after many: what loading freed
     // goes back to the system, once per load.
-    let spans_now = app.store.stats().spans_seen;
+    let spans_before =
+        std::mem::replace(&mut app.spans_at_last_settle, app.store.stats().spans_seen);
+    let spans_now = app.spans_at_last_settle;
     if spans_now - spans_before < LOAD_ENDED_BELOW_SPANS
         && spans_now - app.spans_at_last_release >= RELEASE_AFTER_SPANS
     {
@@ -334,7 +357,7 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
     }
 }
 
-/// A drain of fewer spans than this ends a load (see [`ingest_many`]).
+/// A settle of fewer spans than this ends a load (see [`settle`]).
 const LOAD_ENDED_BELOW_SPANS: u64 = 1_000;
 /// Spans loaded since memory was last given back before it is worth doing again.
 const RELEASE_AFTER_SPANS: u64 = 20_000;
