@@ -2,12 +2,13 @@
 //! or a whole document (re-read when it changes, loaded only once it is complete)?
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::formats::{self, Format, Input};
 use crate::model::{Batch, Origin, Problem};
 use crate::sources::files;
-use crate::sources::tail::{LineChunk, Tailer, long_line_problem, starts_as_json_lines};
+use crate::sources::tail::{LineChunk, TailPoll, Tailer, long_line_problem, starts_as_json_lines};
 use crate::sources::{IngestEvent, SourceStatus};
 
 /// The app stopped listening; the watcher winds down.
@@ -222,22 +223,155 @@ impl TrackedFile {
             };
             // Progress is worth a status line only for a file that takes several pieces.
             in_pieces |= piece.more;
-            if in_pieces && let Some((read, total)) = piece.progress {
-                let seconds = started.elapsed().as_secs_f64().max(1e-3);
-                out.send(IngestEvent::Status(SourceStatus::Reading {
-                    path: self.path.clone(),
-                    read,
-                    total: total.max(read),
-                    bytes_per_sec: (read as f64 / seconds) as u64,
-                }))?;
-            }
+            let progress = piece.progress.filter(|_| in_pieces);
+            self.send_piece(piece.batch, progress, piece.more, started, out)?;
             if !piece.more {
                 return Ok(Ok(()));
+            }
+            if let Mode::Lines {
+                format: Some(format),
+                ..
+            } = self.mode
+            {
+                return self.follow_lines_in_parallel(format, why, ctx, started, out);
             }
         }
     }
 
-    /// One poll and the batch of its lines.
+    /// Sends a piece's runs and the read's progress after it (`None`: a file read in one
+    /// piece says nothing). While more follows, the progress goes first, so the first runs
+    /// listed never look like the end of the read; the last piece's runs go before the
+    /// progress that says the read is done.
+    fn send_piece(
+        &mut self,
+        batch: Batch,
+        progress: Option<(u64, u64)>,
+        more: bool,
+        started: Instant,
+        out: &Emitter,
+    ) -> Result<(), Closed> {
+        let status = progress.map(|(read, total)| {
+            let seconds = started.elapsed().as_secs_f64().max(1e-3);
+            IngestEvent::Status(SourceStatus::Reading {
+                path: self.path.clone(),
+                read,
+                total: total.max(read),
+                bytes_per_sec: (read as f64 / seconds) as u64,
+            })
+        });
+        match status {
+            Some(status) if more => {
+                out.send(status)?;
+                self.send(batch, out)
+            }
+            Some(status) => {
+                self.send(batch, out)?;
+                out.send(status)
+            }
+            None => self.send(batch, out),
+        }
+    }
+
+    /// The rest of a big read once its format is known: pieces are read in turn and parsed on
+    /// every core, and each piece's progress and runs are sent in file order, as the serial
+    /// path sends them. A rewrite or a read error met on the way goes to the serial path.
+    fn follow_lines_in_parallel(
+        &mut self,
+        format: &'static dyn Format,
+        why: Why,
+        ctx: &Ctx,
+        started: Instant,
+        out: &Emitter,
+    ) -> Result<Result<(), Gone>, Closed> {
+        let Mode::Lines { tailer, .. } = &mut self.mode else {
+            return Ok(Ok(()));
+        };
+        let mut tailer = std::mem::replace(tailer, Tailer::new(&self.path));
+        let flush = why == Why::Settle;
+        let origin = self.origin.clone();
+        // Parsed pieces' buffers go back to the tailer, to be read into again.
+        let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+        let mut at_end = false;
+        // A poll the serial path handles: a rewrite, or a read error.
+        let mut handed_back: Option<std::io::Result<TailPoll>> = None;
+        let polls = std::iter::from_fn(|| {
+            if at_end || handed_back.is_some() {
+                return None;
+            }
+            let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+            spare.drain(..).for_each(|buffer| tailer.recycle(buffer));
+            drop(spare);
+            match tailer.poll(flush) {
+                Ok(poll) if !poll.reset => {
+                    at_end = !poll.more;
+                    Some(poll)
+                }
+                other => {
+                    handed_back = Some(other);
+                    None
+                }
+            }
+        });
+        let parse = |poll: TailPoll| {
+            let mut batch = Batch::default();
+            for chunk in poll.chunks {
+                batch.extend(formats::parse_chunk_as(
+                    format,
+                    &origin,
+                    &chunk.bytes,
+                    chunk.offset,
+                    chunk.line,
+                    false,
+                ));
+                let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+                spare.push(chunk.bytes);
+            }
+            for long in &poll.long_lines {
+                batch.problems.push(long_line_problem(&origin, long));
+            }
+            let progress = (poll.consumed, poll.file_len);
+            (batch, progress, poll.more, poll.pending_bytes)
+        };
+        let mut pending_bytes = 0;
+        let ahead = crate::machine::cores() + 1;
+        let sent = crate::machine::map_in_order(
+            polls,
+            ahead,
+            parse,
+            |(batch, progress, more, pending)| {
+                pending_bytes = pending;
+                self.send_piece(batch, Some(progress), more, started, out)
+            },
+        );
+        if let Mode::Lines { tailer: slot, .. } = &mut self.mode {
+            *slot = tailer;
+        }
+        sent?;
+        if pending_bytes > 0 && why == Why::Change {
+            self.deadline = Some(Instant::now() + ctx.quiet);
+        }
+        match handed_back {
+            None => Ok(Ok(())),
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Err(Gone)),
+            Some(Err(e)) => self.report_error(e.to_string(), out).map(Ok),
+            // Rewritten while read: what was sent goes, and the file is read again.
+            Some(Ok(_)) => {
+                self.forget(out)?;
+                self.mode = if self.extension_is_lines() {
+                    Mode::Lines {
+                        tailer: Tailer::new(&self.path),
+                        format: None,
+                        unrecognised_reported: false,
+                    }
+                } else {
+                    Mode::Undecided
+                };
+                self.process(why, ctx, out)
+            }
+        }
+    }
+
+    /// One poll and the batch of its lines, not sent yet.
     fn follow_lines_once(
         &mut self,
         why: Why,
@@ -321,10 +455,10 @@ impl TrackedFile {
         if poll.pending_bytes > 0 && why == Why::Change {
             self.deadline = Some(Instant::now() + ctx.quiet);
         }
-        self.send(batch, out)?;
         Ok(Ok(Piece {
             more: poll.more,
             progress: Some((poll.consumed, poll.file_len)),
+            batch,
         }))
     }
 
@@ -369,6 +503,8 @@ struct Piece {
     more: bool,
     /// Bytes consumed of the file's size.
     progress: Option<(u64, u64)>,
+    /// What the poll's lines held, sent after the progress it makes.
+    batch: Batch,
 }
 
 const UNRECOGNISED: &str = "no known trace format recognised this content";
