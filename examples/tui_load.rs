@@ -4,7 +4,8 @@
 //! profiling the TUI's load path (e.g. under `valgrind --tool=callgrind`) beside `dump`'s.
 //!
 //! `cargo run --release --example tui_load -- FILE`; prints the runs listed, the drains and
-//! the frames drawn on stderr.
+//! the frames drawn on stderr, and with `TOOLCAP_MEMORY=1` the store's memory as `dump --stats`
+//! shows it, search indexes included.
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -76,6 +77,9 @@ fn main() {
         app.list.len(),
         app.store.stats().spans_kept
     );
+    if std::env::var_os("TOOLCAP_MEMORY").is_some() {
+        eprint!("{}", toolcap::views::dump::memory_text(&app.store));
+    }
     runtime.shutdown_background();
     std::mem::forget(app);
 }

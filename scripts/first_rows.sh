@@ -43,6 +43,9 @@ while true; do
   sleep 0.02
 done
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+# CPU time the TUI spent until then (user and system, all threads): the work, which another
+# load on the machine does not change the way it changes the clock.
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$pid/stat")
 file_pages=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
 quit_start=$(date +%s.%N)
 tmux send-keys -t "$session" q
@@ -51,5 +54,5 @@ while [[ -r /proc/$pid/stat ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev
   sleep 0.01
 done
 quit=$(echo "$(date +%s.%N) - $quit_start" | bc -l)
-printf 'first rows %.2f s   file read %.2f s   peak RSS %.1f MiB (file pages %.1f)   quit %.2f s   (%s)\n' \
-  "$first" "$done_at" "$(echo "$hwm / 1024" | bc -l)" "$(echo "$file_pages / 1024" | bc -l)" "$quit" "$(basename "$file")"
+printf 'first rows %.2f s   file read %.2f s (CPU %.2f s)   peak RSS %.1f MiB (file pages %.1f)   quit %.2f s   (%s)\n' \
+  "$first" "$done_at" "$cpu" "$(echo "$hwm / 1024" | bc -l)" "$(echo "$file_pages / 1024" | bc -l)" "$quit" "$(basename "$file")"
