@@ -43,43 +43,8 @@ use toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES;
 use toolcap::store::Store;
 
 mod blocks {
-    //! A counting wrapper around the system allocator: blocks alive, by size.
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
-
-    /// Sizes counted one by one up to this; bigger blocks share the last slot.
-    const SIZES: usize = 1024;
-    static ALIVE: [AtomicI64; SIZES + 1] = [const { AtomicI64::new(0) }; SIZES + 1];
-    static BYTES: [AtomicI64; SIZES + 1] = [const { AtomicI64::new(0) }; SIZES + 1];
-
-    pub struct Counting;
-
-    fn count(size: usize, by: i64) {
-        let slot = size.min(SIZES);
-        ALIVE[slot].fetch_add(by, Relaxed);
-        BYTES[slot].fetch_add(by * size as i64, Relaxed);
-    }
-
-    // SAFETY: every call is passed on to the system allocator unchanged; only counters move.
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            count(layout.size(), 1);
-            unsafe { System.alloc(layout) }
-        }
-        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            count(layout.size(), 1);
-            unsafe { System.alloc_zeroed(layout) }
-        }
-        unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
-            count(layout.size(), -1);
-            unsafe { System.dealloc(block, layout) }
-        }
-        unsafe fn realloc(&self, block: *mut u8, layout: Layout, size: usize) -> *mut u8 {
-            count(layout.size(), -1);
-            count(size, 1);
-            unsafe { System.realloc(block, layout, size) }
-        }
-    }
+    //! The blocks alive by size, as the counting allocator saw them.
+    use toolcap::system::CountingAllocator;
 
     /// glibc's block for a request of `size` bytes: 8 bytes more, rounded up to 16, 32 at least.
     fn with_allocator_words(size: usize) -> usize {
@@ -89,10 +54,8 @@ mod blocks {
     /// Blocks alive, their bytes as asked and as the allocator holds them (blocks under 1 KiB),
     /// and the sizes with the most blocks.
     pub fn report() {
-        let mut sizes: Vec<(usize, i64, i64)> = (0..=SIZES)
-            .map(|size| (size, ALIVE[size].load(Relaxed), BYTES[size].load(Relaxed)))
-            .filter(|&(_, alive, _)| alive > 0)
-            .collect();
+        const SIZES: usize = CountingAllocator::SIZES;
+        let mut sizes = super::ALLOCATOR.blocks_alive();
         let alive: i64 = sizes.iter().map(|s| s.1).sum();
         let asked: i64 = sizes.iter().map(|s| s.2).sum();
         let small = sizes.iter().filter(|s| s.0 < SIZES);
@@ -121,7 +84,7 @@ mod blocks {
 }
 
 #[global_allocator]
-static ALLOCATOR: blocks::Counting = blocks::Counting;
+static ALLOCATOR: toolcap::system::CountingAllocator = toolcap::system::CountingAllocator::new();
 
 const SPANS_PER_REQUEST: u64 = 500;
 const SPANS_PER_TRACE: u64 = 10;

@@ -426,26 +426,12 @@ fn a_second_serve_on_the_same_out_refuses_with_a_clear_message() {
 #[test]
 #[cfg(target_os = "linux")]
 fn health_is_degraded_with_the_reason_while_writes_fail() {
-    use std::os::unix::process::CommandExt;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("spool");
     // Files may not grow past 200 bytes (the token file fits, a request does not); the
     // signal that would kill the process on the failed write is ignored, as on a full disk.
     let serve = Serve::start_with(&dir, &[], |command| {
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            command.pre_exec(|| {
-                let limit = libc::rlimit {
-                    rlim_cur: 200,
-                    rlim_max: libc::RLIM_INFINITY,
-                };
-                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                Ok(())
-            });
-        }
+        toolcap::system::limit_file_size(command, 200);
     });
     assert_eq!(serve.health()["status"], "ok");
     let refused = raw_http(
@@ -475,20 +461,7 @@ fn health_is_degraded_with_the_reason_while_writes_fail() {
     );
 
     // The disk recovers: the next write succeeds and health says so.
-    let unlimited = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: prlimit on our own child with a struct we own.
-    let raised = unsafe {
-        libc::prlimit(
-            serve.child.id() as libc::pid_t,
-            libc::RLIMIT_FSIZE,
-            &unlimited,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(raised, 0);
+    toolcap::system::lift_file_size_limit(serve.child.id()).expect("the limit is lifted");
     assert_eq!(post_json(&serve.http, &json_request(2, 5)), 200);
     let health = serve.health();
     assert_eq!(health["status"], "ok", "{health}");

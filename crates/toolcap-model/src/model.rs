@@ -18,6 +18,7 @@ mod format_name;
 mod id;
 mod inline_list;
 mod kind_facts;
+mod packed;
 mod payload;
 mod problem;
 mod provenance;

@@ -3,10 +3,13 @@
 //! that reaches the system sits here, with the reason it is sound beside it.
 //!
 //! glibc's allocator calls exist only under one `cfg`; elsewhere their functions do nothing
-//! and say so in their return values.
+//! and say so in their return values. [`CountingAllocator`], a global allocator that counts
+//! blocks, is here too: implementing `GlobalAlloc` is `unsafe`.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 #[cfg(any(target_os = "linux", test))]
 use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 /// Options for a file the product writes (reports, exports, spool, token, lock, log): created
 /// readable by its owner only, and never opened through a symbolic link, so a link planted at
@@ -20,6 +23,34 @@ pub fn owner_only_file() -> std::fs::OpenOptions {
         options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
     }
     options
+}
+
+/// Options to read a file a program left (a token it kept) with the care of
+/// [`owner_only_file`]: never through a symbolic link (the open fails, see
+/// [`is_refused_link`]), and without waiting when the name is a FIFO.
+pub fn read_without_following() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options
+}
+
+/// Whether an open with [`owner_only_file`] or [`read_without_following`] failed because the
+/// name is a symbolic link.
+pub fn is_refused_link(err: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        err.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = err;
+        false
+    }
 }
 
 /// Bytes of the heap in use, and held from the system, as glibc's allocator counts them;
@@ -39,6 +70,82 @@ pub fn release_free_heap_pages() {
 /// Returns whether the allocator took the setting (never where it is not glibc's).
 pub fn fix_mmap_threshold(bytes: usize) -> bool {
     allocator::fix_mmap_threshold(bytes)
+}
+
+/// The system allocator, counting the blocks alive and their bytes by size: a program that
+/// wants to see how many blocks its data takes (the allocator's own words are paid per block)
+/// installs it as its `#[global_allocator]`. Sizes up to [`CountingAllocator::SIZES`] are
+/// counted one by one; bigger blocks share the last count.
+pub struct CountingAllocator {
+    alive: [AtomicI64; CountingAllocator::SIZES + 1],
+    bytes: [AtomicI64; CountingAllocator::SIZES + 1],
+}
+
+impl CountingAllocator {
+    pub const SIZES: usize = 1024;
+
+    pub const fn new() -> CountingAllocator {
+        CountingAllocator {
+            alive: [const { AtomicI64::new(0) }; CountingAllocator::SIZES + 1],
+            bytes: [const { AtomicI64::new(0) }; CountingAllocator::SIZES + 1],
+        }
+    }
+
+    fn count(&self, size: usize, by: i64) {
+        let slot = size.min(CountingAllocator::SIZES);
+        self.alive[slot].fetch_add(by, Relaxed);
+        self.bytes[slot].fetch_add(by * size as i64, Relaxed);
+    }
+
+    /// For each size with blocks alive: the size (`SIZES` for every bigger one), how many
+    /// blocks, and their bytes as asked.
+    pub fn blocks_alive(&self) -> Vec<(usize, i64, i64)> {
+        (0..=CountingAllocator::SIZES)
+            .map(|size| {
+                let alive = self.alive[size].load(Relaxed);
+                (size, alive, self.bytes[size].load(Relaxed))
+            })
+            .filter(|&(_, alive, _)| alive > 0)
+            .collect()
+    }
+}
+
+impl Default for CountingAllocator {
+    fn default() -> Self {
+        CountingAllocator::new()
+    }
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged, with the caller's own
+// guarantees, and its answer returned unchanged; only the counters move, and they allocate
+// nothing.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.count(layout.size(), 1);
+        // SAFETY: the caller's (a layout of non-zero size).
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        self.count(layout.size(), 1);
+        // SAFETY: the caller's (a layout of non-zero size).
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
+        self.count(layout.size(), -1);
+        // SAFETY: the caller's: `block` came from this allocator, so from `System`, with
+        // `layout`.
+        unsafe { System.dealloc(block, layout) }
+    }
+
+    unsafe fn realloc(&self, block: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        self.count(layout.size(), -1);
+        self.count(size, 1);
+        // SAFETY: the caller's: `block` came from this allocator, so from `System`, with
+        // `layout`, and `size` is a valid size for it.
+        unsafe { System.realloc(block, layout, size) }
+    }
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -194,6 +301,55 @@ pub fn widen_pipe(fd: std::os::fd::BorrowedFd<'_>, bytes: usize) -> Option<usize
 #[cfg(all(unix, not(target_os = "linux")))]
 pub fn widen_pipe(_fd: std::os::fd::BorrowedFd<'_>, _bytes: usize) -> Option<usize> {
     None
+}
+
+/// Makes the process `command` starts unable to grow a file past `bytes`, as on a full disk:
+/// a write past it fails (`EFBIG`) instead of the signal that would kill the process. Tests
+/// use it to see how a program bears failing writes.
+#[cfg(target_os = "linux")]
+pub fn limit_file_size(command: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt as _;
+    let limit = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    let child_setup = move || {
+        // SAFETY: runs in the child between fork and exec, where only async-signal-safe calls
+        // are sound: setrlimit and signal are, and the closure allocates nothing. setrlimit
+        // only reads the `rlimit` the closure owns.
+        if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &limit) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: as above; ignoring SIGXFSZ installs no handler of this program.
+        if unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) } == libc::SIG_ERR {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    // SAFETY: the closure keeps to async-signal-safe calls, as said in it.
+    unsafe {
+        command.pre_exec(child_setup);
+    }
+}
+
+/// Lifts the file size limit of process `pid` (one of this user's, such as a child
+/// [`limit_file_size`] limited), as when a full disk recovers.
+#[cfg(target_os = "linux")]
+pub fn lift_file_size_limit(pid: u32) -> std::io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(std::io::Error::other)?;
+    let unlimited = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: prlimit only reads the `rlimit` this frame owns, and is given no old limit to
+    // write (a null pointer, which it accepts).
+    let answer =
+        unsafe { libc::prlimit(pid, libc::RLIMIT_FSIZE, &unlimited, std::ptr::null_mut()) };
+    if answer == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Creates a FIFO at `path`, readable and writable by its owner only: tests plant one where a
@@ -365,6 +521,110 @@ mod tests {
         }
         let file = tempfile::tempfile().expect("a temporary file");
         assert_eq!(widen_pipe(file.as_fd(), 128 << 10), None);
+    }
+
+    #[test]
+    fn the_counting_allocator_counts_blocks_alive_by_size() {
+        let counting = CountingAllocator::new();
+        let small = Layout::from_size_align(24, 8).unwrap();
+        let big = Layout::from_size_align(4096, 16).unwrap();
+        // SAFETY: both layouts have a non-zero size; each block is given back below with the
+        // layout it was made with (the grown one with its new size).
+        unsafe {
+            let a = counting.alloc(small);
+            let b = counting.alloc_zeroed(small);
+            assert!(!a.is_null() && !b.is_null());
+            assert!(
+                std::slice::from_raw_parts(b, 24)
+                    .iter()
+                    .all(|&byte| byte == 0)
+            );
+            let c = counting.alloc(big);
+            assert_eq!(
+                counting.blocks_alive(),
+                vec![(24, 2, 48), (CountingAllocator::SIZES, 1, 4096)]
+            );
+            a.write(7);
+            let a = counting.realloc(a, small, 100);
+            assert_eq!(a.read(), 7, "what a block held moves with it");
+            assert_eq!(
+                counting.blocks_alive(),
+                vec![
+                    (24, 1, 24),
+                    (100, 1, 100),
+                    (CountingAllocator::SIZES, 1, 4096)
+                ]
+            );
+            counting.dealloc(a, Layout::from_size_align(100, 8).unwrap());
+            counting.dealloc(b, small);
+            counting.dealloc(c, big);
+        }
+        assert_eq!(counting.blocks_alive(), vec![]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_is_read_without_following_a_link() {
+        use std::io::Read as _;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "kept").unwrap();
+        let mut text = String::new();
+        read_without_following()
+            .open(&target)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "kept");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let refused = read_without_following().open(&link).unwrap_err();
+        assert!(is_refused_link(&refused), "{refused}");
+        let missing = read_without_following()
+            .open(dir.path().join("none"))
+            .unwrap_err();
+        assert!(!is_refused_link(&missing));
+        // A FIFO with no writer opens at once instead of waiting for one.
+        let fifo = dir.path().join("fifo");
+        make_fifo(&fifo).unwrap();
+        assert!(read_without_following().open(&fifo).is_ok());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_limited_in_file_size_fails_its_writes_until_lifted() {
+        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("written");
+        let mut writer = Command::new("sh");
+        writer
+            .arg("-c")
+            .arg("head -c 1000 /dev/zero > \"$0\"")
+            .arg(&file);
+        limit_file_size(&mut writer, 200);
+        let status = writer.status().unwrap();
+        assert!(!status.success(), "the write past the limit fails");
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), 200);
+
+        let mut waiting = Command::new("cat");
+        waiting.stdin(Stdio::piped()).stdout(Stdio::null());
+        limit_file_size(&mut waiting, 200);
+        let mut child = waiting.spawn().unwrap();
+        let limits = |pid: u32| {
+            let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+            let line = limits
+                .lines()
+                .find(|line| line.starts_with("Max file size"))
+                .unwrap()
+                .to_owned();
+            line.split_whitespace().nth(3).unwrap().to_owned()
+        };
+        assert_eq!(limits(child.id()), "200");
+        lift_file_size_limit(child.id()).unwrap();
+        assert_eq!(limits(child.id()), "unlimited");
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+        assert!(lift_file_size_limit(u32::MAX).is_err(), "not a pid_t");
     }
 
     #[cfg(unix)]

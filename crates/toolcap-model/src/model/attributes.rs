@@ -18,11 +18,10 @@ use std::sync::Arc;
 
 use super::{ArcStr, AttrValue, Payload, PayloadRoles};
 
-mod block;
 mod encoding;
 mod payloads;
 mod slot;
-use block::Block;
+use super::packed::Block;
 use encoding::*;
 use slot::{Repr, Slot, View};
 

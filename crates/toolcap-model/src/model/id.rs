@@ -50,7 +50,6 @@ macro_rules! compact_id_conversions {
 }
 
 mod compact;
-mod shared_raw;
 mod trace_id;
 pub use compact::CompactId;
 pub use trace_id::TraceId;

@@ -10,18 +10,18 @@
 //! in one word instead of three texts, and its finish reasons by the number of their list
 //! ([`KeyedLlmFacts`]): 40 bytes, a 48-byte block, where 72 would take an 80-byte one.
 
-use std::ptr::NonNull;
-
+pub(super) use super::packed::KEYED;
+use super::packed::{FactsOwned as Owned, FactsView, FactsViewMut, FactsWord};
 use super::{
     LlmFacts, LlmFactsRef, RequestedToolCall, RetrievalFacts, Span, TokenCount, ToolFacts,
     ToolFactsRef,
 };
 
-/// Out of line: most spans have none, and a span's fixed size is paid by every span. One word:
-/// the box's pointer with which kind it holds in its low bits (every facts type is aligned past
-/// them, so they are free), where an enum of four boxes took two; or, with no box, the keys of
-/// a tool call's facts ([`ToolKeys`]).
-pub struct KindFacts(Option<NonNull<u8>>);
+/// Out of line: most spans have none, and a span's fixed size is paid by every span. One word
+/// ([`FactsWord`]): the box's pointer with which kind it holds in its low bits, where an enum of
+/// four boxes took two; or, with no box, the keys of a tool call's facts ([`ToolKeys`]).
+#[derive(Clone)]
+pub struct KindFacts(Option<FactsWord>);
 
 /// What a [`KindFacts`] holds, borrowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,44 +36,9 @@ pub enum KindFactsView<'a> {
     LlmByKeys(&'a KeyedLlmFacts),
 }
 
-/// What a [`KindFacts`] holds, owned.
-enum Owned {
-    Llm(Box<LlmFacts>),
-    LlmKeyed(Box<KeyedLlmFacts>),
-    Tool(Box<ToolFacts>),
-    Retrieval(Box<RetrievalFacts>),
-    Several(Box<SeveralFacts>),
-}
-
-const LLM: usize = 0;
-const TOOL: usize = 1;
-const RETRIEVAL: usize = 2;
-const SEVERAL: usize = 3;
-/// The slot for [`ToolKeys`], with no pointer: each key's number plus one (0 for none) in
-/// [`KEY_BITS`] bits above the tag.
-const TOOL_KEYS: usize = 4;
-const LLM_KEYED: usize = 5;
-/// The keyed forms are for 64-bit targets only, where every facts type is 8-aligned, so that a
-/// box's address leaves three bits for the tag.
-const KEYED: bool = usize::BITS >= 64;
-const KIND_BITS: usize = if KEYED { 0b111 } else { 0b11 };
+/// Bits of each key's number plus one (0 for none) in the word of [`ToolKeys`].
 const KEY_BITS: u32 = 24;
 const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << KEY_BITS);
-const _: () = assert!(
-    align_of::<LlmFacts>() > KIND_BITS
-        && align_of::<KeyedLlmFacts>() > KIND_BITS
-        && align_of::<ToolFacts>() > KIND_BITS
-        && align_of::<RetrievalFacts>() > KIND_BITS
-        && align_of::<SeveralFacts>() > KIND_BITS
-);
-
-// SAFETY: it owns one box of facts, and facts may cross threads and be shared between them.
-unsafe impl Send for KindFacts {}
-unsafe impl Sync for KindFacts {}
-const _: () = super::assert_send_sync::<LlmFacts>();
-const _: () = super::assert_send_sync::<ToolFacts>();
-const _: () = super::assert_send_sync::<RetrievalFacts>();
-const _: () = super::assert_send_sync::<SeveralFacts>();
 
 /// The facts of a span that has more than one kind.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -108,18 +73,7 @@ impl KindFacts {
     }
 
     fn hold(owned: Owned) -> KindFacts {
-        fn tagged<T>(facts: Box<T>, kind: usize) -> NonNull<u8> {
-            NonNull::from(Box::leak(facts))
-                .cast::<u8>()
-                .map_addr(|addr| addr | kind)
-        }
-        KindFacts(Some(match owned {
-            Owned::Llm(facts) => tagged(facts, LLM),
-            Owned::LlmKeyed(facts) => tagged(facts, LLM_KEYED),
-            Owned::Tool(facts) => tagged(facts, TOOL),
-            Owned::Retrieval(facts) => tagged(facts, RETRIEVAL),
-            Owned::Several(facts) => tagged(facts, SEVERAL),
-        }))
+        KindFacts(Some(FactsWord::new(owned)))
     }
 
     /// The slot for tool facts read from the attributes under `keys`; `None` where a word
@@ -129,57 +83,31 @@ impl KindFacts {
             return None;
         }
         let field = |key: Option<u32>| key.map_or(0, |key| key as usize + 1);
-        let word = TOOL_KEYS | field(keys.name) << 3 | field(keys.call_id) << (3 + KEY_BITS);
-        let word = std::num::NonZeroUsize::new(word).expect("the tag is set");
-        Some(KindFacts(Some(NonNull::without_provenance(word))))
+        let bits = field(keys.name) | field(keys.call_id) << KEY_BITS;
+        Some(KindFacts::hold(Owned::ToolKeys(bits)))
     }
 
-    /// The keys, when the slot holds them rather than a box.
-    fn keys(&self) -> Option<ToolKeys> {
-        let word = self.0?.addr().get();
-        if !KEYED || word & KIND_BITS != TOOL_KEYS {
-            return None;
-        }
-        let field = |shift: u32| match (word >> shift) & ((1 << KEY_BITS) - 1) {
+    /// The keys the word's bits say.
+    fn keys(bits: usize) -> ToolKeys {
+        let field = |shift: u32| match (bits >> shift) & ((1 << KEY_BITS) - 1) {
             0 => None,
             number => Some(number as u32 - 1),
         };
-        Some(ToolKeys {
-            name: field(3),
-            call_id: field(3 + KEY_BITS),
-        })
-    }
-
-    /// The kind and the box's pointer, untagged (`None` for keys: they point nowhere).
-    fn parts(&self) -> Option<(usize, NonNull<u8>)> {
-        let tagged = self.0?;
-        let kind = tagged.addr().get() & KIND_BITS;
-        if KEYED && kind == TOOL_KEYS {
-            return None;
+        ToolKeys {
+            name: field(0),
+            call_id: field(KEY_BITS),
         }
-        // The box's own address is aligned past the kind bits, so it is not null either.
-        let pointer = tagged.map_addr(|addr| {
-            std::num::NonZeroUsize::new(addr.get() & !KIND_BITS).expect("an aligned box address")
-        });
-        Some((kind, pointer))
     }
 
     /// What it holds, borrowed.
     pub fn view(&self) -> Option<KindFactsView<'_>> {
-        if let Some(keys) = self.keys() {
-            return Some(KindFactsView::ToolByKeys(keys));
-        }
-        let (kind, pointer) = self.parts()?;
-        // SAFETY: the pointer, untagged, is the live box `hold` leaked for this kind, owned by
-        // this slot and borrowed for as long as it.
-        Some(unsafe {
-            match kind {
-                LLM => KindFactsView::Llm(pointer.cast().as_ref()),
-                LLM_KEYED => KindFactsView::LlmByKeys(pointer.cast().as_ref()),
-                TOOL => KindFactsView::Tool(pointer.cast().as_ref()),
-                RETRIEVAL => KindFactsView::Retrieval(pointer.cast().as_ref()),
-                _ => KindFactsView::Several(pointer.cast().as_ref()),
-            }
+        Some(match self.0.as_ref()?.view() {
+            FactsView::Llm(facts) => KindFactsView::Llm(facts),
+            FactsView::LlmKeyed(facts) => KindFactsView::LlmByKeys(facts),
+            FactsView::Tool(facts) => KindFactsView::Tool(facts),
+            FactsView::Retrieval(facts) => KindFactsView::Retrieval(facts),
+            FactsView::Several(facts) => KindFactsView::Several(facts),
+            FactsView::ToolKeys(bits) => KindFactsView::ToolByKeys(KindFacts::keys(bits)),
         })
     }
 
@@ -191,46 +119,29 @@ impl KindFacts {
         Option<&mut ToolFacts>,
         Option<&mut RetrievalFacts>,
     ) {
-        let Some((kind, pointer)) = self.parts() else {
+        let Some(word) = self.0.as_mut() else {
             return (None, None, None);
         };
-        // SAFETY: as in `view`, borrowed mutably for as long as the slot is.
-        unsafe {
-            match kind {
-                LLM => (Some(pointer.cast().as_mut()), None, None),
-                // Made an `LlmFacts` again first (`Span::unkey_facts`).
-                LLM_KEYED => (None, None, None),
-                TOOL => (None, Some(pointer.cast().as_mut()), None),
-                RETRIEVAL => (None, None, Some(pointer.cast().as_mut())),
-                _ => {
-                    let several: &mut SeveralFacts = pointer.cast().as_mut();
-                    (
-                        several.llm.as_mut(),
-                        several.tool.as_mut(),
-                        several.retrieval.as_mut(),
-                    )
-                }
-            }
+        match word.view_mut() {
+            FactsViewMut::Llm(llm) => (Some(llm), None, None),
+            // Made an `LlmFacts` again first (`Span::unkey_facts`).
+            FactsViewMut::LlmKeyed(_) | FactsViewMut::ToolKeys(_) => (None, None, None),
+            FactsViewMut::Tool(tool) => (None, Some(tool), None),
+            FactsViewMut::Retrieval(retrieval) => (None, None, Some(retrieval)),
+            FactsViewMut::Several(several) => (
+                several.llm.as_mut(),
+                several.tool.as_mut(),
+                several.retrieval.as_mut(),
+            ),
         }
     }
 
     /// The box, given back (`None` for keys, which own nothing; the slot is emptied either way).
     fn take(&mut self) -> Option<Owned> {
-        let Some((kind, pointer)) = self.parts() else {
-            self.0 = None;
-            return None;
-        };
-        self.0 = None;
-        // SAFETY: the box `hold` leaked, given back once: the slot no longer holds it.
-        Some(unsafe {
-            match kind {
-                LLM => Owned::Llm(Box::from_raw(pointer.cast().as_ptr())),
-                LLM_KEYED => Owned::LlmKeyed(Box::from_raw(pointer.cast().as_ptr())),
-                TOOL => Owned::Tool(Box::from_raw(pointer.cast().as_ptr())),
-                RETRIEVAL => Owned::Retrieval(Box::from_raw(pointer.cast().as_ptr())),
-                _ => Owned::Several(Box::from_raw(pointer.cast().as_ptr())),
-            }
-        })
+        match self.0.take()?.into_owned() {
+            Owned::ToolKeys(_) => None,
+            owned => Some(owned),
+        }
     }
 
     /// Bytes of its one block (0 when it holds none).
@@ -256,7 +167,7 @@ impl KindFacts {
         Option<Box<RetrievalFacts>>,
     ) {
         match self.take() {
-            None => (None, None, None),
+            None | Some(Owned::ToolKeys(_)) => (None, None, None),
             Some(Owned::Llm(llm)) => (Some(llm), None, None),
             // `Span::unkey_facts` makes keyed facts whole before any taking apart.
             Some(Owned::LlmKeyed(_)) => {
@@ -302,30 +213,6 @@ impl From<Box<RetrievalFacts>> for KindFacts {
 impl Default for KindFacts {
     fn default() -> Self {
         KindFacts::NONE
-    }
-}
-
-impl Drop for KindFacts {
-    fn drop(&mut self) {
-        drop(self.take());
-    }
-}
-
-impl Clone for KindFacts {
-    fn clone(&self) -> Self {
-        match self.view() {
-            None => KindFacts::NONE,
-            Some(KindFactsView::Llm(f)) => KindFacts::hold(Owned::Llm(Box::new(f.clone()))),
-            Some(KindFactsView::Tool(f)) => KindFacts::hold(Owned::Tool(Box::new(f.clone()))),
-            Some(KindFactsView::Retrieval(f)) => {
-                KindFacts::hold(Owned::Retrieval(Box::new(f.clone())))
-            }
-            Some(KindFactsView::Several(f)) => KindFacts::hold(Owned::Several(Box::new(f.clone()))),
-            Some(KindFactsView::ToolByKeys(_)) => KindFacts(self.0),
-            Some(KindFactsView::LlmByKeys(f)) => {
-                KindFacts::hold(Owned::LlmKeyed(Box::new(f.clone())))
-            }
-        }
     }
 }
 

@@ -43,19 +43,11 @@ pub fn kept_in(dir: &Path) -> Result<Option<String>, String> {
     use std::io::Read;
     let path = dir.join(TOKEN_FILE_NAME);
     let not_kept = |why: &dyn std::fmt::Display| format!("{} ({why})", path.display());
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // A planted FIFO must not block the start.
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = match options.open(&path) {
+    // A planted FIFO must not block the start.
+    let file = match crate::system::read_without_following().open(&path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        #[cfg(unix)]
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+        Err(err) if crate::system::is_refused_link(&err) => {
             return Err(not_kept(&"a symbolic link"));
         }
         Err(err) => return Err(not_kept(&err)),

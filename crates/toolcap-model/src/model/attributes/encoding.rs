@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::block::Block;
 use super::{AttrView, payloads};
+use crate::model::packed::Block;
 use crate::model::{ArcStr, AttrValue, Payload, PayloadRoles, shared_texts};
 
 pub(super) const NULL: u8 = 0;

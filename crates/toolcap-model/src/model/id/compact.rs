@@ -3,97 +3,24 @@
 //! A span holds its own id and its parent's this way, beside its one-byte fields, where an `Id`
 //! (whose tag cannot share its bytes) took sixteen bytes each.
 
-use std::ptr::NonNull;
-
-use super::shared_raw::{self, SharedForm, SharedView};
 use super::{Id, IdText, Repr};
+use crate::model::packed::{CompactOwned, CompactView as View, CompactWord};
 
-#[repr(C, packed)]
-pub struct CompactId {
-    payload: Payload,
-    form: Form,
-}
-
-/// A span id's own eight bytes, or the pointer of a longer id's allocation (kept a pointer, not
-/// an integer, so it keeps what it may point to).
-#[derive(Clone, Copy)]
-union Payload {
-    span_bytes: [u8; 8],
-    pointer: *const u8,
-}
-
-// SAFETY: it owns one reference to an `Arc<[u8; 16]>` or an `ArcStr` (or plain bytes), which
-// may cross threads and be shared between them.
-unsafe impl Send for CompactId {}
-unsafe impl Sync for CompactId {}
-
-/// What the payload is. Its unused values let `Option<CompactId>` stay nine bytes.
-#[repr(u8)]
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Form {
-    /// A span id's own eight bytes.
-    SpanBytes,
-    /// The pointer of a shared trace id's sixteen bytes (`Arc::into_raw`).
-    TraceBytes,
-    /// The pointer of a text id (`ArcStr::into_raw`).
-    Text,
-}
-
-/// What a [`CompactId`] holds, borrowed (a span id's bytes copied).
-#[derive(PartialEq)]
-enum View<'a> {
-    SpanBytes([u8; 8]),
-    TraceBytes(&'a [u8; 16]),
-    Text(&'a str),
-}
+#[derive(Clone)]
+pub struct CompactId(CompactWord);
 
 impl CompactId {
-    /// A trace-bytes or text id's allocation: its form and pointer.
-    fn shared(&self) -> Option<(SharedForm, NonNull<u8>)> {
-        let form = match self.form() {
-            Form::SpanBytes => return None,
-            Form::TraceBytes => SharedForm::TraceBytes,
-            Form::Text => SharedForm::Text,
-        };
-        let payload = self.payload;
-        // SAFETY: in these forms the payload was written as a pointer.
-        let pointer = unsafe { payload.pointer };
-        Some((
-            form,
-            NonNull::new(pointer.cast_mut()).expect("an allocation"),
-        ))
-    }
-
-    /// A span id's bytes.
-    fn span_bytes(&self) -> [u8; 8] {
-        let payload = self.payload;
-        // SAFETY: every form writes all eight bytes, so any of them reads as bytes.
-        unsafe { payload.span_bytes }
-    }
-
-    fn form(&self) -> Form {
-        self.form
-    }
-
     fn view(&self) -> View<'_> {
-        let Some((form, pointer)) = self.shared() else {
-            return View::SpanBytes(self.span_bytes());
-        };
-        // SAFETY: the pointer is what `shared_raw::into_raw` gave for this form, and this id
-        // holds its reference for as long as it is borrowed.
-        match unsafe { shared_raw::view(form, pointer) } {
-            SharedView::TraceBytes(bytes) => View::TraceBytes(bytes),
-            SharedView::Text(text) => View::Text(text),
-        }
+        self.0.view()
     }
 
     /// The id, sharing this one's allocation.
     pub fn id(&self) -> Id {
-        match self.shared() {
-            None => Id(Repr::Span(self.span_bytes())),
-            // SAFETY: as in `view`; the id takes a reference of its own.
-            Some((form, pointer)) => unsafe { shared_raw::to_id(form, pointer) },
-        }
+        Id(match self.0.owned() {
+            CompactOwned::SpanBytes(bytes) => Repr::Span(bytes),
+            CompactOwned::TraceBytes(bytes) => Repr::Trace(bytes),
+            CompactOwned::Text(text) => Repr::Text(text),
+        })
     }
 
     /// An empty text id (what a missing id reads as in some formats).
@@ -113,21 +40,11 @@ impl CompactId {
 
 impl From<Id> for CompactId {
     fn from(id: Id) -> CompactId {
-        match shared_raw::into_raw(id) {
-            Err(bytes) => CompactId {
-                payload: Payload { span_bytes: bytes },
-                form: Form::SpanBytes,
-            },
-            Ok((form, pointer)) => CompactId {
-                payload: Payload {
-                    pointer: pointer.as_ptr().cast_const(),
-                },
-                form: match form {
-                    SharedForm::TraceBytes => Form::TraceBytes,
-                    SharedForm::Text => Form::Text,
-                },
-            },
-        }
+        CompactId(CompactWord::new(match id.0 {
+            Repr::Span(bytes) => CompactOwned::SpanBytes(bytes),
+            Repr::Trace(bytes) => CompactOwned::TraceBytes(bytes),
+            Repr::Text(text) => CompactOwned::Text(text),
+        }))
     }
 }
 
@@ -137,33 +54,10 @@ impl From<&Id> for CompactId {
     }
 }
 
-impl Clone for CompactId {
-    fn clone(&self) -> Self {
-        if let Some((form, pointer)) = self.shared() {
-            // SAFETY: as in `view`; the copy holds the reference taken here.
-            unsafe { shared_raw::retain(form, pointer) };
-        }
-        CompactId {
-            payload: self.payload,
-            form: self.form(),
-        }
-    }
-}
-
-impl Drop for CompactId {
-    fn drop(&mut self) {
-        if let Some((form, pointer)) = self.shared() {
-            // SAFETY: as in `view`; this id's own reference, given back once.
-            unsafe { shared_raw::release(form, pointer) };
-        }
-    }
-}
-
 impl PartialEq for CompactId {
     /// As the ids' texts compare: each text has one form (see [`Id`]).
     fn eq(&self, other: &Self) -> bool {
-        (self.form() == other.form() && self.span_bytes() == other.span_bytes())
-            || self.view() == other.view()
+        self.0.same_bits(&other.0) || self.view() == other.view()
     }
 }
 

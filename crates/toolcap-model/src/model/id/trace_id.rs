@@ -4,23 +4,13 @@
 //! can carry the form, in its low bits (every form's allocation is 8-aligned). The rare trace id
 //! of 16 hex digits, which an `Id` holds inline, gets an allocation of its own.
 
-use std::ptr::NonNull;
 use std::sync::Arc;
 
-use super::shared_raw::{self, SharedForm, SharedView};
 use super::{Id, IdText, Repr};
+use crate::model::packed::{TraceOwned, TraceView, TraceWord};
 
-pub struct TraceId(NonNull<u8>);
-
-const SIXTEEN_BYTES: usize = 0;
-const TEXT: usize = 1;
-const EIGHT_BYTES: usize = 2;
-const FORM_BITS: usize = 0b11;
-
-// SAFETY: it owns one reference to an `Arc<[u8; 16]>`, an `ArcStr` or an `Arc<[u8; 8]>`, all
-// of which may cross threads and be shared between them.
-unsafe impl Send for TraceId {}
-unsafe impl Sync for TraceId {}
+#[derive(Clone)]
+pub struct TraceId(TraceWord);
 
 /// What a [`TraceId`] holds, borrowed.
 #[derive(PartialEq)]
@@ -30,61 +20,25 @@ enum View<'a> {
     EightBytes(&'a [u8; 8]),
 }
 
-fn tagged(pointer: NonNull<u8>, form: usize) -> NonNull<u8> {
-    assert_eq!(
-        pointer.addr().get() & FORM_BITS,
-        0,
-        "an 8-aligned allocation"
-    );
-    pointer.map_addr(|addr| addr | form)
-}
-
 impl TraceId {
-    fn form(&self) -> usize {
-        self.0.addr().get() & FORM_BITS
-    }
-
-    fn pointer(&self) -> NonNull<u8> {
-        self.0.map_addr(|addr| {
-            std::num::NonZeroUsize::new(addr.get() & !FORM_BITS).expect("an aligned address")
-        })
-    }
-
-    /// The allocation an `Id` shares (all forms but eight bytes): its form.
-    fn shared_form(&self) -> Option<SharedForm> {
-        match self.form() {
-            SIXTEEN_BYTES => Some(SharedForm::TraceBytes),
-            TEXT => Some(SharedForm::Text),
-            _ => None,
-        }
-    }
-
-    /// The eight-byte form's allocation, this id's own (an `Id` holds those bytes inline).
-    fn eight_bytes(&self) -> *const [u8; 8] {
-        self.pointer().as_ptr().cast::<[u8; 8]>().cast_const()
-    }
-
     fn view(&self) -> View<'_> {
-        match self.shared_form() {
-            // SAFETY: the pointer is what `shared_raw::into_raw` gave for this form, and this
-            // id holds its reference for as long as it is borrowed.
-            Some(form) => match unsafe { shared_raw::view(form, self.pointer()) } {
-                SharedView::TraceBytes(bytes) => View::SixteenBytes(bytes),
-                SharedView::Text(text) => View::Text(text),
-            },
-            // SAFETY: the live `Arc<[u8; 8]>` this id owns, borrowed for as long as it.
-            None => View::EightBytes(unsafe { &*self.eight_bytes() }),
+        match self.0.view() {
+            TraceView::SixteenBytes(bytes) => View::SixteenBytes(bytes),
+            TraceView::Text(text) => View::Text(text),
+            TraceView::EightBytes(bytes) => View::EightBytes(bytes),
         }
     }
 
     /// The id, sharing this one's allocation.
     pub fn id(&self) -> Id {
-        match self.shared_form() {
-            // SAFETY: as in `view`; the id takes a reference of its own.
-            Some(form) => unsafe { shared_raw::to_id(form, self.pointer()) },
-            // SAFETY: as in `view`.
-            None => Id(Repr::Span(unsafe { *self.eight_bytes() })),
+        if let View::EightBytes(bytes) = self.view() {
+            return Id(Repr::Span(*bytes));
         }
+        Id(match self.0.owned() {
+            TraceOwned::SixteenBytes(bytes) => Repr::Trace(bytes),
+            TraceOwned::Text(text) => Repr::Text(text),
+            TraceOwned::EightBytes(bytes) => Repr::Span(*bytes),
+        })
     }
 
     /// The id's text, on the stack when it is held as bytes.
@@ -99,38 +53,11 @@ impl TraceId {
 
 impl From<Id> for TraceId {
     fn from(id: Id) -> TraceId {
-        TraceId(match shared_raw::into_raw(id) {
-            Ok((SharedForm::TraceBytes, pointer)) => tagged(pointer, SIXTEEN_BYTES),
-            Ok((SharedForm::Text, pointer)) => tagged(pointer, TEXT),
-            Err(bytes) => tagged(
-                NonNull::new(Arc::into_raw(Arc::new(bytes)).cast_mut().cast())
-                    .expect("an allocation"),
-                EIGHT_BYTES,
-            ),
-        })
-    }
-}
-
-impl Clone for TraceId {
-    fn clone(&self) -> Self {
-        match self.shared_form() {
-            // SAFETY: as in `view`; the copy holds the reference taken here.
-            Some(form) => unsafe { shared_raw::retain(form, self.pointer()) },
-            // SAFETY: this id holds a reference to its `Arc<[u8; 8]>`; the copy takes one more.
-            None => unsafe { Arc::increment_strong_count(self.eight_bytes()) },
-        }
-        TraceId(self.0)
-    }
-}
-
-impl Drop for TraceId {
-    fn drop(&mut self) {
-        match self.shared_form() {
-            // SAFETY: as in `view`; this id's own reference, given back once.
-            Some(form) => unsafe { shared_raw::release(form, self.pointer()) },
-            // SAFETY: this id's own reference to its `Arc<[u8; 8]>`, given back once.
-            None => unsafe { drop(Arc::from_raw(self.eight_bytes())) },
-        }
+        TraceId(TraceWord::new(match id.0 {
+            Repr::Trace(bytes) => TraceOwned::SixteenBytes(bytes),
+            Repr::Text(text) => TraceOwned::Text(text),
+            Repr::Span(bytes) => TraceOwned::EightBytes(Arc::new(bytes)),
+        }))
     }
 }
 
@@ -138,7 +65,7 @@ impl PartialEq for TraceId {
     /// As the ids' texts compare: each text has one form (see [`Id`]), so ids of different
     /// forms differ, and one allocation is one text.
     fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0 || self.view() == other.view()
+        self.0.same_bits(&other.0) || self.view() == other.view()
     }
 }
 
