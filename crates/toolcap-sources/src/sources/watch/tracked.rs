@@ -417,7 +417,7 @@ fn is_empty(batch: &Batch) -> bool {
 /// `Ok` when a document can be parsed now; otherwise why it looks unfinished.
 fn completeness(bytes: &[u8]) -> Result<(), String> {
     match formats::otlp::container::unwrap(bytes) {
-        Err(message) => return Err(message),
+        Err(error) => return Err(error.to_string()),
         Ok(Some(unwrapped)) if unwrapped.incomplete_tail => {
             return Err("its last length-prefixed message is incomplete".into());
         }
