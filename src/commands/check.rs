@@ -67,7 +67,7 @@ fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
             CompareMode::Lenient
         },
         alignment,
-        weights: Weights::from_overrides(&args.weights)?,
+        weights: Weights::from_overrides(&args.weights).map_err(|e| e.to_string())?,
     })
 }
 
@@ -93,7 +93,10 @@ pub fn run(args: &CheckArgs) -> i32 {
         match load_gold_file(&args.gold) {
             Ok((file, problems)) => (Some(file), problems),
             Err(why) => {
-                eprintln!("toolcap-tui check: {}", redact::shown_line(&why, reveal));
+                eprintln!(
+                    "toolcap-tui check: {}",
+                    redact::shown_line(&why.to_string(), reveal)
+                );
                 return 2;
             }
         }
@@ -114,7 +117,10 @@ pub fn run(args: &CheckArgs) -> i32 {
     {
         Ok(policy) => policy,
         Err(why) => {
-            eprintln!("toolcap-tui check: {}", redact::shown_line(&why, reveal));
+            eprintln!(
+                "toolcap-tui check: {}",
+                redact::shown_line(&why.to_string(), reveal)
+            );
             return 2;
         }
     };
