@@ -57,9 +57,11 @@ pub struct CheckArgs {
     pub remote: RemoteArgs,
 }
 
-fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
-    let alignment = Alignment::parse(&args.align)
-        .ok_or_else(|| format!("--align {:?}: expected edit, position or name", args.align))?;
+fn options_from(args: &CheckArgs) -> Result<CheckOptions, crate::Error> {
+    let alignment =
+        Alignment::parse(&args.align).ok_or_else(|| crate::Error::UnknownAlignment {
+            given: args.align.clone(),
+        })?;
     Ok(CheckOptions {
         mode: if args.strict {
             CompareMode::Strict
@@ -67,7 +69,7 @@ fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
             CompareMode::Lenient
         },
         alignment,
-        weights: Weights::from_overrides(&args.weights).map_err(|e| e.to_string())?,
+        weights: Weights::from_overrides(&args.weights)?,
     })
 }
 
