@@ -16,9 +16,12 @@ pub use toolcap_sources::sources;
 pub use toolcap_store::store;
 
 pub mod commands;
+mod error;
 pub mod fuzzing;
 pub mod tui;
 pub mod views;
+
+pub use error::Error;
 
 #[cfg(test)]
 mod test_layout;

@@ -57,9 +57,11 @@ pub struct CheckArgs {
     pub remote: RemoteArgs,
 }
 
-fn options_from(args: &CheckArgs) -> Result<CheckOptions, String> {
-    let alignment = Alignment::parse(&args.align)
-        .ok_or_else(|| format!("--align {:?}: expected edit, position or name", args.align))?;
+fn options_from(args: &CheckArgs) -> Result<CheckOptions, crate::Error> {
+    let alignment =
+        Alignment::parse(&args.align).ok_or_else(|| crate::Error::UnknownAlignment {
+            given: args.align.clone(),
+        })?;
     Ok(CheckOptions {
         mode: if args.strict {
             CompareMode::Strict
@@ -93,7 +95,10 @@ pub fn run(args: &CheckArgs) -> i32 {
         match load_gold_file(&args.gold) {
             Ok((file, problems)) => (Some(file), problems),
             Err(why) => {
-                eprintln!("toolcap-tui check: {}", redact::shown_line(&why, reveal));
+                eprintln!(
+                    "toolcap-tui check: {}",
+                    redact::shown_line(&why.to_string(), reveal)
+                );
                 return 2;
             }
         }
@@ -114,7 +119,10 @@ pub fn run(args: &CheckArgs) -> i32 {
     {
         Ok(policy) => policy,
         Err(why) => {
-            eprintln!("toolcap-tui check: {}", redact::shown_line(&why, reveal));
+            eprintln!(
+                "toolcap-tui check: {}",
+                redact::shown_line(&why.to_string(), reveal)
+            );
             return 2;
         }
     };

@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use crate::Error;
+
 use clap::{Args, Parser, Subcommand};
 
 pub mod check;
@@ -83,28 +85,28 @@ pub struct RemoteArgs {
 }
 
 /// A number of seconds above 0, as `--remote-timeout` takes it.
-fn positive_seconds(text: &str) -> Result<f64, String> {
+fn positive_seconds(text: &str) -> Result<f64, Error> {
     match text.trim().parse::<f64>() {
         Ok(secs) if secs > 0.0 && secs < 1e9 => Ok(secs),
-        _ => Err(format!("{text:?}: expected a number of seconds above 0")),
+        _ => Err(Error::NotSeconds { text: text.into() }),
     }
 }
 
 impl RemoteArgs {
     /// The token: `--token`, else `--token-file`, else `TOOLCAP_TOKEN`.
-    pub fn token(&self) -> Result<Option<String>, String> {
+    pub fn token(&self) -> Result<Option<String>, Error> {
         if let Some(token) = &self.token {
             return Ok(Some(token.clone()));
         }
         if let Some(path) = &self.token_file {
             return crate::receiver::token::read(path)
                 .map(Some)
-                .map_err(|why| format!("--token-file: {why}"));
+                .map_err(Error::TokenFile);
         }
         token_from_env()
     }
 
-    pub fn options(&self) -> Result<crate::sources::remote::RemoteOptions, String> {
+    pub fn options(&self) -> Result<crate::sources::remote::RemoteOptions, Error> {
         let mut options =
             crate::sources::remote::RemoteOptions::from_args(self.token()?, &self.headers)?;
         options.ca_cert = self.cacert.clone();
@@ -124,9 +126,9 @@ pub const TOKEN_ENV: &str = "TOOLCAP_TOKEN";
 
 /// `--token`'s parser: a blank token is refused rather than taken as none, since taking it as
 /// none would leave open what it was meant to guard (an address `serve` binds for others).
-fn non_blank_token(text: &str) -> Result<String, String> {
+fn non_blank_token(text: &str) -> Result<String, Error> {
     if text.trim().is_empty() {
-        Err("a token cannot be empty or blank".into())
+        Err(Error::BlankToken)
     } else {
         Ok(text.to_owned())
     }
@@ -134,14 +136,12 @@ fn non_blank_token(text: &str) -> Result<String, String> {
 
 /// `TOOLCAP_TOKEN`, when set. Set but blank is an error for the same reason as a blank
 /// `--token`: it is most often a substitution that failed (`TOOLCAP_TOKEN=$(cat missing)`).
-pub fn token_from_env() -> Result<Option<String>, String> {
+pub fn token_from_env() -> Result<Option<String>, Error> {
     match std::env::var(TOKEN_ENV) {
-        Ok(token) if token.trim().is_empty() => Err(format!(
-            "{TOKEN_ENV} is set but empty or blank: give it a token, or unset it"
-        )),
+        Ok(token) if token.trim().is_empty() => Err(Error::BlankTokenEnv),
         Ok(token) => Ok(Some(token)),
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{TOKEN_ENV} is not UTF-8")),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::TokenEnvNotUtf8),
     }
 }
 

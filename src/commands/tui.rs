@@ -123,7 +123,7 @@ pub fn run(args: UiArgs) -> i32 {
                 eprintln!(
                     "toolcap-tui: --gold {}: {}",
                     path.display(),
-                    crate::redact::sanitize_line(&why)
+                    crate::redact::sanitize_line(&why.to_string())
                 );
                 return 2;
             }

@@ -143,7 +143,9 @@ pub fn from_toml(text: &str, no_color: bool) -> Config {
             } else {
                 serde_json::from_value::<Action>(serde_json::Value::String(action_name.clone()))
                     .map(Some)
-                    .map_err(|_| format!("unknown action {action_name:?}"))
+                    .map_err(|_| crate::Error::UnknownAction {
+                        name: action_name.clone(),
+                    })
             };
             match (KeySpec::parse(key), action) {
                 (Ok(spec), Ok(action)) => keymap.bind(scope, spec, action),

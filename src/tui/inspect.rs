@@ -1,6 +1,8 @@
 //! The detail pane's content for one span: facts, payloads, attributes and events, as styled
 //! lines wrapped to the pane. Built when the selection, mode or width changes — not per frame.
 
+use std::sync::Arc;
+
 use ratatui::text::{Line, Span};
 
 use super::facts::{facts, provenance};
@@ -16,8 +18,8 @@ use crate::store::Invocation;
 /// A span's payload texts, read once when the span is selected.
 #[derive(Debug, Clone)]
 pub struct LoadedPayloads {
-    pub input: Result<Option<String>, String>,
-    pub output: Result<Option<String>, String>,
+    pub input: Result<Option<String>, Arc<toolcap_formats::Error>>,
+    pub output: Result<Option<String>, Arc<toolcap_formats::Error>>,
     /// The references they were loaded from: a re-read file gives new ones.
     loaded_from: (Payload, Payload),
 }
@@ -28,7 +30,7 @@ impl LoadedPayloads {
             if matches!(p.state, PayloadState::NotCaptured | PayloadState::Empty) {
                 Ok(None)
             } else {
-                formats::load_payload(p)
+                formats::load_payload(p).map_err(Arc::new)
             }
         };
         // Read back once each: a payload kept in the attribute list is decoded on every read.
@@ -115,7 +117,7 @@ pub fn span_lines(
 fn payload_section(
     label: &str,
     payload: &Payload,
-    loaded: &Result<Option<String>, String>,
+    loaded: &Result<Option<String>, Arc<toolcap_formats::Error>>,
     mode: Reveal,
     theme: &Theme,
     out: &mut Vec<Line<'static>>,
@@ -169,7 +171,7 @@ fn payload_section(
             theme.style(Role::Missing),
         )),
         Err(e) => out.push(Line::styled(
-            format!("could not load: {}", redact::sanitize_line(e)),
+            format!("could not load: {}", redact::sanitize_line(&e.to_string())),
             theme.style(Role::StatusError),
         )),
     }

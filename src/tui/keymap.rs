@@ -85,8 +85,8 @@ pub struct KeySpec {
 }
 
 impl KeySpec {
-    pub fn parse(text: &str) -> Result<KeySpec, String> {
-        let bad = || format!("unknown key {text:?}");
+    pub fn parse(text: &str) -> Result<KeySpec, crate::Error> {
+        let bad = || crate::Error::UnknownKey { text: text.into() };
         let mut chars = text.chars();
         if let (Some(c), None) = (chars.next(), chars.next()) {
             return Ok(KeySpec {

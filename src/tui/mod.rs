@@ -75,7 +75,7 @@ pub(crate) fn plain_text(lines: &[ratatui::text::Line]) -> String {
 
 /// The TUI draws on stdout and reads keys from stdin: without a terminal on both it would
 /// panic or draw into a pipe, so it refuses in one line and points at the headless view.
-pub fn terminal_check() -> Result<(), String> {
+pub fn terminal_check() -> Result<(), crate::Error> {
     use std::io::IsTerminal as _;
     let missing = match (
         std::io::stdin().is_terminal(),
@@ -86,9 +86,7 @@ pub fn terminal_check() -> Result<(), String> {
         (true, false) => "stdout is not a terminal",
         (false, false) => "stdin and stdout are not terminals",
     };
-    Err(format!(
-        "toolcap-tui: the TUI needs a terminal ({missing}); for text or JSON use `toolcap-tui dump SOURCE...`"
-    ))
+    Err(crate::Error::NoTerminal { missing })
 }
 
 /// A panic must leave a usable terminal: release the mouse, then ratatui's hook restores the

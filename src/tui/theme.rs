@@ -271,7 +271,7 @@ impl Theme {
 }
 
 /// Parses `"bold red on black"`, `"#ff8800"`, `"italic 244"`; `"default"` is the empty style.
-pub fn parse_style(text: &str) -> Result<Style, String> {
+pub fn parse_style(text: &str) -> Result<Style, crate::Error> {
     let mut style = Style::new();
     let words = text.split_whitespace();
     let mut background = false;
@@ -297,7 +297,8 @@ pub fn parse_style(text: &str) -> Result<Style, String> {
         if lower == "default" {
             continue;
         }
-        let colour = Color::from_str(&lower).map_err(|_| format!("unknown colour {word:?}"))?;
+        let colour = Color::from_str(&lower)
+            .map_err(|_| crate::Error::UnknownColour { word: word.into() })?;
         style = if background {
             style.bg(colour)
         } else {

@@ -570,7 +570,7 @@ impl PayloadOut {
                 }
             }
             Ok(None) => {}
-            Err(e) => out.error = Some(e),
+            Err(e) => out.error = Some(e.to_string()),
         }
         out
     }

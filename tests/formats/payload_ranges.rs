@@ -180,7 +180,9 @@ fn a_range_that_no_longer_matches_the_file_is_an_error_not_a_wrong_value() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.insert(0, b' ');
     std::fs::write(&path, &bytes).unwrap();
-    let error = formats::load_payload(&span.input()).unwrap_err();
+    let error = formats::load_payload(&span.input())
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("changed on disk"), "{error}");
 }
 
@@ -269,10 +271,14 @@ fn a_file_replaced_under_its_path_is_read_anew() {
     let replacement = dir.path().join("replacement.jsonl");
     std::fs::write(&replacement, &bytes).unwrap();
     std::fs::rename(&replacement, &path).unwrap();
-    let error = formats::load_payload(&span.input()).unwrap_err();
+    let error = formats::load_payload(&span.input())
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("changed on disk"), "{error}");
     std::fs::remove_file(&path).unwrap();
-    let error = formats::load_payload(&span.input()).unwrap_err();
+    let error = formats::load_payload(&span.input())
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("No such file"), "{error}");
 }
 

@@ -176,7 +176,9 @@ async fn listen_payloads_are_ranges_into_the_spool_for_every_encoding() {
         !dir.exists(),
         "the spool is removed when the receiver stops"
     );
-    let gone = formats::load_payload(&arguments_payload(&spans[0])).unwrap_err();
+    let gone = formats::load_payload(&arguments_payload(&spans[0]))
+        .unwrap_err()
+        .to_string();
     assert!(gone.contains("no longer kept"), "{gone}");
 }
 
@@ -224,7 +226,9 @@ async fn past_the_cap_the_oldest_segment_goes_and_its_payloads_say_so() {
     assert!(on_disk <= 16 << 10, "{on_disk} bytes kept");
     let first = spans.iter().find(|s| trace_of(s) == 1).unwrap();
     assert_eq!(
-        formats::load_payload(&arguments_payload(first)).unwrap_err(),
+        formats::load_payload(&arguments_payload(first))
+            .unwrap_err()
+            .to_string(),
         "no longer kept: the live spool keeps the newest 16 KiB"
     );
     let last = spans.iter().find(|s| trace_of(s) == 20).unwrap();

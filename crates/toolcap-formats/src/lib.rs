@@ -3,4 +3,7 @@
 // The layers below, under the module names the code uses.
 use toolcap_model::{machine, model};
 
+mod error;
 pub mod formats;
+
+pub use error::{Error, Malformed};

@@ -5,4 +5,7 @@ use toolcap_formats::formats;
 use toolcap_model::{model, redact};
 use toolcap_store::store;
 
+mod error;
 pub mod gold;
+
+pub use error::Error;

@@ -11,6 +11,8 @@ use std::sync::Mutex;
 
 use tracing_subscriber::fmt::writer::MakeWriterExt as _;
 
+use crate::Error;
+
 /// Name of the log file inside the state directory.
 const LOG_FILE_NAME: &str = "toolcap-tui.log";
 
@@ -27,31 +29,35 @@ pub fn default_log_file() -> Option<PathBuf> {
 
 /// Opens `path` for appending, creating it and its directory; readable by the owner only,
 /// since log lines can name hosts, files and rejected requests.
-fn open_log(path: &Path) -> Result<File, String> {
+fn open_log(path: &Path) -> Result<File, Error> {
+    let unwritable = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Unwritable { path, source }
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(unwritable(dir))?;
     }
     crate::system::owner_only_file()
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(unwritable(path))
 }
 
 /// Logs to `path` only, never to the terminal: for the TUI.
-pub fn to_file_only(path: &Path) -> Result<(), String> {
+pub fn to_file_only(path: &Path) -> Result<(), Error> {
     let file = open_log(path)?;
     tracing_subscriber::fmt()
         .with_ansi(false)
         .with_target(false)
         .log_internal_errors(false)
         .with_writer(Mutex::new(file))
-        .try_init()
-        .map_err(|e| e.to_string())
+        .try_init()?;
+    Ok(())
 }
 
 /// Logs to stderr, and to `path` too when given: for headless commands.
-pub fn to_stderr(path: Option<&Path>) -> Result<(), String> {
+pub fn to_stderr(path: Option<&Path>) -> Result<(), Error> {
     // A log line that cannot be written (a full disk, a file-size limit on stderr) is lost,
     // never reported with `eprintln!`, which would panic the task serving the request.
     let builder = tracing_subscriber::fmt()
@@ -67,7 +73,7 @@ pub fn to_stderr(path: Option<&Path>) -> Result<(), String> {
         }
         None => builder.with_writer(std::io::stderr).try_init(),
     };
-    result.map_err(|e| e.to_string())
+    Ok(result?)
 }
 
 #[cfg(test)]

@@ -5,5 +5,8 @@ use toolcap_formats::formats;
 use toolcap_model::{model, redact};
 use toolcap_store::store;
 
+mod error;
 pub mod query;
 pub mod triage;
+
+pub use error::QueryError as Error;

@@ -4,4 +4,7 @@
 use toolcap_formats::formats;
 use toolcap_model::{logging, redact, system};
 
+mod error;
 pub mod receiver;
+
+pub use error::Error;

@@ -6,4 +6,7 @@ use toolcap_model::{machine, model, system};
 use toolcap_receiver::receiver;
 use toolcap_store::store;
 
+mod error;
 pub mod sources;
+
+pub use error::Error;

@@ -213,7 +213,7 @@ pub struct Loaded {
 }
 
 /// Decompresses gzip (by magic bytes, not extension), bounded by [`MAX_DECOMPRESSED_BYTES`].
-pub fn maybe_gunzip(bytes: &[u8]) -> Result<Option<Vec<u8>>, String> {
+pub fn maybe_gunzip(bytes: &[u8]) -> Result<Option<Vec<u8>>, crate::Error> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Ok(None);
     }
@@ -222,11 +222,11 @@ pub fn maybe_gunzip(bytes: &[u8]) -> Result<Option<Vec<u8>>, String> {
     decoder
         .take(MAX_DECOMPRESSED_BYTES + 1)
         .read_to_end(&mut out)
-        .map_err(|e| format!("gzip data is corrupt: {e}"))?;
+        .map_err(crate::Error::GzipCorrupt)?;
     if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
-        return Err(format!(
-            "gzip data expands beyond {MAX_DECOMPRESSED_BYTES} bytes; refused"
-        ));
+        return Err(crate::Error::GzipTooLarge {
+            limit: MAX_DECOMPRESSED_BYTES,
+        });
     }
     Ok(Some(out))
 }
@@ -270,7 +270,7 @@ pub fn open<'a>(origin: &Origin, raw: &'a [u8]) -> Result<Opened<'a>, Problem> {
             problems: Vec::new(),
             incomplete_tail: false,
         }),
-        Err(message) => Err(Problem::error(origin, None, message)),
+        Err(error) => Err(Problem::error(origin, None, error.to_string())),
     }
 }
 
@@ -437,25 +437,28 @@ pub fn parse_chunk_as(
 }
 
 /// Reads a payload's text: inline values directly, on-disk ones by re-reading their record.
-pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
+pub fn load_payload(payload: &Payload) -> Result<Option<String>, crate::Error> {
     match &payload.body {
         PayloadBody::Absent => Ok(None),
         PayloadBody::Inline(text) => Ok(Some(text.to_string())),
         PayloadBody::Range(range) => {
             let text = otlp::payload_range::read(range)?;
             if text.len() as u64 != payload.bytes {
-                return Err(format!(
-                    "{} changed on disk: the payload is no longer where it was",
-                    range.path.display()
-                ));
+                return Err(crate::Error::PayloadMoved {
+                    path: range.path.to_path_buf(),
+                });
             }
             Ok(Some(text))
         }
         PayloadBody::InRecord { record, locator } => {
-            let format = by_name(record.format)
-                .ok_or_else(|| format!("unknown format {}", record.format))?;
-            let bytes = read_range(&record.path, record.offset, record.len)
-                .map_err(|e| format!("{}: {e}", record.path.display()))?;
+            let format =
+                by_name(record.format).ok_or(crate::Error::UnknownFormat(record.format))?;
+            let bytes = read_range(&record.path, record.offset, record.len).map_err(|source| {
+                crate::Error::Unreadable {
+                    path: record.path.to_path_buf(),
+                    source,
+                }
+            })?;
             let bytes = if record.gzip {
                 otlp::container::unwrap(&bytes)?.map_or(bytes, |unwrapped| unwrapped.bytes)
             } else {
@@ -464,11 +467,9 @@ pub fn load_payload(payload: &Payload) -> Result<Option<String>, String> {
             format
                 .load_payload(&bytes, locator)
                 .map(Some)
-                .ok_or_else(|| {
-                    format!(
-                        "{} changed on disk: payload {locator} is no longer there",
-                        record.path.display()
-                    )
+                .ok_or_else(|| crate::Error::PayloadGone {
+                    path: record.path.to_path_buf(),
+                    locator: locator.to_string(),
                 })
         }
     }

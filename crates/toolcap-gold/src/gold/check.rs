@@ -172,7 +172,7 @@ impl SidecarCache {
                     Some(Arc::new(spec))
                 }
                 Some(Err(why)) => {
-                    problems.push(Problem::error(file.display(), None, why));
+                    problems.push(Problem::error(file.display(), None, why.to_string()));
                     None
                 }
             })

@@ -6,6 +6,7 @@ use super::arguments::argument_metrics;
 pub use super::arguments::best_pairing;
 use super::compare::{CompareMode, py_eq};
 use super::{ActualCall, Args, GoldCall};
+use crate::Error;
 
 pub const WEIGHT_KEYS: [&str; 5] = [
     "selection_accuracy",
@@ -28,7 +29,7 @@ impl Default for Weights {
 impl Weights {
     /// Merges `NAME=VALUE` overrides over the defaults and renormalizes all to sum 1, as
     /// toolscore's `--weight` does. No override keeps the defaults untouched.
-    pub fn from_overrides(specs: &[String]) -> Result<Self, String> {
+    pub fn from_overrides(specs: &[String]) -> Result<Self, Error> {
         let mut weights = Weights::default();
         if specs.is_empty() {
             return Ok(weights);
@@ -36,29 +37,29 @@ impl Weights {
         for spec in specs {
             let (name, value) = spec
                 .split_once('=')
-                .ok_or_else(|| format!("--weight {spec:?}: expected NAME=VALUE"))?;
+                .ok_or_else(|| Error::WeightNotNameValue { spec: spec.clone() })?;
             let name = name.trim();
             let slot = WEIGHT_KEYS.iter().position(|k| *k == name).ok_or_else(|| {
-                format!(
-                    "--weight {spec:?}: unknown weight {name:?} (known: {})",
-                    WEIGHT_KEYS.join(", ")
-                )
+                Error::UnknownWeight {
+                    spec: spec.clone(),
+                    name: name.into(),
+                }
             })?;
-            let value: f64 = value
-                .trim()
-                .parse()
-                .map_err(|_| format!("--weight {spec:?}: {value:?} is not a number"))?;
+            let value: f64 = value.trim().parse().map_err(|_| Error::WeightNotANumber {
+                spec: spec.clone(),
+                value: value.into(),
+            })?;
             if !value.is_finite() {
-                return Err(format!("--weight {spec:?}: must be a finite number"));
+                return Err(Error::WeightNotFinite { spec: spec.clone() });
             }
             if value < 0.0 {
-                return Err(format!("--weight {spec:?}: must be non-negative"));
+                return Err(Error::WeightNegative { spec: spec.clone() });
             }
             weights.0[slot] = value;
         }
         let total: f64 = weights.0.iter().sum();
         if total == 0.0 {
-            return Err("weights sum to zero; at least one must be positive".into());
+            return Err(Error::WeightsSumToZero);
         }
         for w in &mut weights.0 {
             *w /= total;

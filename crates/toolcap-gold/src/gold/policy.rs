@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::ActualCall;
 use super::compare::lenient_eq;
+use crate::Error;
 
 #[derive(Debug, Clone)]
 enum Matcher {
@@ -45,25 +46,28 @@ pub struct Violation {
     pub reason: Option<String>,
 }
 
-fn matcher(value: &Value) -> Result<Matcher, String> {
+fn matcher(value: &Value) -> Result<Matcher, Error> {
     if let Value::Object(map) = value
         && map.len() == 1
         && let Some((key, operand)) = map.iter().next()
     {
         match key.as_str() {
             "$regex" => {
-                let pattern = operand
-                    .as_str()
-                    .ok_or_else(|| format!("$regex needs a pattern string, got {operand}"))?;
+                let pattern = operand.as_str().ok_or_else(|| Error::RegexWithoutPattern {
+                    operand: operand.clone(),
+                })?;
                 return regex::Regex::new(pattern)
                     .map(Matcher::Regex)
-                    .map_err(|e| format!("$regex {pattern:?}: {e}"));
+                    .map_err(|source| Error::Regex {
+                        pattern: pattern.into(),
+                        source,
+                    });
             }
             "$contains" => return Ok(Matcher::Contains(operand.clone())),
             "$one_of" => {
-                let options = operand
-                    .as_array()
-                    .ok_or_else(|| format!("$one_of needs a list, got {operand}"))?;
+                let options = operand.as_array().ok_or_else(|| Error::OneOfWithoutList {
+                    operand: operand.clone(),
+                })?;
                 return Ok(Matcher::OneOf(options.clone()));
             }
             _ => {}
@@ -108,29 +112,26 @@ impl Matcher {
 
 impl Policy {
     /// Rules from a toolscore rule document: `[{"tool", "args"?, "reason"?}, …]`.
-    pub fn from_json(doc: &Value) -> Result<Self, String> {
-        let items = doc
-            .as_array()
-            .ok_or("forbidden rules must be a JSON list of rule objects")?;
+    pub fn from_json(doc: &Value) -> Result<Self, Error> {
+        let items = doc.as_array().ok_or(Error::RulesNotAList)?;
         let mut rules = Vec::with_capacity(items.len());
         for (position, item) in items.iter().enumerate() {
             let tool = item
                 .get("tool")
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
-                .ok_or_else(|| format!("forbidden rule {position} needs a non-empty \"tool\""))?;
+                .ok_or(Error::RuleWithoutTool { position })?;
             let args = match item.get("args") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Object(map)) => map
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), matcher(v)?)))
-                    .collect::<Result<_, String>>()
-                    .map_err(|e| format!("forbidden rule {position}: {e}"))?,
-                Some(_) => {
-                    return Err(format!(
-                        "forbidden rule {position}: \"args\" must be an object"
-                    ));
-                }
+                    .collect::<Result<_, Error>>()
+                    .map_err(|e| Error::InRule {
+                        position,
+                        error: Box::new(e),
+                    })?,
+                Some(_) => return Err(Error::RuleArgsNotAnObject { position }),
             };
             rules.push(Rule {
                 tool: tool.to_string(),
@@ -146,13 +147,18 @@ impl Policy {
 
     /// `--forbidden VALUE`: an existing file holds JSON rules; otherwise VALUE is a
     /// comma-separated list of tool names, each forbidden outright.
-    pub fn from_option(value: &str) -> Result<Self, String> {
+    pub fn from_option(value: &str) -> Result<Self, Error> {
         let path = std::path::Path::new(value);
         if path.is_file() {
-            let bytes = std::fs::read(path).map_err(|e| format!("{value}: {e}"))?;
-            let doc: Value =
-                serde_json::from_slice(&bytes).map_err(|e| format!("{value}: not JSON: {e}"))?;
-            return Self::from_json(&doc).map_err(|e| format!("{value}: {e}"));
+            let bytes = std::fs::read(path).map_err(|source| Error::Unreadable {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let doc: Value = serde_json::from_slice(&bytes).map_err(|source| Error::NotJson {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            return Self::from_json(&doc).map_err(|e| e.in_place(value));
         }
         let rules: Vec<Rule> = value
             .split(',')
@@ -165,9 +171,9 @@ impl Policy {
             })
             .collect();
         if rules.is_empty() {
-            return Err(format!(
-                "--forbidden {value:?}: expected a rule file or TOOL,TOOL,…"
-            ));
+            return Err(Error::NoForbiddenTools {
+                value: value.into(),
+            });
         }
         Ok(Policy { rules })
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::Error;
 use crate::model::{GoldCall, GoldSpec, Problem};
 
 /// Gold files larger than this are refused (a gold is hand-written; this bounds memory).
@@ -40,10 +41,8 @@ fn call_list(value: &Value) -> Option<&Vec<Value>> {
 pub fn parse_toolscore_gold(
     value: &Value,
     source: &str,
-) -> Result<(GoldSpec, Vec<Problem>), String> {
-    let items = call_list(value).ok_or_else(|| {
-        "a gold must be a JSON array of tool calls or an object with a \"calls\" array".to_string()
-    })?;
+) -> Result<(GoldSpec, Vec<Problem>), Error> {
+    let items = call_list(value).ok_or(Error::NotACallList)?;
     let mut problems = Vec::new();
     let mut calls = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
@@ -66,35 +65,31 @@ pub fn parse_toolscore_gold(
     ))
 }
 
-fn parse_gold_item(item: &Value) -> Result<GoldCall, String> {
+fn parse_gold_item(item: &Value) -> Result<GoldCall, Error> {
     let Value::Object(map) = item else {
-        return Err(format!(
-            "not an object ({})",
-            super::compare::describe_shape(item)
-        ));
+        return Err(Error::CallNotAnObject {
+            shape: super::compare::describe_shape(item),
+        });
     };
     let tool = match map.get("tool") {
         Some(Value::String(name)) if !name.is_empty() => name.clone(),
-        Some(Value::String(_)) => return Err("\"tool\" is empty".into()),
+        Some(Value::String(_)) => return Err(Error::EmptyTool),
         Some(other) => {
-            return Err(format!(
-                "\"tool\" is not a string ({})",
-                super::compare::describe_shape(other)
-            ));
+            return Err(Error::ToolNotAString {
+                shape: super::compare::describe_shape(other),
+            });
         }
-        None if map.contains_key("name") => {
-            return Err("it has \"name\" but no \"tool\" (toolscore reads only \"tool\")".into());
-        }
-        None => return Err("it has no \"tool\"".into()),
+        None if map.contains_key("name") => return Err(Error::NameWithoutTool),
+        None => return Err(Error::NoTool),
     };
     let args = match map.get("args") {
         None | Some(Value::Null) => None,
         Some(Value::Object(args)) => Some(args.clone()),
         Some(other) => {
-            return Err(format!(
-                "\"args\" of {tool} is not an object ({})",
-                super::compare::describe_shape(other)
-            ));
+            return Err(Error::ArgsNotAnObject {
+                tool,
+                shape: super::compare::describe_shape(other),
+            });
         }
     };
     Ok(GoldCall {
@@ -114,19 +109,13 @@ fn parse_gold_item(item: &Value) -> Result<GoldCall, String> {
 }
 
 /// Parses a `--gold` document: a toolscore gold, or an object mapping invocation ids to golds.
-pub fn parse_gold_document(
-    value: &Value,
-    source: &str,
-) -> Result<(GoldFile, Vec<Problem>), String> {
+pub fn parse_gold_document(value: &Value, source: &str) -> Result<(GoldFile, Vec<Problem>), Error> {
     if call_list(value).is_some() {
         let (spec, problems) = parse_toolscore_gold(value, source)?;
         return Ok((GoldFile::Shared(spec), problems));
     }
     let Value::Object(map) = value else {
-        return Err(
-            "a gold must be a list of calls, {\"calls\": [...]}, or an object mapping invocation ids to call lists"
-                .into(),
-        );
+        return Err(Error::NotAGold);
     };
     let mut problems = Vec::new();
     let mut per_invocation = Vec::with_capacity(map.len());
@@ -145,30 +134,36 @@ pub fn parse_gold_document(
         }
     }
     if per_invocation.is_empty() && !map.is_empty() {
-        return Err("no entry of the gold map is a usable list of calls".into());
+        return Err(Error::NoUsableEntry);
     }
     Ok((GoldFile::PerInvocation(per_invocation), problems))
 }
 
-fn read_json(path: &Path) -> Result<Value, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn read_json(path: &Path) -> Result<Value, Error> {
+    let unreadable = |source| Error::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if meta.len() > MAX_GOLD_BYTES {
-        return Err(format!(
-            "{}: {} bytes is larger than the {} byte limit for gold files",
-            path.display(),
-            meta.len(),
-            MAX_GOLD_BYTES
-        ));
+        return Err(Error::TooLarge {
+            path: path.to_path_buf(),
+            bytes: meta.len(),
+            limit: MAX_GOLD_BYTES,
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: not JSON: {e}", path.display()))
+    let bytes = std::fs::read(path).map_err(unreadable)?;
+    serde_json::from_slice(&bytes).map_err(|source| Error::NotJson {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Loads a `--gold FILE`.
-pub fn load_gold_file(path: &Path) -> Result<(GoldFile, Vec<Problem>), String> {
+pub fn load_gold_file(path: &Path) -> Result<(GoldFile, Vec<Problem>), Error> {
     let value = read_json(path)?;
-    parse_gold_document(&value, &path.display().to_string())
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let source = path.display().to_string();
+    parse_gold_document(&value, &source).map_err(|e| e.in_place(source))
 }
 
 /// Whether a `--gold` file is an arksim `scenarios.json`: its assertions are then read the way
@@ -212,11 +207,11 @@ pub const SHARED_GOLD_NAME: &str = "gold.json";
 /// beside it (toolscore's usual layout: `toolscore eval gold.json trace.json`). `check` and
 /// the TUI both find golds through this one function. A `gold.json` that is not a toolscore
 /// gold (a map of invocation ids, say) is not a sidecar and is left alone.
-pub fn load_sidecar(trace: &Path) -> Option<Result<(GoldSpec, Vec<Problem>), String>> {
+pub fn load_sidecar(trace: &Path) -> Option<Result<(GoldSpec, Vec<Problem>), Error>> {
     let read = |path: &Path| {
         let source = path.display().to_string();
         read_json(path)
-            .and_then(|v| parse_toolscore_gold(&v, &source).map_err(|e| format!("{source}: {e}")))
+            .and_then(|v| parse_toolscore_gold(&v, &source).map_err(|e| e.in_place(source)))
     };
     if let Some(path) = sidecar_candidates(trace).into_iter().find(|p| p.is_file()) {
         return Some(read(&path));
@@ -240,22 +235,24 @@ pub fn load_sidecar(trace: &Path) -> Option<Result<(GoldSpec, Vec<Problem>), Str
 pub fn parse_arksim_assertion(
     value: &Value,
     source: &str,
-) -> Result<(GoldSpec, Vec<Problem>), String> {
+) -> Result<(GoldSpec, Vec<Problem>), Error> {
     let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
     if kind != "tool_calls" {
-        return Err(format!("assertion type {kind:?} is not \"tool_calls\""));
+        return Err(Error::NotToolCalls { kind: kind.into() });
     }
     let match_mode = value
         .get("match_mode")
         .and_then(Value::as_str)
         .unwrap_or("unordered");
     if !matches!(match_mode, "strict" | "unordered" | "contains" | "within") {
-        return Err(format!("unknown match_mode {match_mode:?}"));
+        return Err(Error::UnknownMatchMode {
+            mode: match_mode.into(),
+        });
     }
     let expected = value
         .get("expected")
         .and_then(Value::as_array)
-        .ok_or("assertion has no \"expected\" list")?;
+        .ok_or(Error::NoExpectedList)?;
     let mut problems = Vec::new();
     let mut calls = Vec::with_capacity(expected.len());
     for (index, item) in expected.iter().enumerate() {
@@ -351,7 +348,7 @@ pub fn parse_arksim_scenarios(
                     out.push((id.to_string(), spec));
                     problems.extend(more);
                 }
-                Err(why) => problems.push(Problem::warning(&label, None, why)),
+                Err(why) => problems.push(Problem::warning(&label, None, why.to_string())),
             }
         }
     }

@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use super::{ActualCall, Args};
+use crate::Error;
 use crate::formats::message_logs::truthy;
 
 mod otel;
@@ -59,7 +60,7 @@ pub fn read(doc: &Value, format: &str) -> ToolscoreReading {
     };
     let result = match adapter {
         "mcp" => mcp(doc),
-        "otel" => otel(doc),
+        "otel" => Ok(otel(doc)),
         "gemini" => Ok(gemini(doc)),
         "openai" => openai(doc),
         "anthropic" => anthropic(doc),
@@ -68,7 +69,7 @@ pub fn read(doc: &Value, format: &str) -> ToolscoreReading {
     };
     let (calls, refused) = match result {
         Ok(calls) => (calls, None),
-        Err(why) => (Vec::new(), Some(why)),
+        Err(why) => (Vec::new(), Some(why.to_string())),
     };
     ToolscoreReading {
         adapter,
@@ -180,7 +181,7 @@ fn error_text(value: &Value) -> String {
     }
 }
 
-fn custom(doc: &Value) -> Result<Vec<ActualCall>, String> {
+fn custom(doc: &Value) -> Result<Vec<ActualCall>, Error> {
     let items: Vec<&Value> = match doc {
         Value::Array(items) => items.iter().collect(),
         Value::Object(o) => {
@@ -188,13 +189,13 @@ fn custom(doc: &Value) -> Result<Vec<ActualCall>, String> {
             match list {
                 Some(v) if truthy(v) => match v {
                     Value::Array(items) => items.iter().collect(),
-                    _ => return Err("Expected list of calls in custom trace".into()),
+                    _ => return Err(Error::CustomNotACallList),
                 },
                 _ if o.contains_key("tool") || o.contains_key("name") => vec![doc],
                 _ => Vec::new(),
             }
         }
-        _ => return Err("Trace data must be dict or list".into()),
+        _ => return Err(Error::NotDictOrList),
     };
     let mut calls = Vec::new();
     for item in items.into_iter().filter(|i| i.is_object()) {
@@ -236,7 +237,7 @@ fn decoded_or_raw(value: Option<&Value>, default: &str) -> Args {
     }
 }
 
-fn openai(doc: &Value) -> Result<Vec<ActualCall>, String> {
+fn openai(doc: &Value) -> Result<Vec<ActualCall>, Error> {
     let messages: Vec<Value> = match doc {
         Value::Array(items) => items.clone(),
         Value::Object(o) => {
@@ -253,10 +254,10 @@ fn openai(doc: &Value) -> Result<Vec<ActualCall>, String> {
                         items.clone()
                     }
                 }
-                Some(_) => return Err("Expected list of messages in OpenAI trace".into()),
+                Some(_) => return Err(Error::OpenAiNotAMessageList),
             }
         }
-        _ => return Err("Trace data must be dict or list".into()),
+        _ => return Err(Error::NotDictOrList),
     };
     let mut calls = Vec::new();
     for message in messages.iter().filter(|m| m.is_object()) {
@@ -280,7 +281,7 @@ fn openai(doc: &Value) -> Result<Vec<ActualCall>, String> {
     Ok(calls)
 }
 
-fn anthropic(doc: &Value) -> Result<Vec<ActualCall>, String> {
+fn anthropic(doc: &Value) -> Result<Vec<ActualCall>, Error> {
     let messages = match doc {
         Value::Object(o) => o
             .get("messages")
@@ -290,7 +291,7 @@ fn anthropic(doc: &Value) -> Result<Vec<ActualCall>, String> {
         other => other.clone(),
     };
     let Value::Array(messages) = messages else {
-        return Err("Expected list of messages in Anthropic trace".into());
+        return Err(Error::AnthropicNotAMessageList);
     };
     let mut calls = Vec::new();
     for message in &messages {
@@ -398,9 +399,9 @@ fn langchain_input(value: Option<&Value>) -> Args {
     }
 }
 
-fn langchain(doc: &Value) -> Result<Vec<ActualCall>, String> {
+fn langchain(doc: &Value) -> Result<Vec<ActualCall>, Error> {
     let Value::Array(items) = doc else {
-        return Err("LangChain trace must be a list".into());
+        return Err(Error::LangChainNotAList);
     };
     let mut calls = Vec::new();
     for item in items.iter().filter(|i| i.is_object()) {

@@ -37,34 +37,10 @@ mod tests;
 mod texts;
 pub mod worker;
 
-use std::fmt;
-
 pub use eval::{Context, GoldOutcomes, Match, NoGold};
 pub use parse::{CmpOp, Expr, FIELDS, IsFacet, METRICS, Metric, Term};
 
-/// A query that failed to parse; `position` is a char index into the query text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueryError {
-    pub position: usize,
-    pub message: String,
-}
-
-impl QueryError {
-    fn new(position: usize, message: impl Into<String>) -> Self {
-        QueryError {
-            position,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for QueryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at {}: {}", self.position + 1, self.message)
-    }
-}
-
-impl std::error::Error for QueryError {}
+pub use crate::error::QueryError;
 
 /// A parsed query. The empty query matches every invocation and no span.
 #[derive(Debug, Clone, PartialEq)]

@@ -155,7 +155,7 @@ pub fn check(
                     BodyType::Protobuf => "protobuf",
                     BodyType::Json => "OTLP/JSON",
                 },
-                reason,
+                reason: reason.to_string(),
             }
         })?;
     let mut validation = Validation {

@@ -11,7 +11,7 @@ pub fn check_bind(
     addr: &str,
     has_token: bool,
     insecure: bool,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, crate::Error> {
     let Ok(resolved) = addr.to_socket_addrs() else {
         return Ok(None);
     };
@@ -22,16 +22,17 @@ pub fn check_bind(
     if exposed.is_empty() || has_token {
         return Ok(None);
     }
-    let what = format!(
-        "{flag} {addr} is reachable from other machines ({}) and no token is set",
-        exposed.join(", ")
-    );
+    let hosts = exposed.join(", ");
     if insecure {
-        Ok(Some(format!("warning: {what} (--insecure)")))
+        Ok(Some(format!(
+            "warning: {flag} {addr} is reachable from other machines ({hosts}) and no token is set (--insecure)"
+        )))
     } else {
-        Err(format!(
-            "{what}: refused. Pass --token (or --token-file), bind 127.0.0.1, or add --insecure"
-        ))
+        Err(crate::Error::Exposed {
+            flag: flag.into(),
+            addr: addr.into(),
+            hosts,
+        })
     }
 }
 
@@ -42,17 +43,25 @@ mod tests {
     #[test]
     fn loopback_is_always_fine() {
         for addr in ["127.0.0.1:4318", "[::1]:4317", "127.0.0.1:0"] {
-            assert_eq!(check_bind("--http", addr, false, false), Ok(None), "{addr}");
+            assert!(
+                matches!(check_bind("--http", addr, false, false), Ok(None)),
+                "{addr}"
+            );
         }
     }
 
     #[test]
     fn any_address_without_a_token_is_refused_unless_insecure() {
-        let refused = check_bind("--grpc", "0.0.0.0:4317", false, false).unwrap_err();
+        let refused = check_bind("--grpc", "0.0.0.0:4317", false, false)
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("--grpc 0.0.0.0:4317"), "{refused}");
         assert!(refused.contains("--insecure"), "{refused}");
         let warned = check_bind("--grpc", "0.0.0.0:4317", false, true).unwrap();
         assert!(warned.unwrap().starts_with("warning: "));
-        assert_eq!(check_bind("--http", "[::]:4318", true, false), Ok(None));
+        assert!(matches!(
+            check_bind("--http", "[::]:4318", true, false),
+            Ok(None)
+        ));
     }
 }

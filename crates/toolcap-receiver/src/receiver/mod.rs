@@ -205,16 +205,6 @@ pub fn judge_and_take(
     Ok((validation, Some(delivery)))
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ReceiverError {
-    #[error("cannot bind {what} address {addr}: {source}")]
-    Bind {
-        what: &'static str,
-        addr: String,
-        source: std::io::Error,
-    },
-}
-
 /// A running receiver. Dropping it does not stop the servers; call [`ReceiverHandle::shutdown`].
 pub struct ReceiverHandle {
     pub http_addr: Option<SocketAddr>,
@@ -262,7 +252,7 @@ pub async fn start(
     config: ReceiverConfig,
     sink: Arc<dyn RequestSink>,
     extra_routes: Option<axum::Router>,
-) -> Result<ReceiverHandle, ReceiverError> {
+) -> Result<ReceiverHandle, crate::Error> {
     let token = config.token.clone().filter(|token| !token.is_empty());
     let body_budget = BODY_BUDGET_BYTES
         .max(config.max_body_bytes)
@@ -283,13 +273,11 @@ pub async fn start(
     let http_addr = match &config.http {
         Some(addr) => {
             let listener = bind("HTTP", addr).await?;
-            let local = listener
-                .local_addr()
-                .map_err(|source| ReceiverError::Bind {
-                    what: "HTTP",
-                    addr: addr.clone(),
-                    source,
-                })?;
+            let local = listener.local_addr().map_err(|source| crate::Error::Bind {
+                what: "HTTP",
+                addr: addr.clone(),
+                source,
+            })?;
             let router = http::router(shared.clone(), extra_routes);
             let registry = connections::Registry::new(
                 connections::Protocol::Http1,
@@ -309,13 +297,11 @@ pub async fn start(
     let grpc_addr = match &config.grpc {
         Some(addr) => {
             let listener = bind("gRPC", addr).await?;
-            let local = listener
-                .local_addr()
-                .map_err(|source| ReceiverError::Bind {
-                    what: "gRPC",
-                    addr: addr.clone(),
-                    source,
-                })?;
+            let local = listener.local_addr().map_err(|source| crate::Error::Bind {
+                what: "gRPC",
+                addr: addr.clone(),
+                source,
+            })?;
             let registry = connections::Registry::new(
                 connections::Protocol::Http2,
                 config.limits.clone(),
@@ -341,10 +327,10 @@ pub async fn start(
     })
 }
 
-async fn bind(what: &'static str, addr: &str) -> Result<tokio::net::TcpListener, ReceiverError> {
+async fn bind(what: &'static str, addr: &str) -> Result<tokio::net::TcpListener, crate::Error> {
     tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| ReceiverError::Bind {
+        .map_err(|source| crate::Error::Bind {
             what,
             addr: addr.to_string(),
             source,

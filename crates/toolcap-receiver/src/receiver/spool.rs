@@ -115,7 +115,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 struct Job {
     line: Vec<u8>,
     spans: u64,
-    done: oneshot::Sender<Result<(), String>>,
+    done: oneshot::Sender<Result<(), Arc<std::io::Error>>>,
     _queue_space: OwnedSemaphorePermit,
 }
 
@@ -211,7 +211,7 @@ impl Spool {
         Ok(Box::pin(async move {
             match acknowledged.await {
                 Ok(Ok(())) => Ok(()),
-                Ok(Err(reason)) => Err(SinkError::Unavailable(reason)),
+                Ok(Err(reason)) => Err(SinkError::Unavailable(reason.to_string())),
                 Err(_) => Err(SinkError::Unavailable("the spool writer stopped".into())),
             }
         }))
@@ -280,7 +280,7 @@ fn write_loop(mut receiver: mpsc::UnboundedReceiver<Job>, state: &SpoolState, se
                 Err(_) => break,
             }
         }
-        let result = commit_batch(&mut current, &batch, state, segment_bytes);
+        let result = commit_batch(&mut current, &batch, state, segment_bytes).map_err(Arc::new);
         match &result {
             Err(err) => {
                 tracing::error!("spool write failed: {err}");
@@ -295,7 +295,7 @@ fn write_loop(mut receiver: mpsc::UnboundedReceiver<Job>, state: &SpoolState, se
         for job in batch {
             let _ = job
                 .done
-                .send(result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+                .send(result.as_ref().map(|_| ()).map_err(Arc::clone));
         }
     }
     if let Some(segment) = current {

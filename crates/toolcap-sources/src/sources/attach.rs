@@ -120,7 +120,7 @@ struct Feed {
     tx: Sender<IngestEvent>,
     options: AttachOptions,
     /// `Err`: why no client could be made (an unreadable `--cacert`), said once.
-    client: Result<HttpClient, String>,
+    client: Result<HttpClient, crate::Error>,
     /// Complete non-blank lines consumed: the `skip` of the next connection.
     consumed: u64,
     /// A line above the size limit is being dropped until its newline.

@@ -28,7 +28,7 @@ pub struct Walk {
 
 /// Every file under `path` worth trying, sorted for a stable load order. Hidden entries
 /// (starting with `.`) are skipped inside directories.
-pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, crate::Error> {
     walk(path).map(|w| w.files)
 }
 
@@ -38,16 +38,22 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 /// links are followed — a link back to a directory already walked is a loop, reported and not
 /// followed — and FIFOs, sockets, devices, kernel file systems and directories that cannot be
 /// read are skipped with a note. A file reached under two names loads once.
-pub fn walk(path: &Path) -> Result<Walk, String> {
+pub fn walk(path: &Path) -> Result<Walk, crate::Error> {
     if path == Path::new(STDIN) {
         return Ok(Walk {
             files: vec![path.to_path_buf()],
             notes: Vec::new(),
         });
     }
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let meta = std::fs::metadata(path).map_err(|source| crate::Error::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if let Some(reason) = not_readable_safely(path, &meta.file_type()) {
-        return Err(format!("{}: {reason}: not read", path.display()));
+        return Err(crate::Error::NotReadSafely {
+            path: path.to_path_buf(),
+            reason,
+        });
     }
     if !meta.is_dir() {
         return Ok(Walk {
@@ -65,7 +71,9 @@ pub fn walk(path: &Path) -> Result<Walk, String> {
     while let Some(dir) = pending.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
-            Err(e) if dir == path => return Err(format!("{}: {e}", dir.display())),
+            Err(source) if dir == path => {
+                return Err(crate::Error::Unreadable { path: dir, source });
+            }
             // One unreadable directory costs only its own files.
             Err(e) => {
                 walk.notes.push(Problem::note(
@@ -517,10 +525,12 @@ pub fn visit(source: &Path, visit: &mut dyn FnMut(Found)) {
                 visit(Found::Record(notes_only(source, found.notes)));
             }
         }
-        Err(message) => {
+        Err(error) => {
             let origin = Origin::File(std::sync::Arc::new(source.to_path_buf()));
             let mut batch = Batch::default();
-            batch.problems.push(Problem::error(&origin, None, message));
+            batch
+                .problems
+                .push(Problem::error(&origin, None, error.to_string()));
             visit(Found::Record(Loaded {
                 origin,
                 detection: formats::Detection {

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::remote::{self, HttpClient, RemoteOptions};
+use crate::Error;
 use crate::formats::{self, Loaded};
 use crate::model::Origin;
 
@@ -33,14 +34,13 @@ pub struct JaegerSource {
 }
 
 impl JaegerSource {
-    pub fn parse(source: &str) -> Result<Self, String> {
+    pub fn parse(source: &str) -> Result<Self, Error> {
+        let url = || source.to_owned();
         let rest = source
             .strip_prefix(SCHEME_PREFIX)
-            .ok_or_else(|| format!("{source}: not a jaeger+http(s):// URL"))?;
+            .ok_or_else(|| Error::NotJaegerUrl { url: url() })?;
         if !remote::is_remote(rest) {
-            return Err(format!(
-                "{source}: expected jaeger+http:// or jaeger+https://"
-            ));
+            return Err(Error::JaegerNotHttp { url: url() });
         }
         let (base, query) = rest.split_once('?').unwrap_or((rest, ""));
         let mut parsed = JaegerSource {
@@ -54,26 +54,27 @@ impl JaegerSource {
             match key {
                 "service" => parsed.service = value.to_owned(),
                 "since" => {
-                    parsed.since = parse_duration(value).ok_or_else(|| {
-                        format!("{source}: since={value} is not a duration like 30m, 1h, 2d")
+                    parsed.since = parse_duration(value).ok_or_else(|| Error::BadSince {
+                        url: url(),
+                        value: value.to_owned(),
                     })?
                 }
                 "limit" => {
-                    parsed.search_depth = value
-                        .parse()
-                        .map_err(|_| format!("{source}: limit={value} is not a number"))?
+                    parsed.search_depth = value.parse().map_err(|_| Error::BadLimit {
+                        url: url(),
+                        value: value.to_owned(),
+                    })?
                 }
                 other => {
-                    return Err(format!(
-                        "{source}: unknown parameter {other:?} (service, since, limit)"
-                    ));
+                    return Err(Error::UnknownParameter {
+                        url: url(),
+                        name: other.to_owned(),
+                    });
                 }
             }
         }
         if parsed.service.is_empty() {
-            return Err(format!(
-                "{source}: needs ?service=NAME (Jaeger searches one service)"
-            ));
+            return Err(Error::NoService { url: url() });
         }
         Ok(parsed)
     }
@@ -138,22 +139,27 @@ struct ErrorBody {
 }
 
 /// One answer: its pages' `result` documents, or the error it carries.
-fn pages(body: &[u8]) -> Result<Vec<&RawValue>, String> {
+fn pages(body: &[u8]) -> Result<Vec<&RawValue>, Error> {
     let mut out = Vec::new();
     for envelope in serde_json::Deserializer::from_slice(body).into_iter::<Envelope>() {
-        let envelope = envelope.map_err(|e| format!("not a Jaeger api/v3 answer: {e}"))?;
+        let envelope = envelope.map_err(Error::NotJaegerAnswer)?;
         if let Some(error) = envelope.error {
-            return Err(error_text(&error));
+            return Err(error_of(error));
         }
         out.extend(envelope.result);
     }
     Ok(out)
 }
 
-fn error_text(error: &ErrorBody) -> String {
+fn error_of(error: ErrorBody) -> Error {
     match error.http_code {
-        Some(code) => format!("Jaeger error {code}: {}", error.message),
-        None => format!("Jaeger error: {}", error.message),
+        Some(code) => Error::Jaeger {
+            code,
+            message: error.message,
+        },
+        None => Error::JaegerUncoded {
+            message: error.message,
+        },
     }
 }
 
@@ -211,18 +217,18 @@ async fn get_pages(
     source: &JaegerSource,
     path: &str,
     options: &RemoteOptions,
-) -> Result<Vec<u8>, (Option<u16>, String)> {
+) -> Result<Vec<u8>, (Option<u16>, Error)> {
     match remote::get_answer(client, &source.base, path, "application/json", options).await {
         Ok((200, body)) => Ok(body.to_vec()),
         Ok((status, body)) => {
-            let message = match pages(&body) {
-                Err(text) => text,
-                Ok(_) => format!(
-                    "answered HTTP {status} for {}",
-                    path.split('?').next().unwrap_or(path)
-                ),
+            let error = match pages(&body) {
+                Err(error) => error,
+                Ok(_) => Error::HttpStatus {
+                    status,
+                    path: path.split('?').next().unwrap_or(path).to_owned(),
+                },
             };
-            Err((Some(status), message))
+            Err((Some(status), error))
         }
         Err(message) => Err((None, message)),
     }
@@ -238,7 +244,7 @@ pub async fn read_window(
     to: time::OffsetDateTime,
     skip: &BTreeSet<String>,
     options: &RemoteOptions,
-) -> Result<(Vec<Loaded>, Vec<String>), String> {
+) -> Result<(Vec<Loaded>, Vec<String>), Error> {
     let search = match get_pages(client, source, &source.search_path(from, to), options).await {
         Ok(body) => body,
         // api/v3 answers 404 "trace not found" for a search with no match.
@@ -279,7 +285,7 @@ pub async fn snapshot(
     client: &HttpClient,
     url: &str,
     options: &RemoteOptions,
-) -> Result<Vec<Loaded>, String> {
+) -> Result<Vec<Loaded>, Error> {
     let source = JaegerSource::parse(url)?;
     let now = time::OffsetDateTime::now_utc();
     let from = now - source.since;
@@ -303,7 +309,7 @@ pub fn spawn_poll(
     use super::{IngestEvent, SourceStatus};
     tokio::spawn(async move {
         let origin_failure =
-            |message: String| IngestEvent::Batch(remote::failed(&url, message).batch);
+            |error: Error| IngestEvent::Batch(remote::failed(&url, error.to_string()).batch);
         let source = match JaegerSource::parse(&url) {
             Ok(source) => source,
             Err(message) => {
@@ -336,10 +342,11 @@ pub fn spawn_poll(
                         }
                     }
                 }
-                Err(message) => {
+                Err(error) => {
+                    let message = error.to_string();
                     if last_problem.as_ref() != Some(&message) {
-                        last_problem = Some(message.clone());
-                        if tx.send(origin_failure(message)).await.is_err() {
+                        last_problem = Some(message);
+                        if tx.send(origin_failure(error)).await.is_err() {
                             return;
                         }
                     }
@@ -382,6 +389,7 @@ mod tests {
         assert!(
             JaegerSource::parse("jaeger+http://h:16686")
                 .unwrap_err()
+                .to_string()
                 .contains("service")
         );
         assert!(JaegerSource::parse("jaeger+http://h?service=a&since=soon").is_err());
@@ -396,6 +404,9 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert_eq!(trace_ids(&found, 10), ["ab"]);
         let error = br#"{"error":{"httpCode":500,"message":"storage down"}}"#;
-        assert_eq!(pages(error).unwrap_err(), "Jaeger error 500: storage down");
+        assert_eq!(
+            pages(error).unwrap_err().to_string(),
+            "Jaeger error 500: storage down"
+        );
     }
 }

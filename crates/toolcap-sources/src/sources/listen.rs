@@ -126,7 +126,7 @@ impl RequestSink for ListenSink {
 pub async fn spawn_listen(
     config: ListenConfig,
     tx: mpsc::Sender<IngestEvent>,
-) -> Result<ListenHandle, String> {
+) -> Result<ListenHandle, crate::Error> {
     let keeper = Keeper::new(config.spool_bytes, config.spool_parent.as_deref());
     let (sink, mut batches) = ListenSink::new(
         keeper,
@@ -146,8 +146,7 @@ pub async fn spawn_listen(
         sink.clone(),
         None,
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     let http = receiver
         .http_addr
         .map(|a| a.to_string())

@@ -303,7 +303,9 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         drop(spool);
         assert!(!dir.exists());
-        let gone = payload_range::read(&range_of(&spooled, 6)).unwrap_err();
+        let gone = payload_range::read(&range_of(&spooled, 6))
+            .unwrap_err()
+            .to_string();
         assert!(gone.contains("live source has stopped"), "{gone}");
     }
 
@@ -343,7 +345,9 @@ mod tests {
         assert_eq!(kept.len(), 13, "{kept:?}");
         assert!(!first.segment.exists());
         assert_eq!(kept.last(), Some(&*last.segment));
-        let gone = payload_range::read(&range_of(&first, 60)).unwrap_err();
+        let gone = payload_range::read(&range_of(&first, 60))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             gone,
             "no longer kept: the live spool keeps the newest 1 KiB"

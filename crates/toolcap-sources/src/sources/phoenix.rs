@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::remote::{self, HttpClient, RemoteOptions};
+use crate::Error;
 use crate::formats::{self, Loaded};
 use crate::model::{Batch, EvalVerdict, Id, Origin};
 
@@ -51,11 +52,13 @@ pub struct PhoenixSource {
 }
 
 impl PhoenixSource {
-    pub fn parse(source: &str) -> Result<Self, String> {
+    pub fn parse(source: &str) -> Result<Self, Error> {
         let rest = source
             .strip_prefix(SCHEME_PREFIX)
             .filter(|rest| remote::is_remote(rest))
-            .ok_or_else(|| format!("{source}: expected phoenix+http:// or phoenix+https://"))?;
+            .ok_or_else(|| Error::PhoenixNotHttp {
+                url: source.to_owned(),
+            })?;
         let scheme_end = rest.find("://").map_or(0, |i| i + 3);
         let (host, path) = match rest[scheme_end..].find('/') {
             Some(slash) => rest.split_at(scheme_end + slash),
@@ -63,9 +66,9 @@ impl PhoenixSource {
         };
         let project = path.trim_matches('/');
         if project.contains('/') || project.contains('?') {
-            return Err(format!(
-                "{source}: expected phoenix+http://HOST:PORT[/PROJECT]"
-            ));
+            return Err(Error::PhoenixNotAProject {
+                url: source.to_owned(),
+            });
         }
         Ok(PhoenixSource {
             base: host.to_owned(),
@@ -126,7 +129,7 @@ async fn all_pages(
     base: &str,
     path: &str,
     options: &RemoteOptions,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Error> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut read = 0usize;
@@ -139,20 +142,26 @@ async fn all_pages(
         let body = remote::get_body(client, base, &target, "application/json", options).await?;
         read += body.len();
         if read > MAX_LISTING_BYTES {
-            return Err(format!(
-                "{path}: more than {} MiB of pages; stopped",
-                MAX_LISTING_BYTES >> 20
-            ));
+            return Err(Error::ListingTooLarge {
+                path: path.to_owned(),
+                limit_mib: MAX_LISTING_BYTES >> 20,
+            });
         }
-        let page: Page = serde_json::from_slice(&body)
-            .map_err(|e| format!("{path}: not a Phoenix listing: {e}"))?;
+        let page: Page =
+            serde_json::from_slice(&body).map_err(|source| Error::NotPhoenixListing {
+                path: path.to_owned(),
+                source,
+            })?;
         items.extend(page.data);
         match page.next_cursor {
             Some(next) if !next.is_empty() => cursor = Some(next),
             _ => return Ok(items),
         }
     }
-    Err(format!("{path}: more than {MAX_PAGES} pages; stopped"))
+    Err(Error::TooManyPages {
+        path: path.to_owned(),
+        pages: MAX_PAGES,
+    })
 }
 
 /// Phoenix's OTLP-shaped span → spec OTLP/JSON: camelCase names, no nulls, kinds as numbers.
@@ -244,7 +253,7 @@ pub async fn snapshot(
     client: &HttpClient,
     url: &str,
     options: &RemoteOptions,
-) -> Result<Vec<Loaded>, String> {
+) -> Result<Vec<Loaded>, Error> {
     let source = PhoenixSource::parse(url)?;
     let project = encode(&source.project);
     let spans = all_pages(
@@ -332,8 +341,8 @@ pub fn spawn_poll(
     tokio::spawn(async move {
         let client = match remote::client(std::time::Duration::from_secs(10), &options) {
             Ok(client) => client,
-            Err(message) => {
-                let failed = remote::failed(&url, message).batch;
+            Err(error) => {
+                let failed = remote::failed(&url, error.to_string()).batch;
                 let _ = tx.send(IngestEvent::Batch(failed)).await;
                 return;
             }
@@ -356,11 +365,15 @@ pub fn spawn_poll(
                         })
                         .collect()
                 }
-                Err(message) if last_problem.as_ref() != Some(&message) => {
-                    last_problem = Some(message.clone());
-                    vec![remote::failed(&url, message).batch]
+                Err(error) => {
+                    let message = error.to_string();
+                    if last_problem.as_ref() == Some(&message) {
+                        Vec::new()
+                    } else {
+                        last_problem = Some(message.clone());
+                        vec![remote::failed(&url, message).batch]
+                    }
                 }
-                Err(_) => Vec::new(),
             };
             for batch in batches {
                 if tx.send(IngestEvent::Batch(batch)).await.is_err() {

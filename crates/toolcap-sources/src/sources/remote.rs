@@ -13,6 +13,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 use hyper_util::rt::TokioExecutor;
 
+use crate::Error;
 use crate::formats::{self, Detection, Loaded};
 use crate::model::{Batch, Origin, Problem};
 
@@ -57,16 +58,14 @@ impl Default for RemoteTimeouts {
 
 impl RemoteTimeouts {
     /// The defaults, or the seconds [`TOTAL_TIMEOUT_ENV`] and [`IDLE_TIMEOUT_ENV`] give.
-    pub fn from_env() -> Result<Self, String> {
-        let seconds = |name: &str| -> Result<Option<Duration>, String> {
+    pub fn from_env() -> Result<Self, Error> {
+        let seconds = |name: &'static str| -> Result<Option<Duration>, Error> {
             let Ok(text) = std::env::var(name) else {
                 return Ok(None);
             };
             match text.trim().parse::<f64>() {
                 Ok(secs) if secs > 0.0 && secs < 1e9 => Ok(Some(Duration::from_secs_f64(secs))),
-                _ => Err(format!(
-                    "{name}={text:?}: expected a number of seconds above 0"
-                )),
+                _ => Err(Error::BadTimeout { name, text }),
             }
         };
         let defaults = RemoteTimeouts::default();
@@ -77,20 +76,18 @@ impl RemoteTimeouts {
     }
 }
 
-/// A duration as people write seconds (`30`, `0.5`).
-fn secs(duration: Duration) -> String {
-    format!("{}", duration.as_secs_f64())
-}
-
 /// Waits for `step` at most `idle`; the error names the server that went quiet.
 pub async fn within_idle<T>(
     idle: Duration,
     base: &str,
     step: impl std::future::Future<Output = T>,
-) -> Result<T, String> {
+) -> Result<T, Error> {
     tokio::time::timeout(idle, step)
         .await
-        .map_err(|_| format!("{base}: no data for {} s", secs(idle)))
+        .map_err(|_| Error::Idle {
+            base: base.to_owned(),
+            idle,
+        })
 }
 
 /// True when SOURCE is an `http(s)://` URL (a `serve` feed).
@@ -123,7 +120,7 @@ pub struct RemoteOptions {
 
 impl RemoteOptions {
     /// Builds the options from `--token` and `--header 'K: V'` arguments.
-    pub fn from_args(token: Option<String>, headers: &[String]) -> Result<Self, String> {
+    pub fn from_args(token: Option<String>, headers: &[String]) -> Result<Self, Error> {
         let mut map = HeaderMap::new();
         for raw in headers {
             let (name, value) = parse_header(raw)?;
@@ -156,20 +153,24 @@ impl RemoteOptions {
 }
 
 /// Parses `Name: value` (the form curl takes).
-pub fn parse_header(raw: &str) -> Result<(header::HeaderName, header::HeaderValue), String> {
+pub fn parse_header(raw: &str) -> Result<(header::HeaderName, header::HeaderValue), Error> {
     let Some((name, value)) = raw.split_once(':') else {
-        return Err(format!("--header {raw:?}: expected 'Name: value'"));
+        return Err(Error::HeaderWithoutColon { raw: raw.into() });
     };
-    let name = header::HeaderName::from_bytes(name.trim().as_bytes())
-        .map_err(|_| format!("--header {raw:?}: {:?} is not a header name", name.trim()))?;
+    let name = header::HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+        Error::BadHeaderName {
+            raw: raw.into(),
+            name: name.trim().into(),
+        }
+    })?;
     let value = header::HeaderValue::from_str(value.trim())
-        .map_err(|_| format!("--header {raw:?}: the value has characters a header cannot carry"))?;
+        .map_err(|_| Error::BadHeaderValue { raw: raw.into() })?;
     Ok((name, value))
 }
 
 /// The client for `http://` and `https://` URLs. `Err` only when `--cacert` cannot be read;
 /// without any usable root, https fails later with an unknown-issuer error naming the cause.
-pub fn client(connect_timeout: Duration, options: &RemoteOptions) -> Result<HttpClient, String> {
+pub fn client(connect_timeout: Duration, options: &RemoteOptions) -> Result<HttpClient, Error> {
     let mut http = HttpConnector::new();
     http.set_connect_timeout(Some(connect_timeout));
     http.set_keepalive(Some(Duration::from_secs(30)));
@@ -188,7 +189,7 @@ pub fn client(connect_timeout: Duration, options: &RemoteOptions) -> Result<Http
         .build(https))
 }
 
-fn trusted_roots(options: &RemoteOptions) -> Result<rustls::RootCertStore, String> {
+fn trusted_roots(options: &RemoteOptions) -> Result<rustls::RootCertStore, Error> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
@@ -198,17 +199,18 @@ fn trusted_roots(options: &RemoteOptions) -> Result<rustls::RootCertStore, Strin
     if let Some(path) = &options.ca_cert {
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
             .and_then(|iter| iter.collect())
-            .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            .map_err(|source| Error::CaCertUnreadable {
+                path: path.clone(),
+                source,
+            })?;
         if certs.is_empty() {
-            return Err(format!(
-                "--cacert {}: no PEM certificate in it",
-                path.display()
-            ));
+            return Err(Error::CaCertEmpty { path: path.clone() });
         }
         for cert in certs {
-            roots
-                .add(cert)
-                .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            roots.add(cert).map_err(|source| Error::CaCertRefused {
+                path: path.clone(),
+                source,
+            })?;
         }
     }
     Ok(roots)
@@ -216,8 +218,12 @@ fn trusted_roots(options: &RemoteOptions) -> Result<rustls::RootCertStore, Strin
 
 /// An answer that is not 200, said in one line with the status (`401 Unauthorized`).
 /// The problem's source already names the URL.
-fn status_problem(path: &str, status: StatusCode, hint: &str) -> String {
-    format!("answered {status} for {path}{hint}")
+fn status_problem(path: &str, status: StatusCode, hint: &'static str) -> Error {
+    Error::Status {
+        path: path.to_owned(),
+        status,
+        hint,
+    }
 }
 
 /// Why a 401 came, worded so the masking pass leaves it whole: a "token" followed by `:` or
@@ -238,19 +244,13 @@ pub async fn get_answer(
     path_and_query: &str,
     accept: &str,
     options: &RemoteOptions,
-) -> Result<(u16, Bytes), String> {
+) -> Result<(u16, Bytes), Error> {
     let target = format!("{}{path_and_query}", base.trim_end_matches('/'));
-    let uri: Uri = target
-        .parse()
-        .map_err(|e| format!("invalid URL {target}: {e}"))?;
-    let request = options
-        .apply(Request::get(uri).header(header::ACCEPT, accept))
-        .body(Empty::new())
-        .map_err(|e| format!("cannot build a request for {target}: {e}"))?;
+    let request = get_request(&target, accept, options)?;
     let idle = options.timeouts.idle;
     let response = within_idle(idle, base, client.request(request))
         .await?
-        .map_err(|e| format!("cannot reach {base}: {}", error_chain(&e)))?;
+        .map_err(|e| no_answer(base, &e))?;
     let status = response.status();
     if status == StatusCode::UNAUTHORIZED {
         let path = path_and_query.split('?').next().unwrap_or(path_and_query);
@@ -265,18 +265,21 @@ async fn read_body(
     mut body: hyper::body::Incoming,
     base: &str,
     idle: Duration,
-) -> Result<Bytes, String> {
+) -> Result<Bytes, Error> {
     let mut read: Vec<u8> = Vec::new();
     while let Some(frame) = within_idle(idle, base, body.frame()).await? {
-        let frame = frame.map_err(|e| format!("{base}: the answer broke off: {e}"))?;
+        let frame = frame.map_err(|source| Error::BrokeOff {
+            base: base.to_owned(),
+            what: "answer",
+            source,
+        })?;
         let Ok(data) = frame.into_data() else {
             continue;
         };
         if read.len() + data.len() > MAX_RESPONSE_BYTES {
-            return Err(format!(
-                "{base}: the answer is longer than {} MiB; not read",
-                MAX_RESPONSE_BYTES >> 20
-            ));
+            return Err(Error::AnswerTooLong {
+                base: base.to_owned(),
+            });
         }
         read.extend_from_slice(&data);
     }
@@ -290,7 +293,7 @@ pub async fn get_body(
     path_and_query: &str,
     accept: &str,
     options: &RemoteOptions,
-) -> Result<Bytes, String> {
+) -> Result<Bytes, Error> {
     match get_answer(client, base, path_and_query, accept, options).await? {
         (200, body) => Ok(body),
         (status, _) => {
@@ -298,6 +301,33 @@ pub async fn get_body(
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
             Err(status_problem(path, status, ""))
         }
+    }
+}
+
+/// A GET of `target` with the source's credentials and headers.
+fn get_request(
+    target: &str,
+    accept: &str,
+    options: &RemoteOptions,
+) -> Result<Request<Empty<Bytes>>, Error> {
+    let uri: Uri = target.parse().map_err(|source| Error::InvalidUrl {
+        target: target.to_owned(),
+        source,
+    })?;
+    options
+        .apply(Request::get(uri).header(header::ACCEPT, accept))
+        .body(Empty::new())
+        .map_err(|source| Error::RequestNotBuilt {
+            target: target.to_owned(),
+            source,
+        })
+}
+
+/// No answer came from `base`: the error names it and the client error's causes.
+fn no_answer(base: &str, error: &dyn std::error::Error) -> Error {
+    Error::Unreachable {
+        base: base.to_owned(),
+        causes: error_chain(error),
     }
 }
 
@@ -335,16 +365,13 @@ pub fn snapshot(url: &str, options: &RemoteOptions) -> Vec<Loaded> {
                 serve_feed_snapshot(&client, url, options).await
             }
         };
-        tokio::time::timeout(total, read).await.unwrap_or_else(|_| {
-            Err(format!(
-                "gave up after {} s (--remote-timeout or {TOTAL_TIMEOUT_ENV} sets how long)",
-                secs(total)
-            ))
-        })
+        tokio::time::timeout(total, read)
+            .await
+            .unwrap_or_else(|_| Err(Error::TimedOut { total }))
     });
     match result {
         Ok(loaded) => loaded,
-        Err(message) => vec![failed(url, message)],
+        Err(error) => vec![failed(url, error.to_string())],
     }
 }
 
@@ -354,26 +381,24 @@ async fn serve_feed_snapshot(
     client: &HttpClient,
     url: &str,
     options: &RemoteOptions,
-) -> Result<Vec<Loaded>, String> {
+) -> Result<Vec<Loaded>, Error> {
     let health = get_body(client, url, "/api/v1/health", "application/json", options).await?;
-    let health: serde_json::Value = serde_json::from_slice(&health).map_err(|e| {
-        format!("{url}/api/v1/health is not JSON ({e}); is it a toolcap-tui serve?")
-    })?;
-    let requests = health["requests"].as_u64().ok_or_else(|| {
-        format!("{url}/api/v1/health has no request count; is it a toolcap-tui serve?")
-    })?;
+    let health: serde_json::Value =
+        serde_json::from_slice(&health).map_err(|source| Error::HealthNotJson {
+            url: url.to_owned(),
+            source,
+        })?;
+    let requests = health["requests"]
+        .as_u64()
+        .ok_or_else(|| Error::HealthWithoutCount {
+            url: url.to_owned(),
+        })?;
     let target = format!("{}/api/v1/stream?skip=0", url.trim_end_matches('/'));
-    let uri: Uri = target
-        .parse()
-        .map_err(|e| format!("invalid URL {target}: {e}"))?;
-    let request = options
-        .apply(Request::get(uri).header(header::ACCEPT, "application/x-ndjson"))
-        .body(Empty::new())
-        .map_err(|e| format!("cannot build a request for {target}: {e}"))?;
+    let request = get_request(&target, "application/x-ndjson", options)?;
     let idle = options.timeouts.idle;
     let response = within_idle(idle, url, client.request(request))
         .await?
-        .map_err(|e| format!("cannot reach {url}: {}", error_chain(&e)))?;
+        .map_err(|e| no_answer(url, &e))?;
     if response.status() != StatusCode::OK {
         let hint = if response.status() == StatusCode::UNAUTHORIZED {
             unauthorized_hint(options)
@@ -389,11 +414,17 @@ async fn serve_feed_snapshot(
     let mut taken = 0u64;
     while taken < requests {
         let Some(frame) = within_idle(idle, url, body.frame()).await? else {
-            return Err(format!(
-                "{url}: the feed ended after {taken} of {requests} requests"
-            ));
+            return Err(Error::FeedEnded {
+                url: url.to_owned(),
+                taken,
+                requests,
+            });
         };
-        let frame = frame.map_err(|e| format!("{url}: the feed broke off: {e}"))?;
+        let frame = frame.map_err(|source| Error::BrokeOff {
+            base: url.to_owned(),
+            what: "feed",
+            source,
+        })?;
         let Ok(data) = frame.into_data() else {
             continue;
         };
@@ -410,10 +441,9 @@ async fn serve_feed_snapshot(
             out.push(formats::load_bytes(origin.clone(), &line));
         }
         if pending.len() > super::attach::MAX_FEED_LINE_BYTES {
-            return Err(format!(
-                "{url}: a feed line is longer than {} bytes",
-                super::attach::MAX_FEED_LINE_BYTES
-            ));
+            return Err(Error::FeedLineTooLong {
+                url: url.to_owned(),
+            });
         }
     }
     Ok(out)

@@ -30,6 +30,7 @@ use notify_debouncer_full::{
     DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache, new_debouncer,
 };
 
+use crate::Error;
 use crate::formats::{self, Format};
 use crate::model::{Batch, Problem};
 use crate::sources::files::{is_candidate, notes_only, trace_files, walk};
@@ -110,7 +111,7 @@ impl Drop for WatchHandle {
 pub fn spawn_watcher(
     roots: Vec<PathBuf>,
     tx: tokio::sync::mpsc::Sender<IngestEvent>,
-) -> Result<WatchHandle, String> {
+) -> Result<WatchHandle, Error> {
     spawn_watcher_with(roots, tx, WatchOptions::default())
 }
 
@@ -119,15 +120,15 @@ pub fn spawn_watcher_with(
     roots: Vec<PathBuf>,
     tx: tokio::sync::mpsc::Sender<IngestEvent>,
     options: WatchOptions,
-) -> Result<WatchHandle, String> {
-    let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+) -> Result<WatchHandle, Error> {
+    let cwd = std::env::current_dir().map_err(Error::CurrentDirectory)?;
     let (fs_tx, fs_rx) = std::sync::mpsc::sync_channel::<WatchMsg>(MESSAGES);
     let debounced_tx = fs_tx.clone();
     let mut debouncer = new_debouncer(options.debounce, None, move |r: DebounceEventResult| {
         // Debounced events are never dropped: wait for room.
         let _ = debounced_tx.send(WatchMsg::Debounced(r));
     })
-    .map_err(|e| format!("file watcher: {e}"))?;
+    .map_err(Error::Watcher)?;
     let mut raw = raw_watcher(fs_tx)?;
     let mut watched = Vec::new();
     for root in roots {
@@ -137,7 +138,10 @@ pub fn spawn_watcher_with(
         } else {
             cwd.join(root)
         };
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let meta = std::fs::metadata(&path).map_err(|source| Error::Unreadable {
+            path: path.clone(),
+            source,
+        })?;
         let (target, mode) = if meta.is_dir() {
             (path.clone(), RecursiveMode::Recursive)
         } else {
@@ -148,11 +152,12 @@ pub fn spawn_watcher_with(
                 .unwrap_or_else(|| cwd.clone());
             (parent, RecursiveMode::NonRecursive)
         };
-        debouncer
-            .watch(&target, mode)
-            .map_err(|e| format!("{}: cannot watch: {e}", target.display()))?;
-        raw.watch(&target, mode)
-            .map_err(|e| format!("{}: cannot watch: {e}", target.display()))?;
+        let cannot_watch = |source| Error::CannotWatch {
+            path: target.clone(),
+            source,
+        };
+        debouncer.watch(&target, mode).map_err(cannot_watch)?;
+        raw.watch(&target, mode).map_err(cannot_watch)?;
         watched.push(Root {
             path,
             is_dir: meta.is_dir(),
@@ -177,7 +182,7 @@ pub fn spawn_watcher_with(
         .spawn(move || {
             let _ = worker.run(fs_rx);
         })
-        .map_err(|e| format!("cannot start the watch thread: {e}"))?;
+        .map_err(Error::WatchThread)?;
     Ok(WatchHandle {
         debouncer: Some(debouncer),
         raw: Some(raw),
@@ -186,7 +191,7 @@ pub fn spawn_watcher_with(
 }
 
 /// A watcher that only notes writes (content changes and creations) for the maximum delay.
-fn raw_watcher(tx: SyncSender<WatchMsg>) -> Result<notify::RecommendedWatcher, String> {
+fn raw_watcher(tx: SyncSender<WatchMsg>) -> Result<notify::RecommendedWatcher, Error> {
     notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event
             && matches!(
@@ -200,7 +205,7 @@ fn raw_watcher(tx: SyncSender<WatchMsg>) -> Result<notify::RecommendedWatcher, S
             let _ = tx.try_send(WatchMsg::Written(event.paths));
         }
     })
-    .map_err(|e| format!("file watcher: {e}"))
+    .map_err(Error::Watcher)
 }
 
 struct Root {
@@ -231,9 +236,9 @@ impl Root {
         match walk(&self.path) {
             Ok(found) => (found.files, found.notes),
             // Said as `dump` says it, rather than showing an empty list.
-            Err(message) => (
+            Err(error) => (
                 Vec::new(),
-                vec![Problem::error(self.path.display(), None, message)],
+                vec![Problem::error(self.path.display(), None, error.to_string())],
             ),
         }
     }

@@ -200,7 +200,7 @@ impl<'c> RequestBuilder<'c> {
                         format!("span dropped: {reason}"),
                     ));
                 }
-                self.outcome.first_reason.get_or_insert(reason);
+                self.outcome.first_reason.get_or_insert(reason.to_string());
             }
         }
     }
@@ -262,12 +262,15 @@ pub(super) struct SpanIds {
 
 /// Reads a span's ids by the one rule for files and the receiver, or says why they make the
 /// span unusable. Every leniency needed to read them is noted, for a refused span too.
-pub(super) fn span_ids(ws: &wire::Span, leniencies: &mut Vec<Leniency>) -> Result<SpanIds, String> {
+pub(super) fn span_ids(
+    ws: &wire::Span,
+    leniencies: &mut Vec<Leniency>,
+) -> Result<SpanIds, crate::Error> {
     let trace_id = wire::decode_id(ws.trace_id.as_deref(), 16, leniencies);
     let span_id = wire::decode_id(ws.span_id.as_deref(), 8, leniencies);
     let parent = wire::parent_id_bytes(ws.parent_span_id.as_deref(), leniencies);
     if let Some(reason) = id_problem(&trace_id, &span_id, &parent) {
-        return Err(reason);
+        return Err(crate::Error::UnusableIds { reason });
     }
     match (trace_id, span_id) {
         (Ok(trace), Ok(span)) => Ok(SpanIds {
@@ -275,7 +278,9 @@ pub(super) fn span_ids(ws: &wire::Span, leniencies: &mut Vec<Leniency>) -> Resul
             span,
             parent,
         }),
-        _ => Err("invalid ids".into()),
+        _ => Err(crate::Error::UnusableIds {
+            reason: "invalid ids".into(),
+        }),
     }
 }
 
@@ -284,13 +289,15 @@ fn build_span(
     service: Option<&ArcStr>,
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
-) -> Result<Span, String> {
+) -> Result<Span, crate::Error> {
     let SpanIds {
         trace: trace_id,
         span: span_id,
         parent,
-    } = span_ids(ws, leniencies)
-        .map_err(|reason| format!("{reason} (span {:?})", truncate(&ws.name, 80)))?;
+    } = span_ids(ws, leniencies).map_err(|reason| crate::Error::SpanRefused {
+        reason: reason.to_string(),
+        name: truncate(&ws.name, 80),
+    })?;
     let parent_span_id =
         (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| Id::from_bytes(&parent));
 

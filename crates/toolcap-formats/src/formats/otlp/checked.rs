@@ -48,11 +48,11 @@ pub struct CheckedRequest<'a> {
 impl<'a> CheckedRequest<'a> {
     /// Decodes an uncompressed body (protobuf, or else OTLP/JSON) as trace files are decoded
     /// and judges every span by the files' id rule. The error is the decoder's.
-    pub fn decode(body: &'a [u8], protobuf: bool) -> Result<Self, String> {
+    pub fn decode(body: &'a [u8], protobuf: bool) -> Result<Self, crate::Error> {
         let mut request = if protobuf {
             protobuf::request(body)?
         } else {
-            wire::Request::parse(body).map_err(|e| e.to_string())?
+            wire::Request::parse(body)?
         };
         let mut checked = CheckedRequest {
             request: wire::Request::default(),
@@ -173,7 +173,9 @@ impl<'a> CheckedRequest<'a> {
 /// Why a span's ids make it unusable, if they do, read as the span builder reads them; every
 /// leniency needed to read the span is noted, for refused spans too.
 fn span_problem(span: &wire::Span, leniencies: &mut Vec<Leniency>) -> Option<String> {
-    let problem = build::span_ids(span, leniencies).err();
+    let problem = build::span_ids(span, leniencies)
+        .err()
+        .map(|e| e.to_string());
     wire::enum_value(span.kind.as_ref(), wire::SPAN_KIND_NAMES, leniencies);
     if let Some(status) = &span.status {
         wire::enum_value(status.code.as_ref(), wire::STATUS_CODE_NAMES, leniencies);

@@ -36,17 +36,17 @@ pub struct Unwrapped {
 
 /// `Ok(None)` when the bytes are not in any known container; `Err` when they are but cannot
 /// be opened at all.
-pub fn unwrap(raw: &[u8]) -> Result<Option<Unwrapped>, String> {
+pub fn unwrap(raw: &[u8]) -> Result<Option<Unwrapped>, crate::Error> {
     let (outer, name) = if let Some(inflated) = maybe_gunzip(raw)? {
         (Some(inflated), "gzip")
     } else if raw.starts_with(&ZSTD_MAGIC) {
-        let inflated = zstd_decode(raw, MAX_DECOMPRESSED_BYTES).map_err(|e| e.to_string())?;
+        let inflated = zstd_decode(raw, MAX_DECOMPRESSED_BYTES)?;
         (Some(inflated), "zstd")
     } else {
         (None, "")
     };
     let inner = outer.as_deref().unwrap_or(raw);
-    match unframe(inner)? {
+    match unframe(inner) {
         Some(mut framed) => {
             if !name.is_empty() {
                 framed.container = format!("{name}; {}", framed.container);
@@ -123,10 +123,8 @@ fn split_frames(bytes: &[u8]) -> Option<(Vec<&[u8]>, bool)> {
     (!frames.is_empty()).then_some((frames, incomplete_tail))
 }
 
-fn unframe(bytes: &[u8]) -> Result<Option<Unwrapped>, String> {
-    let Some((frames, incomplete_tail)) = split_frames(bytes) else {
-        return Ok(None);
-    };
+fn unframe(bytes: &[u8]) -> Option<Unwrapped> {
+    let (frames, incomplete_tail) = split_frames(bytes)?;
     let mut problems = Vec::new();
     let mut compressed = 0usize;
     let mut json_lines: Vec<u8> = Vec::new();
@@ -179,7 +177,7 @@ fn unframe(bytes: &[u8]) -> Result<Option<Unwrapped>, String> {
             (json_lines, "JSON, one per line")
         }
     };
-    Ok(Some(Unwrapped {
+    Some(Unwrapped {
         bytes,
         container: format!(
             "Collector framing: {} length-prefixed messages{zstd} ({inside})",
@@ -187,7 +185,7 @@ fn unframe(bytes: &[u8]) -> Result<Option<Unwrapped>, String> {
         ),
         problems,
         incomplete_tail,
-    }))
+    })
 }
 
 #[cfg(test)]

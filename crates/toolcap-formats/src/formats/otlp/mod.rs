@@ -38,9 +38,8 @@ pub(crate) fn build_json_in_memory(
     format: &'static str,
     request_json: &[u8],
     batch: &mut Batch,
-) -> Result<(), String> {
-    let request =
-        wire::Request::parse(request_json).map_err(|e| format!("not an OTLP span: {e}"))?;
+) -> Result<(), crate::Error> {
+    let request = wire::Request::parse(request_json).map_err(crate::Error::NotOtlpSpan)?;
     let ctx = build::Context {
         origin: input.origin,
         span_origin: Some(input.span_origin()),
@@ -423,9 +422,8 @@ fn top_level_resource_spans(bytes: &[u8]) -> Option<Vec<&[u8]>> {
     Some(bodies)
 }
 
-fn decode_resource_spans(body: &[u8]) -> Result<ExportTraceServiceRequest, String> {
-    let resource_spans = ResourceSpans::decode(body)
-        .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))?;
+fn decode_resource_spans(body: &[u8]) -> Result<ExportTraceServiceRequest, crate::Error> {
+    let resource_spans = ResourceSpans::decode(body).map_err(crate::Error::NotOtlpProtobuf)?;
     Ok(ExportTraceServiceRequest {
         resource_spans: vec![resource_spans],
     })
@@ -446,9 +444,8 @@ fn looks_like_request(bytes: &[u8]) -> bool {
 /// keys) is accepted; each leniency it needed is returned as a warning.
 pub fn decode_request_json(
     bytes: &[u8],
-) -> Result<(ExportTraceServiceRequest, Vec<String>), String> {
-    let request = wire::Request::parse(bytes)
-        .map_err(|e| format!("not an OTLP/JSON ExportTraceServiceRequest: {e}"))?;
+) -> Result<(ExportTraceServiceRequest, Vec<String>), crate::Error> {
+    let request = wire::Request::parse(bytes).map_err(crate::Error::NotOtlpJson)?;
     let mut leniencies = Vec::new();
     let owned = proto::request_from_wire(&request, &mut leniencies);
     let warnings = leniencies
@@ -459,9 +456,8 @@ pub fn decode_request_json(
 }
 
 /// Decodes a binary protobuf body.
-pub fn decode_request_protobuf(bytes: &[u8]) -> Result<ExportTraceServiceRequest, String> {
-    ExportTraceServiceRequest::decode(bytes)
-        .map_err(|e| format!("not a protobuf ExportTraceServiceRequest: {e}"))
+pub fn decode_request_protobuf(bytes: &[u8]) -> Result<ExportTraceServiceRequest, crate::Error> {
+    ExportTraceServiceRequest::decode(bytes).map_err(crate::Error::NotOtlpProtobuf)
 }
 
 /// Normalizes a decoded request. Spans with invalid ids become problems, so

@@ -98,7 +98,9 @@ impl Format for OtelSpanList {
         let request = json!({"resourceSpans": [{"scopeSpans": [{"spans": converted}]}]});
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
         if let Err(why) = super::build_json_in_memory(input, NAME, &bytes, &mut batch) {
-            batch.problems.push(Problem::error(input.origin, None, why));
+            batch
+                .problems
+                .push(Problem::error(input.origin, None, why.to_string()));
         }
         batch
     }

@@ -12,13 +12,14 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::Error;
 use crate::model::{PayloadRange, RawEncoding};
 
 /// Inflated gzip files kept for later payload reads, largest total first evicted.
 const GZIP_CACHE_BYTES: usize = 256 << 20;
 
 /// Reads and decodes one payload range.
-pub fn read(range: &PayloadRange) -> Result<String, String> {
+pub fn read(range: &PayloadRange) -> Result<String, Error> {
     let raw = if range.gzip {
         let inflated = inflated_file(&range.path)?;
         let start = usize::try_from(range.offset).map_err(|_| changed(&range.path))?;
@@ -30,8 +31,11 @@ pub fn read(range: &PayloadRange) -> Result<String, String> {
     } else {
         read_exact_range(&range.path, range.offset, range.len).map_err(|e| {
             match (e.kind(), expired_note(&range.path)) {
-                (std::io::ErrorKind::NotFound, Some(note)) => note,
-                _ => format!("{}: {e}", range.path.display()),
+                (std::io::ErrorKind::NotFound, Some(note)) => Error::Expired { note },
+                _ => Error::Unreadable {
+                    path: range.path.to_path_buf(),
+                    source: e,
+                },
             }
         })?
     };
@@ -79,11 +83,10 @@ pub fn decode(raw: &[u8], encoding: RawEncoding) -> Option<String> {
     }
 }
 
-fn changed(path: &Path) -> String {
-    format!(
-        "{} changed on disk: the payload is no longer where it was",
-        path.display()
-    )
+fn changed(path: &Path) -> Error {
+    Error::PayloadMoved {
+        path: path.to_path_buf(),
+    }
 }
 
 /// Reads `len` bytes at `offset`. The file stays open for the next read on this thread (a
@@ -197,7 +200,7 @@ fn read_exact_range(path: &Arc<PathBuf>, offset: u64, len: u32) -> std::io::Resu
 
 type Cache = VecDeque<(Arc<PathBuf>, Arc<Vec<u8>>)>;
 
-fn inflated_file(path: &Arc<PathBuf>) -> Result<Arc<Vec<u8>>, String> {
+fn inflated_file(path: &Arc<PathBuf>) -> Result<Arc<Vec<u8>>, Error> {
     static CACHE: Mutex<Cache> = Mutex::new(VecDeque::new());
     let cached = {
         let cache = CACHE
@@ -211,11 +214,14 @@ fn inflated_file(path: &Arc<PathBuf>) -> Result<Arc<Vec<u8>>, String> {
     if let Some(bytes) = cached {
         return Ok(bytes);
     }
-    let raw = std::fs::read(path.as_path()).map_err(|e| format!("{}: {e}", path.display()))?;
-    let inflated = Arc::new(
-        crate::formats::maybe_gunzip(&raw)?
-            .ok_or_else(|| format!("{} is no longer gzip", path.display()))?,
-    );
+    let raw = std::fs::read(path.as_path()).map_err(|source| Error::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let inflated = crate::formats::maybe_gunzip(&raw)?.ok_or_else(|| Error::NoLongerGzip {
+        path: path.to_path_buf(),
+    })?;
+    let inflated = Arc::new(inflated);
     let mut cache = CACHE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

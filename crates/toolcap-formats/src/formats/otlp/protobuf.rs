@@ -9,15 +9,16 @@ use std::borrow::Cow;
 
 use super::decode_budget::{self, Budget};
 use super::wire::{self, Scalar, Text};
+use crate::Malformed;
 
 /// Nested `AnyValue`s deeper than this are refused (prost's own limit is 100).
 const MAX_DEPTH: usize = 64;
 
-pub type Result<T> = std::result::Result<T, String>;
+pub type Result<T> = std::result::Result<T, Malformed>;
 
 /// Every vector is filled through here: its growth is charged to the decode budget.
 fn push<T>(items: &mut Vec<T>, item: T) -> Result<()> {
-    decode_budget::push(items, item).map_err(|over| over.to_string())
+    Ok(decode_budget::push(items, item)?)
 }
 
 /// One field's value, by wire type.
@@ -39,12 +40,12 @@ impl<'a> Reader<'a> {
     }
 
     fn varint(&mut self) -> Result<u64> {
-        prost::encoding::decode_varint(&mut self.rest).map_err(|e| e.to_string())
+        Ok(prost::encoding::decode_varint(&mut self.rest)?)
     }
 
     fn take(&mut self, len: usize) -> Result<&'a [u8]> {
         if len > self.rest.len() {
-            return Err("a length runs past the end of the message".into());
+            return Err(Malformed::PastTheEnd);
         }
         let (head, tail) = self.rest.split_at(len);
         self.rest = tail;
@@ -57,30 +58,35 @@ impl<'a> Reader<'a> {
             return Ok(None);
         }
         let key = self.varint()?;
-        let number = u32::try_from(key >> 3).map_err(|_| "field number out of range")?;
+        let number = u32::try_from(key >> 3).map_err(|_| Malformed::FieldNumberOutOfRange)?;
         if number == 0 {
-            return Err("field number 0".into());
+            return Err(Malformed::FieldNumberZero);
         }
         let field = match key & 7 {
             0 => Field::Varint(self.varint()?),
             1 => Field::Fixed64(u64::from_le_bytes(
-                self.take(8)?.try_into().map_err(|_| "short fixed64")?,
+                self.take(8)?
+                    .try_into()
+                    .map_err(|_| Malformed::ShortFixed("fixed64"))?,
             )),
             2 => {
-                let len = usize::try_from(self.varint()?).map_err(|_| "length out of range")?;
+                let len =
+                    usize::try_from(self.varint()?).map_err(|_| Malformed::LengthOutOfRange)?;
                 Field::Bytes(self.take(len)?)
             }
             5 => Field::Fixed32(u32::from_le_bytes(
-                self.take(4)?.try_into().map_err(|_| "short fixed32")?,
+                self.take(4)?
+                    .try_into()
+                    .map_err(|_| Malformed::ShortFixed("fixed32"))?,
             )),
-            other => return Err(format!("unsupported wire type {other}")),
+            other => return Err(Malformed::WireType(other)),
         };
         Ok(Some((number, field)))
     }
 }
 
 pub(super) fn text(bytes: &[u8]) -> Result<&str> {
-    std::str::from_utf8(bytes).map_err(|_| "a string field is not valid UTF-8".into())
+    std::str::from_utf8(bytes).map_err(|_| Malformed::NotUtf8)
 }
 
 fn hex_id(bytes: &[u8]) -> Option<Cow<'static, str>> {
@@ -225,7 +231,7 @@ fn key_value(bytes: &[u8], depth: usize) -> Result<wire::KeyValue<'_>> {
 
 fn any_value(bytes: &[u8], depth: usize) -> Result<wire::AnyValue<'_>> {
     if depth > MAX_DEPTH {
-        return Err(format!("values nested deeper than {MAX_DEPTH}"));
+        return Err(Malformed::TooDeep(MAX_DEPTH));
     }
     let mut out = wire::AnyValue::default();
     let mut reader = Reader::new(bytes);

@@ -50,9 +50,9 @@ pub(super) fn apply_mcp_response(c: &mut ActualCall, response: &Value) {
         .and_then(Value::as_f64);
 }
 
-pub(super) fn mcp(doc: &Value) -> Result<Vec<ActualCall>, String> {
+pub(super) fn mcp(doc: &Value) -> Result<Vec<ActualCall>, crate::Error> {
     if !doc.is_object() && !doc.is_array() {
-        return Err("Trace data must be dict or list".into());
+        return Err(crate::Error::NotDictOrList);
     }
     let mut calls: Vec<ActualCall> = Vec::new();
     let mut pending: Vec<((bool, String), usize)> = Vec::new();

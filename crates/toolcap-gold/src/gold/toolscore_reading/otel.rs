@@ -50,7 +50,7 @@ pub(super) fn decode_json_string(value: &Value) -> Value {
     }
 }
 
-pub(super) fn otel(doc: &Value) -> Result<Vec<ActualCall>, String> {
+pub(super) fn otel(doc: &Value) -> Vec<ActualCall> {
     let mut rows: Vec<(i128, usize, ActualCall)> = Vec::new();
     for (position, span) in otel_spans(doc).into_iter().enumerate() {
         if !is_tool_span(span) {
@@ -99,5 +99,5 @@ pub(super) fn otel(doc: &Value) -> Result<Vec<ActualCall>, String> {
         rows.push((start.unwrap_or(0), position, c));
     }
     rows.sort_by_key(|(start, position, _)| (*start, *position));
-    Ok(rows.into_iter().map(|(_, _, c)| c).collect())
+    rows.into_iter().map(|(_, _, c)| c).collect()
 }

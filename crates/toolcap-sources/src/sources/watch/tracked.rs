@@ -551,11 +551,11 @@ fn is_empty(batch: &Batch) -> bool {
 }
 
 /// `Ok` when a document can be parsed now; otherwise why it looks unfinished.
-fn completeness(bytes: &[u8]) -> Result<(), String> {
+fn completeness(bytes: &[u8]) -> Result<(), crate::Error> {
     match formats::otlp::container::unwrap(bytes) {
-        Err(message) => return Err(message),
+        Err(error) => return Err(error.into()),
         Ok(Some(unwrapped)) if unwrapped.incomplete_tail => {
-            return Err("its last length-prefixed message is incomplete".into());
+            return Err(crate::Error::IncompleteMessage);
         }
         Ok(Some(_)) => return Ok(()),
         Ok(None) => {}
@@ -564,7 +564,7 @@ fn completeness(bytes: &[u8]) -> Result<(), String> {
     if text.starts_with(b"{") || text.starts_with(b"[") {
         return serde_json::from_slice::<serde::de::IgnoredAny>(text)
             .map(|_| ())
-            .map_err(|e| format!("invalid JSON: {e}"));
+            .map_err(crate::Error::InvalidJson);
     }
     // Binary (protobuf) documents carry no end marker; the debounce is all the waiting we do.
     Ok(())

@@ -24,16 +24,18 @@ pub type EachSpan<'f, 'a> = dyn FnMut(usize, Option<&Resource<'a>>, &Span<'a>) +
 /// Reads the request in `bytes`, handing each span to `each` in request order. On an error,
 /// `each` may have taken some spans already: the caller drops them and reads the request with
 /// [`Request::parse`](super::Request::parse), whose error is the one to report.
-pub fn for_each_span<'a>(bytes: &'a [u8], each: &mut EachSpan<'_, 'a>) -> Result<(), String> {
+pub fn for_each_span<'a>(
+    bytes: &'a [u8],
+    each: &mut EachSpan<'_, 'a>,
+) -> Result<(), serde_json::Error> {
     let _budget = Budget::for_input(bytes.len());
     // Bytes that are not UTF-8 are left to the model's byte parser, which says where.
-    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let text = std::str::from_utf8(bytes).map_err(de::Error::custom)?;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let request = RequestSeed { each, resources: 0 };
     request
         .deserialize(&mut deserializer)
-        .and_then(|()| deserializer.end())
-        .map_err(|e| e.to_string())?;
+        .and_then(|()| deserializer.end())?;
     count_request_decoded();
     Ok(())
 }
