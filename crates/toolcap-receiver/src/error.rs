@@ -1,5 +1,5 @@
-//! What starting a receiver can fail at: an address that cannot be bound, or one that would be
-//! open to other machines without a token.
+//! What starting a receiver can fail at: an address that cannot be bound, one that would be
+//! open to other machines without a token, or a kept token file that cannot be trusted.
 
 /// An error of the receiver crate.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +20,12 @@ pub enum Error {
         flag: String,
         addr: String,
         hosts: String,
+    },
+    /// A token file in the spool directory that is not taken as the kept token, and why.
+    #[error("{} ({why})", path.display())]
+    TokenNotKept {
+        path: std::path::PathBuf,
+        why: String,
     },
 }
 

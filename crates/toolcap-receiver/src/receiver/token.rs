@@ -39,10 +39,13 @@ const MAX_KEPT_BYTES: u64 = 256;
 /// (opened without following a symbolic link) owned like `dir`, that nobody else may read or
 /// write, holding a token of the generated shape. `Ok(None)`: there is no such file. `Err`:
 /// there is one that is not kept, and why.
-pub fn kept_in(dir: &Path) -> Result<Option<String>, String> {
+pub fn kept_in(dir: &Path) -> Result<Option<String>, crate::Error> {
     use std::io::Read;
     let path = dir.join(TOKEN_FILE_NAME);
-    let not_kept = |why: &dyn std::fmt::Display| format!("{} ({why})", path.display());
+    let not_kept = |why: &dyn std::fmt::Display| crate::Error::TokenNotKept {
+        path: path.clone(),
+        why: why.to_string(),
+    };
     // A planted FIFO must not block the start.
     let file = match crate::system::read_without_following().open(&path) {
         Ok(file) => file,
@@ -124,13 +127,16 @@ mod tests {
     fn a_token_file_is_kept_only_when_it_is_one_serve_wrote() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(kept_in(dir.path()), Ok(None), "no file: nothing kept");
+        assert!(
+            matches!(kept_in(dir.path()), Ok(None)),
+            "no file: nothing kept"
+        );
         let token = generate().unwrap();
         let path = write_in(dir.path(), &token).unwrap();
-        assert_eq!(kept_in(dir.path()), Ok(Some(token.clone())));
+        assert_eq!(kept_in(dir.path()).unwrap(), Some(token.clone()));
 
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-        let refused = kept_in(dir.path()).unwrap_err();
+        let refused = kept_in(dir.path()).unwrap_err().to_string();
         assert!(refused.contains("others may read"), "{refused}");
 
         std::fs::remove_file(&path).unwrap();
@@ -138,17 +144,17 @@ mod tests {
         std::fs::write(&elsewhere, format!("{token}\n")).unwrap();
         std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
-        let refused = kept_in(dir.path()).unwrap_err();
+        let refused = kept_in(dir.path()).unwrap_err().to_string();
         assert!(refused.contains("symbolic link"), "{refused}");
 
         std::fs::remove_file(&path).unwrap();
         crate::system::make_fifo(&path).unwrap();
-        let refused = kept_in(dir.path()).unwrap_err();
+        let refused = kept_in(dir.path()).unwrap_err().to_string();
         assert!(refused.contains("not a regular file"), "{refused}");
 
         std::fs::remove_file(&path).unwrap();
         write_in(dir.path(), "chosen-by-hand").unwrap();
-        let refused = kept_in(dir.path()).unwrap_err();
+        let refused = kept_in(dir.path()).unwrap_err().to_string();
         assert!(refused.contains("not a token serve made up"), "{refused}");
     }
 }
