@@ -31,7 +31,8 @@ fn main() {
     let store = Store::with_budget(toolcap::store::Budget {
         max_invocations: None,
         max_bytes: Some(2048 << 20),
-    });
+    })
+    .indexing_later();
     let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
     app::update(
         &mut app,

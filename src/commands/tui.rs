@@ -109,7 +109,8 @@ pub fn run(args: UiArgs) -> i32 {
         max_bytes: Some(args.max_memory_mb)
             .filter(|&mb| mb > 0)
             .map(|mb| mb.saturating_mul(1 << 20)),
-    });
+    })
+    .indexing_later();
     let mut app = App::new(store, config, Reveal::from_flag(args.reveal));
     if let Some(path) = &args.gold {
         match crate::gold::source::load_gold_file(path) {

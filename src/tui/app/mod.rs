@@ -411,19 +411,25 @@ pub fn record_frame(app: &mut App, regions: Regions) {
     app.drawn = Some(regions);
 }
 
-/// Whether the app has work to do between events (gold scores of rows not drawn yet).
+/// Whether the app has work to do between events (gold scores of rows not drawn yet, search
+/// indexes of runs settled since the last step).
 pub fn has_background_work(app: &App) -> bool {
-    gold_diff::scoring_pending(app)
+    gold_diff::scoring_pending(app) || app.store.has_search_indexes_to_build()
 }
 
 /// One bounded step of that work, for when no key and no data is waiting. Redraws only when
 /// it changed something shown.
 pub fn background_step(app: &mut App) {
-    if gold_diff::score_offscreen(app) {
+    if gold_diff::scoring_pending(app) && gold_diff::score_offscreen(app) {
         app.version += 1;
         refresh(app);
     }
+    // Search indexes change no row: queries find the same runs with or without them.
+    app.store.build_search_indexes(SEARCH_INDEX_STEP_SPANS);
 }
+
+/// Spans indexed per background step: a few milliseconds, so a key waits at most that long.
+const SEARCH_INDEX_STEP_SPANS: usize = 2_000;
 
 /// The only mutator for user and terminal actions.
 pub fn update(app: &mut App, action: Action) {
@@ -597,5 +603,34 @@ mod memory_release_tests {
         );
         ingest_many(&mut app, [spans(10)]);
         assert_eq!(releases_asked(), 1, "once per load");
+    }
+
+    /// The TUI lists runs before indexing them; idle steps then build every index, and
+    /// nothing shown changes while they do.
+    #[test]
+    fn idle_steps_build_the_search_indexes_without_redrawing() {
+        let mut app = App::new(
+            Store::new().indexing_later(),
+            Config::default(),
+            Reveal::Redacted,
+        );
+        ingest_many(&mut app, [spans(4_000)]);
+        assert_eq!(app.list.len(), 1_000, "every run is listed at once");
+        assert!(has_background_work(&app));
+        let version = app.version;
+        let mut steps = 0;
+        while has_background_work(&app) {
+            background_step(&mut app);
+            steps += 1;
+            assert!(steps < 100, "the steps end");
+        }
+        assert!(steps >= 2, "4,000 spans take more than one step");
+        assert_eq!(app.version, version, "no redraw for an index");
+        assert!(
+            app.store
+                .invocations()
+                .all(|run| run.search_index().heap_bytes() > 0),
+            "every run has its index"
+        );
     }
 }

@@ -11,7 +11,7 @@ use thin_vec::ThinVec;
 
 use crate::model::{CompactId, Health, Span, SpanKind};
 
-use super::{Invocation, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
+use super::{Indexing, Invocation, NO_PARENT, Place, ToolCallRef, TreeRow, links_mut, place_index};
 
 /// Order of children and of roots within their group: start time, then span id.
 pub(super) fn by_start(spans: &[Span], a: usize, b: usize) -> Ordering {
@@ -84,8 +84,14 @@ impl Invocation {
         let later = super::summary::conversation_of(&self.spans[from..]);
         self.summary.adopt_later_conversation(later);
         self.set_built(n);
-        if !self.unindexed {
-            self.search.extend(&self.spans);
+        // An index already built grows with the run; a missing one is built whole, now or by
+        // the store's later steps.
+        match self.search.get_mut() {
+            Some(search) => search.extend(&self.spans),
+            None if self.indexing == Indexing::Now => {
+                self.build_search_index();
+            }
+            None => {}
         }
         self.lay_out_rows();
         // Calls go by start, ties by row. New spans keep the rows of the others in order,

@@ -79,15 +79,28 @@ impl Invocation {
     pub fn summary(&self) -> &Summary {
         &self.summary
     }
+    /// Its search index: an empty one (every span a candidate) while none is built.
     pub fn search_index(&self) -> &super::search_index::SearchIndex {
-        &self.search
+        static NONE_YET: std::sync::LazyLock<super::search_index::SearchIndex> =
+            std::sync::LazyLock::new(Default::default);
+        self.search.get().unwrap_or(&NONE_YET)
+    }
+    /// Builds its search index when it has none and its store indexes at all; the spans it
+    /// indexed.
+    pub(super) fn build_search_index(&self) -> usize {
+        if self.indexing == Indexing::Never || self.search.get().is_some() {
+            return 0;
+        }
+        self.search
+            .get_or_init(|| super::search_index::SearchIndex::of(&self.spans));
+        self.spans.len()
     }
     /// A copy whose search index is empty, so every query scans every span: what tests
     /// compare the indexed evaluation with.
     #[doc(hidden)]
     pub fn without_search_index(&self) -> Invocation {
         Invocation {
-            search: super::search_index::SearchIndex::default(),
+            search: OnceLock::new(),
             ..self.clone()
         }
     }
@@ -248,7 +261,9 @@ impl Invocation {
                 self.tree = None;
             }
         }
-        self.search.trim_slack(SMALL_RUN_SPANS);
+        if let Some(search) = self.search.get_mut() {
+            search.trim_slack(SMALL_RUN_SPANS);
+        }
     }
 
     /// Rebuilds tree, health, links and summary. O(n log n) in the invocation's span count.
@@ -270,8 +285,9 @@ impl Invocation {
         }
         self.tree = Some(Box::new(build_tree(&self.spans, &self.span_index)));
         self.summary = summarize(self);
-        if !self.unindexed {
-            self.search = super::search_index::SearchIndex::of(&self.spans);
+        self.search = OnceLock::new();
+        if self.indexing == Indexing::Now {
+            self.build_search_index();
         }
         self.work += self.spans.len() as u64;
         self.set_built(self.spans.len());

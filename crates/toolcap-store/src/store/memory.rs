@@ -313,9 +313,9 @@ impl Tally {
             self.id_maps += size_of_val(cycles.as_ref()) as u64
                 + cycles.iter().map(|k| map_entry(k, 0)).sum::<u64>();
         }
-        self.search_index += inv.search.heap_bytes() as u64;
+        self.search_index += inv.search_index().heap_bytes() as u64;
         // The texts are shared by many runs: counted once.
-        if let Some((address, bytes)) = inv.search.shared_heap() {
+        if let Some((address, bytes)) = inv.search_index().shared_heap() {
             self.search_index += self.once_at(address, bytes);
         }
     }

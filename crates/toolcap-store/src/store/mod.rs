@@ -10,7 +10,7 @@ use foldhash::{HashMap, HashSet};
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 mod budget;
 mod grow;
@@ -221,8 +221,11 @@ pub struct Invocation {
     /// Keeps its tree however small it is (see [`Store::keeping_every_tree`]).
     keeps_tree: bool,
     summary: Summary,
-    /// What queries search the spans by; grows with the tree.
-    search: search_index::SearchIndex,
+    /// What queries search the spans by; grows with the tree. Unset while it waits to be built
+    /// (a store that indexes later, see [`Indexing::Later`]): queries then test every span. A
+    /// once-cell, so it is built through a shared reference while lists and queries hold the
+    /// run.
+    search: OnceLock<search_index::SearchIndex>,
     /// Spans `0..built` are in the tree; later ones join it at the next settle (a `u32`, as
     /// [`ToolCallRef`]'s span index: a run's spans are all in memory).
     built: u32,
@@ -234,8 +237,8 @@ pub struct Invocation {
     work: u64,
     /// Some span is a provisional tool stand-in (see [`covered_stand_ins`]).
     has_stand_ins: bool,
-    /// Its store keeps no search index (see [`Store::unindexed`]).
-    unindexed: bool,
+    /// When its search index is built (its store's [`Indexing`]).
+    indexing: Indexing,
     /// The store generation its last change was settled in (see [`Invocation::changed_at`]).
     changed_at: u64,
 }
@@ -303,10 +306,25 @@ pub struct Store {
     runs_removed: u64,
     /// Invocations changed by [`Store::apply`] and not yet rebuilt by [`Store::settle`].
     unsettled: HashSet<Id>,
-    /// Runs build no search index (see [`Store::unindexed`]).
-    unindexed: bool,
+    /// When runs build their search index.
+    indexing: Indexing,
+    /// Runs settled since their index was last built, for [`Store::build_search_indexes`]
+    /// (a run may be named twice; one whose index is built is skipped).
+    awaiting_index: Vec<Id>,
     /// Small runs keep their tree too (see [`Store::keeping_every_tree`]).
     keeps_every_tree: bool,
+}
+
+/// When a run's search index is built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Indexing {
+    /// At every settle that changes the run.
+    #[default]
+    Now,
+    /// By [`Store::build_search_indexes`], after the settle; until then queries test every span.
+    Later,
+    /// Never: the store is read once (`dump`, `check`).
+    Never,
 }
 
 /// Runs of at most this many spans are small: once settled they give back the room kept for
@@ -325,9 +343,39 @@ impl Store {
     /// load. Queries find the same spans either way (the index only narrows).
     pub fn unindexed() -> Self {
         Store {
-            unindexed: true,
+            indexing: Indexing::Never,
             ..Default::default()
         }
+    }
+
+    /// A store whose settles leave search indexes to [`Store::build_search_indexes`], for the
+    /// TUI: reading a big file then lists every run without first indexing it, and the
+    /// indexes are built in steps once the app is idle. Queries find the same spans before
+    /// (the index only narrows which spans they test).
+    pub fn indexing_later(mut self) -> Self {
+        self.indexing = Indexing::Later;
+        self
+    }
+
+    /// Whether some settled run still waits for its search index.
+    pub fn has_search_indexes_to_build(&self) -> bool {
+        !self.awaiting_index.is_empty()
+    }
+
+    /// Builds the search indexes of runs waiting for one, until about `span_budget` spans are
+    /// indexed; true when some are left. Runs held by lists or queries are not copied: the
+    /// index is set through the shared run.
+    pub fn build_search_indexes(&mut self, span_budget: usize) -> bool {
+        let mut indexed = 0;
+        while indexed < span_budget {
+            let Some(id) = self.awaiting_index.pop() else {
+                break;
+            };
+            if let Some(run) = self.invocations.get(&id) {
+                indexed += run.build_search_index();
+            }
+        }
+        self.has_search_indexes_to_build()
     }
 
     /// A store whose small runs keep their tree between settles, as big runs do, so spans
@@ -531,6 +579,15 @@ impl Store {
         self.recount();
         self.enforce_budget();
         self.generation += 1;
+        if self.indexing == Indexing::Later {
+            self.awaiting_index.extend(changed.iter().cloned());
+            // A run changed at every settle is named once per settle until the steps run:
+            // names past twice the runs are duplicates.
+            if self.awaiting_index.len() > 2 * self.invocations.len() {
+                self.awaiting_index.sort_unstable();
+                self.awaiting_index.dedup();
+            }
+        }
         changed
     }
 
@@ -539,7 +596,7 @@ impl Store {
             self.arrivals += 1;
             self.stats.invocations_seen += 1;
             let mut run = Invocation::new(id.clone(), self.arrivals);
-            run.unindexed = self.unindexed;
+            run.indexing = self.indexing;
             run.keeps_tree = self.keeps_every_tree;
             self.invocations.insert(id.clone(), Arc::new(run));
         }

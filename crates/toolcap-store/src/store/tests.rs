@@ -578,3 +578,55 @@ fn runs_are_ordered_by_start_then_id() {
         .collect();
     assert_eq!(oldest, newest.iter().rev().cloned().collect::<Vec<_>>());
 }
+
+/// A store that indexes later lists its runs at once and builds their indexes in steps,
+/// through the runs other holders share (nothing is copied), to the index settling builds.
+#[test]
+fn a_store_that_indexes_later_builds_the_same_indexes_in_steps() {
+    let spans = || {
+        (0..40)
+            .map(|n| span(&format!("t{}", n % 8), &format!("s{n}"), None, n))
+            .collect::<Vec<_>>()
+    };
+    let mut now = Store::new();
+    ingest(&mut now, spans());
+    let mut later = Store::new().indexing_later();
+    ingest(&mut later, spans());
+    let held: Vec<Arc<Invocation>> = later.invocations.values().cloned().collect();
+    let needle = "span s1";
+    let candidates = |store: &Store, id: &str| {
+        let run = store.get(id).unwrap();
+        run.search_index()
+            .candidates(needle, search_index::Fields::all(), run.spans.len())
+    };
+    assert!(later.has_search_indexes_to_build());
+    assert_eq!(
+        candidates(&later, "t1"),
+        Some((0..5).collect()),
+        "before its index, every span of a run is a candidate"
+    );
+    let mut steps = 0;
+    while later.build_search_indexes(10) {
+        steps += 1;
+    }
+    assert!(steps >= 2, "40 spans in steps of 10 take several steps");
+    assert!(!later.has_search_indexes_to_build());
+    for id in (0..8).map(|n| format!("t{n}")) {
+        assert_eq!(candidates(&later, &id), candidates(&now, &id), "run {id}");
+    }
+    assert_ne!(candidates(&later, "t1"), Some((0..5).collect()));
+    for run in &held {
+        let stored = later.invocations.get(&run.id).unwrap();
+        assert!(Arc::ptr_eq(run, stored), "run {} was not copied", run.id);
+    }
+}
+
+#[test]
+fn a_store_that_never_indexes_has_no_indexes_to_build() {
+    let mut store = Store::unindexed();
+    ingest(&mut store, vec![span("t", "root", None, 1)]);
+    assert!(!store.has_search_indexes_to_build());
+    assert!(!store.build_search_indexes(usize::MAX));
+    let run = store.get("t").unwrap();
+    assert_eq!(run.search_index().heap_bytes(), 0);
+}
