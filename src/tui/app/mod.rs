@@ -22,7 +22,7 @@ pub mod triage;
 pub use filter::{
     INLINE_RUNS, ListFilter, SCREENS_WHILE_SEARCHING, finish_search, receive_search_result,
 };
-pub use gold_diff::{DiffOverlay, GoldContext};
+pub use gold_diff::GoldContext;
 pub use listing::{ListRow, ListView, SortKey};
 pub use refresh::refresh;
 pub use triage::TriageView;
@@ -37,6 +37,8 @@ use super::config::Config;
 use super::inspect;
 use super::keymap::Scope;
 use super::layout::Regions;
+use super::overlays::diff::DiffOverlay;
+use super::overlays::{Outcome, Overlay, help, problems};
 use crate::redact::Reveal;
 use crate::sources::{IngestEvent, SourceStatus};
 use crate::store::{Invocation, Store};
@@ -110,10 +112,10 @@ pub struct App {
     pub config: Config,
     pub reveal: Reveal,
     pub focus: Pane,
-    pub show_help: bool,
-    pub show_problems: bool,
-    /// Scroll of whichever overlay (help or problems) is open.
-    pub help_scroll: usize,
+    /// The help, problems or gold diff view over the panes, while open; it has the keys.
+    pub overlay: Option<Overlay>,
+    /// The detail pane has the whole body. Not an overlay: the global keys still work in it,
+    /// and the overlays open over it and close back to it.
     pub payload_fullscreen: bool,
     /// Typing into the search line.
     pub searching: bool,
@@ -143,8 +145,6 @@ pub struct App {
     pub version: u64,
     /// Golds known to the app (`--gold`, sidecars, golds in traces) and list scores.
     pub gold: GoldContext,
-    /// The gold-vs-actual overlay, while open.
-    pub diff: Option<DiffOverlay>,
     /// Facets of the listed runs and the failure queue (`n`/`N`, `]`/`[`).
     pub triage: TriageView,
     pub sort: SortKey,
@@ -173,9 +173,7 @@ impl App {
             config,
             reveal,
             focus: Pane::List,
-            show_help: false,
-            show_problems: false,
-            help_scroll: 0,
+            overlay: None,
             payload_fullscreen: false,
             searching: false,
             search: String::new(),
@@ -196,7 +194,6 @@ impl App {
             detail: DetailView::default(),
             version: 0,
             gold: GoldContext::default(),
-            diff: None,
             triage: TriageView::default(),
             sort: SortKey::default(),
             folded_conversations: HashSet::new(),
@@ -305,6 +302,11 @@ impl App {
         self.sources
             .iter()
             .any(|s| matches!(s, SourceStatus::Reading { read, total, .. } if read < total))
+    }
+
+    /// The gold diff, while open.
+    pub fn gold_diff(&self) -> Option<&DiffOverlay> {
+        self.overlay.as_ref().and_then(Overlay::gold_diff)
     }
 
     pub fn is_collapsed(&self, inv: &str, span_id: &str) -> bool {
@@ -433,37 +435,30 @@ pub fn update(app: &mut App, action: Action) {
         // Whatever the user is looking at must not be swapped for a newer run under them.
         app.follow_newest = false;
     }
-    if app.show_help || app.show_problems {
-        match action {
-            Action::Down => app.help_scroll += 1,
-            Action::Up => app.help_scroll = app.help_scroll.saturating_sub(1),
-            Action::PageDown => app.help_scroll += 10,
-            Action::PageUp => app.help_scroll = app.help_scroll.saturating_sub(10),
-            Action::Top => app.help_scroll = 0,
-            Action::ToggleHelp | Action::ToggleProblems | Action::Cancel => {
-                app.show_help = false;
-                app.show_problems = false;
+    // The open overlay has the first say. It runs taken out of the app, so it can act on the
+    // rest of the app; what it leaves (quit, resize, reveal) goes on below with it still open.
+    if let Some(mut overlay) = app.overlay.take() {
+        match overlay.update(action, app) {
+            Outcome::Handled => app.overlay = Some(overlay),
+            Outcome::Close => {}
+            Outcome::NotHandled => {
+                app.overlay = Some(overlay);
+                apply_to_panes(app, action);
             }
-            Action::Quit => app.should_quit = true,
-            Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
-            _ => {}
         }
-        refresh(app);
-        return;
+    } else {
+        apply_to_panes(app, action);
     }
-    if app.diff.is_some() && gold_diff::apply(app, action) {
-        refresh(app);
-        return;
-    }
+    refresh(app);
+}
+
+/// An action no overlay took: the panes, the search prompt and the global keys.
+fn apply_to_panes(app: &mut App, action: Action) {
     match action {
         Action::Quit => app.should_quit = true,
-        Action::ToggleHelp => {
-            app.show_help = true;
-            app.help_scroll = 0;
-        }
+        Action::ToggleHelp => app.overlay = Some(Overlay::Help(help::Help::default())),
         Action::ToggleProblems => {
-            app.show_problems = true;
-            app.help_scroll = 0;
+            app.overlay = Some(Overlay::Problems(problems::Problems::default()));
         }
         Action::ToggleReveal => {
             app.reveal = app.reveal.toggled();
@@ -557,7 +552,6 @@ pub fn update(app: &mut App, action: Action) {
         | Action::CycleAlignment
         | Action::GoToCall => {}
     }
-    refresh(app);
 }
 
 #[cfg(test)]

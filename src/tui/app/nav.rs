@@ -231,6 +231,23 @@ pub(super) fn reveal_row(app: &mut App, row: usize) {
     }
 }
 
+impl App {
+    /// Selects span `span` (an index into the run's spans) of run `invocation` in the tree,
+    /// unfolding what hides it, and focuses the tree: the gold diff's "go to the call".
+    pub(crate) fn show_span_in_tree(&mut self, invocation: &str, span: usize) {
+        let Some(row) = self
+            .store
+            .get(invocation)
+            .and_then(|inv| inv.tree().row_of(span))
+        else {
+            return;
+        };
+        reveal_row(self, row);
+        select_row(self, row);
+        self.focus = Pane::Tree;
+    }
+}
+
 pub(super) fn jump_to_requester(app: &mut App) {
     let target = app
         .invocation()
