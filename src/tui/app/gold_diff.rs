@@ -192,7 +192,7 @@ pub(super) fn refresh_scores(app: &mut App) {
     let start = app.list.offset;
     let ids: Vec<Id> = app
         .list
-        .runs
+        .runs()
         .iter()
         .skip(start)
         .take(SCORED_ROWS)
@@ -294,7 +294,7 @@ pub(super) fn score_offscreen(app: &mut App) -> bool {
     let mut scored = 0;
     let mut next = start;
     while next < end && scored < OFFSCREEN_SCORED {
-        let id = app.list.runs[next].id.clone();
+        let id = app.list.runs()[next].id.clone();
         next += 1;
         if needs_score(app, &id) {
             score_one(app, id);

@@ -14,6 +14,7 @@ mod filter;
 mod find;
 mod gold_diff;
 pub mod listing;
+mod memo;
 mod memory_release;
 mod nav;
 mod refresh;
@@ -24,8 +25,9 @@ pub use filter::{
 };
 pub use gold_diff::GoldContext;
 pub use listing::{ListRow, ListView, SortKey};
+pub use memo::Memo;
 pub use refresh::refresh;
-pub use triage::TriageView;
+pub use triage::{TriageKey, TriageView};
 
 use nav::{
     click, collapse_all, collapse_or_parent, jump_to_requester, move_by, page, scroll_at, set_fold,
@@ -80,29 +82,53 @@ impl Pane {
 #[derive(Debug, Default, Clone)]
 pub struct TreeView {
     /// Indices into `tree().rows`, ascending.
-    pub visible: Vec<usize>,
+    pub visible: Memo<TreeKey, Vec<usize>>,
     pub offset: usize,
-    key: Option<(u64, String, u64)>,
 }
 
-/// The detail pane's lines for the selected span.
+/// What the visible tree rows are computed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeKey {
+    generation: u64,
+    invocation: String,
+    /// Bumped by every fold and by every change of the find's matches (only-matches view).
+    folds: u64,
+}
+
+/// The detail pane for the selected span.
 #[derive(Debug, Default, Clone)]
 pub struct DetailView {
-    pub lines: Vec<Line<'static>>,
-    /// First line of the payload sections (the full-screen view opens there).
-    pub payload_start: usize,
+    /// The selected span's lines, computed once per span, mode, width and store change.
+    pub content: Memo<DetailKey, DetailLines>,
     pub scroll: usize,
-    key: Option<DetailKey>,
+    /// The payloads of the span last shown: read (from memory or disk) once per span, not
+    /// per rebuild of its lines.
     payloads: Option<(String, String, inspect::LoadedPayloads)>,
 }
 
-/// (store generation, gold scores version, invocation, span, mode, width).
-type DetailKey = (u64, u64, String, String, Reveal, u16);
+/// The detail pane's lines.
+#[derive(Debug, Default, Clone)]
+pub struct DetailLines {
+    pub lines: Vec<Line<'static>>,
+    /// First line of the payload sections (the full-screen view opens there).
+    pub payload_start: usize,
+}
+
+/// What the detail lines are computed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailKey {
+    generation: u64,
+    gold_scores: u64,
+    invocation: String,
+    span: String,
+    reveal: Reveal,
+    width: u16,
+}
 
 impl DetailView {
     /// Makes the next refresh rebuild the lines (and keep the scroll set by the caller).
     pub fn force_rebuild(&mut self) {
-        self.key = None;
+        self.content.invalidate();
     }
 }
 
@@ -146,7 +172,7 @@ pub struct App {
     /// Golds known to the app (`--gold`, sidecars, golds in traces) and list scores.
     pub gold: GoldContext,
     /// Facets of the listed runs and the failure queue (`n`/`N`, `]`/`[`).
-    pub triage: TriageView,
+    pub triage: Memo<TriageKey, TriageView>,
     pub sort: SortKey,
     /// Folded conversation rows, by conversation id.
     pub folded_conversations: HashSet<String>,
@@ -194,7 +220,7 @@ impl App {
             detail: DetailView::default(),
             version: 0,
             gold: GoldContext::default(),
-            triage: TriageView::default(),
+            triage: Memo::default(),
             sort: SortKey::default(),
             folded_conversations: HashSet::new(),
             folded_version: 0,
@@ -211,7 +237,7 @@ impl App {
 
     /// The regions the next frame will use (page sizes, scroll windows).
     pub fn regions(&self) -> Regions {
-        Regions::compute(self.screen, self.payload_fullscreen, self.list.rows.len())
+        Regions::compute(self.screen, self.payload_fullscreen, self.list.rows().len())
     }
 
     /// The scopes keys are looked up in, most specific first.
@@ -250,7 +276,7 @@ impl App {
         self.tree.visible.binary_search(&row).ok()
     }
 
-    /// Position of the list cursor within `list.rows`: the selected conversation's row, the
+    /// Position of the list cursor within `list.rows()`: the selected conversation's row, the
     /// selected run's row, or its conversation's row when the run is folded away.
     pub fn selected_list_position(&self) -> Option<usize> {
         if let Some(conversation) = &self.selected_conversation
@@ -260,7 +286,7 @@ impl App {
         }
         let pos = self.selected_order_position()?;
         self.list
-            .rows
+            .rows()
             .iter()
             .position(|r| *r == ListRow::Invocation(pos))
             .or_else(|| {
@@ -269,14 +295,14 @@ impl App {
             })
     }
 
-    /// Position of the selected run in reading order (`list.runs`).
+    /// Position of the selected run in reading order (`list.runs()`).
     pub fn selected_order_position(&self) -> Option<usize> {
         self.list.position(self.selected_invocation.as_ref()?)
     }
 
     fn conversation_row(&self, conversation: &str) -> Option<usize> {
         self.list
-            .rows
+            .rows()
             .iter()
             .position(|r| matches!(r, ListRow::Conversation { id, .. } if id == conversation))
     }
@@ -463,7 +489,7 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::ToggleReveal => {
             app.reveal = app.reveal.toggled();
             // Payload text is searched only while revealed: results depend on the mode.
-            app.list.key = None;
+            app.list.force_rebuild();
             app.find.computed_at = None;
         }
         Action::ToggleDiff => gold_diff::open(app),
@@ -540,7 +566,7 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::TogglePayloadFullscreen => {
             app.payload_fullscreen = !app.payload_fullscreen;
             // Rebuilt at the new width below; the payload then opens at its first line.
-            app.detail.key = None;
+            app.detail.force_rebuild();
         }
         Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
         Action::Click { column, row } => click(app, column, row),

@@ -15,7 +15,7 @@ use super::layout::Regions;
 /// Draws the whole screen for the current state and returns the regions it drew the panes
 /// in, which the event loop hands back to the app for mouse hit-testing.
 pub fn render(frame: &mut Frame, app: &App) -> Regions {
-    let regions = Regions::compute(frame.area(), app.payload_fullscreen, app.list.rows.len());
+    let regions = Regions::compute(frame.area(), app.payload_fullscreen, app.list.rows().len());
     if !app.payload_fullscreen {
         list::render(frame, regions.list, app);
         tree::render(frame, regions.tree, app);
