@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use super::action::Action;
 use super::app::{self, App};
-use super::overlays::Overlay;
+use super::overlays::OverlayKind;
 use super::ui;
 use crate::query::worker::Chunk;
 use crate::sources::IngestEvent;
@@ -48,8 +48,8 @@ async fn next_results(
 pub fn action_for_event(app: &App, event: &Event) -> Option<Action> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
-            if let Some(overlay) = Overlay::open(app) {
-                return overlay.action_for_key(app, key);
+            if let Some(taking) = OverlayKind::taking_keys(app) {
+                return taking.action_for_key(app, key);
             }
             app.config.keymap.lookup(&app.key_scopes(), key)
         }

@@ -314,7 +314,7 @@ fn d_on_any_turn_finds_the_conversations_gold_and_the_tui_agrees_with_check() {
         press(&mut app, "j");
     }
     press(&mut app, "d");
-    let overlay = app.diff.as_ref().expect("the conversation's gold opens");
+    let overlay = app.gold_diff().expect("the conversation's gold opens");
     assert!(overlay.report.passed());
     assert_eq!(overlay.report.actual.len(), 2);
     let screen = screen_text(&app);
@@ -359,7 +359,7 @@ fn planted_diff_app() -> App {
         },
     );
     press(&mut app, "d");
-    assert!(app.diff.is_some(), "the planted run has a gold");
+    assert!(app.gold_diff().is_some(), "the planted run has a gold");
     app
 }
 
@@ -384,7 +384,7 @@ fn the_gold_diff_masks_planted_values_in_its_title_rows_and_detail() {
         );
     }
     press(&mut app, "r");
-    assert!(app.diff.is_some(), "r keeps the overlay open");
+    assert!(app.gold_diff().is_some(), "r keeps the overlay open");
     let revealed = screen_text(&app);
     assert!(
         revealed.contains("planted.person@example.com"),
@@ -462,7 +462,7 @@ fn the_gold_diffs_verdict_column_masks_the_match_mode_it_quotes() {
     let mut seen = Vec::new();
     for _ in 0..app.list.ids().len() {
         press(&mut app, "d");
-        if app.diff.is_some() {
+        if app.gold_diff().is_some() {
             seen.push(screen_text(&app));
             press(&mut app, "<esc>");
         }

@@ -51,7 +51,7 @@ fn d_opens_the_diff_of_the_selected_run_and_esc_closes_it() {
     let mut app = app_with_gold();
     assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
     press(&mut app, "d");
-    let overlay = app.diff.as_ref().expect("the overlay is open");
+    let overlay = app.gold_diff().expect("the overlay is open");
     assert_eq!(overlay.invocation, "trip");
     let screen = screen_text(&app);
     assert!(screen.contains("book_hotel"), "{screen}");
@@ -60,7 +60,7 @@ fn d_opens_the_diff_of_the_selected_run_and_esc_closes_it() {
         "footer hints: {screen}"
     );
     press(&mut app, "<esc>");
-    assert!(app.diff.is_none());
+    assert!(app.gold_diff().is_none());
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn enter_jumps_to_the_failed_calls_span_in_the_tree() {
     press(&mut app, "d");
     // The overlay starts on the first differing row: the failed get_weather call.
     press(&mut app, "<enter>");
-    assert!(app.diff.is_none(), "jumping closes the overlay");
+    assert!(app.gold_diff().is_none(), "jumping closes the overlay");
     let inv = app.invocation().expect("trip stays selected");
     let span = app.selected_span_index().expect("a span is selected");
     assert_eq!(inv.spans[span].span_id, "tool2");
@@ -92,7 +92,7 @@ fn argument_values_stay_redacted_in_the_diff_until_r() {
     assert!(!screen_text(&app).contains(SECRET_CITY));
     press(&mut app, "r");
     assert!(
-        app.diff.is_some(),
+        app.gold_diff().is_some(),
         "r toggles redaction without closing the overlay"
     );
     let revealed = screen_text(&app);
@@ -124,7 +124,7 @@ fn a_run_without_gold_says_how_to_give_it_one() {
     press(&mut app, "j");
     assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
     press(&mut app, "d");
-    assert!(app.diff.is_none());
+    assert!(app.gold_diff().is_none());
     let message = app.message.clone().unwrap_or_default();
     assert!(message.contains("--gold"), "{message}");
 }

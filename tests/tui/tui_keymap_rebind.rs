@@ -9,6 +9,7 @@ use toolcap::sources::IngestEvent;
 use toolcap::tui::app::{self, App};
 use toolcap::tui::config;
 use toolcap::tui::event_loop::action_for_event;
+use toolcap::tui::overlays::Overlay;
 use toolcap::tui::overlays::help::help_lines;
 
 use crate::support::{press, sample_app, screen_text};
@@ -93,9 +94,12 @@ fn the_footer_status_bar_and_pane_titles_name_the_rebound_keys() {
 fn the_help_overlay_lists_the_rebound_keys_and_its_title_names_them() {
     let mut app = rebound_app();
     press(&mut app, "?");
-    assert!(!app.show_help, "? is unbound");
+    assert!(
+        !matches!(app.overlay, Some(Overlay::Help(_))),
+        "? is unbound"
+    );
     function_key(&mut app, 1);
-    assert!(app.show_help);
+    assert!(matches!(app.overlay, Some(Overlay::Help(_))));
     let screen = screen_text(&app);
     assert!(
         screen.contains("Keys — F1 or F2 closes, F11/k scroll"),
@@ -114,18 +118,18 @@ fn the_help_overlay_lists_the_rebound_keys_and_its_title_names_them() {
     assert!(!entry("?", "help"), "the unbound key is not listed");
     assert!(help.iter().any(|l| l == "Gold diff view (F4)"), "{help:#?}");
     function_key(&mut app, 2);
-    assert!(!app.show_help);
+    assert!(!matches!(app.overlay, Some(Overlay::Help(_))));
 }
 
 #[test]
 fn the_problems_overlay_title_names_the_rebound_keys() {
     let mut app = rebound_app();
     function_key(&mut app, 3);
-    assert!(app.show_problems);
+    assert!(matches!(app.overlay, Some(Overlay::Problems(_))));
     let screen = screen_text(&app);
     assert!(screen.contains("Problems — F3 or F2 closes"), "{screen}");
     function_key(&mut app, 2);
-    assert!(!app.show_problems);
+    assert!(!matches!(app.overlay, Some(Overlay::Problems(_))));
 }
 
 #[test]
@@ -134,8 +138,7 @@ fn the_diff_overlay_footer_and_title_name_the_rebound_keys() {
     assert_eq!(app.selected_invocation.as_deref(), Some("trip"));
     function_key(&mut app, 4);
     let selected = app
-        .diff
-        .as_ref()
+        .gold_diff()
         .expect("F4 opens the diff")
         .state
         .selected_row;
@@ -151,11 +154,11 @@ fn the_diff_overlay_footer_and_title_name_the_rebound_keys() {
     );
     // The old key does nothing here now.
     press(&mut app, "n");
-    assert_eq!(app.diff.as_ref().unwrap().state.selected_row, selected);
+    assert_eq!(app.gold_diff().unwrap().state.selected_row, selected);
     function_key(&mut app, 11);
-    assert_eq!(app.diff.as_ref().unwrap().state.selected_row, selected + 1);
+    assert_eq!(app.gold_diff().unwrap().state.selected_row, selected + 1);
     function_key(&mut app, 2);
-    assert!(app.diff.is_none());
+    assert!(app.gold_diff().is_none());
 }
 
 #[test]

@@ -5,6 +5,9 @@ use toolcap::model::{Batch, Span, SpanKind};
 use toolcap::redact::Reveal;
 use toolcap::sources::IngestEvent;
 use toolcap::tui::app::{self, App, Pane};
+use toolcap::tui::overlays::Overlay;
+use toolcap::tui::overlays::help::Help;
+use toolcap::tui::overlays::problems::Problems;
 
 use crate::support::{SECRET_CITY, T0, all_symbols, mouse, press, sample_app, screen_text};
 
@@ -199,7 +202,7 @@ fn escape_sequences_in_trace_data_are_drawn_inert() {
 fn q_and_ctrl_c_quit_and_help_lists_every_binding() {
     let mut app = sample_app(80, 24);
     press(&mut app, "?");
-    assert!(app.show_help);
+    assert!(matches!(app.overlay, Some(Overlay::Help(_))));
     let help: String = toolcap::tui::overlays::help::help_lines(&app)
         .iter()
         .map(|l| l.to_string() + "\n")
@@ -213,7 +216,7 @@ fn q_and_ctrl_c_quit_and_help_lists_every_binding() {
         assert!(help.contains(binding.action.description().unwrap()));
     }
     press(&mut app, "<esc>");
-    assert!(!app.show_help);
+    assert!(!matches!(app.overlay, Some(Overlay::Help(_))));
     press(&mut app, "q");
     assert!(app.should_quit);
     let mut app = sample_app(80, 24);
@@ -280,6 +283,51 @@ fn mouse_click_selects_and_wheel_scrolls() {
     assert_eq!(app.selected_invocation.as_deref(), Some("hostile"));
 }
 
+/// An open overlay has the keys before the panes: movement scrolls it, either toggle closes it
+/// (never stacks the other), a click reaches nothing under it, and quitting still quits.
+#[test]
+fn an_open_overlay_takes_the_keys_and_clicks_before_the_panes() {
+    let mut app = sample_app(80, 24);
+    let first = app.selected_invocation.clone();
+    let list_body = app.regions().list_body();
+    let click_second_row = |app: &mut App| {
+        mouse(
+            app,
+            MouseEventKind::Down(MouseButton::Left),
+            5,
+            list_body.y + 1,
+        );
+    };
+    press(&mut app, "?jj");
+    assert!(matches!(
+        app.overlay,
+        Some(Overlay::Help(Help { scroll: 2 }))
+    ));
+    assert_eq!(app.selected_invocation, first, "j scrolled the help");
+    click_second_row(&mut app);
+    assert_eq!(app.selected_invocation, first, "the click hit the help");
+    press(&mut app, "p");
+    assert!(
+        app.overlay.is_none(),
+        "p closes the help, not opens the problems"
+    );
+    press(&mut app, "pj");
+    assert!(matches!(
+        app.overlay,
+        Some(Overlay::Problems(Problems { scroll: 1 }))
+    ));
+    press(&mut app, "<esc>p");
+    assert!(
+        matches!(app.overlay, Some(Overlay::Problems(Problems { scroll: 0 }))),
+        "reopened at the top"
+    );
+    press(&mut app, "q");
+    assert!(app.should_quit);
+    press(&mut app, "<esc>");
+    click_second_row(&mut app);
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+}
+
 #[test]
 fn resize_keeps_the_selection_visible() {
     let mut app = sample_app(80, 24);
@@ -323,11 +371,11 @@ fn p_lists_the_problems_the_sources_reported() {
     );
     assert!(screen_text(&app).contains("1 error (p)"));
     press(&mut app, "p");
-    assert!(app.show_problems);
+    assert!(matches!(app.overlay, Some(Overlay::Problems(_))));
     let text = screen_text(&app);
     assert!(text.contains("traces/bad.jsonl:7: not JSON␛[2J"), "{text}");
     press(&mut app, "p");
-    assert!(!app.show_problems);
+    assert!(!matches!(app.overlay, Some(Overlay::Problems(_))));
 }
 
 #[test]

@@ -45,6 +45,7 @@ fn status_line(app: &App) -> String {
 
 fn detail_text(app: &App) -> String {
     app.detail
+        .content
         .lines
         .iter()
         .map(|l| l.to_string())
@@ -251,13 +252,13 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
     let mut app = app_over("judged-only", 120, 40);
     let conversation_row = app
         .list
-        .rows
+        .rows()
         .iter()
         .position(
             |r| matches!(r, ListRow::Conversation { id, turns: 2, .. } if id == "conv-refund"),
         )
         .expect("conv-refund has a conversation row");
-    let turns: Vec<&Id> = app.list.rows[conversation_row + 1..conversation_row + 3]
+    let turns: Vec<&Id> = app.list.rows()[conversation_row + 1..conversation_row + 3]
         .iter()
         .map(|r| app.list.row_id(r).unwrap_or_else(|| panic!("{r:?}")))
         .collect();
@@ -269,7 +270,7 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
         ]
     );
     // The single-turn conversation is not grouped.
-    assert!(app.list.rows.iter().any(|r| {
+    assert!(app.list.rows().iter().any(|r| {
         app.list
             .row_id(r)
             .is_some_and(|id| id == "sim-judged-only/conv-hours/turn-0")
@@ -289,7 +290,7 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
     }
     press(&mut app, "h");
     assert!(app.folded_conversations.contains("conv-refund"));
-    assert_eq!(app.list.rows.len(), 2);
+    assert_eq!(app.list.rows().len(), 2);
     assert_eq!(app.selected_list_position(), Some(conversation_row));
     // The queue still reaches a turn inside a folded conversation, unfolding it.
     press(&mut app, "n");
@@ -308,7 +309,7 @@ fn genai_conversation_ids_and_openinference_sessions_group_runs() {
     let app = app_over("conversations/genai-conversation.otlp.json", 120, 40);
     let conversations: Vec<(String, usize)> = app
         .list
-        .rows
+        .rows()
         .iter()
         .filter_map(|r| match r {
             ListRow::Conversation { id, turns, .. } => Some((id.clone(), *turns)),
@@ -320,7 +321,7 @@ fn genai_conversation_ids_and_openinference_sessions_group_runs() {
         [("sess-9".to_owned(), 2), ("chat-42".to_owned(), 2)]
     );
     // chat-7 has one run: a plain row.
-    assert!(app.list.rows.iter().any(|r| {
+    assert!(app.list.rows().iter().any(|r| {
         app.list
             .row_id(r)
             .is_some_and(|id| id == "33333333333333333333333333333333")
@@ -337,7 +338,7 @@ fn openai_agents_group_ids_group_traces() {
     let app = app_over("conversations/openai-agents-groups.jsonl", 120, 40);
     let grouped: Vec<(String, usize)> = app
         .list
-        .rows
+        .rows()
         .iter()
         .filter_map(|r| match r {
             ListRow::Conversation { id, turns, .. } => Some((id.clone(), *turns)),
@@ -351,7 +352,7 @@ fn openai_agents_group_ids_group_traces() {
         "{grouped:?}"
     );
     let mut nested = 0;
-    for inv in &app.list.runs {
+    for inv in app.list.runs() {
         let id = inv.id.to_string();
         if let Some(conversation) = app.list.conversation_of(&id) {
             assert_eq!(
@@ -389,7 +390,7 @@ fn s_cycles_the_sort_key_and_the_list_header_says_which() {
     // Lowest score first: the first listed run with a score has the lowest one.
     let scores: Vec<f64> = app
         .list
-        .rows
+        .rows()
         .iter()
         .filter_map(|r| match r {
             ListRow::Invocation(_) => app.store.get(app.list.row_id(r)?)?.eval()?.score,

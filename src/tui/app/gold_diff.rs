@@ -1,26 +1,19 @@
-//! The gold-vs-actual overlay (`d`): which gold applies, the report, and the actions inside it.
-//! The view itself (keys, drawing) is [`crate::tui::overlays::diff`].
+//! Golds for the gold-vs-actual overlay (`d`) and the list's scores: which gold applies to a
+//! run, its report, and opening the overlay. The overlay itself (its state, keys and drawing)
+//! is [`crate::tui::overlays::diff`].
 
-use super::{App, Pane, nav};
+use super::App;
 use crate::gold::check::{SidecarCache, origin_file, report_in};
 use crate::gold::conversation::{Conversations, conversation_of, passes_for};
 use crate::gold::report::{CheckOptions, DiffReport};
 use crate::gold::source::GoldFile;
 use crate::model::{AsId, Id};
-use crate::tui::action::Action;
-use crate::tui::overlays::diff::{DiffAction, DiffViewState};
+use crate::tui::overlays::Overlay;
+use crate::tui::overlays::diff::DiffOverlay;
 
 /// How many visible list rows get a gold score computed per refresh: scores need payloads
 /// (arguments), so only what is on screen is scored, and each again only when it changed.
 const SCORED_ROWS: usize = 200;
-
-/// Everything the overlay needs; dropped when it closes.
-#[derive(Debug)]
-pub struct DiffOverlay {
-    pub invocation: String,
-    pub report: DiffReport,
-    pub state: DiffViewState,
-}
 
 /// Golds the TUI knows about: `--gold`, sidecars, and those the traces carry.
 #[derive(Debug, Default)]
@@ -141,7 +134,6 @@ pub(super) fn open(app: &mut App) {
     };
     match report(app, &id) {
         Some(report) => {
-            let state = DiffViewState::new(&report);
             app.message = report
                 .conversation
                 .as_ref()
@@ -152,49 +144,13 @@ pub(super) fn open(app: &mut App) {
                         scope.turns.len()
                     )
                 });
-            app.diff = Some(DiffOverlay {
-                invocation: id,
-                report,
-                state,
-            });
+            app.overlay = Some(Overlay::GoldDiff(Box::new(DiffOverlay::new(id, report))));
         }
         None => app.message = Some(
             "no gold for this invocation: pass --gold FILE or put NAME.gold.json or gold.json beside the trace"
                 .into(),
         ),
     }
-}
-
-/// Applies an action while the overlay is open; `false` leaves it to the app (reveal, quit,
-/// resize). The mouse does nothing here: the panes it would hit are hidden under the overlay.
-pub(super) fn apply(app: &mut App, action: Action) -> bool {
-    if matches!(
-        action,
-        Action::Click { .. } | Action::ScrollUp { .. } | Action::ScrollDown { .. }
-    ) {
-        return true;
-    }
-    let Some(overlay) = app.diff.as_mut() else {
-        return false;
-    };
-    match crate::tui::overlays::diff::apply(&mut overlay.state, &mut overlay.report, action) {
-        DiffAction::None => {}
-        DiffAction::NotMine => return false,
-        DiffAction::Close => app.diff = None,
-        DiffAction::JumpToSpan(span) => {
-            let row = app
-                .store
-                .get(&overlay.invocation)
-                .and_then(|inv| inv.tree().row_of(span));
-            app.diff = None;
-            if let Some(row) = row {
-                nav::reveal_row(app, row);
-                nav::select_row(app, row);
-                app.focus = Pane::Tree;
-            }
-        }
-    }
-    true
 }
 
 /// What a run's score depends on: its spans (which only grow or get re-read) and its gold.
@@ -236,7 +192,7 @@ pub(super) fn refresh_scores(app: &mut App) {
     let start = app.list.offset;
     let ids: Vec<Id> = app
         .list
-        .runs
+        .runs()
         .iter()
         .skip(start)
         .take(SCORED_ROWS)
@@ -338,7 +294,7 @@ pub(super) fn score_offscreen(app: &mut App) -> bool {
     let mut scored = 0;
     let mut next = start;
     while next < end && scored < OFFSCREEN_SCORED {
-        let id = app.list.runs[next].id.clone();
+        let id = app.list.runs()[next].id.clone();
         next += 1;
         if needs_score(app, &id) {
             score_one(app, id);

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::Memo;
 use crate::model::Id;
 use crate::store::Invocation;
 
@@ -82,15 +83,20 @@ pub enum ListRow {
 
 /// The list's order: every listed invocation (members of folded conversations too, for the
 /// failure queue) and the rows shown.
+#[derive(Debug, Default, Clone)]
 pub struct Arranged {
+    /// Every listed invocation in reading order (turns of folded conversations included).
+    /// Emptied just before the store changes (see [`ListView::release`]).
     pub runs: Vec<Arc<Invocation>>,
+    /// The rows drawn: conversation rows and the invocations not folded away.
     pub rows: Vec<ListRow>,
     /// By position in `runs`: the row of the conversation the run sits under, or
-    /// [`NOT_GROUPED`] (empty when no run is grouped).
+    /// [`NOT_GROUPED`] (empty when no run is grouped). Four bytes a run, where a map from
+    /// ids to conversation texts held two copied texts for each.
     pub conversation_rows: Vec<u32>,
 }
 
-/// In [`ListView::conversation_rows`]: the run sits under no conversation.
+/// In [`Arranged::conversation_rows`]: the run sits under no conversation.
 pub const NOT_GROUPED: u32 = u32::MAX;
 
 /// Sorts `listed` by `key` (a pass that only checks, when it already is in that order, as the
@@ -190,20 +196,10 @@ pub fn arrange(
 /// The invocation list as shown: filtered by the search, sorted, conversations grouped.
 #[derive(Debug, Default, Clone)]
 pub struct ListView {
-    /// Every listed invocation in reading order (turns of folded conversations included).
-    /// Emptied just before the store changes (see [`ListView::release`]).
-    pub runs: Vec<Arc<Invocation>>,
-    /// The rows drawn: conversation rows and the invocations not folded away.
-    pub rows: Vec<ListRow>,
-    /// By position in `runs`: the row of the conversation the run sits under, or
-    /// [`NOT_GROUPED`] (empty when no run is grouped). Four bytes a run, where a map from
-    /// ids to conversation texts held two copied texts for each.
-    pub conversation_rows: Vec<u32>,
+    pub(super) arranged: Memo<ListKey, Arranged>,
     pub offset: usize,
-    /// Bumped whenever `ids` were rebuilt, for views derived from them.
+    /// Bumped whenever the runs were rebuilt, for views derived from them.
     pub version: u64,
-    /// (store generation, text of the query shown, sort, folds version, filter version).
-    pub(super) key: Option<(u64, String, SortKey, u64, u64)>,
     /// Where the selected run was in reading order when the runs were released.
     pub(super) released_at: Option<usize>,
     /// Where the last position asked for was found: the cursor moves a row at a time, so the
@@ -230,23 +226,52 @@ impl FoundAt {
     }
 }
 
+/// What the list is arranged from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListKey {
+    pub(super) generation: u64,
+    /// The text of the query whose matches are shown.
+    pub(super) query: String,
+    pub(super) sort: SortKey,
+    /// Bumped by every fold or unfold of a conversation.
+    pub(super) folds: u64,
+    /// Bumped whenever the search's matches shown change.
+    pub(super) filter: u64,
+}
+
 impl ListView {
+    /// Every listed invocation in reading order (see [`Arranged::runs`]).
+    pub fn runs(&self) -> &[Arc<Invocation>] {
+        &self.arranged.runs
+    }
+
+    /// The rows drawn (see [`Arranged::rows`]).
+    pub fn rows(&self) -> &[ListRow] {
+        &self.arranged.rows
+    }
+
+    /// Makes the next refresh arrange the list again (the search's results depend on the
+    /// reveal mode).
+    pub fn force_rebuild(&mut self) {
+        self.arranged.invalidate();
+    }
+
     /// The listed runs' ids in reading order.
     pub fn ids(&self) -> Vec<String> {
-        self.runs.iter().map(|inv| inv.id.to_string()).collect()
+        self.runs().iter().map(|inv| inv.id.to_string()).collect()
     }
 
     /// The id of the run at `pos` in reading order.
     pub fn id(&self, pos: usize) -> Option<&Id> {
-        self.runs.get(pos).map(|inv| &inv.id)
+        self.runs().get(pos).map(|inv| &inv.id)
     }
 
     pub fn len(&self) -> usize {
-        self.runs.len()
+        self.runs().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty()
+        self.runs().is_empty()
     }
 
     /// Position of run `id` in reading order.
@@ -254,14 +279,14 @@ impl ListView {
         let near = self.last_found.get();
         let found = (near.saturating_sub(1)..near.saturating_add(2))
             .find(|&k| self.id(k).is_some_and(|at| at == id))
-            .or_else(|| self.runs.iter().position(|inv| inv.id == id))?;
+            .or_else(|| self.runs().iter().position(|inv| inv.id == id))?;
         self.last_found.set(found);
         Some(found)
     }
 
     /// The row of the conversation the run at position `pos` sits under, when it is grouped.
     pub fn conversation_row_at(&self, pos: usize) -> Option<usize> {
-        let row = *self.conversation_rows.get(pos)?;
+        let row = *self.arranged.conversation_rows.get(pos)?;
         (row != NOT_GROUPED).then_some(row as usize)
     }
 
@@ -272,7 +297,7 @@ impl ListView {
 
     /// The conversation run `id` sits under, when it is grouped under one.
     pub fn conversation_of(&self, id: &str) -> Option<&str> {
-        match self.rows.get(self.conversation_row_of(id)?)? {
+        match self.rows().get(self.conversation_row_of(id)?)? {
             ListRow::Conversation { id, .. } => Some(id),
             ListRow::Invocation(_) => None,
         }
@@ -280,7 +305,7 @@ impl ListView {
 
     /// Whether conversation `id` has a row in the list.
     pub fn has_conversation(&self, id: &str) -> bool {
-        self.rows
+        self.rows()
             .iter()
             .any(|row| matches!(row, ListRow::Conversation { id: listed, .. } if listed == id))
     }
@@ -298,11 +323,11 @@ impl ListView {
     /// was. The list is rebuilt from the changed store right after.
     pub(super) fn release(&mut self, selected: Option<&str>) {
         // Released again before a rebuild: the position was taken from the last list.
-        if self.key.is_none() && self.runs.is_empty() {
+        if self.arranged.key().is_none() && self.runs().is_empty() {
             return;
         }
         self.released_at = selected.and_then(|id| self.position(id));
-        self.runs = Vec::new();
-        self.key = None;
+        self.arranged.value_mut().runs = Vec::new();
+        self.arranged.invalidate();
     }
 }

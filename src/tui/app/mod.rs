@@ -14,6 +14,7 @@ mod filter;
 mod find;
 mod gold_diff;
 pub mod listing;
+mod memo;
 mod memory_release;
 mod nav;
 mod refresh;
@@ -22,10 +23,11 @@ pub mod triage;
 pub use filter::{
     INLINE_RUNS, ListFilter, SCREENS_WHILE_SEARCHING, finish_search, receive_search_result,
 };
-pub use gold_diff::{DiffOverlay, GoldContext};
+pub use gold_diff::GoldContext;
 pub use listing::{ListRow, ListView, SortKey};
+pub use memo::Memo;
 pub use refresh::refresh;
-pub use triage::TriageView;
+pub use triage::{TriageKey, TriageView};
 
 use nav::{
     click, collapse_all, collapse_or_parent, jump_to_requester, move_by, page, scroll_at, set_fold,
@@ -37,6 +39,8 @@ use super::config::Config;
 use super::inspect;
 use super::keymap::Scope;
 use super::layout::Regions;
+use super::overlays::diff::DiffOverlay;
+use super::overlays::{Outcome, Overlay, help, problems};
 use crate::redact::Reveal;
 use crate::sources::{IngestEvent, SourceStatus};
 use crate::store::{Invocation, Store};
@@ -78,29 +82,53 @@ impl Pane {
 #[derive(Debug, Default, Clone)]
 pub struct TreeView {
     /// Indices into `tree().rows`, ascending.
-    pub visible: Vec<usize>,
+    pub visible: Memo<TreeKey, Vec<usize>>,
     pub offset: usize,
-    key: Option<(u64, String, u64)>,
 }
 
-/// The detail pane's lines for the selected span.
+/// What the visible tree rows are computed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeKey {
+    generation: u64,
+    invocation: String,
+    /// Bumped by every fold and by every change of the find's matches (only-matches view).
+    folds: u64,
+}
+
+/// The detail pane for the selected span.
 #[derive(Debug, Default, Clone)]
 pub struct DetailView {
-    pub lines: Vec<Line<'static>>,
-    /// First line of the payload sections (the full-screen view opens there).
-    pub payload_start: usize,
+    /// The selected span's lines, computed once per span, mode, width and store change.
+    pub content: Memo<DetailKey, DetailLines>,
     pub scroll: usize,
-    key: Option<DetailKey>,
+    /// The payloads of the span last shown: read (from memory or disk) once per span, not
+    /// per rebuild of its lines.
     payloads: Option<(String, String, inspect::LoadedPayloads)>,
 }
 
-/// (store generation, gold scores version, invocation, span, mode, width).
-type DetailKey = (u64, u64, String, String, Reveal, u16);
+/// The detail pane's lines.
+#[derive(Debug, Default, Clone)]
+pub struct DetailLines {
+    pub lines: Vec<Line<'static>>,
+    /// First line of the payload sections (the full-screen view opens there).
+    pub payload_start: usize,
+}
+
+/// What the detail lines are computed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailKey {
+    generation: u64,
+    gold_scores: u64,
+    invocation: String,
+    span: String,
+    reveal: Reveal,
+    width: u16,
+}
 
 impl DetailView {
     /// Makes the next refresh rebuild the lines (and keep the scroll set by the caller).
     pub fn force_rebuild(&mut self) {
-        self.key = None;
+        self.content.invalidate();
     }
 }
 
@@ -110,10 +138,10 @@ pub struct App {
     pub config: Config,
     pub reveal: Reveal,
     pub focus: Pane,
-    pub show_help: bool,
-    pub show_problems: bool,
-    /// Scroll of whichever overlay (help or problems) is open.
-    pub help_scroll: usize,
+    /// The help, problems or gold diff view over the panes, while open; it has the keys.
+    pub overlay: Option<Overlay>,
+    /// The detail pane has the whole body. Not an overlay: the global keys still work in it,
+    /// and the overlays open over it and close back to it.
     pub payload_fullscreen: bool,
     /// Typing into the search line.
     pub searching: bool,
@@ -143,10 +171,8 @@ pub struct App {
     pub version: u64,
     /// Golds known to the app (`--gold`, sidecars, golds in traces) and list scores.
     pub gold: GoldContext,
-    /// The gold-vs-actual overlay, while open.
-    pub diff: Option<DiffOverlay>,
     /// Facets of the listed runs and the failure queue (`n`/`N`, `]`/`[`).
-    pub triage: TriageView,
+    pub triage: Memo<TriageKey, TriageView>,
     pub sort: SortKey,
     /// Folded conversation rows, by conversation id.
     pub folded_conversations: HashSet<String>,
@@ -173,9 +199,7 @@ impl App {
             config,
             reveal,
             focus: Pane::List,
-            show_help: false,
-            show_problems: false,
-            help_scroll: 0,
+            overlay: None,
             payload_fullscreen: false,
             searching: false,
             search: String::new(),
@@ -196,8 +220,7 @@ impl App {
             detail: DetailView::default(),
             version: 0,
             gold: GoldContext::default(),
-            diff: None,
-            triage: TriageView::default(),
+            triage: Memo::default(),
             sort: SortKey::default(),
             folded_conversations: HashSet::new(),
             folded_version: 0,
@@ -214,7 +237,7 @@ impl App {
 
     /// The regions the next frame will use (page sizes, scroll windows).
     pub fn regions(&self) -> Regions {
-        Regions::compute(self.screen, self.payload_fullscreen, self.list.rows.len())
+        Regions::compute(self.screen, self.payload_fullscreen, self.list.rows().len())
     }
 
     /// The scopes keys are looked up in, most specific first.
@@ -253,7 +276,7 @@ impl App {
         self.tree.visible.binary_search(&row).ok()
     }
 
-    /// Position of the list cursor within `list.rows`: the selected conversation's row, the
+    /// Position of the list cursor within `list.rows()`: the selected conversation's row, the
     /// selected run's row, or its conversation's row when the run is folded away.
     pub fn selected_list_position(&self) -> Option<usize> {
         if let Some(conversation) = &self.selected_conversation
@@ -263,7 +286,7 @@ impl App {
         }
         let pos = self.selected_order_position()?;
         self.list
-            .rows
+            .rows()
             .iter()
             .position(|r| *r == ListRow::Invocation(pos))
             .or_else(|| {
@@ -272,14 +295,14 @@ impl App {
             })
     }
 
-    /// Position of the selected run in reading order (`list.runs`).
+    /// Position of the selected run in reading order (`list.runs()`).
     pub fn selected_order_position(&self) -> Option<usize> {
         self.list.position(self.selected_invocation.as_ref()?)
     }
 
     fn conversation_row(&self, conversation: &str) -> Option<usize> {
         self.list
-            .rows
+            .rows()
             .iter()
             .position(|r| matches!(r, ListRow::Conversation { id, .. } if id == conversation))
     }
@@ -305,6 +328,11 @@ impl App {
         self.sources
             .iter()
             .any(|s| matches!(s, SourceStatus::Reading { read, total, .. } if read < total))
+    }
+
+    /// The gold diff, while open.
+    pub fn gold_diff(&self) -> Option<&DiffOverlay> {
+        self.overlay.as_ref().and_then(Overlay::gold_diff)
     }
 
     pub fn is_collapsed(&self, inv: &str, span_id: &str) -> bool {
@@ -439,42 +467,35 @@ pub fn update(app: &mut App, action: Action) {
         // Whatever the user is looking at must not be swapped for a newer run under them.
         app.follow_newest = false;
     }
-    if app.show_help || app.show_problems {
-        match action {
-            Action::Down => app.help_scroll += 1,
-            Action::Up => app.help_scroll = app.help_scroll.saturating_sub(1),
-            Action::PageDown => app.help_scroll += 10,
-            Action::PageUp => app.help_scroll = app.help_scroll.saturating_sub(10),
-            Action::Top => app.help_scroll = 0,
-            Action::ToggleHelp | Action::ToggleProblems | Action::Cancel => {
-                app.show_help = false;
-                app.show_problems = false;
+    // The open overlay has the first say. It runs taken out of the app, so it can act on the
+    // rest of the app; what it leaves (quit, resize, reveal) goes on below with it still open.
+    if let Some(mut overlay) = app.overlay.take() {
+        match overlay.update(action, app) {
+            Outcome::Handled => app.overlay = Some(overlay),
+            Outcome::Close => {}
+            Outcome::NotHandled => {
+                app.overlay = Some(overlay);
+                apply_to_panes(app, action);
             }
-            Action::Quit => app.should_quit = true,
-            Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
-            _ => {}
         }
-        refresh(app);
-        return;
+    } else {
+        apply_to_panes(app, action);
     }
-    if app.diff.is_some() && gold_diff::apply(app, action) {
-        refresh(app);
-        return;
-    }
+    refresh(app);
+}
+
+/// An action no overlay took: the panes, the search prompt and the global keys.
+fn apply_to_panes(app: &mut App, action: Action) {
     match action {
         Action::Quit => app.should_quit = true,
-        Action::ToggleHelp => {
-            app.show_help = true;
-            app.help_scroll = 0;
-        }
+        Action::ToggleHelp => app.overlay = Some(Overlay::Help(help::Help::default())),
         Action::ToggleProblems => {
-            app.show_problems = true;
-            app.help_scroll = 0;
+            app.overlay = Some(Overlay::Problems(problems::Problems::default()));
         }
         Action::ToggleReveal => {
             app.reveal = app.reveal.toggled();
             // Payload text is searched only while revealed: results depend on the mode.
-            app.list.key = None;
+            app.list.force_rebuild();
             app.find.computed_at = None;
         }
         Action::ToggleDiff => gold_diff::open(app),
@@ -551,7 +572,7 @@ pub fn update(app: &mut App, action: Action) {
         Action::TogglePayloadFullscreen => {
             app.payload_fullscreen = !app.payload_fullscreen;
             // Rebuilt at the new width below; the payload then opens at its first line.
-            app.detail.key = None;
+            app.detail.force_rebuild();
         }
         Action::Resize { width, height } => app.screen = Rect::new(0, 0, width, height),
         Action::Click { column, row } => click(app, column, row),
@@ -563,7 +584,6 @@ pub fn update(app: &mut App, action: Action) {
         | Action::CycleAlignment
         | Action::GoToCall => {}
     }
-    refresh(app);
 }
 
 #[cfg(test)]

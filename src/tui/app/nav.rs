@@ -24,7 +24,7 @@ pub(super) fn step(pos: Option<usize>, delta: isize, len: usize) -> Option<usize
 
 pub(super) fn move_by(app: &mut App, delta: isize) {
     if app.payload_fullscreen || app.focus == Pane::Detail {
-        let max = app.detail.lines.len().saturating_sub(1);
+        let max = app.detail.content.lines.len().saturating_sub(1);
         app.detail.scroll = (app.detail.scroll as isize)
             .saturating_add(delta)
             .clamp(0, max as isize) as usize;
@@ -32,7 +32,7 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
     }
     match app.focus {
         Pane::List => {
-            if let Some(pos) = step(app.selected_list_position(), delta, app.list.rows.len()) {
+            if let Some(pos) = step(app.selected_list_position(), delta, app.list.rows().len()) {
                 select_invocation(app, pos);
             }
         }
@@ -49,10 +49,10 @@ pub(super) fn move_by(app: &mut App, delta: isize) {
     }
 }
 
-/// Puts the list cursor on row `pos` of `list.rows`. On a conversation row the tree shows the
+/// Puts the list cursor on row `pos` of `list.rows()`. On a conversation row the tree shows the
 /// conversation's first turn.
 pub(super) fn select_invocation(app: &mut App, pos: usize) {
-    match app.list.rows.get(pos) {
+    match app.list.rows().get(pos) {
         Some(ListRow::Invocation(k)) => {
             app.selected_invocation = app.list.id(*k).map(crate::model::Id::to_string);
             app.selected_conversation = None;
@@ -231,6 +231,23 @@ pub(super) fn reveal_row(app: &mut App, row: usize) {
     }
 }
 
+impl App {
+    /// Selects span `span` (an index into the run's spans) of run `invocation` in the tree,
+    /// unfolding what hides it, and focuses the tree: the gold diff's "go to the call".
+    pub(crate) fn show_span_in_tree(&mut self, invocation: &str, span: usize) {
+        let Some(row) = self
+            .store
+            .get(invocation)
+            .and_then(|inv| inv.tree().row_of(span))
+        else {
+            return;
+        };
+        reveal_row(self, row);
+        select_row(self, row);
+        self.focus = Pane::Tree;
+    }
+}
+
 pub(super) fn jump_to_requester(app: &mut App) {
     let target = app
         .invocation()
@@ -262,7 +279,7 @@ pub(super) fn click(app: &mut App, column: u16, row: u16) {
         let body = regions.list_body();
         if row >= body.y && row < body.bottom() {
             let pos = app.list.offset + (row - body.y) as usize;
-            if pos < app.list.rows.len() {
+            if pos < app.list.rows().len() {
                 select_invocation(app, pos);
             }
         }

@@ -1,9 +1,11 @@
-//! Derived views (list order, visible tree rows, detail lines), recomputed only when what
-//! they depend on changed, and scroll offsets that keep every selection on screen.
+//! Derived views (list order, visible tree rows, detail lines; the failure queue is in
+//! `triage`), each a [`Memo`](super::Memo) recomputed only when its key (what it depends on)
+//! changed, and scroll offsets that keep every selection on screen.
 
 use std::collections::HashSet;
 
-use super::{App, DetailView, TreeView};
+use super::listing::ListKey;
+use super::{App, DetailKey, DetailLines, DetailView, TreeKey, TreeView};
 use crate::tui::inspect;
 use crate::tui::tree_nav::{self, scroll_to_show};
 use crate::tui::verdict::{GoldRow, verdict_lines};
@@ -22,15 +24,15 @@ pub fn refresh(app: &mut App) {
 
 pub(super) fn refresh_list(app: &mut App) {
     super::filter::sync(app);
-    let key = (
-        app.store.generation(),
-        app.filter.shown_text().to_owned(),
-        app.sort,
-        app.folded_version,
-        app.filter.version,
-    );
-    if app.list.key.as_ref() != Some(&key) {
-        let search_changed = app.list.key.as_ref().is_none_or(|k| k.1 != key.1);
+    let key = ListKey {
+        generation: app.store.generation(),
+        query: app.filter.shown_text().to_owned(),
+        sort: app.sort,
+        folds: app.folded_version,
+        filter: app.filter.version,
+    };
+    if !app.list.arranged.is_current(&key) {
+        let search_changed = app.list.arranged.key().is_none_or(|k| k.query != key.query);
         let released_at = app.list.released_at.take();
         // An evicted run leaves the cursor where it was; a new search starts at the best match.
         let previous_pos = if search_changed {
@@ -38,14 +40,15 @@ pub(super) fn refresh_list(app: &mut App) {
         } else {
             released_at.or_else(|| app.selected_order_position())
         };
-        let listed = super::filter::listed(app);
-        let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
-        let replaced = (
-            std::mem::replace(&mut app.list.runs, arranged.runs),
-            std::mem::replace(&mut app.list.rows, arranged.rows),
-            std::mem::replace(&mut app.list.conversation_rows, arranged.conversation_rows),
-        );
-        super::memory_release::drop_in_background(replaced);
+        // The filter's matches are taken from the whole app: the memo is taken out meanwhile.
+        let mut arranged = std::mem::take(&mut app.list.arranged);
+        arranged.get_or_compute(key, |_, replaced| {
+            let listed = super::filter::listed(app);
+            let arranged = super::listing::arrange(listed, app.sort, &app.folded_conversations);
+            super::memory_release::drop_in_background(replaced);
+            arranged
+        });
+        app.list.arranged = arranged;
         app.list.version += 1;
         if app
             .selected_conversation
@@ -54,7 +57,6 @@ pub(super) fn refresh_list(app: &mut App) {
         {
             app.selected_conversation = None;
         }
-        app.list.key = Some(key);
         let still_there = app.selected_order_position().is_some();
         if app.follow_newest {
             app.selected_invocation = app.list.id(0).map(crate::model::Id::to_string);
@@ -69,7 +71,7 @@ pub(super) fn refresh_list(app: &mut App) {
     if let Some(pos) = app.selected_list_position() {
         app.list.offset = scroll_to_show(app.list.offset, pos, height);
     }
-    app.list.offset = app.list.offset.min(app.list.rows.len().saturating_sub(1));
+    app.list.offset = app.list.offset.min(app.list.rows().len().saturating_sub(1));
 }
 
 pub(super) fn refresh_tree(app: &mut App) {
@@ -77,25 +79,31 @@ pub(super) fn refresh_tree(app: &mut App) {
         app.tree = TreeView::default();
         return;
     };
-    let key = (app.store.generation(), inv_id.clone(), app.fold_version);
-    if app.tree.key.as_ref() != Some(&key) {
-        let changed_invocation = app.tree.key.as_ref().is_none_or(|k| k.1 != inv_id);
+    let key = TreeKey {
+        generation: app.store.generation(),
+        invocation: inv_id.clone(),
+        folds: app.fold_version,
+    };
+    let changed_invocation = app
+        .tree
+        .visible
+        .key()
+        .is_none_or(|k| k.invocation != inv_id);
+    app.tree.visible.get_or_compute(key, |_, _| {
         let empty = HashSet::new();
         let collapsed = app.collapsed.get(&inv_id).unwrap_or(&empty);
         let only = (app.find.only_matches && (app.find.active || app.find.editing))
             .then_some(&app.find.matches);
-        app.tree.visible = app
-            .store
+        app.store
             .get(&inv_id)
             .map(|inv| match only {
                 Some(matches) => tree_nav::rows_with_ancestors(inv, matches),
                 None => tree_nav::visible_rows(inv, collapsed),
             })
-            .unwrap_or_default();
-        app.tree.key = Some(key);
-        if changed_invocation {
-            app.tree.offset = 0;
-        }
+            .unwrap_or_default()
+    });
+    if changed_invocation {
+        app.tree.offset = 0;
     }
     // A picked span that vanished or is folded away: fall back to the first visible row.
     if app.selected_visible_position().is_none()
@@ -118,17 +126,41 @@ pub(super) fn refresh_detail(app: &mut App) {
             return;
         }
     };
-    let key = (
-        app.store.generation(),
-        app.gold.version(),
-        inv_id.clone(),
-        span_id.clone(),
-        app.reveal,
+    let key = DetailKey {
+        generation: app.store.generation(),
+        gold_scores: app.gold.version(),
+        invocation: inv_id.clone(),
+        span: span_id.clone(),
+        reveal: app.reveal,
         width,
-    );
-    if app.detail.key.as_ref() == Some(&key) {
+    };
+    if app.detail.content.is_current(&key) {
         return;
     }
+    let same_span = app
+        .detail
+        .content
+        .key()
+        .is_some_and(|k| k.invocation == inv_id && k.span == span_id);
+    // Building the lines reads the whole app (a gold report, the payloads kept): the memo is
+    // taken out meanwhile.
+    let mut content = std::mem::take(&mut app.detail.content);
+    content.get_or_compute(key, |_, _| detail_lines(app, inv_id, span_id, width));
+    app.detail.content = content;
+    if !same_span {
+        app.detail.scroll = 0;
+    }
+    if app.payload_fullscreen && !same_span {
+        app.detail.scroll = app.detail.content.payload_start;
+    }
+    app.detail.scroll = app
+        .detail
+        .scroll
+        .min(app.detail.content.lines.len().saturating_sub(1));
+}
+
+/// The lines of the selected span (`span_id` of run `inv_id`) at `width`.
+fn detail_lines(app: &mut App, inv_id: String, span_id: String, width: u16) -> DetailLines {
     let verdict_facets = app
         .facets()
         .filter(|f| f.failing() && f.root().is_some() && f.root() == app.selected_span_index())
@@ -147,11 +179,6 @@ pub(super) fn refresh_detail(app: &mut App) {
         }),
         _ => None,
     };
-    let same_span = app
-        .detail
-        .key
-        .as_ref()
-        .is_some_and(|k| k.2 == inv_id && k.3 == span_id);
     // Payloads are read (from memory or disk) once per selected span, not per frame.
     let cached = app
         .detail
@@ -159,8 +186,9 @@ pub(super) fn refresh_detail(app: &mut App) {
         .take()
         .filter(|(i, s, _)| *i == inv_id && *s == span_id)
         .map(|(_, _, p)| p);
+    // The caller found the selection; a gold report does not change it.
     let (Some(inv), Some(index)) = (app.invocation(), app.selected_span_index()) else {
-        return;
+        return DetailLines::default();
     };
     let span = &inv.spans[index];
     let payloads = cached
@@ -168,7 +196,7 @@ pub(super) fn refresh_detail(app: &mut App) {
         .unwrap_or_else(|| inspect::LoadedPayloads::load(span));
     let built = inspect::span_lines(inv, index, &payloads, app.reveal, &app.config.theme, width);
     // A failing run's root opens on its verdict, above the span's own facts.
-    let verdict = verdict_facets
+    let mut lines = verdict_facets
         .map(|f| {
             wrap_all(
                 verdict_lines(inv, &f, gold_row.as_ref(), app.reveal, &app.config.theme),
@@ -176,19 +204,11 @@ pub(super) fn refresh_detail(app: &mut App) {
             )
         })
         .unwrap_or_default();
-    app.detail.payload_start = built.payload_start + verdict.len();
-    app.detail.lines = verdict;
-    app.detail.lines.extend(built.lines);
+    let payload_start = built.payload_start + lines.len();
+    lines.extend(built.lines);
     app.detail.payloads = Some((inv_id, span_id, payloads));
-    if !same_span {
-        app.detail.scroll = 0;
+    DetailLines {
+        lines,
+        payload_start,
     }
-    if app.payload_fullscreen && !same_span {
-        app.detail.scroll = app.detail.payload_start;
-    }
-    app.detail.scroll = app
-        .detail
-        .scroll
-        .min(app.detail.lines.len().saturating_sub(1));
-    app.detail.key = Some(key);
 }

@@ -1,7 +1,7 @@
 //! The failure queue: every listed invocation's facets, and the stops `n`/`N` walk in reading
 //! order (list order, then tree order within a run). `]`/`[` walk failing runs instead.
 //!
-//! Runs are named by their position in the list's reading order (`list.runs`): the view is
+//! Runs are named by their position in the list's reading order (`ListView::runs`): the view is
 //! rebuilt whenever the list is, and a list of 100,000 runs is walked without hashing or
 //! copying an id. A failing run's facets are kept with its id and the generation it last
 //! changed in, so a rebuild after a drain recomputes only the failing runs that changed (a
@@ -11,18 +11,17 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 
-use super::{App, nav};
+use super::{App, ListView, nav};
 use crate::model::Id;
 use crate::store::Invocation;
 use crate::triage::{Facets, GoldOutcome};
 
 /// Facets of the failing listed invocations and the queue built from them; rebuilt when the
-/// store, the list or a gold score changed. Every failing run is kept here, so each is held
-/// small: list positions and span indices as `u32`, and its gold outcome only in its facets.
+/// store, the list or a gold score changed ([`TriageKey`]). Every failing run is kept here, so
+/// each is held small: list positions and span indices as `u32`, and its gold outcome only in
+/// its facets.
 #[derive(Debug, Default, Clone)]
 pub struct TriageView {
-    /// (store generation, gold scores version, list version).
-    key: Option<(u64, u64, u64)>,
     /// List positions of the failing runs, ascending: a run not here passes.
     failing_positions: Vec<u32>,
     /// The facets of each of `failing_positions`.
@@ -55,28 +54,50 @@ impl TriageView {
     }
 }
 
+/// What the failure queue is computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TriageKey {
+    generation: u64,
+    gold_scores: u64,
+    list: u64,
+}
+
 pub(super) fn refresh_triage(app: &mut App) {
-    let key = (app.store.generation(), app.gold.version(), app.list.version);
-    if app.triage.key.as_ref() == Some(&key) {
-        return;
-    }
+    let key = TriageKey {
+        generation: app.store.generation(),
+        gold_scores: app.gold.version(),
+        list: app.list.version,
+    };
+    let (list, gold) = (&app.list, &app.gold);
+    app.triage.get_or_compute(key, |previous_key, previous| {
+        build(list, gold, key, previous_key, previous)
+    });
+}
+
+/// The view for `key`, from the one computed for `previous_key`: extended when the list only
+/// grew over the same store and gold scores, else rebuilt reusing the facets of runs that
+/// did not change.
+fn build(
+    list: &ListView,
+    gold: &super::GoldContext,
+    key: TriageKey,
+    previous_key: Option<TriageKey>,
+    previous: TriageView,
+) -> TriageView {
     let address = |inv: &Arc<Invocation>| Arc::as_ptr(inv) as usize;
-    let runs = &app.list.runs;
-    let extends = app
-        .triage
-        .key
-        .is_some_and(|(generation, gold, _)| (generation, gold) == (key.0, key.1))
-        && app.triage.looked_at.len() <= runs.len()
-        && app
-            .triage
+    let runs = list.runs();
+    let extends = previous_key
+        .is_some_and(|k| (k.generation, k.gold_scores) == (key.generation, key.gold_scores))
+        && previous.looked_at.len() <= runs.len()
+        && previous
             .looked_at
             .iter()
             .zip(runs)
             .all(|(&seen, inv)| seen == address(inv));
     let (mut view, mut earlier) = if extends {
-        (std::mem::take(&mut app.triage), TriageView::default())
+        (previous, TriageView::default())
     } else {
-        (TriageView::default(), std::mem::take(&mut app.triage))
+        (TriageView::default(), previous)
     };
     // Of the view rebuilt, only the facets and what they were computed from are reused: its
     // plain lists go now (a free each), before the new ones are allocated beside them.
@@ -90,10 +111,10 @@ pub(super) fn refresh_triage(app: &mut App) {
         .enumerate()
         .map(|(k, (id, _))| (id, k))
         .collect();
-    let scored = app.gold.has_scores();
+    let scored = gold.has_scores();
     let gold_of = |inv: &Invocation| {
         if scored {
-            GoldOutcome::from_score(app.gold.score(&inv.id))
+            GoldOutcome::from_score(gold.score(&inv.id))
         } else {
             GoldOutcome::Unknown
         }
@@ -148,9 +169,8 @@ pub(super) fn refresh_triage(app: &mut App) {
             .extend(facets.stops().map(|span| (pos, span as u32)));
     }
     view.failing = view.failing_facets.len();
-    view.key = Some(key);
     super::memory_release::drop_in_background(earlier);
-    super::memory_release::drop_in_background(std::mem::replace(&mut app.triage, view));
+    view
 }
 
 /// Room for `more` items: exactly on a rebuild, and by doubling while a search extends the
@@ -179,9 +199,9 @@ fn cursor_position(app: &App) -> Option<(usize, Option<usize>)> {
 /// selected run's tree, however many runs fail.
 fn placed_stops(app: &App, cursor_pos: Option<usize>) -> Vec<(usize, Option<usize>)> {
     let cursor_tree = cursor_pos
-        .and_then(|pos| app.list.runs.get(pos))
+        .and_then(|pos| app.list.runs().get(pos))
         .map(|inv| inv.tree());
-    let listed = app.list.runs.len();
+    let listed = app.list.runs().len();
     app.triage
         .stops
         .iter()
@@ -284,7 +304,7 @@ fn move_cursor_to_stop(app: &mut App, found: Option<(usize, bool)>, none: &str) 
     let Some((pos, span)) = app.triage.stop(k) else {
         return;
     };
-    let Some(inv) = app.list.runs.get(pos).cloned() else {
+    let Some(inv) = app.list.runs().get(pos).cloned() else {
         return;
     };
     app.selected_invocation = Some(inv.id.to_string());

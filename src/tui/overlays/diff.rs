@@ -1,20 +1,24 @@
 //! The gold-vs-actual diff view: gold on the left, actual on the right, rows aligned and
 //! coloured by verdict, the selected row's per-argument diff below, metrics in a header.
 //! Pure: [`render`] draws a [`DiffReport`] and [`apply`] updates [`DiffViewState`]; the keys
-//! are the `diff` scope of the keymap ([`KEYS`]).
+//! are the `diff` scope of the keymap ([`KEYS`]). [`DiffOverlay`] is the component the app
+//! holds while the view is open (`app::gold_diff` decides which gold applies and opens it).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row as TableRow, Table, TableState};
+use ratatui::widgets::{
+    Block, Borders, Cell, Clear, Paragraph, Row as TableRow, Table, TableState,
+};
 
-use super::{FooterItem, first_keys};
+use super::{FooterItem, Outcome, first_keys};
 use crate::gold::align::{Alignment, RowKind};
 use crate::gold::conversation::{row_in_turn, turn_share};
 use crate::gold::report::{DiffReport, argument_counts, fmt2};
 use crate::redact::{Reveal, shown_line};
 use crate::tui::action::Action;
+use crate::tui::app::App;
 use crate::tui::config::Config;
 use crate::tui::keymap::{KeyContext, Keymap, Scope};
 use crate::tui::theme::{Role, Theme};
@@ -47,6 +51,58 @@ impl DiffViewState {
             selected_row,
             alignment: report.options.alignment,
         }
+    }
+}
+
+/// The open diff: the run it compares, its report, and where the view stands.
+#[derive(Debug)]
+pub struct DiffOverlay {
+    pub invocation: String,
+    pub report: DiffReport,
+    pub state: DiffViewState,
+}
+
+impl DiffOverlay {
+    pub fn new(invocation: String, report: DiffReport) -> Self {
+        let state = DiffViewState::new(&report);
+        DiffOverlay {
+            invocation,
+            report,
+            state,
+        }
+    }
+
+    /// Applies an action ([`apply`]); going to a call closes the view and selects the call's
+    /// span in the tree. The mouse does nothing here: the panes it would hit are hidden under
+    /// the overlay.
+    pub fn update(&mut self, action: Action, app: &mut App) -> Outcome {
+        if matches!(
+            action,
+            Action::Click { .. } | Action::ScrollUp { .. } | Action::ScrollDown { .. }
+        ) {
+            return Outcome::Handled;
+        }
+        match apply(&mut self.state, &mut self.report, action) {
+            DiffAction::None => Outcome::Handled,
+            DiffAction::NotMine => Outcome::NotHandled,
+            DiffAction::Close => Outcome::Close,
+            DiffAction::JumpToSpan(span) => {
+                app.show_span_in_tree(&self.invocation, span);
+                Outcome::Close
+            }
+        }
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect, app: &App) {
+        frame.render_widget(Clear, area);
+        render(
+            frame,
+            area,
+            &self.report,
+            &self.state,
+            app.reveal,
+            &app.config,
+        );
     }
 }
 

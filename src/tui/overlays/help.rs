@@ -5,7 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{Overlay, any_key, first_keys, global_key};
+use super::{Outcome, OverlayKind, any_key, first_keys, global_key};
 use crate::redact;
 use crate::tui::action::Action;
 use crate::tui::app::App;
@@ -74,17 +74,17 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     }
     // The diff first: of the overlays it has the most keys of its own.
     for overlay in [
-        Overlay::Diff,
-        Overlay::Search,
-        Overlay::Help,
-        Overlay::Problems,
+        OverlayKind::GoldDiff,
+        OverlayKind::Search,
+        OverlayKind::Help,
+        OverlayKind::Problems,
     ] {
         lines.push(Line::styled(
             overlay.heading(keymap),
             theme.style(Role::Title),
         ));
         lines.extend(hint_lines(keymap.hints_in(overlay.keys()), app));
-        if overlay == Overlay::Search {
+        if overlay == OverlayKind::Search {
             lines.push(Line::styled(
                 "  readline editing: C-u C-w C-a C-e C-b C-f M-b M-f, ← →, ↑ ↓ history",
                 theme.style(Role::Dim),
@@ -232,14 +232,27 @@ pub fn title(keymap: &Keymap) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, screen: Rect, app: &App) {
-    super::draw_scrolled(
-        frame,
-        screen,
-        app,
-        &title(&app.config.keymap),
-        help_lines(app),
-    );
+/// The open help: how far it is scrolled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Help {
+    pub scroll: usize,
+}
+
+impl Help {
+    pub fn update(&mut self, action: Action, _app: &mut App) -> Outcome {
+        super::scroll_text(&mut self.scroll, action)
+    }
+
+    pub fn render(&self, frame: &mut Frame, screen: Rect, app: &App) {
+        super::draw_scrolled(
+            frame,
+            screen,
+            app,
+            &title(&app.config.keymap),
+            help_lines(app),
+            self.scroll,
+        );
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,12 @@
 //! and declares its [`KeyContext`] (its own keymap scope plus the global actions it honours);
 //! its footer, its title and its section of the help are generated from that, so a rebound
 //! key shows up everywhere it works.
+//!
+//! The help, the problems and the gold diff are components: a state type with `update` (an
+//! action in, an [`Outcome`] out) and `render` (a pure function of that state and the app).
+//! At most one is open, [`App::overlay`](crate::tui::app::App::overlay), and `app::update`
+//! hands every action to it first. The search prompt has a key context too (so it is listed
+//! with them in the help) but is not one of them: see [`OverlayKind::Search`].
 
 pub mod diff;
 pub mod help;
@@ -17,40 +23,112 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use super::action::Action;
 use super::app::App;
 use super::keymap::{KeyContext, Keymap};
-use super::layout::centered;
+use super::layout::{Regions, centered};
 use super::theme::Role;
 
-/// The overlay that has the keys, topmost first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The open overlay and its state (the diff's report is large: boxed, so an app without an
+/// open diff does not carry its size).
+#[derive(Debug)]
 pub enum Overlay {
-    Search,
-    Help,
-    Problems,
-    Diff,
+    Help(help::Help),
+    Problems(problems::Problems),
+    GoldDiff(Box<diff::DiffOverlay>),
+}
+
+/// What an overlay made of an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The overlay used it (or it means nothing while the overlay is open); it stays open.
+    Handled,
+    /// The overlay is done: the app drops it.
+    Close,
+    /// Not the overlay's (quit, resize, reveal): the app applies it as usual, the overlay
+    /// stays open.
+    NotHandled,
 }
 
 impl Overlay {
-    /// The topmost open overlay, if any.
-    pub fn open(app: &App) -> Option<Overlay> {
+    pub fn kind(&self) -> OverlayKind {
+        match self {
+            Overlay::Help(_) => OverlayKind::Help,
+            Overlay::Problems(_) => OverlayKind::Problems,
+            Overlay::GoldDiff(_) => OverlayKind::GoldDiff,
+        }
+    }
+
+    /// Applies an action. `app` is everything but this overlay: the app takes the overlay out
+    /// while it runs (see `app::update`).
+    pub fn update(&mut self, action: Action, app: &mut App) -> Outcome {
+        match self {
+            Overlay::Help(help) => help.update(action, app),
+            Overlay::Problems(problems) => problems.update(action, app),
+            Overlay::GoldDiff(diff) => diff.update(action, app),
+        }
+    }
+
+    /// Draws the overlay over what `regions` says the panes were drawn in.
+    pub fn render(&self, frame: &mut Frame, regions: &Regions, app: &App) {
+        let screen = frame.area();
+        match self {
+            Overlay::Help(help) => help.render(frame, screen, app),
+            Overlay::Problems(problems) => problems.render(frame, screen, app),
+            Overlay::GoldDiff(diff) => {
+                // The diff covers the panes; the status bar and the footer (its keys) stay.
+                let body = Rect::new(0, 0, screen.width, regions.status.y.min(screen.height));
+                diff.render(frame, body, app);
+            }
+        }
+    }
+
+    /// The footer while the overlay is open, instead of the panes' hints; `None` for those
+    /// that name their keys in their title (help, problems).
+    pub fn footer(&self) -> Option<&'static [FooterItem]> {
+        match self {
+            Overlay::GoldDiff(_) => Some(diff::FOOTER),
+            Overlay::Help(_) | Overlay::Problems(_) => None,
+        }
+    }
+
+    pub fn gold_diff(&self) -> Option<&diff::DiffOverlay> {
+        match self {
+            Overlay::GoldDiff(diff) => Some(diff),
+            _ => None,
+        }
+    }
+}
+
+/// What takes the keys instead of the panes: an overlay, or the search prompt. Each has its own
+/// [`KeyContext`] and its own section of the help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverlayKind {
+    /// The search prompt is a line in the status bar, not a view over the panes: they stay
+    /// live under it (the list filters and the tree jumps to matches as you type, the mouse
+    /// acts on them) and it opens over the full-screen payload too. What it edits outlives it
+    /// (the query in force, the history, a kept find), so it lives in `App::list_search` and
+    /// `App::find`, not in [`Overlay`].
+    Search,
+    Help,
+    Problems,
+    GoldDiff,
+}
+
+impl OverlayKind {
+    /// What has the keys, if not the panes: the search prompt while typing, else the open
+    /// overlay.
+    pub fn taking_keys(app: &App) -> Option<OverlayKind> {
         if app.searching || app.find.editing {
-            Some(Overlay::Search)
-        } else if app.show_help {
-            Some(Overlay::Help)
-        } else if app.show_problems {
-            Some(Overlay::Problems)
-        } else if app.diff.is_some() {
-            Some(Overlay::Diff)
+            Some(OverlayKind::Search)
         } else {
-            None
+            app.overlay.as_ref().map(Overlay::kind)
         }
     }
 
     pub fn keys(self) -> &'static KeyContext {
         match self {
-            Overlay::Search => &search::KEYS,
-            Overlay::Help => &help::KEYS,
-            Overlay::Problems => &problems::KEYS,
-            Overlay::Diff => &diff::KEYS,
+            OverlayKind::Search => &search::KEYS,
+            OverlayKind::Help => &help::KEYS,
+            OverlayKind::Problems => &problems::KEYS,
+            OverlayKind::GoldDiff => &diff::KEYS,
         }
     }
 
@@ -58,18 +136,35 @@ impl Overlay {
     pub fn heading(self, keymap: &Keymap) -> String {
         let title = self.keys().scope.title();
         match (self, global_key(keymap, Action::ToggleDiff)) {
-            (Overlay::Diff, Some(key)) => format!("{title} ({key})"),
+            (OverlayKind::GoldDiff, Some(key)) => format!("{title} ({key})"),
             _ => title.to_owned(),
         }
     }
 
-    /// The action for a key while this overlay is open.
+    /// The action for a key while this has the keys.
     pub fn action_for_key(self, app: &App, key: &KeyEvent) -> Option<Action> {
         match self {
-            Overlay::Search => search::action_for_key(app, key),
+            OverlayKind::Search => search::action_for_key(app, key),
             _ => app.config.keymap.lookup_in(self.keys(), key),
         }
     }
+}
+
+/// Scrolls a text overlay (help, problems) by the movement keys. Either toggle closes it, as
+/// the other would otherwise stack a second overlay; quitting and resizing are the app's; the
+/// rest reaches nothing under the overlay.
+fn scroll_text(scroll: &mut usize, action: Action) -> Outcome {
+    match action {
+        Action::Down => *scroll += 1,
+        Action::Up => *scroll = scroll.saturating_sub(1),
+        Action::PageDown => *scroll += 10,
+        Action::PageUp => *scroll = scroll.saturating_sub(10),
+        Action::Top => *scroll = 0,
+        Action::ToggleHelp | Action::ToggleProblems | Action::Cancel => return Outcome::Close,
+        Action::Quit | Action::Resize { .. } => return Outcome::NotHandled,
+        _ => {}
+    }
+    Outcome::Handled
 }
 
 /// A footer entry: the first key of each action, joined by `/`, then what they do together.
@@ -118,17 +213,19 @@ pub fn global_key(keymap: &Keymap, action: Action) -> Option<String> {
 }
 
 /// A centred, bordered, scrollable list of lines (the help and problems overlays).
+/// `scroll` may run past the end (the keys do not know the length); the last page is shown.
 pub(crate) fn draw_scrolled(
     frame: &mut Frame,
     screen: Rect,
     app: &App,
     title: &str,
     lines: Vec<Line<'static>>,
+    scroll: usize,
 ) {
     let theme = &app.config.theme;
     let area = centered(screen, 80, 90);
     let height = area.height.saturating_sub(2) as usize;
-    let scroll = app.help_scroll.min(lines.len().saturating_sub(height));
+    let scroll = scroll.min(lines.len().saturating_sub(height));
     let block = Block::bordered()
         .title(Span::styled(title.to_owned(), theme.style(Role::Title)))
         .border_style(theme.border(true));

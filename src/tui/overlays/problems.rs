@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use super::any_key;
+use super::{Outcome, any_key};
 use crate::redact;
 use crate::tui::action::Action;
 use crate::tui::app::App;
@@ -74,12 +74,25 @@ pub fn title(keymap: &Keymap) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, screen: Rect, app: &App) {
-    super::draw_scrolled(
-        frame,
-        screen,
-        app,
-        &title(&app.config.keymap),
-        problem_lines(app),
-    );
+/// The open problems list: how far it is scrolled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Problems {
+    pub scroll: usize,
+}
+
+impl Problems {
+    pub fn update(&mut self, action: Action, _app: &mut App) -> Outcome {
+        super::scroll_text(&mut self.scroll, action)
+    }
+
+    pub fn render(&self, frame: &mut Frame, screen: Rect, app: &App) {
+        super::draw_scrolled(
+            frame,
+            screen,
+            app,
+            &title(&app.config.keymap),
+            problem_lines(app),
+            self.scroll,
+        );
+    }
 }

@@ -15,7 +15,7 @@ use crate::tui::ui::highlight;
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let focused = app.focus == Pane::Detail || app.payload_fullscreen;
-    let lines = &app.detail.lines;
+    let lines = &app.detail.content.lines;
     let height = area.height.saturating_sub(2) as usize;
     let first = app.detail.scroll.min(lines.len());
     let last = (first + height).min(lines.len());

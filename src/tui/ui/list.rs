@@ -84,7 +84,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let cursor = app.selected_list_position();
     let rows: Vec<Row> = app
         .list
-        .rows
+        .rows()
         .iter()
         .enumerate()
         .skip(app.list.offset)
@@ -95,7 +95,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 ListRow::Invocation(k) => {
                     // The store's current version of the run: a list shown while a search
                     // runs may hold an older one.
-                    let id = &app.list.runs.get(*k)?.id;
+                    let id = &app.list.runs().get(*k)?.id;
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_at(*k);
                     let nested = app.list.conversation_row_at(*k).is_some();

@@ -12,7 +12,7 @@ use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::app::triage::current_stop;
 use crate::tui::keymap::Scope;
-use crate::tui::overlays::{self, Overlay, global_key, search};
+use crate::tui::overlays::{self, global_key, search};
 use crate::tui::theme::Role;
 
 pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
@@ -182,12 +182,10 @@ const FOOTER_GLOBALS: &[Action] = &[
 /// diff overlay's own while it is open (the help and problems overlays carry theirs in the
 /// title, and the search prompt in the status bar).
 pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
-    if app.diff.is_some() {
-        return overlays::footer_hints(
-            &app.config.keymap,
-            Overlay::Diff.keys(),
-            overlays::diff::FOOTER,
-        );
+    if let Some(overlay) = &app.overlay
+        && let Some(items) = overlay.footer()
+    {
+        return overlays::footer_hints(&app.config.keymap, overlay.kind().keys(), items);
     }
     let keymap = &app.config.keymap;
     let scope = if app.payload_fullscreen {
