@@ -4,7 +4,8 @@ Starts `toolcap-tui --listen` on an empty directory inside a private tmux server
 drives it with emit_genai.py (the OpenTelemetry Python SDK, OTLP/HTTP protobuf) as fast as the
 SDK can send, and reports:
   - spans/s the client got accepted (from emit_genai.py) and spans the TUI shows at the end;
-  - the TUI's CPU use while loaded (from /proc/PID/stat ticks) and its RSS;
+  - the TUI's CPU use while loaded (from /proc/PID/stat ticks), its peak RSS, and its RSS
+    and high-water mark once every span is shown;
   - frames drawn: ratatui hides the cursor once per draw, so `ESC [?25l` in the pane output
     (tmux pipe-pane) counts frames; frames/s over the load;
   - whether the screen keeps changing (capture-pane at intervals) and how long a `j` takes
@@ -55,10 +56,10 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS:"):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1])
     return 0
 
@@ -190,11 +191,16 @@ def main():
         loaded_frames = open(frames_log, "rb").read().count(HIDE_CURSOR) - idle_frames
         time.sleep(1)
         final = tmux.screen()
+        resident_after, high_water = rss_kib(pid), rss_kib(pid, "VmHWM:")
+        anonymous, file_pages = rss_kib(pid, "RssAnon:"), rss_kib(pid, "RssFile:")
         hz = os.sysconf("SC_CLK_TCK")
         for n, output in enumerate(outputs):
             print(f"client {n}:", output)
         print(f"loaded for {loaded_seconds:.1f} s; TUI CPU {100 * (ticks1 - ticks0) / hz / loaded_seconds:.0f} % "
               f"of one core; peak RSS {peak_rss / 1024:.1f} MiB")
+        print(f"resident once every span is shown: {resident_after / 1024:.1f} MiB "
+              f"(high-water mark {high_water / 1024:.1f} MiB; anonymous {anonymous / 1024:.1f} MiB, "
+              f"file pages {file_pages / 1024:.1f} MiB)")
         print(f"frames drawn under load: {loaded_frames} ({loaded_frames / loaded_seconds:.1f} frames/s)")
         # The window in which spans were arriving: from the last sample before the first span
         # showed up to the first sample that shows the final count.
