@@ -107,6 +107,47 @@ fn a_line_that_fails_after_its_first_spans_loads_none_of_them() {
     assert_eq!(warned, [Some(3)]);
 }
 
+/// A line the direct reader leaves to serde (snake_case keys, as protobuf's canonical JSON may
+/// write them, with base64 ids and enum names) loads through the whole-request fallback with
+/// its leniency warnings at its own line, between good lines and before a malformed one.
+#[test]
+fn a_line_only_serde_reads_loads_with_its_leniency_warnings() {
+    let good = std::fs::read_to_string(fixture("bad-line-between.jsonl")).unwrap();
+    let good: Vec<&str> = good.lines().collect();
+    // Trace 2222…, span 2222…, as base64.
+    let snake = r#"{"resource_spans":[{"resource":{"attributes":[{"key":"service.name","value":{"string_value":"snake-service"}}]},"scope_spans":[{"spans":[{"trace_id":"IiIiIiIiIiIiIiIiIiIiIg==","span_id":"IiIiIiIiIiI=","name":"snake-case","kind":"SPAN_KIND_CLIENT","start_time_unix_nano":"1700000000500000000","end_time_unix_nano":"1700000000600000000","status":{"code":"STATUS_CODE_ERROR","message":"failed"}}]}]}]}"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("snake-case.jsonl");
+    let lines = [good[0], snake, good[1], good[2]];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let loaded = load_file(&path);
+    assert_eq!(names(&loaded), ["good-before", "snake-case", "good-after"]);
+    assert_eq!(span_lines(&loaded), [Some(1), Some(2), Some(4)]);
+    assert_eq!(error_lines(&loaded), [Some(3)]);
+    let snake_span = &loaded.batch.spans[1];
+    assert_eq!(
+        snake_span.trace_id.to_string(),
+        "22222222222222222222222222222222"
+    );
+    assert_eq!(snake_span.span_id.to_string(), "2222222222222222");
+    assert_eq!(snake_span.status, toolcap::model::SpanStatus::Error);
+    assert_eq!(
+        snake_span.service().map(|s| s.as_str()),
+        Some("snake-service")
+    );
+    let warnings: Vec<(Option<u64>, &str)> = loaded
+        .batch
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Warning)
+        .map(|p| (p.line, p.message.as_str()))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings.iter().all(|(line, _)| *line == Some(2)));
+    assert!(warnings[0].1.contains("ids are base64"), "{warnings:?}");
+    assert!(warnings[1].1.contains("SPAN_KIND_CLIENT"), "{warnings:?}");
+}
+
 #[test]
 fn ten_thousand_deep_values_are_refused_without_overflowing() {
     // Line 2 nests 10,000 arrays where a string belongs; line 3 nests 10,000 arrayValues.

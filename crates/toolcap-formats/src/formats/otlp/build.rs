@@ -95,23 +95,19 @@ pub fn build_request(
     builder.finish(batch)
 }
 
-/// Builds the spans of the request on one line into `batch`, span by span as the line is read.
-/// A line in the shape exporters write is read straight from its bytes
-/// (`wire::for_each_span_directly`); a line that reader does not support is read through serde
-/// (`wire::for_each_span`); one that reader refuses is read again whole. Nothing a reader that
-/// failed built is kept: the whole request's spans, or its error, are the line's.
-pub fn build_line<'l>(
-    line: &'l [u8],
+/// Builds the spans of the request on one line into `batch`. A line in the shape exporters
+/// write is read straight from its bytes, span by span (`wire::for_each_span_directly`); any
+/// other line (snake_case keys, escaped field names, nulls, a malformed line) is read whole
+/// through the serde model (`wire::Request::parse`), whose verdict stands. Nothing the direct
+/// reader built before giving up is kept: the whole request's spans, or its error, are the
+/// line's.
+pub fn build_line(
+    line: &[u8],
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
     batch: &mut Batch,
 ) -> Result<(), serde_json::Error> {
-    let directly = |each: &mut wire::EachSpan<'_, 'l>| {
-        std::str::from_utf8(line).is_ok_and(|text| wire::for_each_span_directly(text, each).is_ok())
-    };
-    let through_serde = |each: &mut wire::EachSpan<'_, 'l>| wire::for_each_span(line, each).is_ok();
-    if built_by(directly, ctx, leniencies, batch) || built_by(through_serde, ctx, leniencies, batch)
-    {
+    if built_directly(line, ctx, leniencies, batch) {
         return Ok(());
     }
     let request = wire::Request::parse(line)?;
@@ -119,16 +115,23 @@ pub fn build_line<'l>(
     Ok(())
 }
 
-/// Builds what `read` hands on into `batch`; when `read` fails, drops all it built and says so.
-fn built_by<'a>(
-    read: impl FnOnce(&mut wire::EachSpan<'_, 'a>) -> bool,
+/// Builds what the direct reader hands on from `line` into `batch`; when it gives up, drops
+/// all it built (spans, problems, leniencies) and says so.
+fn built_directly(
+    line: &[u8],
     ctx: &Context,
     leniencies: &mut Vec<Leniency>,
     batch: &mut Batch,
 ) -> bool {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return false;
+    };
     let before = (batch.spans.len(), batch.problems.len(), leniencies.len());
     let mut builder = RequestBuilder::new(ctx);
-    if read(&mut |index, resource, span| builder.add(index, resource, span, leniencies, batch)) {
+    let read = wire::for_each_span_directly(text, &mut |index, resource, span| {
+        builder.add(index, resource, span, leniencies, batch)
+    });
+    if read.is_ok() {
         builder.finish(batch);
         return true;
     }
@@ -138,9 +141,8 @@ fn built_by<'a>(
     false
 }
 
-/// Builds the spans of one request as they are read, in request order: what
-/// [`build_request`] does for a whole decoded request, and `wire::for_each_span` feeds span by
-/// span.
+/// Builds the spans of one request as they are read, in request order: [`build_request`]
+/// feeds it a whole decoded request, and `wire::for_each_span_directly` span by span.
 pub struct RequestBuilder<'c> {
     ctx: &'c Context<'c>,
     outcome: Outcome,

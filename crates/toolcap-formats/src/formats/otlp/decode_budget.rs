@@ -1,5 +1,6 @@
 //! A bound on how much memory one OTLP request (a body, a line, a protobuf file's group of
-//! resources) may decode into, for both decoders (`wire.rs` for JSON, `protobuf.rs`).
+//! resources) may decode into, for every decoder: JSON's serde model (`wire.rs`) and direct
+//! reader (`wire/direct.rs`), and protobuf (`protobuf.rs`).
 //!
 //! Real exports decode to one to three times their size. A hostile body of empty messages
 //! decodes to far more: an empty span is 2 bytes of protobuf or 3 of JSON and 264 bytes
@@ -99,9 +100,9 @@ pub fn push<T>(items: &mut Vec<T>, item: T) -> Result<(), OverBudget> {
 const ON_STACK: usize = 16;
 
 /// What [`sequence`] charges for a sequence, item by item: the room the gathered items take
-/// (on the stack up to [`ON_STACK`], then a heap buffer doubling from there). A reader that
-/// hands items on instead of keeping them (`wire::for_each_span`) charges the same, so a
-/// request is refused or accepted alike whichever way it is read.
+/// (on the stack up to [`ON_STACK`], then a heap buffer doubling from there). The direct JSON
+/// reader, which hands spans on instead of keeping them (`wire::for_each_span_directly`),
+/// charges the same, so a request is refused or accepted alike whichever way it is read.
 pub struct Growth {
     item_bytes: usize,
     len: usize,

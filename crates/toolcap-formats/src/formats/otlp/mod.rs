@@ -2,7 +2,9 @@
 //!
 //! Both encodings go through one borrowed model ([`wire`]): JSON is parsed straight into it
 //! (string values stay raw JSON tokens, so big payloads are never copied), protobuf is decoded
-//! by prost and viewed through it. [`build`] then validates ids and normalizes spans.
+//! by prost and viewed through it. A JSON line in the shape exporters write is read by a direct
+//! reader span by span; any other JSON request is parsed whole by serde, that reader's one
+//! fallback. [`build`] then validates ids and normalizes spans.
 //! The receiver uses the public functions at the bottom.
 
 mod build;

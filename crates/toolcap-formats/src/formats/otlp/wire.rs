@@ -6,6 +6,11 @@
 //! enum names, snake_case keys) and reports every such leniency as a [`Leniency`], so the caller
 //! can warn about it. Protobuf requests are converted into the same model (see `proto.rs`), so
 //! one builder turns both into spans.
+//!
+//! A JSON line in the shape exporters write is read into these types by a direct reader
+//! (`direct.rs`), span by span, without serde's visitors. Every other JSON request, and any
+//! line that reader gives up on, is parsed whole by serde ([`Request::parse`]): the direct
+//! reader's one fallback, and the verdict on a malformed request.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,10 +23,8 @@ use serde_json::value::RawValue;
 use super::decode_budget::{self, Budget};
 
 mod direct;
-mod streaming;
 mod unescape;
 pub use direct::for_each_span as for_each_span_directly;
-pub use streaming::{EachSpan, for_each_span};
 use unescape::{unescape_into, unescaped_len};
 
 #[derive(Debug, Default, Deserialize)]

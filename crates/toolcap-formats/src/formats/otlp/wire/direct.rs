@@ -3,11 +3,11 @@
 //! token rather than per byte; this reader compares a field name once and moves on.
 //!
 //! Anything else it leaves to serde ([`UnsupportedShape`]), possibly after handing on some
-//! spans: the caller drops those and reads the request with
-//! [`for_each_span`](super::for_each_span), whose verdict stands. What it accepts it reads
-//! exactly as that reader does: the same spans in the same order, the same texts (a string
+//! spans: the caller drops those and reads the request whole with
+//! [`Request::parse`](super::Request::parse), whose verdict stands. What it accepts it reads
+//! exactly as that model does: the same spans in the same order, the same texts (a string
 //! with escapes is decoded by serde_json itself), the same numbers (any number but a plain
-//! unsigned integer is read by serde_json), the same decode-budget charges. A field that reader
+//! unsigned integer is read by serde_json), the same decode-budget charges. A field the model
 //! ignores is checked and passed over here too; a field name with an underscore (the
 //! snake_case aliases) is an unsupported shape, so no alias is ever taken for an unknown field.
 
@@ -15,7 +15,6 @@ use std::borrow::Cow;
 
 use serde::de::IgnoredAny;
 
-use super::streaming::EachSpan;
 use super::{
     Event, Resource, ResourceSpans, Scalar, ScopeSpans, Span, Status, count_request_decoded,
     plain_digits,
@@ -23,6 +22,9 @@ use super::{
 use crate::formats::otlp::decode_budget::{Budget, Growth};
 
 mod values;
+
+/// Takes each span with the position of the resource it is under and that resource.
+pub type EachSpan<'f, 'a> = dyn FnMut(usize, Option<&Resource<'a>>, &Span<'a>) + 'f;
 
 /// The request is not in the shape this reader reads; read it through serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
