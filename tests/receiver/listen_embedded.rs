@@ -84,8 +84,8 @@ async fn an_http_protobuf_export_arrives_as_a_batch_with_its_spans() {
 const COUNTING_ALONE: &str = "TOOLCAP_TEST_COUNT_DECODES_ALONE";
 
 /// `--listen` decodes a request once: the receiver's decode, which decides what is accepted,
-/// is the one its spans are built from (no second decode of the body, no owned request); and
-/// `serve`'s spool writes a protobuf body's line without the owned request too. The decode
+/// is the one its spans are built from (no second decode of the body, no owned request);
+/// `serve`'s spool decodes each body once more, into the owned request it writes. The decode
 /// counts are process-wide, so the counting runs alone, in a child process of this test
 /// binary.
 #[test]
@@ -175,8 +175,8 @@ fn count_decodes_of_three_requests() {
     });
 }
 
-/// What `serve`'s spool does with an accepted request: a protobuf body is written without the
-/// owned request, a JSON body still goes through it.
+/// What `serve`'s spool does with an accepted request: a protobuf body and a JSON body are
+/// each written through one owned request.
 async fn spool_a_protobuf_and_a_json_request() {
     use toolcap::formats::otlp::CheckedRequest;
     use toolcap::formats::otlp::checked::decode_counts;
@@ -219,8 +219,8 @@ async fn spool_a_protobuf_and_a_json_request() {
     }
     assert_eq!(
         owned_decodes,
-        [0, 1],
-        "a protobuf body is spooled without the owned request, a JSON body through it"
+        [1, 1],
+        "each body is spooled through one owned request"
     );
     assert_eq!(spool.state().committed().requests, 2);
 }

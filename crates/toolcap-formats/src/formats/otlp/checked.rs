@@ -1,9 +1,9 @@
 //! A received request body decoded once, by the decoders trace files use ([`protobuf`] and the
 //! borrowed JSON model [`wire`]), and its spans judged by the id rule files use. The receiver
 //! answers from it (accepted and rejected counts, leniency warnings), `--listen` builds spans
-//! from it, and `serve` spools it: nothing decodes the body a second time to decide anything,
-//! and a protobuf body's spool line is written from its bytes ([`spool_json`]), not from a
-//! second decode.
+//! from it, and `serve` spools it: nothing decodes the body a second time to decide anything.
+//! Only `serve`'s spool line decodes it again, into opentelemetry-proto's owned request, which
+//! keeps every field the client sent (docs/RECEIVER.md says why the spool is OTLP/JSON).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message as _;
 
 use super::wire::{self, Leniency};
-use super::{LENIENCY_PREFIX, build, proto, protobuf, spool_json};
+use super::{LENIENCY_PREFIX, build, proto, protobuf};
 use crate::model::{Batch, Origin};
 
 /// Bodies decoded into the owned request by [`CheckedRequest::to_owned_request`], process-wide.
@@ -117,30 +117,13 @@ impl<'a> CheckedRequest<'a> {
         batch
     }
 
-    /// The line `serve` spools: [`Self::to_owned_request`] as `serde_json` writes it. A
-    /// protobuf body is transcoded straight from its bytes when the transcoder takes it (see
-    /// [`Self::transcoded_spool_line`]); anything else goes through the owned request.
+    /// The line `serve` spools: [`Self::to_owned_request`] as `serde_json` writes it.
     pub fn spool_line(&self) -> serde_json::Result<Vec<u8>> {
-        match self.transcoded_spool_line() {
-            Some(line) => Ok(line),
-            None => serde_json::to_vec(&self.to_owned_request()),
-        }
-    }
-
-    /// The spool line written in one pass over a protobuf body, without the owned request;
-    /// `None` for a body the transcoder leaves to the owned path (see [`spool_json`]). OTLP/JSON
-    /// bodies are always left to it: writing them again means reading them as
-    /// opentelemetry-proto's serde reads them (ids in hex or base64, numbers quoted or not,
-    /// members it ignores), which only that decoder does exactly.
-    pub fn transcoded_spool_line(&self) -> Option<Vec<u8>> {
-        if !self.protobuf {
-            return None;
-        }
-        spool_json::line(self.body, &self.rejected_at, self.accepted + self.rejected)
+        serde_json::to_vec(&self.to_owned_request())
     }
 
     /// The accepted spans as opentelemetry-proto's owned request, every field the body carries
-    /// included (what `serve` spools as OTLP/JSON, and the reference the transcoder matches),
+    /// included (what `serve` spools as OTLP/JSON),
     /// resources and scopes left without spans dropped. Decoded again from the body, since
     /// the borrowed model keeps only what views read; the spans removed are the ones judged
     /// here, by position. A body that the owned

@@ -17,7 +17,6 @@ pub mod payload_range;
 mod proto;
 mod protobuf;
 pub mod span_list_reading;
-mod spool_json;
 mod wire;
 
 use std::path::PathBuf;

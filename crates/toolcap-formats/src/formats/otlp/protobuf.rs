@@ -26,10 +26,11 @@ pub(super) enum Field<'a> {
     Varint(u64),
     Fixed64(u64),
     Bytes(&'a [u8]),
-    Fixed32(u32),
+    /// No field read here is a fixed32 (span `flags` is one): its four bytes are skipped.
+    Fixed32,
 }
 
-/// The project's one protobuf wire reader (the spool's transcoder reads with it too).
+/// The project's one protobuf wire reader.
 pub(super) struct Reader<'a> {
     rest: &'a [u8],
 }
@@ -74,11 +75,10 @@ impl<'a> Reader<'a> {
                     usize::try_from(self.varint()?).map_err(|_| Malformed::LengthOutOfRange)?;
                 Field::Bytes(self.take(len)?)
             }
-            5 => Field::Fixed32(u32::from_le_bytes(
-                self.take(4)?
-                    .try_into()
-                    .map_err(|_| Malformed::ShortFixed("fixed32"))?,
-            )),
+            5 => {
+                self.take(4)?;
+                Field::Fixed32
+            }
             other => return Err(Malformed::WireType(other)),
         };
         Ok(Some((number, field)))
