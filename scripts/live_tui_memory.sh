@@ -34,8 +34,9 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 
-# Waits until the list shows `runs` invocations (traces are ten spans each), then a second
-# for the views to settle.
+# Waits until the list shows `runs` invocations (traces are ten spans each), then until the
+# TUI is idle (no CPU time used for half a second): the search indexes it builds once the runs
+# are listed are then built, and counted.
 wait_for_runs() {
   local runs=$1
   for _ in $(seq 1 600); do
@@ -43,7 +44,18 @@ wait_for_runs() {
     sleep 0.1
   done
   tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
-  sleep 1
+  wait_until_idle
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+wait_until_idle() {
+  local before now
+  before=$(cpu_ticks)
+  for _ in $(seq 1 60); do
+    sleep 0.5
+    now=$(cpu_ticks)
+    [[ "$now" == "$before" ]] && return
+    before=$now
+  done
 }
 resident_kib() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
 
