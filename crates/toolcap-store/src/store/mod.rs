@@ -658,6 +658,9 @@ impl Store {
                     // Rebuilds: removing spans marked the run for it.
                     let cycles = inv.refresh();
                     self.problems.extend(cycles);
+                    if self.indexing == Indexing::Later {
+                        self.awaiting_index.push(id.clone());
+                    }
                 }
             }
         }

@@ -630,3 +630,26 @@ fn a_store_that_never_indexes_has_no_indexes_to_build() {
     let run = store.get("t").unwrap();
     assert_eq!(run.search_index().heap_bytes(), 0);
 }
+
+/// A run rebuilt because a file it was read from went away waits for its index again.
+#[test]
+fn a_run_rebuilt_when_a_file_goes_waits_for_its_index_again() {
+    let origin = |name: &str| {
+        Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
+            name.into(),
+        ))))
+    };
+    let mut store = Store::new().indexing_later();
+    let mut kept = span("t", "root", None, 1);
+    kept.set_origin(origin("kept.jsonl"));
+    let mut gone = span("t", "child", Some("root"), 2);
+    gone.set_origin(origin("gone.jsonl"));
+    ingest(&mut store, vec![kept, gone]);
+    while store.build_search_indexes(usize::MAX) {}
+    assert!(store.get("t").unwrap().search_index().heap_bytes() > 0);
+    store.remove_origin(Path::new("gone.jsonl"));
+    assert_eq!(store.get("t").unwrap().spans.len(), 1);
+    assert!(store.has_search_indexes_to_build());
+    store.build_search_indexes(usize::MAX);
+    assert!(store.get("t").unwrap().search_index().heap_bytes() > 0);
+}
