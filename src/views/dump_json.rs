@@ -292,6 +292,8 @@ struct GoldOut {
 
 #[derive(Serialize)]
 struct InvocationOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    case: Option<CaseOut>,
     counts: CountsOut<'a>,
     duration_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -323,6 +325,10 @@ impl<'a> InvocationOut<'a> {
             None => (None, None, None, None),
         };
         InvocationOut {
+            case: inv.case().map(|case| CaseOut {
+                id: redact::shown_data(&case.id, mode).into_owned(),
+                index: case.index,
+            }),
             counts: CountsOut(&summary.counts),
             duration_ms: round3(summary.duration_ms()),
             eval: inv.eval().map(|eval| EvalOut {
@@ -349,6 +355,12 @@ impl<'a> InvocationOut<'a> {
             tool_calls: ToolCallsOut { inv, mode },
         }
     }
+}
+
+#[derive(Serialize)]
+struct CaseOut {
+    id: String,
+    index: u64,
 }
 
 #[derive(Serialize)]

@@ -4,6 +4,7 @@
 //! One test binary for the family, so the library is linked once for all of it.
 
 mod big_file_pieces;
+mod case_keys;
 mod cli_polish;
 mod dump_filter;
 mod dump_json_escapes;

@@ -544,6 +544,16 @@ pub struct Batch {
     pub aliases: Vec<(String, String)>,
     /// Human-readable display names for invocations whose root span has no good name.
     pub invocation_names: Vec<(String, String)>,
+    /// The evaluation case each invocation runs, keyed by invocation id (see [`Case`]).
+    pub cases: Vec<(String, Case)>,
+}
+
+/// Which evaluation case a run is: the same case in a rerun has the same key, whatever ids the
+/// rerun's traces and conversations get. An arksim turn is its scenario id and turn index.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Case {
+    pub id: String,
+    pub index: u64,
 }
 
 impl Batch {
@@ -554,6 +564,7 @@ impl Batch {
         self.golds.extend(other.golds);
         self.aliases.extend(other.aliases);
         self.invocation_names.extend(other.invocation_names);
+        self.cases.extend(other.cases);
     }
 }
 

@@ -498,7 +498,7 @@ pub fn load_sources(sources: &[PathBuf]) -> Vec<Loaded> {
     for source in sources {
         visit(source, &mut |found| match found {
             Found::File(file) => out.push(load_file(file)),
-            Found::Record(loaded) => out.push(loaded),
+            Found::Record(loaded) => out.push(*loaded),
         });
     }
     out
@@ -509,8 +509,8 @@ pub enum Found<'a> {
     /// A file to load.
     File(&'a Path),
     /// A load record with no file to read: notes about skipped entries, or why the source
-    /// could not be walked.
-    Record(Loaded),
+    /// could not be walked. Boxed: a batch is far bigger than a path.
+    Record(Box<Loaded>),
 }
 
 /// Walks `source` and hands each file to load, then the notes, to `visit` (for callers that
@@ -522,7 +522,7 @@ pub fn visit(source: &Path, visit: &mut dyn FnMut(Found)) {
                 visit(Found::File(file));
             }
             if !found.notes.is_empty() {
-                visit(Found::Record(notes_only(source, found.notes)));
+                visit(Found::Record(Box::new(notes_only(source, found.notes))));
             }
         }
         Err(error) => {
@@ -531,14 +531,14 @@ pub fn visit(source: &Path, visit: &mut dyn FnMut(Found)) {
             batch
                 .problems
                 .push(Problem::error(&origin, None, error.to_string()));
-            visit(Found::Record(Loaded {
+            visit(Found::Record(Box::new(Loaded {
                 origin,
                 detection: formats::Detection {
                     format: None,
                     reason: "not found".into(),
                 },
                 batch,
-            }));
+            })));
         }
     }
 }

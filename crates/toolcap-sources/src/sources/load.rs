@@ -63,7 +63,7 @@ pub fn apply_sources(
                         None => take(store, &mut reports, files::load_file(file)),
                     }
                 }
-                Found::Record(loaded) => take(store, &mut reports, loaded),
+                Found::Record(loaded) => take(store, &mut reports, *loaded),
             }),
         }
     }

@@ -21,6 +21,13 @@ impl Invocation {
     pub fn set_gold(&mut self, gold: Option<GoldSpec>) {
         self.change_extras(|extras| extras.gold = gold.map(Box::new));
     }
+    /// The evaluation case the run is, when its format names one.
+    pub fn case(&self) -> Option<&crate::model::Case> {
+        self.extras.as_ref()?.case.as_deref()
+    }
+    pub fn set_case(&mut self, case: Option<crate::model::Case>) {
+        self.change_extras(|extras| extras.case = case.map(Box::new));
+    }
     pub fn set_display_name(&mut self, name: Option<String>) {
         self.change_extras(|extras| extras.display_name = name.map(String::into_boxed_str));
     }

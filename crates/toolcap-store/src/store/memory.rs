@@ -253,7 +253,10 @@ impl Tally {
     fn invocation(&mut self, inv: &Invocation) {
         self.runs += size_of::<Invocation>() as u64
             + self.id(&inv.id)
-            + inv.display_name().map_or(0, |n| n.len() as u64);
+            + inv.display_name().map_or(0, |n| n.len() as u64)
+            + inv
+                .case()
+                .map_or(0, |case| (size_of_val(case) + case.id.capacity()) as u64);
         if let Some(extras) = &inv.extras {
             self.runs += size_of_val(extras.as_ref()) as u64;
         }

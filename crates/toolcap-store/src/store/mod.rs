@@ -249,6 +249,8 @@ struct RunExtras {
     eval: Option<Box<EvalVerdict>>,
     gold: Option<Box<GoldSpec>>,
     display_name: Option<Box<str>>,
+    /// The evaluation case the run is (see [`crate::model::Case`]).
+    case: Option<Box<crate::model::Case>>,
     /// What incremental growth looks up. Small runs drop it after each settle and the next
     /// growth recomputes it from their few spans; big runs keep it (see `Invocation::trim`).
     links: Option<Box<Links>>,
@@ -263,6 +265,7 @@ impl RunExtras {
         self.eval.is_none()
             && self.gold.is_none()
             && self.display_name.is_none()
+            && self.case.is_none()
             && self.links.is_none()
             && self.reported_cycles.is_none()
     }
@@ -549,6 +552,11 @@ impl Store {
         for (id, gold) in batch.golds {
             let target = self.resolve(&Id::from(id));
             self.entry(&target).set_gold(Some(gold));
+            dirty.insert(target);
+        }
+        for (id, case) in batch.cases {
+            let target = self.resolve(&Id::from(id));
+            self.entry(&target).set_case(Some(case));
             dirty.insert(target);
         }
         for (id, name) in batch.invocation_names {

@@ -33,7 +33,9 @@ use serde_json::Value;
 
 use super::common::jsonrec;
 use super::{Format, Input};
-use crate::model::{AttrValue, Batch, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus};
+use crate::model::{
+    AttrValue, Batch, Case, Identity, Problem, RecordRef, Span, SpanKind, SpanStatus,
+};
 use calls::{CallPlacement, ToolCallRecord, dedup};
 
 pub struct ArksimSimulation;
@@ -190,6 +192,9 @@ pub(crate) fn read_json_document(input: &Input, batch: &mut Batch) -> Option<Val
 /// One user + assistant exchange, with the indices of its messages in the history.
 struct Turn<'a> {
     turn_id: String,
+    /// Its `turn_id` as a number, or its place among the conversation's turns when that is not
+    /// one: the index of its case (see [`Case`]).
+    index: u64,
     user: Option<(usize, &'a Value)>,
     assistant: Vec<(usize, &'a Value)>,
 }
@@ -208,6 +213,7 @@ fn turns_of(conversation: &Value) -> Vec<Turn<'_>> {
             Some(p) => p,
             None => {
                 turns.push(Turn {
+                    index: turn_id.parse().unwrap_or(turns.len() as u64),
                     turn_id,
                     user: None,
                     assistant: Vec::new(),
@@ -251,6 +257,15 @@ impl TurnContext<'_> {
             turn_invocation_id(self.conversation_id, &turn.turn_id),
             invocation.clone(),
         ));
+        if !self.scenario_id.is_empty() {
+            batch.cases.push((
+                invocation.clone(),
+                Case {
+                    id: self.scenario_id.to_owned(),
+                    index: turn.index,
+                },
+            ));
+        }
         let root_id = turn_span_id(self.conversation_id, &turn.turn_id);
         let mut root = turn_root_span(
             &invocation,
