@@ -11,12 +11,14 @@ use crate::Error;
 use clap::{Args, Parser, Subcommand};
 
 pub mod check;
+pub mod compare;
 pub mod dump;
 pub mod report;
 pub mod serve;
 pub mod tui;
 
 use check::CheckArgs;
+use compare::CompareArgs;
 use dump::DumpArgs;
 use report::ReportArgs;
 use serve::ServeArgs;
@@ -49,6 +51,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare actual tool-call trajectories with a gold one; exit 0 match, 1 differs, 2 error.
     Check(CheckArgs),
+    /// Compare two runs of the same evaluation case by case (newly failing, fixed, still
+    /// failing, still passing, only in one); exit 0 when nothing newly fails, 1 when something
+    /// does, 2 on error.
+    Compare(CompareArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
     Serve(ServeArgs),
     /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
@@ -165,6 +171,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Dump(args)) => dump::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Completions { shell }) => print_completions(shell),
         Some(Command::Man) => print_man_page(),

@@ -4,6 +4,7 @@
 //! One test binary for the family, so the library is linked once for all of it.
 
 mod check_trust;
+mod compare_runs;
 mod gold_arksim;
 mod gold_check_store;
 mod gold_cli;

@@ -1,0 +1,189 @@
+//! `compare A B` on a real arksim fixture and a rerun of it (fresh simulation and conversation
+//! ids, one verdict flipped): every case lands in its class, the exit code gates on newly
+//! failing cases, and the JSON and the text say the same.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/arksim-two-turn"
+);
+const FILES: [&str; 3] = ["simulation.json", "scenarios.json", "evaluation.json"];
+
+/// The fixture as a rerun writes it: new simulation and conversation ids; with `fail_turn_1`
+/// the evaluator fails turn 1; `scenario` renames the scenario.
+fn rerun(dir: &Path, fail_turn_1: bool, scenario: &str) {
+    for name in FILES {
+        let text = std::fs::read_to_string(Path::new(FIXTURE).join(name))
+            .unwrap()
+            .replace(
+                "5d1e0c2a-0000-4000-8000-two-turn-conv",
+                "0e0e0e0e-1111-4222-8333-rerun-conv",
+            )
+            .replace(
+                "7a6b0000-0000-4000-8000-000000000002",
+                "7a6b0000-0000-4000-8000-00000000aaaa",
+            )
+            .replace("refund_two_turns", scenario);
+        let mut document: Value = serde_json::from_str(&text).unwrap();
+        if fail_turn_1 && name == "evaluation.json" {
+            let turn = &mut document["conversations"][0]["turn_scores"][1];
+            turn["turn_behavior_failure"] = "false information".into();
+            turn["turn_behavior_failure_reason"] = "made up a refund policy".into();
+            turn["turn_score"] = 1.0.into();
+        }
+        std::fs::write(dir.join(name), document.to_string()).unwrap();
+    }
+}
+
+fn compare(a: &Path, b: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .args(extra)
+        .output()
+        .expect("run compare")
+}
+
+/// Each class's cases as `scenario#index`.
+fn classes(json: &Value) -> Vec<(&'static str, Vec<String>)> {
+    [
+        "newly_failing",
+        "fixed",
+        "still_failing",
+        "still_passing",
+        "only_in_a",
+        "only_in_b",
+    ]
+    .into_iter()
+    .map(|class| {
+        let cases = json[class]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                format!(
+                    "{}#{}",
+                    entry["case"]["id"].as_str().unwrap(),
+                    entry["case"]["index"]
+                )
+            })
+            .collect();
+        (class, cases)
+    })
+    .collect()
+}
+
+fn json_of(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("compare --json prints JSON")
+}
+
+#[test]
+fn a_verdict_flipped_in_a_rerun_is_newly_failing_one_way_and_fixed_the_other() {
+    let rerun_dir = tempfile::tempdir().unwrap();
+    rerun(rerun_dir.path(), true, "refund_two_turns");
+    let (a, b) = (Path::new(FIXTURE), rerun_dir.path());
+
+    let forward = compare(a, b, &["--json"]);
+    assert_eq!(
+        forward.status.code(),
+        Some(1),
+        "a newly failing case fails the gate"
+    );
+    let json = json_of(&forward);
+    assert_eq!(
+        classes(&json),
+        [
+            ("newly_failing", vec!["refund_two_turns#1".to_owned()]),
+            ("fixed", vec![]),
+            ("still_failing", vec![]),
+            ("still_passing", vec!["refund_two_turns#0".to_owned()]),
+            ("only_in_a", vec![]),
+            ("only_in_b", vec![]),
+        ]
+    );
+    let newly = &json["newly_failing"][0];
+    assert_eq!(newly["b"]["facets"], serde_json::json!(["eval-failed"]));
+    assert_eq!(newly["b"]["eval"]["label"], "false information");
+    assert_ne!(
+        newly["a"]["id"], newly["b"]["id"],
+        "paired across fresh ids"
+    );
+    assert_eq!(
+        json["keyed_by"],
+        serde_json::json!({"a": "case", "b": "case"})
+    );
+
+    let backward = compare(b, a, &["--json"]);
+    assert_eq!(backward.status.code(), Some(0), "a fix passes the gate");
+    let json = json_of(&backward);
+    assert_eq!(
+        classes(&json)[1],
+        ("fixed", vec!["refund_two_turns#1".to_owned()])
+    );
+    let any = compare(b, a, &["--fail-on", "any-failing"]);
+    assert_eq!(any.status.code(), Some(0), "nothing fails in B");
+    let any = compare(a, b, &["--fail-on", "any-failing"]);
+    assert_eq!(any.status.code(), Some(1));
+
+    // The text says the same counts as the JSON.
+    let text = String::from_utf8(compare(a, b, &[]).stdout).unwrap();
+    for (class, count) in [("newly failing", 1), ("fixed", 0), ("still passing", 1)] {
+        assert!(text.contains(&format!("{class}: {count}\n")), "{text}");
+    }
+    assert!(
+        text.contains("newly failing  refund_two_turns #1  A: passing  B: eval-failed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn cases_of_another_scenario_are_only_in_one_run() {
+    let renamed = tempfile::tempdir().unwrap();
+    rerun(renamed.path(), false, "refund_renamed");
+    let output = compare(Path::new(FIXTURE), renamed.path(), &["--json"]);
+    assert_eq!(output.status.code(), Some(0), "nothing fails in B");
+    let json = json_of(&output);
+    let classes = classes(&json);
+    assert_eq!(classes[4].1, ["refund_two_turns#0", "refund_two_turns#1"]);
+    assert_eq!(classes[5].1, ["refund_renamed#0", "refund_renamed#1"]);
+}
+
+#[test]
+fn runs_without_a_case_pair_by_name_and_occurrence() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/corpus/otel-genai/genai-latest.spans.otlp.jsonl"
+    );
+    let output = compare(Path::new(file), Path::new(file), &["--json"]);
+    let json = json_of(&output);
+    assert_eq!(
+        json["keyed_by"],
+        serde_json::json!({"a": "name_and_occurrence", "b": "name_and_occurrence"})
+    );
+    let classes = classes(&json);
+    let paired = classes[2].1.len() + classes[3].1.len();
+    assert!(paired > 0, "{json}");
+    assert!(classes[0].1.is_empty() && classes[1].1.is_empty());
+    assert!(classes[4].1.is_empty() && classes[5].1.is_empty());
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the same run has nothing newly failing"
+    );
+}
+
+#[test]
+fn a_missing_side_is_an_error() {
+    let output = compare(Path::new(FIXTURE), Path::new("/nonexistent/run-b"), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("nothing could be loaded from B"),
+        "{stderr}"
+    );
+}
