@@ -8,7 +8,8 @@ use clap::{Args, ValueEnum};
 use super::RemoteArgs;
 use crate::redact::{self, Reveal};
 use crate::sources::load::load_store_with;
-use crate::views::compare::{Comparison, compare, text};
+use crate::views::compare::{Comparison, KeyRule, compare, markdown, text};
+use crate::views::out_file;
 
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {
@@ -18,8 +19,20 @@ pub struct CompareArgs {
     pub b: PathBuf,
     /// Print the comparison as JSON: one array per class (`newly_failing`, `fixed`,
     /// `still_failing`, `still_passing`, `only_in_a`, `only_in_b`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "md")]
     pub json: bool,
+    /// Print the comparison as Markdown: the summary, then a table per class that changed or
+    /// still fails.
+    #[arg(long)]
+    pub md: bool,
+    /// Write the output to FILE (0600, written beside it and renamed over it) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Pair runs by this attribute's text (on a run's first span that has it) instead of the
+    /// case the format names, e.g. `--key attr:dataset.example.id`; runs without it are paired
+    /// by name and occurrence.
+    #[arg(long, value_name = "attr:NAME", value_parser = key_rule)]
+    pub key: Option<KeyRule>,
     /// What makes the exit code 1: a case that newly fails (default), or any case failing in B.
     #[arg(long, value_enum, default_value_t = FailOn::NewlyFailing)]
     pub fail_on: FailOn,
@@ -62,26 +75,42 @@ pub fn run(args: &CompareArgs) -> i32 {
         }
         stores.push(store);
     }
-    let comparison = compare(stores[0], stores[1], mode);
-    let written = if args.json {
+    let rule = args.key.clone().unwrap_or(KeyRule::Case);
+    let comparison = compare(stores[0], stores[1], &rule, mode);
+    let shown = |path: &PathBuf| redact::sanitize_line(&path.display().to_string());
+    let output = if args.json {
         // Control and invisible characters are written as escapes, as in every JSON output.
-        serde_json::to_string_pretty(&comparison)
-            .map_err(std::io::Error::other)
-            .and_then(|json| {
-                let json = redact::escape_json_text(&json).into_owned() + "\n";
-                std::io::stdout().lock().write_all(json.as_bytes())
-            })
+        match serde_json::to_string_pretty(&comparison) {
+            Ok(json) => redact::escape_json_text(&json).into_owned() + "\n",
+            Err(why) => {
+                eprintln!("toolcap-tui compare: {why}");
+                return 2;
+            }
+        }
+    } else if args.md {
+        markdown(&comparison, &shown(&args.a), &shown(&args.b))
     } else {
-        let shown = |path: &PathBuf| redact::sanitize_line(&path.display().to_string());
-        std::io::stdout()
-            .lock()
-            .write_all(text(&comparison, &shown(&args.a), &shown(&args.b)).as_bytes())
+        text(&comparison, &shown(&args.a), &shown(&args.b))
+    };
+    let written = match &args.out {
+        Some(path) => out_file::replace(path, |file| file.write_all(output.as_bytes())),
+        None => std::io::stdout().lock().write_all(output.as_bytes()),
     };
     if let Err(why) = written {
-        eprintln!("toolcap-tui compare: {why}");
+        match &args.out {
+            Some(path) => eprintln!("toolcap-tui compare: {}: {why}", shown(path)),
+            None => eprintln!("toolcap-tui compare: {why}"),
+        }
         return 2;
     }
     exit_code(&comparison, args.fail_on)
+}
+
+fn key_rule(text: &str) -> Result<KeyRule, String> {
+    match text.strip_prefix("attr:") {
+        Some(name) if !name.trim().is_empty() => Ok(KeyRule::Attribute(name.to_owned())),
+        _ => Err(format!("expected attr:NAME, got {text:?}")),
+    }
 }
 
 fn exit_code(comparison: &Comparison, fail_on: FailOn) -> i32 {

@@ -9,17 +9,26 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::Case;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
 use crate::triage::Facets;
 use crate::views::dump::Selection;
 
+/// Where a run's case key comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRule {
+    /// The case the format names ([`Case`]).
+    Case,
+    /// The text of this attribute on the run's first span (in tree order) that has it; the
+    /// index counts the runs with the same text in start order (epochs, repeats).
+    Attribute(String),
+}
+
 /// How one side's runs were keyed, said in the comparison's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Keying {
-    /// Every run names its case.
+    /// Every run has a key (its case, or the attribute asked for).
     Case,
     /// No run names its case: name and occurrence.
     NameAndOccurrence,
@@ -82,6 +91,8 @@ pub struct CaseOut {
 pub struct Comparison {
     /// How each side's runs were paired.
     pub keyed_by: KeyedBy,
+    /// Each side as a whole.
+    pub summary: Summaries,
     pub newly_failing: Vec<Entry>,
     pub fixed: Vec<Entry>,
     pub still_failing: Vec<Entry>,
@@ -109,15 +120,21 @@ fn is_failing(side: &Option<Side>) -> bool {
     side.as_ref().is_some_and(|side| side.failing)
 }
 
-/// Compares the runs of `a` with those of `b`, texts shown as `mode` shows them.
-pub fn compare(a: &Store, b: &Store, mode: Reveal) -> Comparison {
-    let (runs_a, keying_a) = keyed(a, mode);
-    let (mut runs_b, keying_b) = keyed(b, mode);
+/// Compares the runs of `a` with those of `b`, paired by `rule`, texts shown as `mode` shows
+/// them.
+pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison {
+    let (runs_a, keying_a, summary_a) = keyed(a, rule, mode);
+    let (mut runs_b, keying_b, summary_b) = keyed(b, rule, mode);
+    let summary = Summaries {
+        a: summary_a,
+        b: summary_b,
+    };
     let mut comparison = Comparison {
         keyed_by: KeyedBy {
             a: keying_a,
             b: keying_b,
         },
+        summary,
         newly_failing: Vec::new(),
         fixed: Vec::new(),
         still_failing: Vec::new(),
@@ -176,48 +193,147 @@ fn case_out(key: &Key, mode: Reveal) -> CaseOut {
 /// Every run of `store` by its key, and how they were keyed. Two runs with one case key (a
 /// case run twice on one side, e.g. epochs) keep the first in start order; the later ones get
 /// the next free index of that case, so none is lost.
-fn keyed(store: &Store, mode: Reveal) -> (BTreeMap<Key, Side>, Keying) {
+fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, Keying, Summary) {
     let selection = Selection::all(store);
     let mut runs: Vec<&Invocation> = store.invocations().collect();
     runs.sort_by(|x, y| {
         (x.summary().start_unix_nano, &x.id).cmp(&(y.summary().start_unix_nano, &y.id))
     });
     let mut keyed = BTreeMap::new();
-    let mut occurrences: BTreeMap<String, u64> = BTreeMap::new();
+    let mut summary = Summary::default();
+    let (mut durations, mut tokens) = (Vec::new(), Vec::new());
+    let mut occurrences: BTreeMap<(bool, String), u64> = BTreeMap::new();
     let (mut by_case, mut by_name) = (0usize, 0usize);
     for inv in runs {
-        let mut key = match inv.case() {
-            Some(Case { id, index }) => {
+        let named = match rule {
+            KeyRule::Case => inv.case().map(|case| (case.id.clone(), Some(case.index))),
+            KeyRule::Attribute(name) => attribute_text(inv, name).map(|text| (text, None)),
+        };
+        let (id, index, by_name_key) = match named {
+            Some((id, index)) => {
                 by_case += 1;
-                Key {
-                    id: id.clone(),
-                    index: *index,
-                    by_name: false,
-                }
+                (id, index, false)
             }
             None => {
                 by_name += 1;
-                let name = inv.summary().name.to_string();
-                let seen = occurrences.entry(name.clone()).or_default();
-                *seen += 1;
-                Key {
-                    id: name,
-                    index: *seen - 1,
-                    by_name: true,
-                }
+                (inv.summary().name.to_string(), None, true)
             }
+        };
+        // Without an index of its own, a key's index is its occurrence in start order.
+        let seen = occurrences.entry((by_name_key, id.clone())).or_default();
+        *seen += 1;
+        let mut key = Key {
+            id,
+            index: index.unwrap_or(*seen - 1),
+            by_name: by_name_key,
         };
         while keyed.contains_key(&key) {
             key.index += 1;
         }
-        keyed.insert(key, side(inv, &selection, mode));
+        let side = side(inv, &selection, mode);
+        summary.add(inv, &side, mode);
+        durations.push(inv.summary().duration_ms());
+        tokens.push(inv.summary().tokens() as f64);
+        keyed.insert(key, side);
     }
+    summary.duration_ms = Spread::of(durations);
+    summary.tokens = Spread::of(tokens);
+    summary.pass_rate = match summary.runs {
+        0 => None,
+        runs => Some((runs - summary.failing) as f64 / runs as f64),
+    };
     let keying = match (by_case, by_name) {
         (_, 0) => Keying::Case,
         (0, _) => Keying::NameAndOccurrence,
         _ => Keying::Mixed,
     };
-    (keyed, keying)
+    (keyed, keying, summary)
+}
+
+/// Both sides as wholes.
+#[derive(Debug, Serialize)]
+pub struct Summaries {
+    pub a: Summary,
+    pub b: Summary,
+}
+
+/// One side as a whole: how many runs, how many fail and why, which tools fail, how long and
+/// how many tokens runs take.
+#[derive(Debug, Default, Serialize)]
+pub struct Summary {
+    pub runs: usize,
+    pub failing: usize,
+    /// Passing runs of all runs; `None` without runs.
+    pub pass_rate: Option<f64>,
+    /// Runs an evaluator judged: coverage, since a run no evaluator judged passes unless a span
+    /// or a gold fails it.
+    pub evaluated: usize,
+    /// Runs whose root span failed.
+    pub errored: usize,
+    /// Runs by evaluator label.
+    pub eval_labels: BTreeMap<String, usize>,
+    /// Tool calls and failed calls by tool name.
+    pub tools: BTreeMap<String, ToolCounts>,
+    pub duration_ms: Spread,
+    pub tokens: Spread,
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct ToolCounts {
+    pub calls: usize,
+    pub failed: usize,
+}
+
+/// Median and 90th percentile (nearest rank) of a figure over runs.
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct Spread {
+    pub median: Option<f64>,
+    pub p90: Option<f64>,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Spread {
+        values.retain(|v| v.is_finite());
+        values.sort_by(f64::total_cmp);
+        let rank = |p: f64| {
+            let n = values.len();
+            (n > 0).then(|| values[((p * n as f64).ceil() as usize).clamp(1, n) - 1])
+        };
+        Spread {
+            median: rank(0.5),
+            p90: rank(0.9),
+        }
+    }
+}
+
+impl Summary {
+    fn add(&mut self, inv: &Invocation, side: &Side, mode: Reveal) {
+        self.runs += 1;
+        self.failing += usize::from(side.failing);
+        self.errored += usize::from(side.facets.contains(&"error"));
+        if let Some(eval) = &side.eval {
+            self.evaluated += 1;
+            *self.eval_labels.entry(eval.label.clone()).or_default() += 1;
+        }
+        for call in &inv.summary().tool_calls {
+            let name = inv.spans[call.span()].tool_name().unwrap_or("(unnamed)");
+            let counts = self
+                .tools
+                .entry(redact::shown_data(name, mode).into_owned())
+                .or_default();
+            counts.calls += 1;
+            counts.failed += usize::from(call.failed);
+        }
+    }
+}
+
+/// The text of attribute `name` on the run's first span, in tree order, that has it.
+fn attribute_text(inv: &Invocation, name: &str) -> Option<String> {
+    let tree = inv.tree();
+    tree.rows
+        .iter()
+        .map(|row| &inv.spans[row.span()])
+        .find_map(|span| span.attr(name).map(|value| value.display_short()))
 }
 
 fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
@@ -234,18 +350,91 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
     }
 }
 
-/// The comparison as plain text: counts per class, then each case that changed.
-pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
-    let mut out = String::new();
-    let keying = |k: Keying| match k {
+/// How a side's runs were paired, in words.
+fn keying_words(keying: Keying) -> &'static str {
+    match keying {
         Keying::Case => "case",
         Keying::NameAndOccurrence => "name and occurrence",
         Keying::Mixed => "case where named, else name and occurrence",
-    };
+    }
+}
+
+/// A side's pass rate with its counts and coverage.
+fn rate(s: &Summary) -> String {
+    let percent = s
+        .pass_rate
+        .map_or("-".to_owned(), |rate| format!("{:.1}%", rate * 100.0));
+    format!(
+        "{percent} ({} of {} runs pass; {} evaluated, {} errored)",
+        s.runs - s.failing,
+        s.runs,
+        s.evaluated,
+        s.errored
+    )
+}
+
+/// Tools whose failures differ between the sides, by name: (name, A's counts, B's counts).
+pub fn tool_deltas(comparison: &Comparison) -> Vec<(&str, ToolCounts, ToolCounts)> {
+    let (a, b) = (&comparison.summary.a.tools, &comparison.summary.b.tools);
+    let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let (ca, cb) = (
+                a.get(name).copied().unwrap_or_default(),
+                b.get(name).copied().unwrap_or_default(),
+            );
+            (ca.failed != cb.failed || (ca.failed > 0 && ca.calls != cb.calls)).then_some((
+                name.as_str(),
+                ca,
+                cb,
+            ))
+        })
+        .collect()
+}
+
+/// The comparison as plain text: counts per class, then each case that changed.
+pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
+    let mut out = String::new();
+    let keying = keying_words;
     out.push_str(&format!(
         "A {a} (keyed by {}) → B {b} (keyed by {})\n",
         keying(comparison.keyed_by.a),
         keying(comparison.keyed_by.b)
+    ));
+    let (sa, sb) = (&comparison.summary.a, &comparison.summary.b);
+    out.push_str(&format!("pass rate: {} → {}\n", rate(sa), rate(sb)));
+    let labels: std::collections::BTreeSet<&String> =
+        sa.eval_labels.keys().chain(sb.eval_labels.keys()).collect();
+    for label in labels {
+        let count = |s: &Summary| s.eval_labels.get(label).copied().unwrap_or(0);
+        out.push_str(&format!(
+            "  evaluator label {}: {} → {}\n",
+            redact::sanitize_line(label),
+            count(sa),
+            count(sb)
+        ));
+    }
+    for (name, a, b) in tool_deltas(comparison) {
+        out.push_str(&format!(
+            "  tool {}: {} of {} calls failed → {} of {}\n",
+            redact::sanitize_line(name),
+            a.failed,
+            a.calls,
+            b.failed,
+            b.calls
+        ));
+    }
+    let spread = |s: &Spread, unit: &str| match (s.median, s.p90) {
+        (Some(median), Some(p90)) => format!("median {median:.0}{unit}, p90 {p90:.0}{unit}"),
+        _ => "none".to_owned(),
+    };
+    out.push_str(&format!(
+        "duration: {} → {}\ntokens: {} → {}\n",
+        spread(&sa.duration_ms, " ms"),
+        spread(&sb.duration_ms, " ms"),
+        spread(&sa.tokens, ""),
+        spread(&sb.tokens, "")
     ));
     let classes = [
         ("newly failing", &comparison.newly_failing),
@@ -272,6 +461,126 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
                 entry.case.index,
                 facets(&entry.a),
                 facets(&entry.b)
+            ));
+        }
+    }
+    out
+}
+
+/// The comparison as Markdown: the summary, then a table per class that changed or still
+/// fails. Trace text sits in code spans, so none of it is read as Markdown or HTML.
+pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
+    let code = |text: &str| crate::views::report::code_of_shown(text.to_owned());
+    let (sa, sb) = (&comparison.summary.a, &comparison.summary.b);
+    let mut out = format!(
+        "# Comparison\n\n- A: {} (paired by {})\n- B: {} (paired by {})\n\n",
+        code(a),
+        keying_words(comparison.keyed_by.a),
+        code(b),
+        keying_words(comparison.keyed_by.b)
+    );
+    let spread = |s: &Spread| match (s.median, s.p90) {
+        (Some(median), Some(p90)) => format!("{median:.0} / {p90:.0}"),
+        _ => "-".to_owned(),
+    };
+    let percent = |s: &Summary| {
+        s.pass_rate
+            .map_or("-".to_owned(), |rate| format!("{:.1}%", rate * 100.0))
+    };
+    out.push_str("| | A | B |\n| --- | --- | --- |\n");
+    for (row, va, vb) in [
+        ("pass rate", percent(sa), percent(sb)),
+        ("runs", sa.runs.to_string(), sb.runs.to_string()),
+        ("failing", sa.failing.to_string(), sb.failing.to_string()),
+        (
+            "evaluated",
+            sa.evaluated.to_string(),
+            sb.evaluated.to_string(),
+        ),
+        ("errored", sa.errored.to_string(), sb.errored.to_string()),
+        (
+            "duration ms (median / p90)",
+            spread(&sa.duration_ms),
+            spread(&sb.duration_ms),
+        ),
+        (
+            "tokens (median / p90)",
+            spread(&sa.tokens),
+            spread(&sb.tokens),
+        ),
+    ] {
+        out.push_str(&format!("| {row} | {va} | {vb} |\n"));
+    }
+    out.push_str("\n| class | cases |\n| --- | --- |\n");
+    let classes = [
+        ("newly failing", &comparison.newly_failing),
+        ("fixed", &comparison.fixed),
+        ("still failing", &comparison.still_failing),
+        ("still passing", &comparison.still_passing),
+        ("only in A", &comparison.only_in_a),
+        ("only in B", &comparison.only_in_b),
+    ];
+    for (name, entries) in &classes {
+        out.push_str(&format!("| {name} | {} |\n", entries.len()));
+    }
+    let labels: std::collections::BTreeSet<&String> =
+        sa.eval_labels.keys().chain(sb.eval_labels.keys()).collect();
+    if !labels.is_empty() {
+        out.push_str("\n## Evaluator labels\n\n| label | A | B |\n| --- | --- | --- |\n");
+        for label in labels {
+            let count = |s: &Summary| s.eval_labels.get(label).copied().unwrap_or(0);
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                code(label),
+                count(sa),
+                count(sb)
+            ));
+        }
+    }
+    let tools = tool_deltas(comparison);
+    if !tools.is_empty() {
+        out.push_str("\n## Tool failures\n\n| tool | A failed / calls | B failed / calls |\n| --- | --- | --- |\n");
+        for (name, ta, tb) in tools {
+            out.push_str(&format!(
+                "| {} | {} / {} | {} / {} |\n",
+                code(name),
+                ta.failed,
+                ta.calls,
+                tb.failed,
+                tb.calls
+            ));
+        }
+    }
+    for (name, entries) in &classes[..3] {
+        if entries.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n## {}{}\n\n| case | index | A | B |\n| --- | --- | --- | --- |\n",
+            name[..1].to_uppercase(),
+            &name[1..]
+        ));
+        for entry in entries.iter() {
+            let verdict = |side: &Option<Side>| match side {
+                None => "-".to_owned(),
+                Some(side) if !side.failing => "passing".to_owned(),
+                Some(side) => {
+                    let mut text = side.facets.join(", ");
+                    if let Some(eval) = &side.eval {
+                        text.push_str(&format!(" {}", code(&eval.label)));
+                        if !eval.reason.is_empty() {
+                            text.push_str(&format!(": {}", code(&eval.reason)));
+                        }
+                    }
+                    text
+                }
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                code(&entry.case.id),
+                entry.case.index,
+                verdict(&entry.a),
+                verdict(&entry.b)
             ));
         }
     }

@@ -39,7 +39,7 @@ fn place(inv: &Invocation, span: usize) -> String {
 /// `text` as one inline code span: fenced by more backticks than its longest run of them, padded
 /// with a space where it starts or ends with a backtick or a space (Markdown strips one space
 /// each side). Empty text stays empty: no span can hold it.
-fn code_of_shown(text: String) -> String {
+pub(crate) fn code_of_shown(text: String) -> String {
     if text.is_empty() {
         return text;
     }

@@ -187,3 +187,105 @@ fn a_missing_side_is_an_error() {
         "{stderr}"
     );
 }
+
+/// An OTLP run whose traces carry `dataset.example.id`, fresh trace ids per run; `failing`
+/// names the examples whose root span fails.
+fn otlp_run(dir: &Path, run: u8, failing: &[&str]) -> std::path::PathBuf {
+    let path = dir.join(format!("run-{run}.otlp.jsonl"));
+    let mut lines = String::new();
+    for (n, example) in ["ex-1", "ex-2", "ex-3"].into_iter().enumerate() {
+        let status = if failing.contains(&example) { 2 } else { 1 };
+        let line = serde_json::json!({"resourceSpans": [{
+            "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "agent"}}]},
+            "scopeSpans": [{"spans": [{
+                "traceId": format!("{run:02x}{n:030x}"),
+                "spanId": format!("{:016x}", n + 1),
+                "name": "invoke_agent",
+                "startTimeUnixNano": format!("{}", 1_764_496_800_000_000_000u64 + n as u64),
+                "endTimeUnixNano": format!("{}", 1_764_496_801_000_000_000u64 + n as u64),
+                "attributes": [{"key": "dataset.example.id", "value": {"stringValue": example}}],
+                "status": {"code": status}
+            }]}]
+        }]});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+#[test]
+fn otlp_runs_pair_by_the_attribute_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = otlp_run(dir.path(), 1, &["ex-3"]);
+    let b = otlp_run(dir.path(), 2, &["ex-2", "ex-3"]);
+    let output = compare(&a, &b, &["--json", "--key", "attr:dataset.example.id"]);
+    assert_eq!(output.status.code(), Some(1));
+    let json = json_of(&output);
+    assert_eq!(
+        json["keyed_by"],
+        serde_json::json!({"a": "case", "b": "case"})
+    );
+    assert_eq!(
+        classes(&json),
+        [
+            ("newly_failing", vec!["ex-2#0".to_owned()]),
+            ("fixed", vec![]),
+            ("still_failing", vec!["ex-3#0".to_owned()]),
+            ("still_passing", vec!["ex-1#0".to_owned()]),
+            ("only_in_a", vec![]),
+            ("only_in_b", vec![]),
+        ]
+    );
+    assert_eq!(json["still_failing"][0]["reason_changed"], false);
+    assert_eq!(json["summary"]["a"]["failing"], 1);
+    assert_eq!(json["summary"]["b"]["failing"], 2);
+    let bad = compare(&a, &b, &["--key", "dataset.example.id"]);
+    assert_eq!(bad.status.code(), Some(2), "a key must say attr:");
+}
+
+#[test]
+fn the_markdown_and_the_json_agree_and_out_writes_an_owner_only_file() {
+    let rerun_dir = tempfile::tempdir().unwrap();
+    rerun(rerun_dir.path(), true, "refund_two_turns");
+    let (a, b) = (Path::new(FIXTURE), rerun_dir.path());
+    let json = json_of(&compare(a, b, &["--json"]));
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("comparison.md");
+    // A planted link is replaced, its target untouched.
+    let target = out_dir.path().join("target.txt");
+    std::fs::write(&target, "keep").unwrap();
+    std::os::unix::fs::symlink(&target, &out).unwrap();
+    let written = compare(a, b, &["--md", "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        written.status.code(),
+        Some(1),
+        "the gate holds whatever the output"
+    );
+    assert!(written.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::symlink_metadata(&out).unwrap();
+    assert!(meta.is_file());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let md = std::fs::read_to_string(&out).unwrap();
+    for (class, label) in [
+        ("newly_failing", "newly failing"),
+        ("fixed", "fixed"),
+        ("still_failing", "still failing"),
+        ("still_passing", "still passing"),
+        ("only_in_a", "only in A"),
+        ("only_in_b", "only in B"),
+    ] {
+        let count = json[class].as_array().unwrap().len();
+        assert!(
+            md.contains(&format!("| {label} | {count} |")),
+            "{label}: {md}"
+        );
+    }
+    assert!(md.contains("| pass rate | 100.0% | 50.0% |"), "{md}");
+    assert!(
+        md.contains("| `refund_two_turns` | 1 | passing | eval-failed `false information`: `made up a refund policy` |"),
+        "{md}"
+    );
+}
