@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::RemoteArgs;
 use crate::redact::{self, Reveal};
@@ -33,8 +33,10 @@ pub struct CompareArgs {
     /// by name and occurrence.
     #[arg(long, value_name = "attr:NAME", value_parser = key_rule)]
     pub key: Option<KeyRule>,
-    /// What makes the exit code 1: a case that newly fails (default), or any case failing in B.
-    #[arg(long, value_enum, default_value_t = FailOn::NewlyFailing)]
+    /// What makes the exit code 1: `newly-failing` (default: a case passing in A, or absent
+    /// from it, fails in B), `any-failing` (any case fails in B), or `score-drop=X` (the mean
+    /// evaluator score falls by more than X from A to B).
+    #[arg(long, value_parser = fail_on, default_value = "newly-failing")]
     pub fail_on: FailOn,
     /// Show texts the redaction pass would mask (secret-looking values stay masked).
     #[arg(long)]
@@ -43,12 +45,27 @@ pub struct CompareArgs {
     pub remote: RemoteArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FailOn {
     /// A case passing in A (or absent from it) fails in B.
     NewlyFailing,
     /// Any case fails in B.
     AnyFailing,
+    /// The mean evaluator score falls by more than this from A to B.
+    ScoreDrop(f64),
+}
+
+fn fail_on(text: &str) -> Result<FailOn, String> {
+    match text {
+        "newly-failing" => Ok(FailOn::NewlyFailing),
+        "any-failing" => Ok(FailOn::AnyFailing),
+        _ => match text.strip_prefix("score-drop=").map(str::parse::<f64>) {
+            Some(Ok(drop)) if drop.is_finite() && drop >= 0.0 => Ok(FailOn::ScoreDrop(drop)),
+            _ => Err(format!(
+                "expected newly-failing, any-failing or score-drop=X (X a number >= 0), got {text:?}"
+            )),
+        },
+    }
 }
 
 /// Exit 0 when nothing fails as `--fail-on` says, 1 when something does, 2 on error.
@@ -124,6 +141,19 @@ fn exit_code(comparison: &Comparison, fail_on: FailOn) -> i32 {
                     .count()
         }
         FailOn::AnyFailing => comparison.failing_in_b(),
+        FailOn::ScoreDrop(drop) => {
+            let (a, b) = (
+                comparison.summary.a.mean_score,
+                comparison.summary.b.mean_score,
+            );
+            // A side no evaluator scored cannot show a drop: a B without scores fails the gate
+            // when A had them (its evaluation is missing, not better).
+            usize::from(match (a, b) {
+                (Some(a), Some(b)) => a - b > drop,
+                (Some(_), None) => true,
+                (None, _) => false,
+            })
+        }
     };
     i32::from(failing > 0)
 }

@@ -201,7 +201,7 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, K
     });
     let mut keyed = BTreeMap::new();
     let mut summary = Summary::default();
-    let (mut durations, mut tokens) = (Vec::new(), Vec::new());
+    let (mut durations, mut tokens, mut scores) = (Vec::new(), Vec::new(), Vec::new());
     let mut occurrences: BTreeMap<(bool, String), u64> = BTreeMap::new();
     let (mut by_case, mut by_name) = (0usize, 0usize);
     for inv in runs {
@@ -231,11 +231,16 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, K
             key.index += 1;
         }
         let side = side(inv, &selection, mode);
-        summary.add(inv, &side, mode);
+        summary.add(inv, &key.id, &side, mode);
+        if let Some(score) = side.eval.as_ref().and_then(|eval| eval.score) {
+            scores.push(score);
+        }
         durations.push(inv.summary().duration_ms());
         tokens.push(inv.summary().tokens() as f64);
         keyed.insert(key, side);
     }
+    summary.mean_score =
+        (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
     summary.duration_ms = Spread::of(durations);
     summary.tokens = Spread::of(tokens);
     summary.pass_rate = match summary.runs {
@@ -270,12 +275,22 @@ pub struct Summary {
     pub evaluated: usize,
     /// Runs whose root span failed.
     pub errored: usize,
+    /// Mean of the evaluator's scores over the runs that have one.
+    pub mean_score: Option<f64>,
     /// Runs by evaluator label.
     pub eval_labels: BTreeMap<String, usize>,
+    /// Runs and failing runs by case id (an arksim scenario, an attribute's text, a run name).
+    pub by_case: BTreeMap<String, CaseCounts>,
     /// Tool calls and failed calls by tool name.
     pub tools: BTreeMap<String, ToolCounts>,
     pub duration_ms: Spread,
     pub tokens: Spread,
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct CaseCounts {
+    pub runs: usize,
+    pub failing: usize,
 }
 
 #[derive(Debug, Default, Clone, Copy, Serialize)]
@@ -307,9 +322,15 @@ impl Spread {
 }
 
 impl Summary {
-    fn add(&mut self, inv: &Invocation, side: &Side, mode: Reveal) {
+    fn add(&mut self, inv: &Invocation, case_id: &str, side: &Side, mode: Reveal) {
         self.runs += 1;
         self.failing += usize::from(side.failing);
+        let case = self
+            .by_case
+            .entry(redact::shown_data(case_id, mode).into_owned())
+            .or_default();
+        case.runs += 1;
+        case.failing += usize::from(side.failing);
         self.errored += usize::from(side.facets.contains(&"error"));
         if let Some(eval) = &side.eval {
             self.evaluated += 1;
@@ -483,6 +504,7 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
         (Some(median), Some(p90)) => format!("{median:.0} / {p90:.0}"),
         _ => "-".to_owned(),
     };
+    let score = |s: &Summary| s.mean_score.map_or("-".to_owned(), |m| format!("{m:.2}"));
     let percent = |s: &Summary| {
         s.pass_rate
             .map_or("-".to_owned(), |rate| format!("{:.1}%", rate * 100.0))
@@ -498,6 +520,7 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
             sb.evaluated.to_string(),
         ),
         ("errored", sa.errored.to_string(), sb.errored.to_string()),
+        ("mean evaluator score", score(sa), score(sb)),
         (
             "duration ms (median / p90)",
             spread(&sa.duration_ms),
@@ -534,6 +557,26 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
                 code(label),
                 count(sa),
                 count(sb)
+            ));
+        }
+    }
+    let cases: std::collections::BTreeSet<&String> =
+        sa.by_case.keys().chain(sb.by_case.keys()).collect();
+    if cases.len() > 1 || sa.runs != cases.len() {
+        out.push_str(
+            "\n## By case\n\n| case | A failing / runs | B failing / runs |\n| --- | --- | --- |\n",
+        );
+        for case in cases {
+            let counts = |s: &Summary| {
+                s.by_case
+                    .get(case)
+                    .map_or("-".to_owned(), |c| format!("{} / {}", c.failing, c.runs))
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                code(case),
+                counts(sa),
+                counts(sb)
             ));
         }
     }

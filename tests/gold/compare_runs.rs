@@ -289,3 +289,31 @@ fn the_markdown_and_the_json_agree_and_out_writes_an_owner_only_file() {
         "{md}"
     );
 }
+
+#[test]
+fn a_score_drop_beyond_the_threshold_fails_the_gate_and_cases_are_counted_by_id() {
+    let rerun_dir = tempfile::tempdir().unwrap();
+    rerun(rerun_dir.path(), true, "refund_two_turns");
+    let (a, b) = (Path::new(FIXTURE), rerun_dir.path());
+    // Turn scores 5 and 5 in A, 5 and 1 in B: the mean falls by 2.
+    let json = json_of(&compare(a, b, &["--json"]));
+    assert_eq!(json["summary"]["a"]["mean_score"], 5.0);
+    assert_eq!(json["summary"]["b"]["mean_score"], 3.0);
+    assert_eq!(
+        json["summary"]["b"]["by_case"]["refund_two_turns"],
+        serde_json::json!({"runs": 2, "failing": 1})
+    );
+    let gate = |threshold: &str| {
+        compare(a, b, &["--fail-on", &format!("score-drop={threshold}")])
+            .status
+            .code()
+    };
+    assert_eq!(gate("1.5"), Some(1));
+    assert_eq!(gate("2.5"), Some(0));
+    assert_eq!(gate("much"), Some(2), "a threshold must be a number");
+    assert_eq!(
+        compare(b, a, &["--fail-on", "score-drop=0"]).status.code(),
+        Some(0),
+        "a rise is no drop"
+    );
+}
