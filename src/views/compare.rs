@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
-use crate::triage::Facets;
+use crate::triage::{Facet, Facets};
 use crate::views::dump::Selection;
 
 /// Where a run's case key comes from.
@@ -357,11 +357,20 @@ fn attribute_text(inv: &Invocation, name: &str) -> Option<String> {
         .find_map(|span| span.attr(name).map(|value| value.display_short()))
 }
 
+/// One run's verdict. A case fails by the list's rule (root span failed, evaluator failed it,
+/// gold differs), with one exception: a span failing below the root of a run an evaluator
+/// judged (a tool error the agent recovered from) is shown among the facets but leaves the
+/// verdict to the evaluator, as the evaluation harness decides what a case is.
 fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
     let facets = Facets::of(inv, selection.gold(&inv.id.text()));
+    let judged = inv.eval().is_some();
+    let failing = facets
+        .list()
+        .into_iter()
+        .any(|facet| facet != Facet::SpanDegraded || !judged);
     Side {
         id: redact::shown_data(&inv.id.text(), mode).into_owned(),
-        failing: facets.failing(),
+        failing,
         facets: facets.list().into_iter().map(|f| f.name()).collect(),
         eval: inv.eval().map(|eval| EvalSide {
             label: redact::shown_data(&eval.label, mode).into_owned(),
@@ -470,11 +479,11 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
     }
     for (name, entries) in &classes[..3] {
         for entry in entries.iter() {
-            let facets = |side: &Option<Side>| {
-                side.as_ref()
-                    .map(|s| s.facets.join(","))
-                    .filter(|f| !f.is_empty())
-                    .unwrap_or_else(|| "passing".into())
+            let facets = |side: &Option<Side>| match side {
+                None => "-".to_owned(),
+                Some(side) if side.failing => side.facets.join(","),
+                Some(side) if side.facets.is_empty() => "passing".to_owned(),
+                Some(side) => format!("passing ({})", side.facets.join(",")),
             };
             out.push_str(&format!(
                 "  {name}  {} #{}  A: {}  B: {}\n",
@@ -606,7 +615,8 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
         for entry in entries.iter() {
             let verdict = |side: &Option<Side>| match side {
                 None => "-".to_owned(),
-                Some(side) if !side.failing => "passing".to_owned(),
+                Some(side) if !side.failing && side.facets.is_empty() => "passing".to_owned(),
+                Some(side) if !side.failing => format!("passing ({})", side.facets.join(", ")),
                 Some(side) => {
                     let mut text = side.facets.join(", ");
                     if let Some(eval) = &side.eval {

@@ -11,6 +11,7 @@ mod dump_json_escapes;
 mod formats_agents;
 mod formats_logs;
 mod fuzz_regressions;
+mod inspect_logs;
 mod otlp_corpus;
 mod otlp_dump_schema;
 mod otlp_encodings;

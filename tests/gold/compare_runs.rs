@@ -317,3 +317,51 @@ fn a_score_drop_beyond_the_threshold_fails_the_gate_and_cases_are_counted_by_id(
         "a rise is no drop"
     );
 }
+
+fn inspect_log(run: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inspect-ai")
+        .join(run);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|e| e == "json"))
+        .expect("a JSON log")
+}
+
+/// The two Inspect runs of the fixture corpus, classified as its SOURCES.md says: a tool error
+/// the agent recovered from (geo-06 in A) leaves the verdict to the scorers.
+#[test]
+fn two_inspect_runs_classify_as_their_truth_table_says() {
+    let output = compare(&inspect_log("A"), &inspect_log("B"), &["--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let json = json_of(&output);
+    let ids = |cases: &[String]| {
+        cases
+            .iter()
+            .map(|case| case.trim_end_matches("#1").to_owned())
+            .collect::<Vec<_>>()
+    };
+    let classes = classes(&json);
+    let expected: [(&str, &[&str]); 6] = [
+        ("newly_failing", &["geo-03", "geo-04", "geo-06"]),
+        ("fixed", &["geo-02", "geo-07"]),
+        ("still_failing", &["geo-05", "geo-08"]),
+        ("still_passing", &["geo-01"]),
+        ("only_in_a", &[]),
+        ("only_in_b", &[]),
+    ];
+    for ((class, cases), (want_class, want)) in classes.iter().zip(expected) {
+        assert_eq!(*class, want_class);
+        assert_eq!(ids(cases), want, "{class}");
+    }
+    assert!(
+        classes[2].1.iter().all(|case| case.ends_with("#1")),
+        "epoch 1"
+    );
+    let geo_08 = &json["still_failing"][1];
+    assert_eq!(geo_08["b"]["eval"]["label"], "sample error");
+    assert_eq!(geo_08["reason_changed"], true);
+    assert_eq!(json["summary"]["b"]["errored"], 1);
+    assert_eq!(json["summary"]["a"]["evaluated"], 8);
+}

@@ -26,6 +26,7 @@ use crate::model::{Batch, Origin, Payload, PayloadBody, Problem};
 
 pub mod arksim;
 pub mod common;
+pub mod inspect;
 pub mod mcp;
 pub mod message_logs;
 pub mod openai_agents;
@@ -166,6 +167,7 @@ pub static REGISTRY: &[&dyn Format] = &[
     &arksim::eval::ArksimScenarios,
     &arksim::ArksimReceiverDump,
     &arksim::a2a::A2aTask,
+    &inspect::InspectJson,
     &otlp::OtlpProtobuf,
     &otlp::OtlpJson,
     &otlp::otel_spans::OtelSpanList,

@@ -1,0 +1,432 @@
+//! Inspect AI evaluation logs written as one JSON document (`--log-format json`, log version 2).
+//! The zip form (`.eval`) is not read yet.
+//!
+//! One invocation per sample and epoch, its case the sample id and epoch. The sample's events
+//! become spans, rewritten as one OTLP/JSON request with GenAI attributes and built by the OTLP
+//! code, so they classify and fail like exported spans: `span_begin`/`span_end` scopes (solvers,
+//! scorers) nest by `parent_id`; a `model` event is an LLM span (model, tokens, timing from
+//! `timestamp` and `completed`); a `tool` event is a tool span, failed when it has an `error`
+//! (its type and message shown) or `failed: true`. The scope Inspect opens around a tool call
+//! is left out (the tool event is the call); events inside it hang under the scope's parent.
+//! The scorers' verdicts become the run's evaluation: failing when a scorer's value is `I`, `0`
+//! or `false`, or when the sample errored (`sample.error`, which also fails the root span).
+
+use serde_json::{Map, Value, json};
+
+use super::common::timestamp::rfc3339_nanos;
+use super::{Format, Input};
+use crate::model::{Batch, Case, EvalVerdict, Problem};
+
+pub struct InspectJson;
+
+const NAME: &str = "inspect-json";
+
+impl Format for InspectJson {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn detect(&self, input: &Input) -> Option<String> {
+        let head = input.head_json()?.as_object()?;
+        let is_log = head.get("version").is_some_and(Value::is_number)
+            && head.get("eval").is_some_and(|e| e.get("task").is_some())
+            && (head.contains_key("samples") || head.contains_key("status"));
+        is_log.then(|| "Inspect AI log: \"version\" and \"eval\" with a \"task\"".to_owned())
+    }
+
+    fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
+        let Some(log) = super::arksim::read_json_document(input, &mut batch) else {
+            return batch;
+        };
+        let eval = &log["eval"];
+        let task = eval["task"].as_str().unwrap_or("task");
+        let eval_id = eval["eval_id"].as_str().unwrap_or("");
+        let samples = log["samples"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        if samples.is_empty() {
+            batch.problems.push(Problem::warning(
+                input.origin,
+                None,
+                "the log holds no samples (a run still in progress, or --no-log-samples)",
+            ));
+        }
+        let mut spans = Vec::new();
+        for (n, sample) in samples.iter().enumerate() {
+            let Some(sample_id) = text_of(&sample["id"]) else {
+                batch.problems.push(Problem::warning(
+                    input.origin,
+                    None,
+                    format!("sample #{n} has no id; skipped"),
+                ));
+                continue;
+            };
+            let epoch = sample["epoch"].as_u64().unwrap_or(1);
+            let trace_id = hex128(&format!("{eval_id}/{sample_id}/{epoch}"));
+            let run = Sample {
+                trace_id: &trace_id,
+                task,
+                sample_id: &sample_id,
+                epoch,
+                sample,
+            };
+            run.spans(&mut spans);
+            batch.evals.push((trace_id.clone(), run.verdict()));
+            batch.cases.push((
+                trace_id.clone(),
+                Case {
+                    id: sample_id.clone(),
+                    index: epoch,
+                },
+            ));
+            batch
+                .invocation_names
+                .push((trace_id, format!("{task} · {sample_id} · epoch {epoch}")));
+        }
+        let request = json!({"resourceSpans": [{
+            "resource": {"attributes": [attr("service.name", json!({"stringValue": task}))]},
+            "scopeSpans": [{"scope": {"name": "inspect_ai"}, "spans": spans}]
+        }]});
+        let bytes = serde_json::to_vec(&request).unwrap_or_default();
+        if let Err(why) = super::otlp::build_json_in_memory(input, NAME, &bytes, &mut batch) {
+            batch
+                .problems
+                .push(Problem::error(input.origin, None, why.to_string()));
+        }
+        batch
+    }
+}
+
+/// A sample id or other scalar as text (Inspect ids are strings or integers).
+fn text_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+struct Sample<'a> {
+    trace_id: &'a str,
+    task: &'a str,
+    sample_id: &'a str,
+    epoch: u64,
+    sample: &'a Value,
+}
+
+impl Sample<'_> {
+    fn span_id(&self, inspect_id: &str) -> String {
+        format!(
+            "{:016x}",
+            fnv64(&format!("{}/{inspect_id}", self.trace_id), 0)
+        )
+    }
+
+    fn root_id(&self) -> String {
+        self.span_id("")
+    }
+
+    /// Every span of the sample, the root first.
+    fn spans(&self, out: &mut Vec<Value>) {
+        let sample = self.sample;
+        let events = sample["events"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let started = time(&sample["started_at"])
+            .or_else(|| events.first().and_then(|e| time(&e["timestamp"])))
+            .unwrap_or(0);
+        let ended = time(&sample["completed_at"]).unwrap_or(started);
+        let error = sample["error"]["message"].as_str();
+        let mut root = self.span(
+            &self.root_id(),
+            None,
+            &format!("{} · {}", self.task, self.sample_id),
+            (started, ended),
+            vec![
+                attr(
+                    "gen_ai.operation.name",
+                    json!({"stringValue": "invoke_agent"}),
+                ),
+                attr("gen_ai.agent.name", json!({"stringValue": self.task})),
+                attr("inspect.sample.id", json!({"stringValue": self.sample_id})),
+                attr("inspect.epoch", json!({"intValue": self.epoch.to_string()})),
+            ],
+        );
+        if let Some(message) = error {
+            root["status"] = json!({"code": 2, "message": message});
+        }
+        if let Some(limit) = sample["limit"]["type"].as_str() {
+            push_attr(&mut root, "inspect.limit", json!({"stringValue": limit}));
+        }
+        out.push(root);
+
+        // Scopes: id → (parent, name, type, start, end). A tool's own scope is left out and
+        // stands for its parent.
+        let mut scopes: Map<String, Value> = Map::new();
+        let mut stand_in: std::collections::HashMap<String, Option<String>> = Default::default();
+        for event in events {
+            match event["event"].as_str() {
+                Some("span_begin") => {
+                    let Some(id) = event["id"].as_str() else {
+                        continue;
+                    };
+                    let parent = event["parent_id"].as_str();
+                    if event["type"].as_str() == Some("tool") {
+                        stand_in.insert(id.to_owned(), parent.map(str::to_owned));
+                        continue;
+                    }
+                    scopes.insert(
+                        id.to_owned(),
+                        json!({"parent": parent, "name": event["name"], "start": time(&event["timestamp"])}),
+                    );
+                }
+                Some("span_end") => {
+                    if let Some(scope) = event["id"].as_str().and_then(|id| scopes.get_mut(id)) {
+                        scope["end"] = json!(time(&event["timestamp"]));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let resolve = |id: Option<&str>| -> Option<String> {
+            // A chain of tool scopes ends at a kept scope or the root.
+            let mut id = id.map(str::to_owned);
+            for _ in 0..64 {
+                match id {
+                    Some(scope) if scopes.contains_key(&scope) => return Some(scope),
+                    Some(scope) => id = stand_in.get(&scope).cloned().flatten(),
+                    None => return None,
+                }
+            }
+            None
+        };
+        let parent_of = |id: Option<&str>| match resolve(id) {
+            Some(scope) => self.span_id(&scope),
+            None => self.root_id(),
+        };
+        for (id, scope) in &scopes {
+            let start = scope["start"].as_u64().unwrap_or(started);
+            let end = scope["end"].as_u64().unwrap_or(start);
+            let name = scope["name"].as_str().unwrap_or("span");
+            out.push(self.span(
+                &self.span_id(id),
+                Some(parent_of(scope["parent"].as_str())),
+                name,
+                (start, end),
+                Vec::new(),
+            ));
+        }
+        for (n, event) in events.iter().enumerate() {
+            let parent = parent_of(event["span_id"].as_str());
+            match event["event"].as_str() {
+                Some("model") => out.push(self.model_span(n, event, parent)),
+                Some("tool") => out.push(self.tool_span(n, event, parent)),
+                _ => {}
+            }
+        }
+    }
+
+    fn span(
+        &self,
+        id: &str,
+        parent: Option<String>,
+        name: &str,
+        (start, end): (u64, u64),
+        attributes: Vec<Value>,
+    ) -> Value {
+        let mut span = json!({
+            "traceId": self.trace_id,
+            "spanId": id,
+            "name": name,
+            "startTimeUnixNano": start.to_string(),
+            "endTimeUnixNano": end.max(start).to_string(),
+            "attributes": attributes,
+        });
+        if let Some(parent) = parent {
+            span["parentSpanId"] = json!(parent);
+        }
+        span
+    }
+
+    fn model_span(&self, n: usize, event: &Value, parent: String) -> Value {
+        let start = time(&event["timestamp"]).unwrap_or(0);
+        let end = time(&event["completed"]).unwrap_or(start);
+        let model = event["model"].as_str().unwrap_or("model");
+        let mut attributes = vec![
+            attr("gen_ai.operation.name", json!({"stringValue": "chat"})),
+            attr("gen_ai.request.model", json!({"stringValue": model})),
+        ];
+        let usage = &event["output"]["usage"];
+        for (key, field) in [
+            ("gen_ai.usage.input_tokens", "input_tokens"),
+            ("gen_ai.usage.output_tokens", "output_tokens"),
+        ] {
+            if let Some(tokens) = usage[field].as_u64() {
+                attributes.push(attr(key, json!({"intValue": tokens.to_string()})));
+            }
+        }
+        let mut span = self.span(
+            &self.span_id(&format!("event-{n}")),
+            Some(parent),
+            &format!("chat {model}"),
+            (start, end),
+            attributes,
+        );
+        if let Some(error) = event["error"].as_str() {
+            span["status"] = json!({"code": 2, "message": error});
+        }
+        span
+    }
+
+    fn tool_span(&self, n: usize, event: &Value, parent: String) -> Value {
+        let start = time(&event["timestamp"]).unwrap_or(0);
+        let end = time(&event["completed"]).unwrap_or(start);
+        let function = event["function"].as_str().unwrap_or("tool");
+        let mut attributes = vec![
+            attr(
+                "gen_ai.operation.name",
+                json!({"stringValue": "execute_tool"}),
+            ),
+            attr("gen_ai.tool.name", json!({"stringValue": function})),
+        ];
+        if let Some(call_id) = event["id"].as_str() {
+            attributes.push(attr("gen_ai.tool.call.id", json!({"stringValue": call_id})));
+        }
+        if !event["arguments"].is_null() {
+            attributes.push(attr(
+                "gen_ai.tool.call.arguments",
+                json!({"stringValue": event["arguments"].to_string()}),
+            ));
+        }
+        if let Some(result) = text_or_json(&event["result"]).map(|text| self.resolved(text)) {
+            attributes.push(attr(
+                "gen_ai.tool.call.result",
+                json!({"stringValue": result}),
+            ));
+        }
+        let mut span = self.span(
+            &self.span_id(&format!("event-{n}")),
+            Some(parent),
+            &format!("execute_tool {function}"),
+            (start, end),
+            attributes,
+        );
+        let error = &event["error"];
+        if error.is_object() {
+            let kind = error["type"].as_str().unwrap_or("unknown");
+            let message = self.resolved(error["message"].as_str().unwrap_or("").to_owned());
+            push_attr(&mut span, "error.type", json!({"stringValue": kind}));
+            span["status"] = json!({"code": 2, "message": message});
+        } else if event["failed"].as_bool() == Some(true) {
+            push_attr(&mut span, "error.type", json!({"stringValue": "failed"}));
+            span["status"] =
+                json!({"code": 2, "message": "the tool call failed (the sample errored)"});
+        }
+        span
+    }
+
+    /// `text` with an `attachment://HASH` reference replaced by the attachment's text (events
+    /// hold text over 100 characters that way); other text as it is.
+    fn resolved(&self, text: String) -> String {
+        match text.strip_prefix("attachment://") {
+            Some(hash) => match self.sample["attachments"][hash].as_str() {
+                Some(attached) => attached.to_owned(),
+                None => text,
+            },
+            None => text,
+        }
+    }
+
+    /// The scorers' verdicts as one evaluation; a sample error fails it whatever they say.
+    fn verdict(&self) -> EvalVerdict {
+        if let Some(message) = self.sample["error"]["message"].as_str() {
+            return EvalVerdict {
+                passed: false,
+                score: None,
+                threshold: None,
+                label: "sample error".into(),
+                reason: message.lines().next().unwrap_or(message).to_owned(),
+            };
+        }
+        let scores = self.sample["scores"].as_object();
+        let mut labels = Vec::new();
+        let mut reasons = Vec::new();
+        let mut passed = true;
+        for (scorer, score) in scores.into_iter().flatten() {
+            let value = &score["value"];
+            let failed = scorer_failed(value);
+            passed &= !failed;
+            labels.push(format!("{scorer}={}", value_text(value)));
+            if failed && let Some(explanation) = score["explanation"].as_str() {
+                reasons.push(format!("{scorer}: {explanation}"));
+            }
+        }
+        EvalVerdict {
+            passed,
+            score: None,
+            threshold: None,
+            label: labels.join(" "),
+            reason: reasons.join("; "),
+        }
+    }
+}
+
+/// A scorer's value that fails the sample: `I`, `0` or `false` (a map of values fails when one
+/// of them does).
+fn scorer_failed(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s == "I",
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Bool(b) => !b,
+        Value::Object(values) => values.values().any(scorer_failed),
+        _ => false,
+    }
+}
+
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn text_or_json(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn time(value: &Value) -> Option<u64> {
+    rfc3339_nanos(value.as_str()?)
+}
+
+fn attr(key: &str, value: Value) -> Value {
+    json!({"key": key, "value": value})
+}
+
+fn push_attr(span: &mut Value, key: &str, value: Value) {
+    if let Some(attributes) = span["attributes"].as_array_mut() {
+        attributes.push(attr(key, value));
+    }
+}
+
+/// FNV-1a, 64 bits, from `seed`: ids made from Inspect's own (spans and traces need hex ids
+/// of a fixed length; the same log gives the same ids).
+fn fnv64(text: &str, seed: u64) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ seed;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+fn hex128(text: &str) -> String {
+    format!(
+        "{:016x}{:016x}",
+        fnv64(text, 0),
+        fnv64(text, 0x9e37_79b9_7f4a_7c15)
+    )
+}

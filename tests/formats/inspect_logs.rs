@@ -1,0 +1,175 @@
+//! Inspect AI logs in JSON form (`tests/fixtures/inspect-ai`, written by inspect-ai 0.3.285;
+//! see its SOURCES.md): every sample is a run keyed by sample id and epoch, with the scorers'
+//! verdict, the tool calls and their errors, and the model calls' tokens as the log has them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn log(run: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inspect-ai")
+        .join(run);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|e| e == "json"))
+        .expect("a JSON log")
+}
+
+fn dump(path: &Path) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json", "--reveal"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn run<'a>(document: &'a Value, sample: &str) -> &'a Value {
+    document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|run| run["case"]["id"] == sample)
+        .unwrap_or_else(|| panic!("no run for {sample}"))
+}
+
+fn tool_spans(run: &Value) -> Vec<&Value> {
+    run["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|span| span["kind"] == "tool")
+        .collect()
+}
+
+/// Samples the scorers (or a sample error) failed, per SOURCES.md's table.
+const FAILED_IN_A: [&str; 4] = ["geo-02", "geo-05", "geo-07", "geo-08"];
+const FAILED_IN_B: [&str; 5] = ["geo-03", "geo-04", "geo-05", "geo-06", "geo-08"];
+
+#[test]
+fn every_sample_loads_with_the_verdict_inspect_gives() {
+    for (name, failed) in [("A", &FAILED_IN_A[..]), ("B", &FAILED_IN_B[..])] {
+        let path = log(name);
+        let document = dump(&path);
+        assert_eq!(document["problems"], serde_json::json!([]), "{name}");
+        let runs = document["invocations"].as_array().unwrap();
+        assert_eq!(runs.len(), 8, "{name}: one run per sample");
+        let source: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        for sample in source["samples"].as_array().unwrap() {
+            let id = sample["id"].as_str().unwrap();
+            let run = run(&document, id);
+            assert_eq!(run["case"]["index"], sample["epoch"], "{name} {id}");
+            assert_eq!(run["format"], "inspect-json");
+            let passed = run["eval"]["passed"].as_bool().unwrap();
+            assert_eq!(
+                passed,
+                !failed.contains(&id),
+                "{name} {id}: {}",
+                run["eval"]
+            );
+            // Tokens are the model events' usage, summed.
+            let events = sample["events"].as_array().unwrap();
+            let input: u64 = events
+                .iter()
+                .filter(|e| e["event"] == "model")
+                .filter_map(|e| e["output"]["usage"]["input_tokens"].as_u64())
+                .sum();
+            assert_eq!(run["tokens"]["input"], input, "{name} {id}");
+            // One tool span per tool event, failed exactly when the event has an error or failed.
+            let tools: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool").collect();
+            let spans = tool_spans(run);
+            assert_eq!(spans.len(), tools.len(), "{name} {id}");
+            for event in tools {
+                let span = spans
+                    .iter()
+                    .find(|s| s["tool_call_id"] == event["id"])
+                    .unwrap_or_else(|| panic!("{name} {id}: no span for {}", event["id"]));
+                let failed = event["error"].is_object() || event["failed"] == true;
+                assert_eq!(
+                    span["status"] == "error",
+                    failed,
+                    "{name} {id} {}",
+                    event["id"]
+                );
+                if let Some(kind) = event["error"]["type"].as_str() {
+                    assert_eq!(span["error_type"], kind);
+                }
+            }
+            assert!(
+                run["duration_ms"].as_f64().unwrap() > 0.0,
+                "{name} {id}: timed"
+            );
+        }
+    }
+}
+
+#[test]
+fn tool_errors_and_a_sample_error_say_what_happened() {
+    let a = dump(&log("A"));
+    let atlantis = tool_spans(run(&a, "geo-05"))[0];
+    assert_eq!(atlantis["error_type"], "unknown");
+    assert!(
+        atlantis["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown country")
+    );
+    let lagos = tool_spans(run(&a, "geo-07"))[0];
+    assert_eq!(lagos["error_type"], "parsing");
+    let label = run(&a, "geo-02")["eval"]["label"].as_str().unwrap();
+    assert_eq!(label, "expected_tools=I includes=I");
+
+    let b = dump(&log("B"));
+    let errored = run(&b, "geo-08");
+    assert_eq!(errored["eval"]["label"], "sample error");
+    assert!(
+        errored["eval"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 503")
+    );
+    assert!(
+        errored["facets"]
+            .as_array()
+            .unwrap()
+            .contains(&"error".into())
+    );
+    assert_eq!(errored["status"], "error");
+    let population = tool_spans(errored)
+        .into_iter()
+        .find(|s| s["tool_name"] == "population")
+        .unwrap();
+    assert_eq!(
+        population["status"], "error",
+        "a failed call without an error object"
+    );
+    // A result over 100 characters is an attachment in the events: shown resolved.
+    let tokyo = tool_spans(run(&a, "geo-03"))[0];
+    assert!(
+        tokyo["output"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("37.4 million")
+    );
+}
+
+#[test]
+fn a_cut_log_is_an_error_with_its_file_and_nothing_else_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(log("A")).unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    // Cut in half, the document is no longer JSON, so no format claims it.
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cut.json"), "{stderr}");
+}
