@@ -173,3 +173,97 @@ fn a_cut_log_is_an_error_with_its_file_and_nothing_else_breaks() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("cut.json"), "{stderr}");
 }
+
+fn eval_log(run: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inspect-ai")
+        .join(run);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|e| e == "eval"))
+        .expect("an .eval log")
+}
+
+/// What a run says, without what differs between two executions (ids, times).
+fn verdicts(document: &Value) -> Vec<Value> {
+    let mut runs: Vec<Value> = document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let calls: Vec<Value> = run["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|call| serde_json::json!([call["name"], call["status"]]))
+                .collect();
+            serde_json::json!({
+                "case": run["case"], "eval": run["eval"], "facets": run["facets"],
+                "counts": run["counts"], "tokens": run["tokens"], "calls": calls,
+                "name": run["name"],
+            })
+        })
+        .collect();
+    runs.sort_by_key(|run| run["case"].to_string());
+    runs
+}
+
+/// The `.eval` and the `.json` of one run (two executions of the same script: see SOURCES.md)
+/// load as the same runs, verdicts, tool calls and tokens.
+#[test]
+fn the_zip_and_the_json_form_of_a_run_read_the_same() {
+    for run in ["A", "B"] {
+        let zip = dump(&eval_log(run));
+        let json = dump(&log(run));
+        assert_eq!(zip["problems"], serde_json::json!([]), "{run}");
+        assert_eq!(zip["invocations"].as_array().unwrap().len(), 8);
+        assert_eq!(verdicts(&zip), verdicts(&json), "{run}");
+        assert!(
+            zip["invocations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["format"] == "inspect-eval")
+        );
+    }
+}
+
+/// A damaged member is reported by name; the other samples still load.
+#[test]
+fn a_broken_sample_member_is_reported_and_the_others_load() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.eval");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let sample = serde_json::json!({
+        "id": 7, "epoch": 2, "events": [],
+        "started_at": "2026-12-05T23:41:58.000000+00:00",
+        "completed_at": "2026-12-05T23:41:59.000000+00:00",
+        "scores": {"match": {"value": 1, "explanation": "ok"}}
+    });
+    for (name, body) in [
+        (
+            "header.json",
+            r#"{"version": 2, "eval": {"task": "t", "eval_id": "e"}}"#.to_owned(),
+        ),
+        ("samples/7_epoch_2.json", sample.to_string()),
+        ("samples/8_epoch_1.json", "{not json".to_owned()),
+    ] {
+        zip.start_file(name, stored).unwrap();
+        zip.write_all(body.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+    let document = dump(&path);
+    let runs = document["invocations"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["case"], serde_json::json!({"id": "7", "index": 2}));
+    assert_eq!(runs[0]["eval"]["passed"], true);
+    let problems = document["problems"].to_string();
+    assert!(
+        problems.contains("samples/8_epoch_1.json") && problems.contains("not JSON"),
+        "{problems}"
+    );
+}

@@ -318,22 +318,32 @@ fn a_score_drop_beyond_the_threshold_fails_the_gate_and_cases_are_counted_by_id(
     );
 }
 
-fn inspect_log(run: &str) -> std::path::PathBuf {
+fn inspect_log(run: &str, extension: &str) -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/inspect-ai")
         .join(run);
     std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .find(|path| path.extension().is_some_and(|e| e == "json"))
-        .expect("a JSON log")
+        .find(|path| path.extension().is_some_and(|e| e == extension))
+        .expect("a log")
 }
 
 /// The two Inspect runs of the fixture corpus, classified as its SOURCES.md says: a tool error
 /// the agent recovered from (geo-06 in A) leaves the verdict to the scorers.
 #[test]
 fn two_inspect_runs_classify_as_their_truth_table_says() {
-    let output = compare(&inspect_log("A"), &inspect_log("B"), &["--json"]);
+    for extension in ["json", "eval"] {
+        two_inspect_logs_classify_as_their_truth_table_says(extension);
+    }
+}
+
+fn two_inspect_logs_classify_as_their_truth_table_says(extension: &str) {
+    let output = compare(
+        &inspect_log("A", extension),
+        &inspect_log("B", extension),
+        &["--json"],
+    );
     assert_eq!(output.status.code(), Some(1));
     let json = json_of(&output);
     let ids = |cases: &[String]| {

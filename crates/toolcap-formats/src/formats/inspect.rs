@@ -1,5 +1,5 @@
-//! Inspect AI evaluation logs written as one JSON document (`--log-format json`, log version 2).
-//! The zip form (`.eval`) is not read yet.
+//! Inspect AI evaluation logs (log version 2): one JSON document (`--log-format json`) or the
+//! zip form (`.eval`, [`InspectEval`]). Both hold the same samples.
 //!
 //! One invocation per sample and epoch, its case the sample id and epoch. The sample's events
 //! become spans, rewritten as one OTLP/JSON request with GenAI attributes and built by the OTLP
@@ -14,7 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use super::common::timestamp::rfc3339_nanos;
-use super::{Format, Input};
+use super::{Format, Input, MAX_DECOMPRESSED_BYTES};
 use crate::model::{Batch, Case, EvalVerdict, Problem};
 
 pub struct InspectJson;
@@ -39,60 +39,208 @@ impl Format for InspectJson {
         let Some(log) = super::arksim::read_json_document(input, &mut batch) else {
             return batch;
         };
-        let eval = &log["eval"];
-        let task = eval["task"].as_str().unwrap_or("task");
-        let eval_id = eval["eval_id"].as_str().unwrap_or("");
         let samples = log["samples"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        if samples.is_empty() {
+        runs_of_samples(input, NAME, &log["eval"], samples.iter(), &mut batch);
+        batch
+    }
+}
+
+/// Inspect AI logs in their zip form (`.eval`): `header.json` (or, while the eval runs,
+/// `_journal/start.json`) and one `samples/<id>_epoch_<n>.json` member per sample, each
+/// compressed with zstd (method 93) or deflate. Every member is decompressed within
+/// [`MAX_DECOMPRESSED_BYTES`] in total.
+pub struct InspectEval;
+
+const EVAL_NAME: &str = "inspect-eval";
+
+/// Whether `bytes` are a zip whose members name an Inspect log's header or journal.
+fn is_eval_zip(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"PK\x03\x04")
+        && zip::ZipArchive::new(std::io::Cursor::new(bytes)).is_ok_and(|zip| {
+            zip.file_names_raw()
+                .any(|name| name == b"header.json" || name == b"_journal/start.json")
+        })
+}
+
+impl Format for InspectEval {
+    fn name(&self) -> &'static str {
+        EVAL_NAME
+    }
+
+    fn sniff(&self, input: &Input) -> Option<String> {
+        is_eval_zip(input.bytes)
+            .then(|| "Inspect AI log: a zip holding header.json or _journal/start.json".to_owned())
+    }
+
+    fn detect(&self, input: &Input) -> Option<String> {
+        self.sniff(input)
+    }
+
+    fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
+        let mut zip = match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
+            Ok(zip) => zip,
+            Err(why) => {
+                batch.problems.push(Problem::error(
+                    input.origin,
+                    None,
+                    format!("not a readable zip: {why}"),
+                ));
+                return batch;
+            }
+        };
+        let mut budget = MAX_DECOMPRESSED_BYTES;
+        let mut header = None;
+        let mut samples = Vec::new();
+        let names: Vec<String> = zip
+            .file_names_raw()
+            .map(|name| String::from_utf8_lossy(name).into_owned())
+            .collect();
+        // The finished header wins over the journal's start, whatever their order.
+        let header_name = ["header.json", "_journal/start.json"]
+            .into_iter()
+            .find(|wanted| names.iter().any(|name| name == wanted));
+        for name in &names {
+            let is_sample = name.starts_with("samples/") && name.ends_with(".json");
+            if !is_sample && Some(name.as_str()) != header_name {
+                continue;
+            }
+            let document = member(&mut zip, name, &mut budget).and_then(|bytes| {
+                serde_json::from_slice::<Value>(&bytes).map_err(|why| format!("not JSON: {why}"))
+            });
+            match document {
+                Ok(document) if is_sample => samples.push(document),
+                Ok(document) => header = Some(document),
+                Err(why) => batch.problems.push(Problem::error(
+                    input.origin,
+                    None,
+                    format!("member {}: {why}", redact_name(name)),
+                )),
+            }
+        }
+        let Some(header) = header else {
+            batch.problems.push(Problem::error(
+                input.origin,
+                None,
+                "no readable header.json or _journal/start.json",
+            ));
+            return batch;
+        };
+        runs_of_samples(
+            input,
+            EVAL_NAME,
+            &header["eval"],
+            samples.iter(),
+            &mut batch,
+        );
+        batch
+    }
+}
+
+/// A member's name as a problem shows it: names come from the file.
+fn redact_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(200).collect()
+}
+
+/// One member decompressed, charged to `budget`.
+fn member(
+    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    name: &str,
+    budget: &mut u64,
+) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut entry = zip
+        .by_name_raw(name.as_bytes())
+        .map_err(|why| why.to_string())?;
+    let method = entry.compression();
+    let mut raw = Vec::new();
+    (&mut entry)
+        .take(*budget + 1)
+        .read_to_end(&mut raw)
+        .map_err(|why| why.to_string())?;
+    // Compared, not matched: which variants exist depends on the zip crate's features.
+    let out = if method == zip::CompressionMethod::Stored {
+        raw
+    } else if method == zip::CompressionMethod::DEFLATE {
+        let mut out = Vec::new();
+        flate2::read::DeflateDecoder::new(&raw[..])
+            .take(*budget + 1)
+            .read_to_end(&mut out)
+            .map_err(|why| why.to_string())?;
+        out
+    } else if method == zip::CompressionMethod::ZSTD {
+        super::otlp::container::zstd_decode(&raw, *budget).map_err(|why| why.to_string())?
+    } else {
+        return Err(format!("compression method {method} is not read"));
+    };
+    if out.len() as u64 > *budget {
+        return Err(format!(
+            "over {} MiB decompressed in total",
+            MAX_DECOMPRESSED_BYTES >> 20
+        ));
+    }
+    *budget -= out.len() as u64;
+    Ok(out)
+}
+
+/// The runs of an Inspect log's samples: one per sample and epoch, spans built by the OTLP code.
+fn runs_of_samples<'a>(
+    input: &Input,
+    format: &'static str,
+    eval: &Value,
+    samples: impl ExactSizeIterator<Item = &'a Value>,
+    batch: &mut Batch,
+) {
+    let task = eval["task"].as_str().unwrap_or("task");
+    let eval_id = eval["eval_id"].as_str().unwrap_or("");
+    if samples.len() == 0 {
+        batch.problems.push(Problem::warning(
+            input.origin,
+            None,
+            "the log holds no samples (a run still in progress, or --no-log-samples)",
+        ));
+    }
+    let mut spans = Vec::new();
+    for (n, sample) in samples.enumerate() {
+        let Some(sample_id) = text_of(&sample["id"]) else {
             batch.problems.push(Problem::warning(
                 input.origin,
                 None,
-                "the log holds no samples (a run still in progress, or --no-log-samples)",
+                format!("sample #{n} has no id; skipped"),
             ));
-        }
-        let mut spans = Vec::new();
-        for (n, sample) in samples.iter().enumerate() {
-            let Some(sample_id) = text_of(&sample["id"]) else {
-                batch.problems.push(Problem::warning(
-                    input.origin,
-                    None,
-                    format!("sample #{n} has no id; skipped"),
-                ));
-                continue;
-            };
-            let epoch = sample["epoch"].as_u64().unwrap_or(1);
-            let trace_id = hex128(&format!("{eval_id}/{sample_id}/{epoch}"));
-            let run = Sample {
-                trace_id: &trace_id,
-                task,
-                sample_id: &sample_id,
-                epoch,
-                sample,
-            };
-            run.spans(&mut spans);
-            batch.evals.push((trace_id.clone(), run.verdict()));
-            batch.cases.push((
-                trace_id.clone(),
-                Case {
-                    id: sample_id.clone(),
-                    index: epoch,
-                },
-            ));
-            batch
-                .invocation_names
-                .push((trace_id, format!("{task} · {sample_id} · epoch {epoch}")));
-        }
-        let request = json!({"resourceSpans": [{
-            "resource": {"attributes": [attr("service.name", json!({"stringValue": task}))]},
-            "scopeSpans": [{"scope": {"name": "inspect_ai"}, "spans": spans}]
-        }]});
-        let bytes = serde_json::to_vec(&request).unwrap_or_default();
-        if let Err(why) = super::otlp::build_json_in_memory(input, NAME, &bytes, &mut batch) {
-            batch
-                .problems
-                .push(Problem::error(input.origin, None, why.to_string()));
-        }
+            continue;
+        };
+        let epoch = sample["epoch"].as_u64().unwrap_or(1);
+        let trace_id = hex128(&format!("{eval_id}/{sample_id}/{epoch}"));
+        let run = Sample {
+            trace_id: &trace_id,
+            task,
+            sample_id: &sample_id,
+            epoch,
+            sample,
+        };
+        run.spans(&mut spans);
+        batch.evals.push((trace_id.clone(), run.verdict()));
+        batch.cases.push((
+            trace_id.clone(),
+            Case {
+                id: sample_id.clone(),
+                index: epoch,
+            },
+        ));
         batch
+            .invocation_names
+            .push((trace_id, format!("{task} · {sample_id} · epoch {epoch}")));
+    }
+    let request = json!({"resourceSpans": [{
+        "resource": {"attributes": [attr("service.name", json!({"stringValue": task}))]},
+        "scopeSpans": [{"scope": {"name": "inspect_ai"}, "spans": spans}]
+    }]});
+    let bytes = serde_json::to_vec(&request).unwrap_or_default();
+    if let Err(why) = super::otlp::build_json_in_memory(input, format, &bytes, batch) {
+        batch
+            .problems
+            .push(Problem::error(input.origin, None, why.to_string()));
     }
 }
 

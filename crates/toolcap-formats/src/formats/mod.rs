@@ -167,6 +167,7 @@ pub static REGISTRY: &[&dyn Format] = &[
     &arksim::eval::ArksimScenarios,
     &arksim::ArksimReceiverDump,
     &arksim::a2a::A2aTask,
+    &inspect::InspectEval,
     &inspect::InspectJson,
     &otlp::OtlpProtobuf,
     &otlp::OtlpJson,
