@@ -17,12 +17,12 @@ pub mod file_numbers;
 mod format_name;
 mod id;
 mod inline_list;
+pub mod interner;
 mod kind_facts;
 mod packed;
 mod payload;
 mod problem;
 mod provenance;
-pub mod shared_texts;
 mod sparse;
 mod token_count;
 
@@ -484,7 +484,7 @@ impl Span {
     /// which compares a number per entry where searching by text looked up and compared each
     /// entry's key.
     fn flag_is_set(&self, key: &'static str, number: &std::sync::OnceLock<Option<u32>>) -> bool {
-        let number = number.get_or_init(|| shared_texts::number_of(&ArcStr::from(key)));
+        let number = number.get_or_init(|| interner::number_of(&ArcStr::from(key)));
         let value = match number {
             Some(number) => self.attributes.value_under_key(*number),
             // A key the table could not number is written out in place wherever it is held.

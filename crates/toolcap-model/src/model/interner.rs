@@ -119,12 +119,12 @@ fn number_in_table(text: &ArcStr) -> Option<u32> {
 }
 
 /// The text numbered `number` (an `AttrValue::Str`), or `None` for a number never handed out.
-pub fn value(number: u32) -> Option<&'static AttrValue> {
+pub fn numbered_value(number: u32) -> Option<&'static AttrValue> {
     Some(&entry(number)?.value)
 }
 
 /// The text numbered `number`, or `""` for a number never handed out.
-pub fn text(number: u32) -> &'static str {
+pub fn numbered_text(number: u32) -> &'static str {
     handed_out_text(number).unwrap_or("")
 }
 
@@ -156,14 +156,14 @@ mod tests {
 
     #[test]
     fn a_text_keeps_its_number_and_reads_back() {
-        let a = number_of(&ArcStr::from("shared_texts.test.alpha")).unwrap();
-        let b = number_of(&ArcStr::from("shared_texts.test.beta")).unwrap();
+        let a = number_of(&ArcStr::from("interner.test.alpha")).unwrap();
+        let b = number_of(&ArcStr::from("interner.test.beta")).unwrap();
         assert_ne!(a, b);
-        assert_eq!(number_of(&ArcStr::from("shared_texts.test.alpha")), Some(a));
-        assert_eq!(text(a), "shared_texts.test.alpha");
-        assert_eq!(text(b), "shared_texts.test.beta");
-        assert_eq!(value(u32::MAX), None);
-        assert_eq!(text(u32::MAX), "");
+        assert_eq!(number_of(&ArcStr::from("interner.test.alpha")), Some(a));
+        assert_eq!(numbered_text(a), "interner.test.alpha");
+        assert_eq!(numbered_text(b), "interner.test.beta");
+        assert_eq!(numbered_value(u32::MAX), None);
+        assert_eq!(numbered_text(u32::MAX), "");
     }
 
     #[test]
