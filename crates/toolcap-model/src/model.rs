@@ -189,7 +189,7 @@ impl fmt::Display for Origin {
 #[allow(clippy::box_collection)]
 pub enum AttrValue {
     /// Shared: the same values (models, providers, operation names) repeat on span after span,
-    /// and a parser hands out one allocation for all of them (see `formats::common::intern`).
+    /// and a parser hands out one allocation for all of them (see `interner`).
     Str(ArcStr),
     Int(i64),
     Float(f64),
@@ -321,7 +321,7 @@ pub struct Span {
     /// Nine bytes each, beside the span's one-byte fields (see [`CompactId`]).
     pub span_id: CompactId,
     pub parent_span_id: Option<CompactId>,
-    /// Shared: the same few names repeat on span after span (see `formats::common::intern`).
+    /// Shared: the same few names repeat on span after span (see `interner`).
     pub name: ArcStr,
     pub kind: SpanKind,
     pub status: SpanStatus,

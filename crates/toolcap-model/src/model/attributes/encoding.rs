@@ -180,8 +180,8 @@ pub(super) fn shareable(key: &str, text: &ArcStr) -> bool {
     }
     let key = key.as_bytes();
     let names_an_id = key.len() >= 2 && key[key.len() - 2..].eq_ignore_ascii_case(b"id");
-    // Seen on one span so far, the text has four holders at most: this value, the parser's
-    // table of shared values, the span's facts (a tool's call id, a run's correlation id), and
+    // Seen on one span so far, the text has four holders at most: this value, the interner's
+    // table of values, the span's facts (a tool's call id, a run's correlation id), and
     // the model call that asked for the tool call (its requested call's id).
     !names_an_id || ArcStr::strong_count(text).is_none_or(|holders| holders > 4)
 }

@@ -204,7 +204,7 @@ fn keys_naming_ids_keep_their_values_out_of_the_shared_table_unless_they_repeat(
     assert!(shareable("i", &text("x")));
     let long = text(&"x".repeat(interner::MAX_TEXT_BYTES + 1));
     assert!(!shareable("k", &long));
-    // An id held by this value, its span's facts, the parser's table and the model call that
+    // An id held by this value, its span's facts, the interner's value table and the model call that
     // requested it is not shared; one more holder, another span, and it is.
     let call_id = text("call-7");
     let (_facts, _parser, _request) = (call_id.clone(), call_id.clone(), call_id.clone());
