@@ -173,13 +173,17 @@ thread_local! {
 /// prefix (`gen_ai.request.…`) differ at the end.
 fn slot_of(text: &str) -> usize {
     let bytes = text.as_bytes();
-    let word = |part: &[u8]| {
-        let mut eight = [0u8; 8];
-        eight[..part.len()].copy_from_slice(part);
-        u64::from_le_bytes(eight)
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        // Shorter than eight bytes: the whole text is both ends.
+        _ => {
+            let word = bytes
+                .iter()
+                .rev()
+                .fold(0u64, |word, &byte| word << 8 | u64::from(byte));
+            (word, word)
+        }
     };
-    let head = word(&bytes[..bytes.len().min(8)]);
-    let tail = word(&bytes[bytes.len().saturating_sub(8)..]);
     let mixed =
         (head ^ tail.rotate_left(29) ^ bytes.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (mixed >> (64 - RECENT_SLOT_BITS)) as usize
@@ -187,23 +191,22 @@ fn slot_of(text: &str) -> usize {
 
 /// What `recent` remembers of `text`, or what the numbered table says of it (then remembered):
 /// the shared text and its number. `held` is the caller's allocation of the text, if it has one.
-fn recent_or_numbered(
-    recent: &mut RecentTexts,
+fn recent_or_numbered<'a>(
+    recent: &'a mut RecentTexts,
     text: &str,
     held: Option<&ArcStr>,
-) -> (ArcStr, Option<u32>) {
+) -> &'a Recent {
     let slot = &mut recent[slot_of(text)];
-    if let Some(known) = slot
-        && known.text.as_str() == text
-    {
-        return (known.text.clone(), known.number);
+    // The same allocation (a key, a numbered value) needs no comparison of bytes.
+    let other_text =
+        |known: &Recent| !std::ptr::eq(known.text.as_str(), text) && known.text.as_str() != text;
+    if slot.as_ref().is_some_and(other_text) {
+        *slot = None;
     }
-    let (shared, number) = numbered(text, held);
-    *slot = Some(Recent {
-        text: shared.clone(),
-        number,
-    });
-    (shared, number)
+    slot.get_or_insert_with(|| {
+        let (text, number) = numbered(text, held);
+        Recent { text, number }
+    })
 }
 
 /// The numbered table's text and number for `text`, without the recent texts; when it has no
@@ -224,7 +227,7 @@ fn numbered(text: &str, held: Option<&ArcStr>) -> (ArcStr, Option<u32>) {
 /// every thread and span, or, past the table's bounds, the value tables' allocation.
 pub fn key(text: &str) -> ArcStr {
     RECENT.with(|recent| match recent.try_borrow_mut() {
-        Ok(mut recent) => recent_or_numbered(&mut recent, text, None).0,
+        Ok(mut recent) => recent_or_numbered(&mut recent, text, None).text.clone(),
         // Asked while this thread numbers a list (a reader inside a packer): the table alone.
         Err(_) => numbered(text, None).0,
     })
@@ -305,7 +308,7 @@ impl Numbering<'_> {
         if text.len() > MAX_TEXT_BYTES {
             return None;
         }
-        recent_or_numbered(&mut self.recent, text, Some(text)).1
+        recent_or_numbered(&mut self.recent, text, Some(text)).number
     }
 }
 
