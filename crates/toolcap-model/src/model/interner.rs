@@ -57,7 +57,7 @@ const MAX_SHARED_LONG_VALUE_BYTES: usize = 8 * 1024;
 /// Bytes of text the long-value table holds before it starts over.
 const MAX_LONG_VALUES_BYTES: usize = 1 << 20;
 
-/// Slots of the recent texts, per thread, as a power of two.
+/// Slots of the recent texts per thread: two to this power.
 const RECENT_SLOT_BITS: u32 = 10;
 const RECENT_SLOTS: usize = 1 << RECENT_SLOT_BITS;
 
