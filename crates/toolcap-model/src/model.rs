@@ -17,12 +17,12 @@ pub mod file_numbers;
 mod format_name;
 mod id;
 mod inline_list;
+pub mod interner;
 mod kind_facts;
 mod packed;
 mod payload;
 mod problem;
 mod provenance;
-pub mod shared_texts;
 mod sparse;
 mod token_count;
 
@@ -189,7 +189,7 @@ impl fmt::Display for Origin {
 #[allow(clippy::box_collection)]
 pub enum AttrValue {
     /// Shared: the same values (models, providers, operation names) repeat on span after span,
-    /// and a parser hands out one allocation for all of them (see `formats::common::intern`).
+    /// and a parser hands out one allocation for all of them (see `interner`).
     Str(ArcStr),
     Int(i64),
     Float(f64),
@@ -321,7 +321,7 @@ pub struct Span {
     /// Nine bytes each, beside the span's one-byte fields (see [`CompactId`]).
     pub span_id: CompactId,
     pub parent_span_id: Option<CompactId>,
-    /// Shared: the same few names repeat on span after span (see `formats::common::intern`).
+    /// Shared: the same few names repeat on span after span (see `interner`).
     pub name: ArcStr,
     pub kind: SpanKind,
     pub status: SpanStatus,
@@ -484,7 +484,7 @@ impl Span {
     /// which compares a number per entry where searching by text looked up and compared each
     /// entry's key.
     fn flag_is_set(&self, key: &'static str, number: &std::sync::OnceLock<Option<u32>>) -> bool {
-        let number = number.get_or_init(|| shared_texts::number_of(&ArcStr::from(key)));
+        let number = number.get_or_init(|| interner::number_of(&ArcStr::from(key)));
         let value = match number {
             Some(number) => self.attributes.value_under_key(*number),
             // A key the table could not number is written out in place wherever it is held.

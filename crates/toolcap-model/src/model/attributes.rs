@@ -3,7 +3,7 @@
 //!
 //! Unpacked, each attribute is 24 bytes (a shared key and a 16-byte value) whatever it holds,
 //! which makes such lists a large part of a loaded store. Packed, a key is the number of its
-//! text in [`shared_texts`](super::shared_texts) (one or two bytes), a number or flag is
+//! text in [`interner`](super::interner) (one or two bytes), a number or flag is
 //! written out (one to nine bytes), and a repeated text or a list of such values is written out
 //! too. Only what cannot be packed stays a value, in a side list: one-off and long texts, maps,
 //! bytes, payloads and other lists.
@@ -294,7 +294,7 @@ impl Attributes {
             View::Packed(block) => block,
             // Unpacked again after its keys were taken (a parser changing it).
             View::Open(_) => {
-                let value = self.get(crate::model::shared_texts::handed_out_text(key)?)?;
+                let value = self.get(crate::model::interner::handed_out_text(key)?)?;
                 return (!value.is_payload()).then_some(value);
             }
         };

@@ -38,7 +38,7 @@ pub enum KindFactsView<'a> {
 
 /// Bits of each key's number plus one (0 for none) in the word of [`ToolKeys`].
 const KEY_BITS: u32 = 24;
-const _: () = assert!(super::shared_texts::MAX_ENTRIES < 1 << KEY_BITS);
+const _: () = assert!(super::interner::MAX_ENTRIES < 1 << KEY_BITS);
 
 /// The facts of a span that has more than one kind.
 #[derive(Debug, Clone, PartialEq, Default)]

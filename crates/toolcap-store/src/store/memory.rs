@@ -8,8 +8,8 @@ use std::mem::size_of;
 
 use super::{Invocation, Store};
 use crate::model::{
-    ArcStr, AttrValue, Attributes, Id, Origin, Payload, PayloadBody, Span, file_numbers,
-    shared_texts, thin_vec_bytes,
+    ArcStr, AttrValue, Attributes, Id, Origin, Payload, PayloadBody, Span, file_numbers, interner,
+    thin_vec_bytes,
 };
 
 /// Bytes per structure, largest first.
@@ -346,7 +346,7 @@ impl Store {
             ("payloads held in memory", tally.payloads_in_memory),
             (
                 "shared names, keys and paths",
-                tally.shared + shared_texts::heap_bytes() + file_numbers::heap_bytes(),
+                tally.shared + interner::heap_bytes() + file_numbers::heap_bytes(),
             ),
             ("trees and summaries", tally.trees_and_summaries),
             ("span id maps", tally.id_maps),

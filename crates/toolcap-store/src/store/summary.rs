@@ -156,7 +156,7 @@ fn conversation_key_numbers() -> Option<&'static [u32; CONVERSATION_KEYS.len() +
                 .iter_mut()
                 .zip(CONVERSATION_KEYS.iter().chain(TURN_KEYS))
             {
-                *number = crate::model::shared_texts::number_of(&ArcStr::from(*key))?;
+                *number = crate::model::interner::number_of(&ArcStr::from(*key))?;
             }
             Some(numbers)
         })

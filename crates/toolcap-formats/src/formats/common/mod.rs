@@ -1,7 +1,7 @@
-//! Helpers shared by several format families: JSON records and their payloads, timestamps, and
-//! shared strings for what repeats from span to span.
+//! Helpers shared by several format families: JSON records and their payloads, and timestamps.
+//! Texts that repeat from span to span are shared through the model's interner
+//! (`model::interner`).
 
-pub mod intern;
 pub mod jsonrec;
 pub mod ranges;
 pub mod timestamp;

@@ -287,7 +287,7 @@ fn apply_usage(llm: &mut LlmFacts, message: &Value) {
     llm.output_tokens = jsonrec::tokens_at(usage, &["output_tokens"]);
     llm.cache_read_tokens = jsonrec::tokens_at(usage, &["cache_read_input_tokens"]);
     llm.finish_reasons = str_field(message, "stop_reason")
-        .map(crate::formats::common::intern::value)
+        .map(crate::model::interner::value)
         .into_iter()
         .collect();
 }

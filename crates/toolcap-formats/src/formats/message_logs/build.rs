@@ -130,7 +130,7 @@ pub fn build(
                     .iter()
                     .map(|c| RequestedToolCall {
                         id: c.call_id.as_deref().map(ArcStr::from),
-                        name: crate::formats::common::intern::value(&c.name),
+                        name: crate::model::interner::value(&c.name),
                     })
                     .collect();
                 span.set_llm(Some(Box::new(llm)));

@@ -172,7 +172,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
                         .candidate
                         .and_then(|c| get(c, "finishReason", "finish_reason"))
                         .and_then(Value::as_str)
-                        .map(crate::formats::common::intern::value)
+                        .map(crate::model::interner::value)
                         .into_iter()
                         .collect(),
                     ..Default::default()

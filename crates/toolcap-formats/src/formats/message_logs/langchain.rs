@@ -273,7 +273,7 @@ impl Reader<'_, '_> {
                     .and_then(|m| {
                         str_field(m, "finish_reason").or_else(|| str_field(m, "stop_reason"))
                     })
-                    .map(crate::formats::common::intern::value)
+                    .map(crate::model::interner::value)
                     .into_iter()
                     .collect(),
                 ..Default::default()

@@ -95,9 +95,7 @@ fn read(input: &Input, doc: &Doc) -> Conversation {
         .and_then(Value::as_array)
         .map(|cs| {
             cs.iter()
-                .filter_map(|c| {
-                    str_field(c, "finish_reason").map(crate::formats::common::intern::value)
-                })
+                .filter_map(|c| str_field(c, "finish_reason").map(crate::model::interner::value))
                 .collect()
         })
         .unwrap_or_default();

@@ -21,8 +21,9 @@ use serde_json::Value;
 
 use super::arksim::calls::canonical_json;
 use super::common::jsonrec::{self, Line};
-use super::common::{intern, timestamp};
+use super::common::timestamp;
 use super::{Format, Input, arksim};
+use crate::model::interner;
 use crate::model::{
     ArcStr, AttrValue, Batch, CompactId, ErrorInfo, Id, Identity, LlmFacts, Payload, PayloadSlot,
     Problem, RequestedToolCall, Span, SpanKind, SpanStatus, ToolFacts,
@@ -581,7 +582,7 @@ fn llm_facts(data: &Value) -> LlmFacts {
                     if let Some(name) = name {
                         facts.requested_tool_calls.push(RequestedToolCall {
                             id: jsonrec::str_at(call, "id").map(ArcStr::from),
-                            name: intern::value(name),
+                            name: interner::value(name),
                         });
                     }
                 }

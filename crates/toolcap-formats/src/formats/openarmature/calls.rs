@@ -47,7 +47,7 @@ impl Parser {
             output_tokens: jsonrec::tokens_at(usage, &["completion_tokens"]),
             cache_read_tokens: jsonrec::tokens_at(usage, &["cached_tokens"]),
             finish_reasons: jsonrec::str_at(event, "finish_reason")
-                .map(crate::formats::common::intern::value)
+                .map(crate::model::interner::value)
                 .into_iter()
                 .collect(),
             ..Default::default()
@@ -57,7 +57,7 @@ impl Parser {
             if let Some(name) = jsonrec::str_at(call, "name") {
                 facts.requested_tool_calls.push(RequestedToolCall {
                     id: jsonrec::str_at(call, "id").map(ArcStr::from),
-                    name: crate::formats::common::intern::value(name),
+                    name: crate::model::interner::value(name),
                 });
             }
         }

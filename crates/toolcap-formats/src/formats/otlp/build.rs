@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::classify::{self, AttrSource};
 use super::wire::{self, Leniency, Scalar, Text};
-use crate::formats::common::intern;
+use crate::model::interner;
 use crate::model::{
     ArcStr, AttrValue, Batch, FormatName, Id, Origin, Payload, PayloadBody, PayloadRange,
     PayloadState, Problem, Provenance, RawEncoding, Span, SpanEvent, SpanStatus,
@@ -233,7 +233,7 @@ fn service_of(resource: Option<&wire::Resource>) -> Option<ArcStr> {
         .and_then(|kv| kv.value.as_ref()?.string_value.as_ref())
         // Shared: every request of a process names the same service, and a file of
         // one-request lines would hold one copy per line.
-        .map(|t| t.with_decoded(intern::value))
+        .map(|t| t.with_decoded(interner::value))
 }
 
 /// Why a span's ids make it unusable, if they do. Shared by the builder and the receiver's
@@ -307,7 +307,7 @@ fn build_span(
     let mut attributes = crate::model::Attributes::spare();
     attributes.extend(ws.attributes.iter().map(|kv| {
         (
-            intern::name(&kv.key),
+            interner::key(&kv.key),
             payloads.attr_value(&kv.key, kv.value.as_ref()),
         )
     }));
@@ -327,13 +327,13 @@ fn build_span(
         .iter()
         .map(|event| SpanEvent {
             time_unix_nano: time(&event.time_unix_nano),
-            name: intern::name(&event.name),
+            name: interner::key(&event.name),
             attributes: event
                 .attributes
                 .iter()
                 .map(|kv| {
                     (
-                        intern::name(&kv.key),
+                        interner::key(&kv.key),
                         payloads.attr_value(&kv.key, kv.value.as_ref()),
                     )
                 })
@@ -349,7 +349,7 @@ fn build_span(
         trace_id: Id::from_bytes(&trace_id).into(),
         span_id: Id::from_bytes(&span_id).into(),
         parent_span_id: parent_span_id.map(Into::into),
-        name: intern::value(&ws.name),
+        name: interner::value(&ws.name),
         status: match status_code {
             1 => SpanStatus::Ok,
             2 => SpanStatus::Error,
@@ -418,7 +418,7 @@ impl Payloads<'_> {
             if big || payload_source {
                 return AttrValue::Payload(std::sync::Arc::new(self.payload(key, text, None)));
             }
-            return AttrValue::Str(text.with_decoded(intern::value));
+            return AttrValue::Str(text.with_decoded(interner::value));
         }
         plain_value(value)
     }
@@ -437,7 +437,7 @@ impl Payloads<'_> {
             .and_then(|file| file.range_of(raw, encoding));
         let Some(range) = range else {
             let text = decoded.map_or_else(|| text.decoded(), Cow::Borrowed);
-            return Payload::inline(intern::name(field), text.as_ref());
+            return Payload::inline(interner::key(field), text.as_ref());
         };
         let len = text.decoded_len();
         let state = if len <= classify::WHOLE_TEXT_STATE_MAX {
@@ -454,7 +454,7 @@ impl Payloads<'_> {
         Payload {
             state,
             bytes: len as u64,
-            field: Some(intern::name(field)),
+            field: Some(interner::key(field)),
             body: PayloadBody::Range(range),
         }
     }
@@ -463,7 +463,7 @@ impl Payloads<'_> {
 /// Non-string values (strings nested in arrays and maps stay inline: they are rarely big).
 fn plain_value(value: &wire::AnyValue) -> AttrValue {
     if let Some(text) = &value.string_value {
-        AttrValue::Str(text.with_decoded(intern::value))
+        AttrValue::Str(text.with_decoded(interner::value))
     } else if let Some(b) = value.bool_value {
         AttrValue::Bool(b)
     } else if let Some(i) = &value.int_value {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::{AttrView, payloads};
 use crate::model::packed::Block;
-use crate::model::{ArcStr, AttrValue, Payload, PayloadRoles, shared_texts};
+use crate::model::{ArcStr, AttrValue, Payload, PayloadRoles, interner};
 
 pub(super) const NULL: u8 = 0;
 pub(super) const FALSE: u8 = 1;
@@ -76,7 +76,7 @@ pub(super) fn pack(
     roles: Roles<'_>,
 ) -> Option<(Block, PayloadRoles)> {
     let mut placed = PayloadRoles::NONE;
-    let block = shared_texts::numbering(|numbering| {
+    let block = interner::numbering(|numbering| {
         write_varint(bytes, list.len() as u64);
         let mut held = smallvec::SmallVec::<[AttrValue; 4]>::new();
         for (key, value) in list {
@@ -121,7 +121,7 @@ pub(super) fn pack(
 /// or a list of those) and says whether it did; otherwise the caller holds it.
 fn write_in_place(
     bytes: &mut Vec<u8>,
-    numbering: &mut shared_texts::Numbering<'_>,
+    numbering: &mut interner::Numbering<'_>,
     key: &str,
     value: &AttrValue,
 ) -> bool {
@@ -175,13 +175,13 @@ fn write_in_place(
 /// texts seen once), unless other spans hold the same text right now: a run's correlation id
 /// or a conversation id repeats on every span of its run.
 pub(super) fn shareable(key: &str, text: &ArcStr) -> bool {
-    if text.len() > shared_texts::MAX_TEXT_BYTES {
+    if text.len() > interner::MAX_TEXT_BYTES {
         return false;
     }
     let key = key.as_bytes();
     let names_an_id = key.len() >= 2 && key[key.len() - 2..].eq_ignore_ascii_case(b"id");
-    // Seen on one span so far, the text has four holders at most: this value, the parser's
-    // table of shared values, the span's facts (a tool's call id, a run's correlation id), and
+    // Seen on one span so far, the text has four holders at most: this value, the interner's
+    // table of values, the span's facts (a tool's call id, a run's correlation id), and
     // the model call that asked for the tool call (its requested call's id).
     !names_an_id || ArcStr::strong_count(text).is_none_or(|holders| holders > 4)
 }
@@ -286,7 +286,7 @@ impl<'a> Reader<'a> {
     pub(super) fn key(&mut self) -> &'a str {
         match self.varint() {
             KEY_IN_PLACE => self.text_in_place(),
-            number => shared_texts::text((number - 1) as u32),
+            number => interner::numbered_text((number - 1) as u32),
         }
     }
 
@@ -316,7 +316,7 @@ impl<'a> Reader<'a> {
                 AttrView::Decoded(AttrValue::Float(f64::from_bits(u64::from_le_bytes(raw))))
             }
             SHARED => {
-                AttrView::Held(shared_texts::value(self.varint() as u32).unwrap_or(NULL_VALUE))
+                AttrView::Held(interner::numbered_value(self.varint() as u32).unwrap_or(NULL_VALUE))
             }
             SIDE => AttrView::Held(side.get(self.varint() as usize).unwrap_or(NULL_VALUE)),
             TEXT => AttrView::Text(self.text_in_place(), std::cell::OnceCell::new()),

@@ -13,7 +13,7 @@
 use super::encoding::{Reader, write_varint};
 use crate::model::{
     Payload, PayloadBody, PayloadRange, PayloadRoles, PayloadState, RawEncoding, file_numbers,
-    shared_texts,
+    interner,
 };
 
 const ENCODING_BITS: u8 = 0b11;
@@ -49,7 +49,7 @@ fn encoding_of(bits: u8) -> RawEncoding {
 /// and says whether it did; otherwise nothing is written and the caller holds the value.
 pub(super) fn write(
     bytes: &mut Vec<u8>,
-    numbering: &mut shared_texts::Numbering<'_>,
+    numbering: &mut interner::Numbering<'_>,
     payload: &Payload,
     roles: PayloadRoles,
 ) -> bool {
@@ -108,7 +108,7 @@ pub(super) fn read(outer: &mut Reader<'_>) -> Payload {
     let flags = reader.byte();
     let field = match reader.varint() {
         0 => None,
-        number => match shared_texts::value((number - 1).min(u64::from(u32::MAX)) as u32) {
+        number => match interner::numbered_value((number - 1).min(u64::from(u32::MAX)) as u32) {
             Some(crate::model::AttrValue::Str(text)) => Some(text.clone()),
             _ => None,
         },

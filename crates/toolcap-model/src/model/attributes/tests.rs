@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{Payload, PayloadBody, shared_texts};
+use crate::model::{Payload, PayloadBody, interner};
 
 fn every_kind() -> Vec<(ArcStr, AttrValue)> {
     vec![
@@ -202,9 +202,9 @@ fn keys_naming_ids_keep_their_values_out_of_the_shared_table_unless_they_repeat(
     assert!(shareable("gen_ai.request.model", &text("gpt-4o")));
     assert!(!shareable("id", &text("x")));
     assert!(shareable("i", &text("x")));
-    let long = text(&"x".repeat(shared_texts::MAX_TEXT_BYTES + 1));
+    let long = text(&"x".repeat(interner::MAX_TEXT_BYTES + 1));
     assert!(!shareable("k", &long));
-    // An id held by this value, its span's facts, the parser's table and the model call that
+    // An id held by this value, its span's facts, the interner's value table and the model call that
     // requested it is not shared; one more holder, another span, and it is.
     let call_id = text("call-7");
     let (_facts, _parser, _request) = (call_id.clone(), call_id.clone(), call_id.clone());
@@ -398,7 +398,7 @@ fn a_short_one_off_text_is_written_in_place_and_reads_back_borrowed() {
 fn lookups_by_key_number_find_every_held_key_and_no_other() {
     // Enough texts that some keys' numbers take two varint bytes.
     for i in 0..200 {
-        shared_texts::number_of(&ArcStr::from(format!("may_hold.filler.{i}")));
+        interner::number_of(&ArcStr::from(format!("may_hold.filler.{i}")));
     }
     let held: Vec<(ArcStr, AttrValue)> = (0..40)
         .map(|i| (ArcStr::from(format!("may_hold.k{i}")), AttrValue::Int(i)))
@@ -406,7 +406,7 @@ fn lookups_by_key_number_find_every_held_key_and_no_other() {
     let mut attributes: Attributes = held.iter().cloned().collect();
     attributes.pack();
     assert!(attributes.is_packed());
-    let number = |key: &str| shared_texts::number_of(&ArcStr::from(key)).unwrap();
+    let number = |key: &str| interner::number_of(&ArcStr::from(key)).unwrap();
     assert!(number("may_hold.k39") >= 127, "a two-byte key number");
     for (i, (key, _)) in held.iter().enumerate() {
         let found = attributes.value_under_key(number(key));

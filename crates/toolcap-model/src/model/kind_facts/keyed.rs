@@ -23,7 +23,7 @@ pub struct KeyedLlmFacts {
 }
 
 const NAME_KEY_BITS: u32 = 21;
-const _: () = assert!(crate::model::shared_texts::MAX_ENTRIES < 1 << NAME_KEY_BITS);
+const _: () = assert!(crate::model::interner::MAX_ENTRIES < 1 << NAME_KEY_BITS);
 const _: () = assert!(3 * NAME_KEY_BITS <= u64::BITS);
 // What makes it worth holding: a block of the allocator's size classes below `LlmFacts`'s
 // (a 48-byte block where the whole facts take 80).

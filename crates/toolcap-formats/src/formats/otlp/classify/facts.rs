@@ -2,7 +2,7 @@
 //! retrieval, each from whichever convention records it.
 
 use super::{AttrSource, Attrs, tool_calls};
-use crate::formats::common::intern;
+use crate::model::interner;
 use crate::model::{
     ArcStr, AttrValue, ErrorInfo, Identity, LlmFacts, NodeIdentity, PayloadBody, RetrievalFacts,
     Span, SpanKind, SpanStatus, ToolFacts,
@@ -54,9 +54,9 @@ pub(super) fn error_of(
 
 pub(super) fn identity_of(attrs: &Attrs) -> Identity {
     let namespace = match attrs.strings("openarmature.node.namespace") {
-        parts if !parts.is_empty() => Some(intern::value(&parts.join("/"))),
+        parts if !parts.is_empty() => Some(interner::value(&parts.join("/"))),
         _ => match attrs.strings(LF_NAMESPACE) {
-            parts if !parts.is_empty() => Some(intern::value(&parts.join("/"))),
+            parts if !parts.is_empty() => Some(interner::value(&parts.join("/"))),
             _ => None,
         },
     };
@@ -132,7 +132,7 @@ pub(super) fn llm_of(kind: SpanKind, attrs: &Attrs, source: &dyn AttrSource) -> 
     let mut finish_reasons: crate::model::FinishReasons = attrs
         .strings("gen_ai.response.finish_reasons")
         .iter()
-        .map(|reason| intern::value(reason))
+        .map(|reason| interner::value(reason))
         .collect();
     if finish_reasons.is_empty() {
         finish_reasons = [

@@ -7,11 +7,11 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::{AttrSource, Attrs, family};
-use crate::formats::common::intern;
+use crate::model::interner;
 use crate::model::{RequestedCalls, RequestedToolCall};
 
 /// The tool calls an LLM response asked for, from whichever convention records them.
-/// Call ids are shared texts (`intern::value`) as the calling span's `gen_ai.tool.call.id`
+/// Call ids are shared texts (`interner::value`) as the calling span's `gen_ai.tool.call.id`
 /// attribute is: the request and the tool span answering it, usually a few spans apart in one
 /// batch, then hold one copy of the id between them.
 pub(super) fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> RequestedCalls {
@@ -22,8 +22,8 @@ pub(super) fn requested_tool_calls(attrs: &Attrs, source: &dyn AttrSource) -> Re
             .into_iter()
             .enumerate()
             .map(|(i, name)| RequestedToolCall {
-                id: ids.get(i).map(|id| intern::value(id)),
-                name: intern::value(&name),
+                id: ids.get(i).map(|id| interner::value(id)),
+                name: interner::value(&name),
             })
             .collect();
     }
@@ -85,8 +85,8 @@ fn genai_parts_tool_calls(text: &str) -> RequestedCalls {
         .filter(|p| p.kind.as_deref() == Some("tool_call"))
         .filter_map(|p| {
             Some(RequestedToolCall {
-                id: p.id.as_deref().map(intern::value),
-                name: intern::value(&p.name?),
+                id: p.id.as_deref().map(interner::value),
+                name: interner::value(&p.name?),
             })
         })
         .collect()
@@ -101,8 +101,8 @@ fn openai_tool_calls(value: &Value) -> RequestedCalls {
             .or_else(|| c.get("function")?.get("name"))?
             .as_str()?;
         Some(RequestedToolCall {
-            id: c.get("id").and_then(Value::as_str).map(intern::value),
-            name: intern::value(name),
+            id: c.get("id").and_then(Value::as_str).map(interner::value),
+            name: interner::value(name),
         })
     };
     let from_message = |m: &Value| -> Vec<RequestedToolCall> {
@@ -146,8 +146,8 @@ fn openinference_tool_calls(attrs: &Attrs) -> RequestedCalls {
         found.push((
             (message, call),
             RequestedToolCall {
-                id: attrs.str(&id_key).map(intern::value),
-                name: intern::value(name),
+                id: attrs.str(&id_key).map(interner::value),
+                name: interner::value(name),
             },
         ));
     }
