@@ -108,6 +108,18 @@ pub struct KeyedBy {
 }
 
 impl Comparison {
+    /// Every class by its name in words, newly failing first.
+    pub fn classes(&self) -> [(&'static str, &Vec<Entry>); 6] {
+        [
+            ("newly failing", &self.newly_failing),
+            ("fixed", &self.fixed),
+            ("still failing", &self.still_failing),
+            ("still passing", &self.still_passing),
+            ("only in A", &self.only_in_a),
+            ("only in B", &self.only_in_b),
+        ]
+    }
+
     /// Cases failing in B (newly, still, or run in B only).
     pub fn failing_in_b(&self) -> usize {
         self.newly_failing.len()
@@ -466,14 +478,7 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
         spread(&sa.tokens, ""),
         spread(&sb.tokens, "")
     ));
-    let classes = [
-        ("newly failing", &comparison.newly_failing),
-        ("fixed", &comparison.fixed),
-        ("still failing", &comparison.still_failing),
-        ("still passing", &comparison.still_passing),
-        ("only in A", &comparison.only_in_a),
-        ("only in B", &comparison.only_in_b),
-    ];
+    let classes = comparison.classes();
     for (name, entries) in classes {
         out.push_str(&format!("{name}: {}\n", entries.len()));
     }
@@ -544,14 +549,7 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
         out.push_str(&format!("| {row} | {va} | {vb} |\n"));
     }
     out.push_str("\n| class | cases |\n| --- | --- |\n");
-    let classes = [
-        ("newly failing", &comparison.newly_failing),
-        ("fixed", &comparison.fixed),
-        ("still failing", &comparison.still_failing),
-        ("still passing", &comparison.still_passing),
-        ("only in A", &comparison.only_in_a),
-        ("only in B", &comparison.only_in_b),
-    ];
+    let classes = comparison.classes();
     for (name, entries) in &classes {
         out.push_str(&format!("| {name} | {} |\n", entries.len()));
     }

@@ -1,4 +1,4 @@
-//! Inspect AI logs in JSON form (`tests/fixtures/inspect-ai`, written by inspect-ai 0.3.285;
+//! Inspect AI logs, JSON and `.eval` (`tests/fixtures/inspect-ai`, written by inspect-ai 0.3.285;
 //! see its SOURCES.md): every sample is a run keyed by sample id and epoch, with the scorers'
 //! verdict, the tool calls and their errors, and the model calls' tokens as the log has them.
 
@@ -7,15 +7,20 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn log(run: &str) -> PathBuf {
+/// Run `run`'s log in the form `extension` names (`json` or `eval`).
+fn log_as(run: &str, extension: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/inspect-ai")
         .join(run);
     std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .find(|path| path.extension().is_some_and(|e| e == "json"))
-        .expect("a JSON log")
+        .find(|path| path.extension().is_some_and(|e| e == extension))
+        .expect("a log in that form")
+}
+
+fn log(run: &str) -> PathBuf {
+    log_as(run, "json")
 }
 
 fn dump(path: &Path) -> Value {
@@ -175,14 +180,7 @@ fn a_cut_log_is_an_error_with_its_file_and_nothing_else_breaks() {
 }
 
 fn eval_log(run: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/inspect-ai")
-        .join(run);
-    std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.extension().is_some_and(|e| e == "eval"))
-        .expect("an .eval log")
+    log_as(run, "eval")
 }
 
 /// What a run says, without what differs between two executions (ids, times).
