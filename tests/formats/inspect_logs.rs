@@ -60,7 +60,17 @@ fn every_sample_loads_with_the_verdict_inspect_gives() {
     for (name, failed) in [("A", &FAILED_IN_A[..]), ("B", &FAILED_IN_B[..])] {
         let path = log(name);
         let document = dump(&path);
-        assert_eq!(document["problems"], serde_json::json!([]), "{name}");
+        // One note, the log's coverage; nothing else.
+        let problems = document["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{name}: {problems:?}");
+        assert_eq!(problems[0]["severity"], "note");
+        let (scored, errored) = if name == "A" { (8, 0) } else { (7, 1) };
+        assert!(
+            problems[0]["message"].as_str().unwrap().ends_with(&format!(
+                "8 samples, {scored} scored, {errored} errored, 0 neither (errored samples count as failing)"
+            )),
+            "{name}: {problems:?}"
+        );
         let runs = document["invocations"].as_array().unwrap();
         assert_eq!(runs.len(), 8, "{name}: one run per sample");
         let source: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -214,7 +224,15 @@ fn the_zip_and_the_json_form_of_a_run_read_the_same() {
     for run in ["A", "B"] {
         let zip = dump(&eval_log(run));
         let json = dump(&log(run));
-        assert_eq!(zip["problems"], serde_json::json!([]), "{run}");
+        assert_eq!(
+            zip["problems"][0]["message"],
+            json["problems"][0]["message"]
+        );
+        assert_eq!(
+            zip["problems"].as_array().unwrap().len(),
+            1,
+            "{run}: only the coverage note"
+        );
         assert_eq!(zip["invocations"].as_array().unwrap().len(), 8);
         assert_eq!(verdicts(&zip), verdicts(&json), "{run}");
         assert!(

@@ -201,7 +201,17 @@ fn runs_of_samples<'a>(
         ));
     }
     let mut spans = Vec::new();
+    let (mut total, mut scored, mut errored) = (0usize, 0usize, 0usize);
     for (n, sample) in samples.enumerate() {
+        total += 1;
+        if sample["error"].is_object() {
+            errored += 1;
+        } else if sample["scores"]
+            .as_object()
+            .is_some_and(|scores| !scores.is_empty())
+        {
+            scored += 1;
+        }
         let Some(sample_id) = text_of(&sample["id"]) else {
             batch.problems.push(Problem::warning(
                 input.origin,
@@ -231,6 +241,18 @@ fn runs_of_samples<'a>(
         batch
             .invocation_names
             .push((trace_id, format!("{task} · {sample_id} · epoch {epoch}")));
+    }
+    if total > 0 {
+        // Inspect's headline metrics leave errored samples out; here they fail, and the
+        // coverage is said once per log.
+        batch.problems.push(Problem::note(
+            input.origin,
+            None,
+            format!(
+                "Inspect log of {task}: {total} samples, {scored} scored, {errored} errored, {} neither (errored samples count as failing)",
+                total - scored - errored
+            ),
+        ));
     }
     let request = json!({"resourceSpans": [{
         "resource": {"attributes": [attr("service.name", json!({"stringValue": task}))]},
