@@ -283,3 +283,47 @@ fn a_broken_sample_member_is_reported_and_the_others_load() {
         "{problems}"
     );
 }
+
+fn filtered(path: &Path, query: &str) -> Vec<String> {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json", "--filter", query])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{query}: {output:?}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut cases: Vec<String> = document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            format!(
+                "{}#{}",
+                run["case"]["id"].as_str().unwrap(),
+                run["case"]["index"]
+            )
+        })
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// `case:` finds runs by their case id's start (any case), `epoch:` by the case's index.
+#[test]
+fn runs_are_found_by_case_and_epoch() {
+    let a = log("A");
+    assert_eq!(filtered(&a, "case:GEO-03"), ["geo-03#1"]);
+    assert_eq!(filtered(&a, "case:geo-0 epoch:1").len(), 8);
+    assert!(filtered(&a, "epoch:2").is_empty());
+    assert_eq!(
+        filtered(&a, "is:eval-failed epoch:1"),
+        ["geo-02#1", "geo-05#1", "geo-07#1", "geo-08#1"]
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--filter", "epoch:one"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("whole number"));
+}

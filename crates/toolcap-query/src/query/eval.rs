@@ -368,6 +368,8 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
             })
         })),
         Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),
+        Term::Case(v) => inv_level(inv.case().is_some_and(|case| starts_with_ci(&case.id, v))),
+        Term::Epoch(n) => inv_level(inv.case().is_some_and(|case| case.index == *n)),
         Term::Compare { metric, op, value } => {
             let summary = inv.summary();
             let total = match metric {

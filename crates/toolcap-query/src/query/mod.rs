@@ -131,9 +131,9 @@ fn term_narrows(new: &Expr, old: &Expr) -> bool {
             | (Term::Name(n), Term::Name(o))
             | (Term::Format(n), Term::Format(o))
             | (Term::Source(n), Term::Source(o)) => n.contains(o.as_str()),
-            (Term::Id(n), Term::Id(o)) | (Term::Conv(n), Term::Conv(o)) => {
-                n.starts_with(o.as_str())
-            }
+            (Term::Id(n), Term::Id(o))
+            | (Term::Conv(n), Term::Conv(o))
+            | (Term::Case(n), Term::Case(o)) => n.starts_with(o.as_str()),
             _ => false,
         },
         _ => false,

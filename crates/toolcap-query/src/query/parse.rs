@@ -101,6 +101,10 @@ pub enum Term {
     },
     /// Conversation id prefix.
     Conv(String),
+    /// Prefix of the id of the evaluation case the run is (`dump --json`'s `case.id`).
+    Case(String),
+    /// The case's index: an Inspect sample's epoch, an arksim turn.
+    Epoch(u64),
     Compare {
         metric: Metric,
         op: CmpOp,
@@ -111,7 +115,7 @@ pub enum Term {
 /// Field names accepted before `:`, for error messages and the help text.
 pub const FIELDS: &[&str] = &[
     "is", "kind", "tool", "model", "provider", "service", "name", "format", "source", "id", "attr",
-    "conv",
+    "conv", "case", "epoch",
 ];
 
 /// Metric names accepted before a comparison operator.
@@ -497,6 +501,13 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
         "source" => Term::Source(value),
         "id" => Term::Id(value),
         "conv" => Term::Conv(value),
+        "case" => Term::Case(value),
+        "epoch" => Term::Epoch(value.parse().map_err(|_| {
+            QueryError::new(
+                value_pos,
+                format!("`epoch:` takes a whole number, not `{raw_value}`"),
+            )
+        })?),
         "attr" => match raw_value.split_once('=') {
             Some(("", _)) => {
                 return Err(QueryError::new(value_pos, "`attr:` needs a key before `=`"));
