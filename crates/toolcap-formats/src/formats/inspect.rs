@@ -11,7 +11,9 @@
 //! The scorers' verdicts become the run's evaluation: failing when a scorer's value is `I`, `0`
 //! or `false`, or when the sample errored (`sample.error`, which also fails the root span).
 
-use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Value, json};
 
 use super::common::timestamp::rfc3339_nanos;
 use super::{Format, Input, MAX_DECOMPRESSED_BYTES};
@@ -36,8 +38,17 @@ impl Format for InspectJson {
 
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
-        let Some(log) = super::arksim::read_json_document(input, &mut batch) else {
-            return batch;
+        // Detection parsed the whole document already (it is one value, not JSON lines).
+        let parsed;
+        let log = match input.head_json() {
+            Some(head) if head.get("eval").is_some() => head,
+            _ => match super::arksim::read_json_document(input, &mut batch) {
+                Some(document) => {
+                    parsed = document;
+                    &parsed
+                }
+                None => return batch,
+            },
         };
         let samples = log["samples"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         runs_of_samples(input, NAME, &log["eval"], samples.iter(), &mut batch);
@@ -114,7 +125,7 @@ impl Format for InspectEval {
                 Err(why) => batch.problems.push(Problem::error(
                     input.origin,
                     None,
-                    format!("member {}: {why}", redact_name(name)),
+                    format!("member {name}: {why}"),
                 )),
             }
         }
@@ -135,11 +146,6 @@ impl Format for InspectEval {
         );
         batch
     }
-}
-
-/// A member's name as a problem shows it: names come from the file.
-fn redact_name(name: &str) -> String {
-    name.chars().filter(|c| !c.is_control()).take(200).collect()
 }
 
 /// One member decompressed, charged to `budget`.
@@ -255,7 +261,7 @@ fn runs_of_samples<'a>(
         ));
     }
     let request = json!({"resourceSpans": [{
-        "resource": {"attributes": [attr("service.name", json!({"stringValue": task}))]},
+        "resource": {"attributes": [text_attr("service.name", task)]},
         "scopeSpans": [{"scope": {"name": "inspect_ai"}, "spans": spans}]
     }]});
     let bytes = serde_json::to_vec(&request).unwrap_or_default();
@@ -275,6 +281,14 @@ fn text_of(value: &Value) -> Option<String> {
     }
 }
 
+/// An Inspect scope (`span_begin` … `span_end`): a solver, a scorer, the sample's init.
+struct Scope<'a> {
+    parent: Option<&'a str>,
+    name: &'a str,
+    start: u64,
+    end: Option<u64>,
+}
+
 struct Sample<'a> {
     trace_id: &'a str,
     task: &'a str,
@@ -283,7 +297,7 @@ struct Sample<'a> {
     sample: &'a Value,
 }
 
-impl Sample<'_> {
+impl<'a> Sample<'a> {
     fn span_id(&self, inspect_id: &str) -> String {
         format!(
             "{:016x}",
@@ -313,12 +327,9 @@ impl Sample<'_> {
             &format!("{} · {}", self.task, self.sample_id),
             (started, ended),
             vec![
-                attr(
-                    "gen_ai.operation.name",
-                    json!({"stringValue": "invoke_agent"}),
-                ),
-                attr("gen_ai.agent.name", json!({"stringValue": self.task})),
-                attr("inspect.sample.id", json!({"stringValue": self.sample_id})),
+                text_attr("gen_ai.operation.name", "invoke_agent"),
+                text_attr("gen_ai.agent.name", self.task),
+                text_attr("inspect.sample.id", self.sample_id),
                 attr("inspect.epoch", json!({"intValue": self.epoch.to_string()})),
             ],
         );
@@ -326,63 +337,59 @@ impl Sample<'_> {
             root["status"] = json!({"code": 2, "message": message});
         }
         if let Some(limit) = sample["limit"]["type"].as_str() {
-            push_attr(&mut root, "inspect.limit", json!({"stringValue": limit}));
+            push_attr(&mut root, text_attr("inspect.limit", limit));
         }
         out.push(root);
 
-        // Scopes: id → (parent, name, type, start, end). A tool's own scope is left out and
-        // stands for its parent.
-        let mut scopes: Map<String, Value> = Map::new();
-        let mut stand_in: std::collections::HashMap<String, Option<String>> = Default::default();
+        // Scopes by id, in id order. A tool's own scope is left out and stands for its parent.
+        let mut scopes: BTreeMap<&'a str, Scope<'a>> = BTreeMap::new();
+        let mut stand_in: HashMap<&'a str, Option<&'a str>> = HashMap::new();
         for event in events {
+            let Some(id) = event["id"].as_str() else {
+                continue;
+            };
             match event["event"].as_str() {
+                Some("span_begin") if event["type"] == "tool" => {
+                    stand_in.insert(id, event["parent_id"].as_str());
+                }
                 Some("span_begin") => {
-                    let Some(id) = event["id"].as_str() else {
-                        continue;
-                    };
-                    let parent = event["parent_id"].as_str();
-                    if event["type"].as_str() == Some("tool") {
-                        stand_in.insert(id.to_owned(), parent.map(str::to_owned));
-                        continue;
-                    }
                     scopes.insert(
-                        id.to_owned(),
-                        json!({"parent": parent, "name": event["name"], "start": time(&event["timestamp"])}),
+                        id,
+                        Scope {
+                            parent: event["parent_id"].as_str(),
+                            name: event["name"].as_str().unwrap_or("span"),
+                            start: time(&event["timestamp"]).unwrap_or(started),
+                            end: None,
+                        },
                     );
                 }
                 Some("span_end") => {
-                    if let Some(scope) = event["id"].as_str().and_then(|id| scopes.get_mut(id)) {
-                        scope["end"] = json!(time(&event["timestamp"]));
+                    if let Some(scope) = scopes.get_mut(id) {
+                        scope.end = time(&event["timestamp"]);
                     }
                 }
                 _ => {}
             }
         }
-        let resolve = |id: Option<&str>| -> Option<String> {
-            // A chain of tool scopes ends at a kept scope or the root.
-            let mut id = id.map(str::to_owned);
+        // The span a scope id stands for: a kept scope, or through a chain of tool scopes
+        // (bounded: a hostile log may loop) the kept scope around them, else the root.
+        let parent_of = |first: Option<&'a str>| {
+            let mut id = first;
             for _ in 0..64 {
                 match id {
-                    Some(scope) if scopes.contains_key(&scope) => return Some(scope),
-                    Some(scope) => id = stand_in.get(&scope).cloned().flatten(),
-                    None => return None,
+                    Some(scope) if scopes.contains_key(scope) => return self.span_id(scope),
+                    Some(scope) => id = stand_in.get(scope).copied().flatten(),
+                    None => break,
                 }
             }
-            None
-        };
-        let parent_of = |id: Option<&str>| match resolve(id) {
-            Some(scope) => self.span_id(&scope),
-            None => self.root_id(),
+            self.root_id()
         };
         for (id, scope) in &scopes {
-            let start = scope["start"].as_u64().unwrap_or(started);
-            let end = scope["end"].as_u64().unwrap_or(start);
-            let name = scope["name"].as_str().unwrap_or("span");
             out.push(self.span(
                 &self.span_id(id),
-                Some(parent_of(scope["parent"].as_str())),
-                name,
-                (start, end),
+                Some(parent_of(scope.parent)),
+                scope.name,
+                (scope.start, scope.end.unwrap_or(scope.start)),
                 Vec::new(),
             ));
         }
@@ -418,13 +425,31 @@ impl Sample<'_> {
         span
     }
 
-    fn model_span(&self, n: usize, event: &Value, parent: String) -> Value {
+    /// The span of event `n`, timed by its `timestamp` and `completed`.
+    fn event_span(
+        &self,
+        n: usize,
+        event: &Value,
+        parent: String,
+        name: &str,
+        attributes: Vec<Value>,
+    ) -> Value {
         let start = time(&event["timestamp"]).unwrap_or(0);
         let end = time(&event["completed"]).unwrap_or(start);
+        self.span(
+            &self.span_id(&format!("event-{n}")),
+            Some(parent),
+            name,
+            (start, end),
+            attributes,
+        )
+    }
+
+    fn model_span(&self, n: usize, event: &Value, parent: String) -> Value {
         let model = event["model"].as_str().unwrap_or("model");
         let mut attributes = vec![
-            attr("gen_ai.operation.name", json!({"stringValue": "chat"})),
-            attr("gen_ai.request.model", json!({"stringValue": model})),
+            text_attr("gen_ai.operation.name", "chat"),
+            text_attr("gen_ai.request.model", model),
         ];
         let usage = &event["output"]["usage"];
         for (key, field) in [
@@ -435,13 +460,7 @@ impl Sample<'_> {
                 attributes.push(attr(key, json!({"intValue": tokens.to_string()})));
             }
         }
-        let mut span = self.span(
-            &self.span_id(&format!("event-{n}")),
-            Some(parent),
-            &format!("chat {model}"),
-            (start, end),
-            attributes,
-        );
+        let mut span = self.event_span(n, event, parent, &format!("chat {model}"), attributes);
         if let Some(error) = event["error"].as_str() {
             span["status"] = json!({"code": 2, "message": error});
         }
@@ -449,46 +468,33 @@ impl Sample<'_> {
     }
 
     fn tool_span(&self, n: usize, event: &Value, parent: String) -> Value {
-        let start = time(&event["timestamp"]).unwrap_or(0);
-        let end = time(&event["completed"]).unwrap_or(start);
         let function = event["function"].as_str().unwrap_or("tool");
         let mut attributes = vec![
-            attr(
-                "gen_ai.operation.name",
-                json!({"stringValue": "execute_tool"}),
-            ),
-            attr("gen_ai.tool.name", json!({"stringValue": function})),
+            text_attr("gen_ai.operation.name", "execute_tool"),
+            text_attr("gen_ai.tool.name", function),
         ];
         if let Some(call_id) = event["id"].as_str() {
-            attributes.push(attr("gen_ai.tool.call.id", json!({"stringValue": call_id})));
+            attributes.push(text_attr("gen_ai.tool.call.id", call_id));
         }
         if !event["arguments"].is_null() {
-            attributes.push(attr(
+            attributes.push(text_attr(
                 "gen_ai.tool.call.arguments",
-                json!({"stringValue": event["arguments"].to_string()}),
+                &event["arguments"].to_string(),
             ));
         }
         if let Some(result) = text_or_json(&event["result"]).map(|text| self.resolved(text)) {
-            attributes.push(attr(
-                "gen_ai.tool.call.result",
-                json!({"stringValue": result}),
-            ));
+            attributes.push(text_attr("gen_ai.tool.call.result", &result));
         }
-        let mut span = self.span(
-            &self.span_id(&format!("event-{n}")),
-            Some(parent),
-            &format!("execute_tool {function}"),
-            (start, end),
-            attributes,
-        );
+        let name = format!("execute_tool {function}");
+        let mut span = self.event_span(n, event, parent, &name, attributes);
         let error = &event["error"];
         if error.is_object() {
             let kind = error["type"].as_str().unwrap_or("unknown");
             let message = self.resolved(error["message"].as_str().unwrap_or("").to_owned());
-            push_attr(&mut span, "error.type", json!({"stringValue": kind}));
+            push_attr(&mut span, text_attr("error.type", kind));
             span["status"] = json!({"code": 2, "message": message});
         } else if event["failed"].as_bool() == Some(true) {
-            push_attr(&mut span, "error.type", json!({"stringValue": "failed"}));
+            push_attr(&mut span, text_attr("error.type", "failed"));
             span["status"] =
                 json!({"code": 2, "message": "the tool call failed (the sample errored)"});
         }
@@ -572,13 +578,18 @@ fn time(value: &Value) -> Option<u64> {
     rfc3339_nanos(value.as_str()?)
 }
 
+/// A text attribute.
+fn text_attr(key: &str, text: &str) -> Value {
+    attr(key, json!({"stringValue": text}))
+}
+
 fn attr(key: &str, value: Value) -> Value {
     json!({"key": key, "value": value})
 }
 
-fn push_attr(span: &mut Value, key: &str, value: Value) {
+fn push_attr(span: &mut Value, attribute: Value) {
     if let Some(attributes) = span["attributes"].as_array_mut() {
-        attributes.push(attr(key, value));
+        attributes.push(attribute);
     }
 }
 
