@@ -7,20 +7,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Run `run`'s log in the form `extension` names (`json` or `eval`).
-fn log_as(run: &str, extension: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/inspect-ai")
-        .join(run);
-    std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.extension().is_some_and(|e| e == extension))
-        .expect("a log in that form")
-}
+use crate::inspect_fixtures::inspect_log;
 
 fn log(run: &str) -> PathBuf {
-    log_as(run, "json")
+    inspect_log(run, "json")
 }
 
 fn dump(path: &Path) -> Value {
@@ -190,7 +180,7 @@ fn a_cut_log_is_an_error_with_its_file_and_nothing_else_breaks() {
 }
 
 fn eval_log(run: &str) -> PathBuf {
-    log_as(run, "eval")
+    inspect_log(run, "eval")
 }
 
 /// What a run says, without what differs between two executions (ids, times).

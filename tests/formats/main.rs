@@ -11,6 +11,8 @@ mod dump_json_escapes;
 mod formats_agents;
 mod formats_logs;
 mod fuzz_regressions;
+#[path = "../common/inspect_fixtures.rs"]
+mod inspect_fixtures;
 mod inspect_logs;
 mod otlp_corpus;
 mod otlp_dump_schema;

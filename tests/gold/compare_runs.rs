@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::inspect_fixtures::inspect_log;
+
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/arksim-two-turn"
@@ -316,17 +318,6 @@ fn a_score_drop_beyond_the_threshold_fails_the_gate_and_cases_are_counted_by_id(
         Some(0),
         "a rise is no drop"
     );
-}
-
-fn inspect_log(run: &str, extension: &str) -> std::path::PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/inspect-ai")
-        .join(run);
-    std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.extension().is_some_and(|e| e == extension))
-        .expect("a log")
 }
 
 /// The two Inspect runs of the fixture corpus, classified as its SOURCES.md says: a tool error

@@ -12,5 +12,7 @@ mod gold_diff_view;
 mod gold_metrics;
 mod gold_sources;
 mod gold_toolscore;
+#[path = "../common/inspect_fixtures.rs"]
+mod inspect_fixtures;
 mod toolscore_rules;
 mod triage_report;
