@@ -132,14 +132,7 @@ fn key_rule(text: &str) -> Result<KeyRule, String> {
 
 fn exit_code(comparison: &Comparison, fail_on: FailOn) -> i32 {
     let failing = match fail_on {
-        FailOn::NewlyFailing => {
-            comparison.newly_failing.len()
-                + comparison
-                    .only_in_b
-                    .iter()
-                    .filter(|entry| entry.b.as_ref().is_some_and(|b| b.failing))
-                    .count()
-        }
+        FailOn::NewlyFailing => comparison.newly_failing_in_b(),
         FailOn::AnyFailing => comparison.failing_in_b(),
         FailOn::ScoreDrop(drop) => {
             let (a, b) = (

@@ -120,16 +120,19 @@ impl Comparison {
         ]
     }
 
+    /// Cases failing in B that did not fail in A: newly failing, or run in B only.
+    pub fn newly_failing_in_b(&self) -> usize {
+        let only_in_b = self.only_in_b.iter();
+        self.newly_failing.len()
+            + only_in_b
+                .filter(|e| e.b.as_ref().is_some_and(|b| b.failing))
+                .count()
+    }
+
     /// Cases failing in B (newly, still, or run in B only).
     pub fn failing_in_b(&self) -> usize {
-        self.newly_failing.len()
-            + self.still_failing.len()
-            + self.only_in_b.iter().filter(|e| is_failing(&e.b)).count()
+        self.newly_failing_in_b() + self.still_failing.len()
     }
-}
-
-fn is_failing(side: &Option<Side>) -> bool {
-    side.as_ref().is_some_and(|side| side.failing)
 }
 
 /// Compares the runs of `a` with those of `b`, paired by `rule`, texts shown as `mode` shows

@@ -153,6 +153,12 @@ fn cases_of_another_scenario_are_only_in_one_run() {
     let classes = classes(&json);
     assert_eq!(classes[4].1, ["refund_two_turns#0", "refund_two_turns#1"]);
     assert_eq!(classes[5].1, ["refund_renamed#0", "refund_renamed#1"]);
+
+    // A case run in B only that fails is new in B: the default gate fails on it.
+    let failing = tempfile::tempdir().unwrap();
+    rerun(failing.path(), true, "refund_renamed");
+    let output = compare(Path::new(FIXTURE), failing.path(), &[]);
+    assert_eq!(output.status.code(), Some(1));
 }
 
 #[test]
