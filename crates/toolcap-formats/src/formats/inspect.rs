@@ -460,6 +460,32 @@ impl<'a> Sample<'a> {
                 attributes.push(attr(key, json!({"intValue": tokens.to_string()})));
             }
         }
+        let input = self.model_input(event);
+        if !input.is_empty() {
+            let messages: Vec<Value> = input.iter().map(|m| self.genai_message(m)).collect();
+            attributes.push(text_attr(
+                "gen_ai.input.messages",
+                &Value::Array(messages).to_string(),
+            ));
+        }
+        let choices = event["output"]["choices"].as_array();
+        let output: Vec<Value> = choices
+            .into_iter()
+            .flatten()
+            .map(|choice| {
+                let mut message = self.genai_message(&choice["message"]);
+                if let Some(reason) = choice["stop_reason"].as_str() {
+                    message["finish_reason"] = json!(reason);
+                }
+                message
+            })
+            .collect();
+        if !output.is_empty() {
+            attributes.push(text_attr(
+                "gen_ai.output.messages",
+                &Value::Array(output).to_string(),
+            ));
+        }
         let mut span = self.event_span(n, event, parent, &format!("chat {model}"), attributes);
         if let Some(error) = event["error"].as_str() {
             span["status"] = json!({"code": 2, "message": error});
@@ -499,6 +525,87 @@ impl<'a> Sample<'a> {
                 json!({"code": 2, "message": "the tool call failed (the sample errored)"});
         }
         span
+    }
+
+    /// The messages a model event was given: its `input`, else its `input_refs` ranges
+    /// (`[start, end)`) into the sample's `events_data.messages`.
+    fn model_input(&self, event: &'a Value) -> Vec<&'a Value> {
+        if let Some(input) = event["input"].as_array().filter(|input| !input.is_empty()) {
+            return input.iter().collect();
+        }
+        let pool = self.sample["events_data"]["messages"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let ranges = event["input_refs"].as_array().map(Vec::as_slice);
+        let mut messages = Vec::new();
+        for range in ranges.unwrap_or(&[]) {
+            let (Some(start), Some(end)) = (range[0].as_u64(), range[1].as_u64()) else {
+                continue;
+            };
+            let (start, end) = (start as usize, (end as usize).min(pool.len()));
+            if start < end {
+                messages.extend(&pool[start..end]);
+            }
+        }
+        messages
+    }
+
+    /// An Inspect chat message as a GenAI semantic-conventions message: `role` and `parts`
+    /// (text, reasoning, tool calls, a tool's response), attachment references resolved.
+    fn genai_message(&self, message: &Value) -> Value {
+        let role = message["role"].as_str().unwrap_or("user");
+        let mut parts = Vec::new();
+        let text_part =
+            |text: &str| json!({"type": "text", "content": self.resolved(text.to_owned())});
+        let content = match &message["content"] {
+            Value::String(text) if text.is_empty() => Vec::new(),
+            Value::String(text) => vec![text_part(text)],
+            Value::Array(items) => items
+                .iter()
+                .map(|item| match item["type"].as_str() {
+                    Some("text") => text_part(item["text"].as_str().unwrap_or("")),
+                    Some("reasoning") => json!({
+                        "type": "reasoning",
+                        "content": self.resolved(item["reasoning"].as_str().unwrap_or("").to_owned()),
+                    }),
+                    _ => item.clone(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if role == "tool" {
+            let response = match (&message["error"], content.as_slice()) {
+                (Value::Object(error), _) => {
+                    let text = self.resolved(
+                        error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                    );
+                    json!({"error": {"type": error.get("type").cloned().unwrap_or(Value::Null), "message": text}})
+                }
+                (_, [only]) if only["type"] == "text" => only["content"].clone(),
+                (_, parts) => Value::Array(parts.to_vec()),
+            };
+            parts.push(json!({
+                "type": "tool_call_response",
+                "id": message["tool_call_id"],
+                "response": response,
+            }));
+        } else {
+            parts.extend(content);
+        }
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            parts.push(json!({
+                "type": "tool_call",
+                "id": call["id"],
+                "name": call["function"],
+                "arguments": call["arguments"],
+            }));
+        }
+        json!({"role": role, "parts": parts})
     }
 
     /// `text` with an `attachment://HASH` reference replaced by the attachment's text (events
