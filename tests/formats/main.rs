@@ -14,6 +14,7 @@ mod fuzz_regressions;
 #[path = "../common/inspect_fixtures.rs"]
 mod inspect_fixtures;
 mod inspect_logs;
+mod inspect_real;
 mod otlp_corpus;
 mod otlp_dump_schema;
 mod otlp_encodings;

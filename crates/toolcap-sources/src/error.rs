@@ -34,6 +34,9 @@ pub enum Error {
     /// A document still being written: the last of its length-prefixed messages is cut short.
     #[error("its last length-prefixed message is incomplete")]
     IncompleteMessage,
+    /// A zip still being written: its central directory (written last) is missing.
+    #[error("a zip without its central directory (still being written)")]
+    IncompleteZip,
     #[error("invalid JSON: {0}")]
     InvalidJson(serde_json::Error),
     #[error(transparent)]

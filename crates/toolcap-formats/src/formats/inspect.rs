@@ -51,7 +51,9 @@ impl Format for InspectJson {
             },
         };
         let samples = log["samples"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        runs_of_samples(input, NAME, &log["eval"], samples.iter(), &mut batch);
+        let in_progress = log["status"] == "started";
+        let eval = &log["eval"];
+        runs_of_samples(input, NAME, eval, in_progress, samples.iter(), &mut batch);
         batch
     }
 }
@@ -63,6 +65,14 @@ impl Format for InspectJson {
 pub struct InspectEval;
 
 const EVAL_NAME: &str = "inspect-eval";
+
+/// For a zip (bytes starting with a local file header): whether it is whole, its central
+/// directory written. A zip being written has its members first and that directory last.
+pub fn zip_is_complete(bytes: &[u8]) -> Option<bool> {
+    bytes
+        .starts_with(b"PK\x03\x04")
+        .then(|| zip::ZipArchive::new(std::io::Cursor::new(bytes)).is_ok())
+}
 
 /// Whether `bytes` are a zip whose members name an Inspect log's header or journal.
 fn is_eval_zip(bytes: &[u8]) -> bool {
@@ -137,10 +147,15 @@ impl Format for InspectEval {
             ));
             return batch;
         };
+        // Without header.json the eval is still running (or was killed): its journal says
+        // what has been written so far.
+        let in_progress = header_name != Some("header.json") || header["status"] == "started";
+        let eval = &header["eval"];
         runs_of_samples(
             input,
             EVAL_NAME,
-            &header["eval"],
+            eval,
+            in_progress,
             samples.iter(),
             &mut batch,
         );
@@ -194,6 +209,7 @@ fn runs_of_samples<'a>(
     input: &Input,
     format: &'static str,
     eval: &Value,
+    in_progress: bool,
     samples: impl ExactSizeIterator<Item = &'a Value>,
     batch: &mut Batch,
 ) {
@@ -251,11 +267,22 @@ fn runs_of_samples<'a>(
     if total > 0 {
         // Inspect's headline metrics leave errored samples out; here they fail, and the
         // coverage is said once per log.
+        let progress = if in_progress {
+            let planned = eval["dataset"]["samples"]
+                .as_u64()
+                .map(|samples| samples * eval["config"]["epochs"].as_u64().unwrap_or(1).max(1));
+            match planned {
+                Some(planned) => format!(" (eval in progress: {total} of {planned} written)"),
+                None => " (eval in progress)".to_owned(),
+            }
+        } else {
+            String::new()
+        };
         batch.problems.push(Problem::note(
             input.origin,
             None,
             format!(
-                "Inspect log of {task}: {total} samples, {scored} scored, {errored} errored, {} neither (errored samples count as failing)",
+                "Inspect log of {task}{progress}: {total} samples, {scored} scored, {errored} errored, {} neither (errored samples count as failing)",
                 total - scored - errored
             ),
         ));

@@ -560,6 +560,9 @@ fn completeness(bytes: &[u8]) -> Result<(), crate::Error> {
         Ok(Some(_)) => return Ok(()),
         Ok(None) => {}
     }
+    if formats::inspect::zip_is_complete(bytes) == Some(false) {
+        return Err(crate::Error::IncompleteZip);
+    }
     let text = bytes.trim_ascii();
     if text.starts_with(b"{") || text.starts_with(b"[") {
         return serde_json::from_slice::<serde::de::IgnoredAny>(text)

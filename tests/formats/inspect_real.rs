@@ -1,0 +1,266 @@
+//! Inspect AI logs written now by the real library (`inspect-ai` 0.3.285 in `.venv`, which
+//! `.ci/run` installs), held against what Inspect itself reads from them with
+//! `read_eval_log` (`tests/python/inspect_truth.py`): every sample's verdict, tool calls, tool
+//! errors and timing, in both log formats. The model is Inspect's `mockllm/model` scripted by
+//! `tests/fixtures/inspect-ai/gen_inspect_logs.py`, so no network is needed.
+//!
+//! Needs `.venv` with inspect-ai; without it these tests fail (a skipped test would pass).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn venv_python() -> PathBuf {
+    let python = root().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: create it with `python3 -m venv .venv && .venv/bin/pip install \
+         inspect-ai==0.3.285` (as .ci/run does)",
+        python.display()
+    );
+    python
+}
+
+/// The four logs (runs A and B, each as `.eval` and `.json`), generated once per test binary.
+fn generated() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
+    static LOGS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let generator = root().join("tests/fixtures/inspect-ai/gen_inspect_logs.py");
+        let mut logs = Vec::new();
+        for variant in ["A", "B"] {
+            let out = dir.path().join(variant);
+            let status = Command::new(venv_python())
+                .arg(&generator)
+                .args(["--variant", variant, "--out"])
+                .arg(&out)
+                .env("INSPECT_LOG_LEVEL", "warning")
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "{status:?}");
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .collect();
+            files.sort();
+            assert_eq!(
+                files.len(),
+                2,
+                "{variant}: one .eval and one .json: {files:?}"
+            );
+            logs.extend(files);
+        }
+        (dir, logs)
+    })
+}
+
+/// What Inspect reads from `logs`, one entry per log.
+pub fn inspect_truth(logs: &[PathBuf]) -> Vec<Value> {
+    let output = Command::new(venv_python())
+        .arg(root().join("tests/python/inspect_truth.py"))
+        .args(logs)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice::<Value>(&output.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+pub fn dump(path: &Path) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json", "--reveal"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// A scorer's value that fails a sample, as the project's truth table (SOURCES.md) has it.
+fn fails(value: &Value) -> bool {
+    value == "I" || value.as_f64() == Some(0.0) || value == false
+}
+
+/// Checks `document` (`dump --json` of one log) against Inspect's reading of it, sample by
+/// sample, and returns the number of samples checked.
+pub fn check_against_inspect(document: &Value, truth: &Value) -> usize {
+    let runs: BTreeMap<(String, u64), &Value> = document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let case = &run["case"];
+            let key = (
+                case["id"].as_str().unwrap().to_owned(),
+                case["index"].as_u64().unwrap(),
+            );
+            (key, run)
+        })
+        .collect();
+    let samples = truth["samples"].as_array().unwrap();
+    assert_eq!(runs.len(), samples.len(), "one run per sample and epoch");
+    for sample in samples {
+        let id = sample["id"].as_str().unwrap();
+        let epoch = sample["epoch"].as_u64().unwrap();
+        let run = runs[&(id.to_owned(), epoch)];
+        let what = format!("{} {id}/{epoch}", truth["file"]);
+        // The verdict: failing when the sample errored or a scorer gave I.
+        let scores = sample["scores"].as_object().unwrap();
+        let errored = !sample["error"].is_null();
+        let failed = errored || scores.values().any(fails);
+        assert_eq!(run["eval"]["passed"], !failed, "{what}: {}", run["eval"]);
+        // A failed tool call also fails the run (a span facet) when the scorers passed it.
+        let tool_failed = sample["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|call| !call["error_type"].is_null() || call["failed"] == true);
+        assert_eq!(run["failing"], failed || tool_failed, "{what}");
+        if errored {
+            assert_eq!(run["eval"]["label"], "sample error", "{what}");
+            let first = sample["error"].as_str().unwrap().lines().next().unwrap();
+            assert_eq!(run["eval"]["reason"], first, "{what}");
+            assert_eq!(run["status"], "error", "{what}");
+        } else {
+            for (scorer, value) in scores {
+                let shown = format!(
+                    "{scorer}={}",
+                    value.as_str().map_or(value.to_string(), str::to_owned)
+                );
+                let label = run["eval"]["label"].as_str().unwrap();
+                assert!(
+                    label.split(' ').any(|part| part == shown),
+                    "{what}: {label} lacks {shown}"
+                );
+            }
+        }
+        assert_eq!(run["tokens"]["input"], sample["input_tokens"], "{what}");
+        // The sample's own span is timed by started_at and completed_at.
+        let spans = run["spans"].as_array().unwrap();
+        let root = spans.iter().find(|s| s["depth"] == 0).unwrap();
+        let started_us = sample["started_us"].as_u64().unwrap();
+        let completed_us = sample["completed_us"].as_u64().unwrap();
+        assert_eq!(
+            root["start_unix_nano"].as_u64().unwrap() / 1000,
+            started_us,
+            "{what}"
+        );
+        let root_us = (root["duration_ms"].as_f64().unwrap() * 1000.0).round() as u64;
+        assert_eq!(root_us, completed_us - started_us, "{what}");
+        let llm = spans.iter().filter(|s| s["kind"] == "llm").count();
+        assert_eq!(
+            llm as u64,
+            sample["model_calls"].as_u64().unwrap(),
+            "{what}"
+        );
+        // Every tool call: its span by call id, failed exactly as Inspect says, timed by the
+        // event's timestamp and completed.
+        let tools = sample["tools"].as_array().unwrap();
+        let tool_spans: Vec<&Value> = spans.iter().filter(|s| s["kind"] == "tool").collect();
+        assert_eq!(tool_spans.len(), tools.len(), "{what}");
+        for call in tools {
+            let span = tool_spans
+                .iter()
+                .find(|s| s["tool_call_id"] == call["id"])
+                .unwrap_or_else(|| panic!("{what}: no span for call {}", call["id"]));
+            assert_eq!(span["tool_name"], call["function"], "{what}");
+            let call_failed = !call["error_type"].is_null() || call["failed"] == true;
+            assert_eq!(
+                span["status"] == "error",
+                call_failed,
+                "{what} {}",
+                call["id"]
+            );
+            if let Some(kind) = call["error_type"].as_str() {
+                assert_eq!(span["error_type"], kind, "{what}");
+            }
+            let start_us = call["start_us"].as_u64().unwrap();
+            assert_eq!(
+                span["start_unix_nano"].as_u64().unwrap() / 1000,
+                start_us,
+                "{what}"
+            );
+            if let Some(end_us) = call["end_us"].as_u64() {
+                let span_us = (span["duration_ms"].as_f64().unwrap() * 1000.0).round() as u64;
+                assert_eq!(span_us, end_us - start_us, "{what} {}", call["id"]);
+            }
+        }
+    }
+    samples.len()
+}
+
+#[test]
+fn logs_inspect_writes_now_load_as_inspect_reads_them() {
+    let (_, logs) = generated();
+    let truths = inspect_truth(logs);
+    assert_eq!(truths.len(), 4);
+    let mut checked = 0;
+    for (log, truth) in logs.iter().zip(&truths) {
+        assert_eq!(truth["status"], "success", "{}", log.display());
+        checked += check_against_inspect(&dump(log), truth);
+    }
+    assert_eq!(checked, 32, "8 samples in each of four logs");
+}
+
+/// What a run says, without what differs between two executions of it (ids, times).
+fn meaning(document: &Value) -> Vec<Value> {
+    let mut runs: Vec<Value> = document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let spans: Vec<Value> = run["spans"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    serde_json::json!([
+                        s["depth"],
+                        s["kind"],
+                        s["name"],
+                        s["status"],
+                        s["error_type"],
+                        s["tool_call_id"],
+                        s["input"]["value"],
+                        s["output"]["value"]
+                    ])
+                })
+                .collect();
+            serde_json::json!({
+                "case": run["case"], "eval": run["eval"], "facets": run["facets"],
+                "failing": run["failing"], "tokens": run["tokens"], "name": run["name"],
+                "tool_calls": run["tool_calls"].as_array().unwrap().iter()
+                    .map(|c| serde_json::json!([c["name"], c["call_id"], c["status"]]))
+                    .collect::<Vec<_>>(),
+                "spans": spans,
+            })
+        })
+        .collect();
+    runs.sort_by_key(|run| run["case"].to_string());
+    runs
+}
+
+#[test]
+fn the_eval_and_json_forms_of_one_run_dump_alike() {
+    let (_, logs) = generated();
+    for pair in logs.chunks(2) {
+        let [eval, json] = pair else { unreachable!() };
+        assert_eq!(eval.extension().unwrap(), "eval");
+        assert_eq!(json.extension().unwrap(), "json");
+        let (eval, json) = (meaning(&dump(eval)), meaning(&dump(json)));
+        assert_eq!(eval.len(), 8);
+        for (e, j) in eval.iter().zip(&json) {
+            assert_eq!(e, j, "the two forms of one run differ");
+        }
+    }
+}
