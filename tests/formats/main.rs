@@ -14,7 +14,9 @@ mod fuzz_regressions;
 #[path = "../common/inspect_fixtures.rs"]
 mod inspect_fixtures;
 mod inspect_logs;
+#[path = "../common/inspect_real.rs"]
 mod inspect_real;
+mod inspect_real_logs;
 mod otlp_corpus;
 mod otlp_dump_schema;
 mod otlp_encodings;

@@ -1,19 +1,16 @@
-//! Inspect AI logs written now by the real library (`inspect-ai` 0.3.285 in `.venv`, which
-//! `.ci/run` installs), held against what Inspect itself reads from them with
-//! `read_eval_log` (`tests/python/inspect_truth.py`): every sample's verdict, tool calls, tool
-//! errors and timing, in both log formats. The model is Inspect's `mockllm/model` scripted by
-//! `tests/fixtures/inspect-ai/gen_inspect_logs.py`, so no network is needed.
+//! Inspect AI's own reading of its logs, for the test families that hold toolcap-tui against it:
+//! `.venv`'s inspect-ai 0.3.285 (which `.ci/run` installs) runs `tests/python/inspect_truth.py`
+//! (`read_eval_log`), and [`check_against_inspect`] compares a `dump --json` document with it.
 //!
-//! Needs `.venv` with inspect-ai; without it these tests fail (a skipped test would pass).
+//! Without `.venv` the tests using this fail: a skipped test would pass.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use serde_json::Value;
 
-fn root() -> &'static Path {
+pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -26,39 +23,6 @@ pub fn venv_python() -> PathBuf {
         python.display()
     );
     python
-}
-
-/// The four logs (runs A and B, each as `.eval` and `.json`), generated once per test binary.
-fn generated() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
-    static LOGS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let generator = root().join("tests/fixtures/inspect-ai/gen_inspect_logs.py");
-        let mut logs = Vec::new();
-        for variant in ["A", "B"] {
-            let out = dir.path().join(variant);
-            let status = Command::new(venv_python())
-                .arg(&generator)
-                .args(["--variant", variant, "--out"])
-                .arg(&out)
-                .env("INSPECT_LOG_LEVEL", "warning")
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "{status:?}");
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
-                .unwrap()
-                .map(|entry| entry.unwrap().path())
-                .collect();
-            files.sort();
-            assert_eq!(
-                files.len(),
-                2,
-                "{variant}: one .eval and one .json: {files:?}"
-            );
-            logs.extend(files);
-        }
-        (dir, logs)
-    })
 }
 
 /// What Inspect reads from `logs`, one entry per log.
@@ -76,8 +40,9 @@ pub fn inspect_truth(logs: &[PathBuf]) -> Vec<Value> {
         .clone()
 }
 
-pub fn dump(path: &Path) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+/// `dump --json --reveal` of `path` by the binary under test (`bin`).
+pub fn dump(bin: &str, path: &Path) -> Value {
+    let output = Command::new(bin)
         .args(["dump", "--json", "--reveal"])
         .arg(path)
         .output()
@@ -197,70 +162,4 @@ pub fn check_against_inspect(document: &Value, truth: &Value) -> usize {
         }
     }
     samples.len()
-}
-
-#[test]
-fn logs_inspect_writes_now_load_as_inspect_reads_them() {
-    let (_, logs) = generated();
-    let truths = inspect_truth(logs);
-    assert_eq!(truths.len(), 4);
-    let mut checked = 0;
-    for (log, truth) in logs.iter().zip(&truths) {
-        assert_eq!(truth["status"], "success", "{}", log.display());
-        checked += check_against_inspect(&dump(log), truth);
-    }
-    assert_eq!(checked, 32, "8 samples in each of four logs");
-}
-
-/// What a run says, without what differs between two executions of it (ids, times).
-fn meaning(document: &Value) -> Vec<Value> {
-    let mut runs: Vec<Value> = document["invocations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|run| {
-            let spans: Vec<Value> = run["spans"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| {
-                    serde_json::json!([
-                        s["depth"],
-                        s["kind"],
-                        s["name"],
-                        s["status"],
-                        s["error_type"],
-                        s["tool_call_id"],
-                        s["input"]["value"],
-                        s["output"]["value"]
-                    ])
-                })
-                .collect();
-            serde_json::json!({
-                "case": run["case"], "eval": run["eval"], "facets": run["facets"],
-                "failing": run["failing"], "tokens": run["tokens"], "name": run["name"],
-                "tool_calls": run["tool_calls"].as_array().unwrap().iter()
-                    .map(|c| serde_json::json!([c["name"], c["call_id"], c["status"]]))
-                    .collect::<Vec<_>>(),
-                "spans": spans,
-            })
-        })
-        .collect();
-    runs.sort_by_key(|run| run["case"].to_string());
-    runs
-}
-
-#[test]
-fn the_eval_and_json_forms_of_one_run_dump_alike() {
-    let (_, logs) = generated();
-    for pair in logs.chunks(2) {
-        let [eval, json] = pair else { unreachable!() };
-        assert_eq!(eval.extension().unwrap(), "eval");
-        assert_eq!(json.extension().unwrap(), "json");
-        let (eval, json) = (meaning(&dump(eval)), meaning(&dump(json)));
-        assert_eq!(eval.len(), 8);
-        for (e, j) in eval.iter().zip(&json) {
-            assert_eq!(e, j, "the two forms of one run differ");
-        }
-    }
 }
