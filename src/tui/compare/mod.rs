@@ -2,16 +2,16 @@
 //! two runs side by side.
 //!
 //! ```text
-//! A runs/a.json  →  B runs/b.json  · paired by case                          header
-//! pass rate 50.0% → 37.5% · runs 8 → 8 · failing 4 → 5 · newly failing 3 · …
-//! ┌ Cases (8) ─────────────────┐┌ A │ B · redacted ─────────────────────────────┐
-//! │› newly failing (3)         ││geo-03 · 1 · newly failing                     │
-//! │  geo-03 · 1  ✓ ✗ C → I     ││A ✓ passing          │ B ✗ failing             │
-//! │  geo-04 · 1  ✓ ✗ C → I     ││── tool calls · A 1 → B 1 · first divergence ▶ │
-//! │fixed (2)                   ││▶ 1   population(…)  │   country_capital(…) · …│
-//! └────────────────────────────┘└───────────────────────────────────────────────┘
-//!  REDACTED  8 cases · 3 newly failing in B                                      status
-//! j/k ↓/↑ move  n/N next/previous newly failing  Tab ]/[ next/previous class …   footer
+//! A runs/a.json  →  B runs/b.json                                                       header
+//! pass rate 50.0% → 37.5% · failing 4 of 8 → 5 of 8 · paired by case · newly failing 3 · …
+//! ┌ Cases (8) ─────────────────┐┌ A │ B · redacted ──────────────────────────────────┐
+//! │newly failing (3)           ││geo-03 · 1 · newly failing                          │
+//! │› geo-03 · 1 ✓ ✗ expected_… ││A ✓ passing              │ B ✗ failing              │
+//! │  geo-04 · 1 ✓ ✗ expected_… ││── tool calls · A 1 → B 1 · first divergence ▶ ──   │
+//! │fixed (2)                   ││▶ 1   population(…)      │ ✗ country_capital(…)     │
+//! └────────────────────────────┘└────────────────────────────────────────────────────┘
+//!  REDACTED  8 cases · 3 newly failing in B                                             status
+//! j/k ↓/↑ move  n/N newly failing  Tab ]/[ class  r reveal  …                           footer
 //! ```
 //!
 //! State is plain data ([`state::CompareState`]); [`state::update`] is the one place it
