@@ -8,6 +8,9 @@ use clap::Args;
 use super::RemoteArgs;
 use crate::redact::{self, Reveal};
 use crate::sources::load::load_store_with;
+use crate::store::Store;
+use crate::tui::compare::CompareState;
+use crate::tui::config::{self, Config};
 use crate::views::compare::{Comparison, KeyRule, compare, markdown, text};
 use crate::views::out_file;
 
@@ -19,12 +22,16 @@ pub struct CompareArgs {
     pub b: PathBuf,
     /// Print the comparison as JSON: one array per class (`newly_failing`, `fixed`,
     /// `still_failing`, `still_passing`, `only_in_a`, `only_in_b`).
-    #[arg(long, conflicts_with = "md")]
+    #[arg(long, conflicts_with_all = ["md", "text"])]
     pub json: bool,
     /// Print the comparison as Markdown: the summary, then a table per class that changed or
     /// still fails.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "text")]
     pub md: bool,
+    /// Print the comparison as plain text even on a terminal (where it opens the interactive
+    /// view otherwise).
+    #[arg(long)]
+    pub text: bool,
     /// Write the output to FILE (0600, written beside it and renamed over it) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -93,8 +100,14 @@ pub fn run(args: &CompareArgs) -> i32 {
         stores.push(store);
     }
     let rule = args.key.clone().unwrap_or(KeyRule::Case);
-    let comparison = compare(stores[0], stores[1], &rule, mode);
     let shown = |path: &PathBuf| redact::sanitize_line(&path.display().to_string());
+    let interactive = !(args.json || args.md || args.text || args.out.is_some())
+        && crate::tui::terminal_check().is_ok();
+    if interactive {
+        let sources = [shown(&args.a), shown(&args.b)];
+        return run_interactive([stores[0], stores[1]], sources, rule, mode, args.fail_on);
+    }
+    let comparison = compare(stores[0], stores[1], &rule, mode);
     let output = if args.json {
         // Control and invisible characters are written as escapes, as in every JSON output.
         match serde_json::to_string_pretty(&comparison) {
@@ -121,6 +134,47 @@ pub fn run(args: &CompareArgs) -> i32 {
         return 2;
     }
     exit_code(&comparison, args.fail_on)
+}
+
+/// The interactive view over the comparison; the exit code is the gate's, as without it.
+fn run_interactive(
+    stores: [&'static Store; 2],
+    sources: [String; 2],
+    rule: KeyRule,
+    mode: Reveal,
+    fail_on: FailOn,
+) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(why) => {
+            eprintln!("toolcap-tui compare: cannot start the async runtime: {why}");
+            return 2;
+        }
+    };
+    // Revealed once: the view masks every text again under its own mode, so `r` needs no
+    // second pass over the runs.
+    let comparison = compare(stores[0], stores[1], &rule, Reveal::Revealed);
+    let (config, warning) = view_config();
+    let mut state = CompareState::new(comparison, stores, sources, rule, mode, config);
+    state.message = warning;
+    if let Err(why) = runtime.block_on(crate::tui::compare::show(&mut state)) {
+        eprintln!("toolcap-tui compare: {why}");
+        return 2;
+    }
+    exit_code(&state.comparison, fail_on)
+}
+
+/// The user's theme with the default keys (the view's keys are its own, and the gold diff it
+/// embeds names the default ones in its titles), and the first problem with the config file.
+fn view_config() -> (Config, Option<String>) {
+    let no_color = config::no_color_requested();
+    let user = config::load(no_color);
+    let mut view = config::from_toml("", no_color);
+    view.theme = user.theme;
+    (view, user.warnings.into_iter().next())
 }
 
 fn key_rule(text: &str) -> Result<KeyRule, String> {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::model::Id;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
 use crate::triage::{Facet, Facets};
@@ -50,6 +51,10 @@ struct Key {
 pub struct Side {
     /// The run's id (`dump --json`'s `id`).
     pub id: String,
+    /// The run's id as the store knows it, for views that look the run up again (the TUI's
+    /// detail); `id` is the text as shown, masked under the mode.
+    #[serde(skip)]
+    pub run: Id,
     pub failing: bool,
     /// The failing facets, span first, then evaluator, then gold (`dump --json`'s `facets`).
     pub facets: Vec<&'static str>,
@@ -385,6 +390,7 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
         .any(|facet| facet != Facet::SpanDegraded || !judged);
     Side {
         id: redact::shown_data(&inv.id.text(), mode).into_owned(),
+        run: inv.id.clone(),
         failing,
         facets: facets.list().into_iter().map(|f| f.name()).collect(),
         eval: inv.eval().map(|eval| EvalSide {
@@ -396,7 +402,7 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
 }
 
 /// How a side's runs were paired, in words.
-fn keying_words(keying: Keying) -> &'static str {
+pub fn keying_words(keying: Keying) -> &'static str {
     match keying {
         Keying::Case => "case",
         Keying::NameAndOccurrence => "name and occurrence",

@@ -7,39 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::arksim_rerun::{ARKSIM_FIXTURE, rerun};
 use crate::inspect_fixtures::inspect_log;
-
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/arksim-two-turn"
-);
-const FILES: [&str; 3] = ["simulation.json", "scenarios.json", "evaluation.json"];
-
-/// The fixture as a rerun writes it: new simulation and conversation ids; with `fail_turn_1`
-/// the evaluator fails turn 1; `scenario` renames the scenario.
-fn rerun(dir: &Path, fail_turn_1: bool, scenario: &str) {
-    for name in FILES {
-        let text = std::fs::read_to_string(Path::new(FIXTURE).join(name))
-            .unwrap()
-            .replace(
-                "5d1e0c2a-0000-4000-8000-two-turn-conv",
-                "0e0e0e0e-1111-4222-8333-rerun-conv",
-            )
-            .replace(
-                "7a6b0000-0000-4000-8000-000000000002",
-                "7a6b0000-0000-4000-8000-00000000aaaa",
-            )
-            .replace("refund_two_turns", scenario);
-        let mut document: Value = serde_json::from_str(&text).unwrap();
-        if fail_turn_1 && name == "evaluation.json" {
-            let turn = &mut document["conversations"][0]["turn_scores"][1];
-            turn["turn_behavior_failure"] = "false information".into();
-            turn["turn_behavior_failure_reason"] = "made up a refund policy".into();
-            turn["turn_score"] = 1.0.into();
-        }
-        std::fs::write(dir.join(name), document.to_string()).unwrap();
-    }
-}
 
 fn compare(a: &Path, b: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
@@ -88,7 +57,7 @@ fn json_of(output: &Output) -> Value {
 fn a_verdict_flipped_in_a_rerun_is_newly_failing_one_way_and_fixed_the_other() {
     let rerun_dir = tempfile::tempdir().unwrap();
     rerun(rerun_dir.path(), true, "refund_two_turns");
-    let (a, b) = (Path::new(FIXTURE), rerun_dir.path());
+    let (a, b) = (Path::new(ARKSIM_FIXTURE), rerun_dir.path());
 
     let forward = compare(a, b, &["--json"]);
     assert_eq!(
@@ -147,7 +116,7 @@ fn a_verdict_flipped_in_a_rerun_is_newly_failing_one_way_and_fixed_the_other() {
 fn cases_of_another_scenario_are_only_in_one_run() {
     let renamed = tempfile::tempdir().unwrap();
     rerun(renamed.path(), false, "refund_renamed");
-    let output = compare(Path::new(FIXTURE), renamed.path(), &["--json"]);
+    let output = compare(Path::new(ARKSIM_FIXTURE), renamed.path(), &["--json"]);
     assert_eq!(output.status.code(), Some(0), "nothing fails in B");
     let json = json_of(&output);
     let classes = classes(&json);
@@ -157,7 +126,7 @@ fn cases_of_another_scenario_are_only_in_one_run() {
     // A case run in B only that fails is new in B: the default gate fails on it.
     let failing = tempfile::tempdir().unwrap();
     rerun(failing.path(), true, "refund_renamed");
-    let output = compare(Path::new(FIXTURE), failing.path(), &[]);
+    let output = compare(Path::new(ARKSIM_FIXTURE), failing.path(), &[]);
     assert_eq!(output.status.code(), Some(1));
 }
 
@@ -187,7 +156,11 @@ fn runs_without_a_case_pair_by_name_and_occurrence() {
 
 #[test]
 fn a_missing_side_is_an_error() {
-    let output = compare(Path::new(FIXTURE), Path::new("/nonexistent/run-b"), &[]);
+    let output = compare(
+        Path::new(ARKSIM_FIXTURE),
+        Path::new("/nonexistent/run-b"),
+        &[],
+    );
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -256,7 +229,7 @@ fn otlp_runs_pair_by_the_attribute_asked_for() {
 fn the_markdown_and_the_json_agree_and_out_writes_an_owner_only_file() {
     let rerun_dir = tempfile::tempdir().unwrap();
     rerun(rerun_dir.path(), true, "refund_two_turns");
-    let (a, b) = (Path::new(FIXTURE), rerun_dir.path());
+    let (a, b) = (Path::new(ARKSIM_FIXTURE), rerun_dir.path());
     let json = json_of(&compare(a, b, &["--json"]));
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("comparison.md");
@@ -302,7 +275,7 @@ fn the_markdown_and_the_json_agree_and_out_writes_an_owner_only_file() {
 fn a_score_drop_beyond_the_threshold_fails_the_gate_and_cases_are_counted_by_id() {
     let rerun_dir = tempfile::tempdir().unwrap();
     rerun(rerun_dir.path(), true, "refund_two_turns");
-    let (a, b) = (Path::new(FIXTURE), rerun_dir.path());
+    let (a, b) = (Path::new(ARKSIM_FIXTURE), rerun_dir.path());
     // Turn scores 5 and 5 in A, 5 and 1 in B: the mean falls by 2.
     let json = json_of(&compare(a, b, &["--json"]));
     assert_eq!(json["summary"]["a"]["mean_score"], 5.0);

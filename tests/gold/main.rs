@@ -3,6 +3,8 @@
 //!
 //! One test binary for the family, so the library is linked once for all of it.
 
+#[path = "../common/arksim_rerun.rs"]
+mod arksim_rerun;
 mod check_trust;
 mod compare_runs;
 mod gold_arksim;

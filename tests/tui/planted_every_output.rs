@@ -1,7 +1,7 @@
 //! The reviewer's audit: secrets and personal data planted into every string field of a real
 //! trace of every format (and into attribute keys and identifiers) never reach any redacted output
 //! of the real binary: `dump`, `dump --json`, `report` (Markdown and its JSON sibling), `check`
-//! text and `check --json`, standard error included.
+//! text and `check --json`, standard error included; nor any screen of `compare`'s view.
 //!
 //! Each planted text carries a visible marker beside the sensitive part, so the test also proves
 //! the planted fields are shown at all (an empty output would pass a leak test vacuously).
@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use toolcap::tui::compare::CompareState;
+use toolcap::tui::compare::state::Overlay;
+use toolcap::views::compare::KeyRule;
+
+use crate::compare_view::{press, screen, view};
 
 /// A planted text: shown with a marker, its `core` must never appear while redacted.
 struct Plant {
@@ -377,4 +382,68 @@ fn revealed_outputs_still_mask_every_planted_credential() {
             assert!(found.is_empty(), "{args:?} leaks {found:?}");
         }
     }
+}
+
+/// Every screen of `compare`'s view of a run against itself: each row of the list, redacted,
+/// then its gold diffs when it has any, then the row revealed; with the detail's lines as built
+/// (a text wrapped on screen is whole there).
+fn compare_screens(dir: &Path) -> Vec<(String, bool)> {
+    let mut state = view(dir, dir, KeyRule::Case, 240, 80);
+    let mut screens = Vec::new();
+    let mut record = |state: &CompareState| {
+        let mut text = screen(state);
+        if let Some(shown) = &state.shown {
+            for line in toolcap::tui::compare::render::detail_lines(
+                &shown.blocks,
+                u16::MAX,
+                Default::default(),
+            ) {
+                text.push_str(&line.to_string());
+                text.push('\n');
+            }
+        }
+        screens.push((text, state.reveal == toolcap::redact::Reveal::Revealed));
+    };
+    for _ in 0..state.rows.len() {
+        record(&state);
+        press(&mut state, "d");
+        if matches!(state.overlay, Some(Overlay::Gold(_))) {
+            record(&state);
+            press(&mut state, "<esc>");
+        }
+        press(&mut state, "r");
+        record(&state);
+        press(&mut state, "rj");
+    }
+    screens
+}
+
+#[test]
+fn the_compare_view_shows_no_planted_datum_redacted_and_no_credential_revealed() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let credentials: Vec<&str> = PLANTS[..7].iter().map(|p| p.core).collect();
+    let mut found = Vec::new();
+    let mut unmarked = Vec::new();
+    for dir in planted_sources(root.path()) {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let screens = compare_screens(&dir);
+        for (n, (text, revealed)) in screens.iter().enumerate() {
+            if *revealed {
+                let leaked: Vec<_> = credentials.iter().filter(|c| text.contains(**c)).collect();
+                if !leaked.is_empty() {
+                    found.push(format!("{name}: revealed screen {n} leaks {leaked:?}"));
+                }
+            } else {
+                check_clean(&mut found, &format!("{name}: screen {n}"), text);
+            }
+        }
+        if !screens.iter().any(|(text, _)| text.contains("MARK")) {
+            unmarked.push(name);
+        }
+    }
+    assert!(found.is_empty(), "leaks:\n{}", found.join("\n"));
+    assert!(
+        unmarked.is_empty(),
+        "no planted text shows in the compare view of {unmarked:?}"
+    );
 }

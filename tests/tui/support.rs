@@ -278,9 +278,19 @@ pub fn sample_app(width: u16, height: u16) -> App {
     app
 }
 
-/// Presses keys through the real keymap. `<tab>`, `<enter>`, `<esc>`, `<s-tab>`, `<c-c>`,
-/// `<down>`, `<up>` are named; any other character is itself.
+/// Presses keys through the real keymap (named as [`key_events`] names them).
 pub fn press(app: &mut App, keys: &str) {
+    for event in key_events(keys) {
+        if let Some(action) = action_for_event(app, &event) {
+            app::update(app, action);
+        }
+    }
+}
+
+/// Key presses from their names: `<tab>`, `<enter>`, `<esc>`, `<s-tab>`, `<c-c>`, `<down>`,
+/// `<up>`, `<pgdn>`, `<pgup>`, `<space>` are named; any other character is itself.
+pub fn key_events(keys: &str) -> Vec<Event> {
+    let mut events = Vec::new();
     let mut rest = keys;
     while !rest.is_empty() {
         let (code, modifiers, used) = if rest.starts_with('<')
@@ -295,6 +305,8 @@ pub fn press(app: &mut App, keys: &str) {
                 "c-c" => (KeyCode::Char('c'), KeyModifiers::CONTROL),
                 "down" => (KeyCode::Down, KeyModifiers::NONE),
                 "up" => (KeyCode::Up, KeyModifiers::NONE),
+                "pgdn" => (KeyCode::PageDown, KeyModifiers::NONE),
+                "pgup" => (KeyCode::PageUp, KeyModifiers::NONE),
                 "space" => (KeyCode::Char(' '), KeyModifiers::NONE),
                 other => panic!("unknown key name {other}"),
             };
@@ -309,11 +321,9 @@ pub fn press(app: &mut App, keys: &str) {
             (KeyCode::Char(c), modifiers, c.len_utf8())
         };
         rest = &rest[used..];
-        let event = Event::Key(KeyEvent::new(code, modifiers));
-        if let Some(action) = action_for_event(app, &event) {
-            app::update(app, action);
-        }
+        events.push(Event::Key(KeyEvent::new(code, modifiers)));
     }
+    events
 }
 
 /// A mouse event on the screen as last drawn: like the event loop, it draws first and hands the

@@ -1,0 +1,449 @@
+//! One case as the detail pane shows it: each run's verdict, evaluator and final answer, the
+//! tool calls of both runs aligned, and each run's gold report. The runs are read when the case
+//! is selected ([`CaseDetail::of`]); the lines are built for a reveal mode from that
+//! ([`case_blocks`]), so `r` re-shows the case without reading it again.
+
+use ratatui::text::{Line, Span};
+
+use super::state::Golds;
+use crate::gold::ActualCall;
+use crate::gold::align::{Row, RowKind};
+use crate::gold::check::{actual_calls, report_in};
+use crate::gold::report::{CheckOptions, DiffReport, fmt2};
+use crate::model::{GoldCall, GoldSpec, PayloadState, SpanKind};
+use crate::redact::{self, Reveal};
+use crate::store::{Invocation, Store};
+use crate::triage::EvalFacet;
+use crate::tui::payload::payload_lines;
+use crate::tui::theme::{Role, Theme};
+use crate::views::compare::{Entry, Side};
+
+/// Lines of a final answer shown per side; the rest is counted.
+const ANSWER_LINES: usize = 200;
+
+/// What the detail pane draws: a line across the pane, or two columns side by side (A left,
+/// B right), each wrapped within its half and padded to the longer of the two.
+#[derive(Debug, Clone)]
+pub enum Block {
+    Full(Line<'static>),
+    Pair(Vec<Line<'static>>, Vec<Line<'static>>),
+}
+
+/// One run of the case, read from its store.
+#[derive(Debug)]
+pub struct SideRun {
+    pub run: &'static Invocation,
+    pub calls: Vec<ActualCall>,
+    pub answer: Answer,
+    /// The run against its gold, when one applies (as `d` finds it in the main view).
+    pub gold: Option<DiffReport>,
+}
+
+/// A run's final answer: the output of its last LLM span that recorded one, else its root
+/// span's output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Text(String),
+    NotCaptured,
+    Unreadable(String),
+}
+
+/// The selected case's runs and their calls lined up.
+#[derive(Debug)]
+pub struct CaseDetail {
+    /// A's run and B's; `None` for the side the case did not run on.
+    pub sides: [Option<SideRun>; 2],
+    /// A's calls standing as the gold and B's as the actual: the gold diff's alignment pairs
+    /// the calls of the two runs and says how each pair differs.
+    pub trajectory: DiffReport,
+    /// What went wrong finding a run's gold (a sidecar that does not parse), for the status
+    /// line.
+    pub problems: Vec<String>,
+}
+
+impl CaseDetail {
+    /// Reads the runs of `entry` from the stores and aligns their calls.
+    pub fn of(entry: &Entry, stores: [&'static Store; 2], golds: &mut [Golds; 2]) -> Self {
+        let mut sides = [None, None];
+        let mut problems = Vec::new();
+        for (n, side) in [&entry.a, &entry.b].into_iter().enumerate() {
+            let run = side.as_ref().and_then(|side| stores[n].get(&side.run));
+            sides[n] = run.map(|run| side_run(run, stores[n], &mut golds[n], &mut problems));
+        }
+        let calls_of = |side: &Option<SideRun>| {
+            side.as_ref()
+                .map(|side| side.calls.clone())
+                .unwrap_or_default()
+        };
+        let a_calls = calls_of(&sides[0]);
+        let as_gold = GoldSpec {
+            calls: a_calls
+                .iter()
+                .map(|call| GoldCall {
+                    tool: call.name.clone(),
+                    args: call.args.clone(),
+                    ..GoldCall::default()
+                })
+                .collect(),
+            source: "A".into(),
+            ..GoldSpec::default()
+        };
+        let trajectory = DiffReport::build(
+            "A → B",
+            as_gold,
+            calls_of(&sides[1]),
+            CheckOptions::default(),
+        );
+        CaseDetail {
+            sides,
+            trajectory,
+            problems,
+        }
+    }
+
+    /// A's call a trajectory row stands on.
+    fn a_call(&self, row: &Row) -> Option<&ActualCall> {
+        let a = self.sides[0].as_ref()?;
+        row.gold.and_then(|g| a.calls.get(g))
+    }
+
+    fn b_call(&self, row: &Row) -> Option<&ActualCall> {
+        row.actual.and_then(|b| self.trajectory.actual.get(b))
+    }
+
+    /// Whether the runs part ways at this row: another tool or other arguments, a call one run
+    /// made and the other did not, or a call that failed on one side only.
+    pub fn diverges(&self, row: &Row) -> bool {
+        let failed = |call: Option<&ActualCall>| call.is_some_and(|c| c.failed);
+        !matches!(row.kind, RowKind::Match | RowKind::Failed)
+            || failed(self.a_call(row)) != failed(self.b_call(row))
+    }
+
+    /// The first row where the runs part ways.
+    pub fn first_divergence(&self) -> Option<usize> {
+        self.trajectory
+            .rows
+            .iter()
+            .position(|row| self.diverges(row))
+    }
+}
+
+fn side_run(
+    run: &'static Invocation,
+    store: &Store,
+    golds: &mut Golds,
+    problems: &mut Vec<String>,
+) -> SideRun {
+    let (calls, _) = actual_calls(run);
+    let mut found = Vec::new();
+    let mut gold = report_in(
+        store,
+        &golds.conversations,
+        run,
+        None,
+        CheckOptions::default(),
+        &mut golds.sidecars,
+        &mut found,
+    );
+    problems.extend(found.iter().map(ToString::to_string));
+    // A whole conversation's gold marks this turn's rows, as the main view's `d` does.
+    if let Some(scope) = gold.as_mut().and_then(|g| g.conversation.as_mut()) {
+        let id = run.id.to_string();
+        scope.focus = scope.turns.iter().position(|turn| *turn == id);
+    }
+    SideRun {
+        run,
+        calls,
+        answer: answer_of(run),
+        gold,
+    }
+}
+
+fn answer_of(run: &Invocation) -> Answer {
+    let recorded = |span: &&crate::model::Span| {
+        let output = span.output();
+        output.is_captured() && output.state != PayloadState::Empty
+    };
+    let last_llm = run
+        .spans
+        .iter()
+        .filter(|span| span.kind == SpanKind::Llm)
+        .filter(recorded)
+        .max_by_key(|span| (span.end_unix_nano, span.start_unix_nano));
+    let root = || {
+        let tree = run.tree();
+        let root = tree.roots.first().copied();
+        root.and_then(|at| run.spans.get(at)).filter(recorded)
+    };
+    let Some(span) = last_llm.or_else(root) else {
+        return Answer::NotCaptured;
+    };
+    match crate::formats::load_payload(&span.output()) {
+        Ok(Some(text)) => Answer::Text(text),
+        Ok(None) => Answer::NotCaptured,
+        Err(why) => Answer::Unreadable(why.to_string()),
+    }
+}
+
+/// The blocks of a case under `mode`: its verdicts, its calls aligned, its final answers.
+pub fn case_blocks(
+    entry: &Entry,
+    class: &str,
+    detail: &CaseDetail,
+    mode: Reveal,
+    theme: &Theme,
+) -> Vec<Block> {
+    let title = theme.style(Role::Title);
+    let mut blocks = vec![
+        Block::Full(Line::styled(
+            format!(
+                "{} · {} · {class}",
+                redact::shown_line(&entry.case.id, mode),
+                entry.case.index
+            ),
+            title,
+        )),
+        Block::Pair(
+            verdict_lines("A", entry.a.as_ref(), detail.sides[0].as_ref(), mode, theme),
+            verdict_lines("B", entry.b.as_ref(), detail.sides[1].as_ref(), mode, theme),
+        ),
+        Block::Full(Line::raw("")),
+    ];
+    blocks.extend(trajectory_blocks(detail, mode, theme));
+    blocks.push(Block::Full(Line::raw("")));
+    blocks.push(Block::Full(Line::styled("── final answer ──", title)));
+    let answer = |side: &Option<SideRun>| match side {
+        None => vec![Line::styled("(not run)", theme.style(Role::Dim))],
+        Some(side) => answer_lines(&side.answer, mode, theme),
+    };
+    blocks.push(Block::Pair(
+        answer(&detail.sides[0]),
+        answer(&detail.sides[1]),
+    ));
+    blocks
+}
+
+/// A side's verdict, failing facets, evaluator and gold, one line each (the evaluator's reason
+/// verbatim, a screen line per line of it, as the main view's verdict block shows it).
+fn verdict_lines(
+    name: &str,
+    side: Option<&Side>,
+    run: Option<&SideRun>,
+    mode: Reveal,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let dim = theme.style(Role::Dim);
+    let plain = theme.style(Role::Text);
+    let Some(side) = side else {
+        return vec![Line::styled(format!("{name} · not run"), dim)];
+    };
+    let (glyph, word, role) = if side.failing {
+        ("✗", "failing", Role::StatusError)
+    } else {
+        ("✓", "passing", Role::StatusOk)
+    };
+    let mut lines = vec![Line::styled(
+        format!("{name} {glyph} {word}"),
+        theme.style(role),
+    )];
+    let facets = match side.facets.as_slice() {
+        [] => "none".to_owned(),
+        facets => facets.join(", "),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("facets  ", dim),
+        Span::styled(facets, plain),
+    ]));
+    let Some(run) = run else {
+        return lines;
+    };
+    if let Some(eval) = run.run.eval() {
+        let (glyph, role) = if EvalFacet::failed(eval) {
+            ("✗", Role::StatusError)
+        } else {
+            ("✓", Role::StatusOk)
+        };
+        let mut head = vec![
+            Span::styled("eval    ", dim),
+            Span::styled(
+                format!("{glyph} {}", redact::shown_line(&eval.label, mode)),
+                theme.style(role),
+            ),
+        ];
+        if let Some(score) = eval.score {
+            let threshold = eval
+                .threshold
+                .map(|t| format!(" (threshold {t:.2})"))
+                .unwrap_or_default();
+            head.push(Span::styled(
+                format!("  score {score:.2}{threshold}"),
+                plain,
+            ));
+        }
+        lines.push(Line::from(head));
+        // Masked whole first: a secret spanning lines is only recognised in one piece.
+        let reason = redact::mask_text(&eval.reason, mode);
+        for (k, part) in reason.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let label = if k == 0 { "reason  " } else { "        " };
+            lines.push(Line::from(vec![
+                Span::styled(label, dim),
+                Span::styled(redact::shown_line(part, mode), plain),
+            ]));
+        }
+    }
+    if let Some(gold) = &run.gold {
+        let (text, role) = if gold.passed() {
+            ("✓ matches", Role::StatusOk)
+        } else {
+            ("✗ differs", Role::StatusError)
+        };
+        lines.push(Line::from(vec![
+            Span::styled("gold    ", dim),
+            Span::styled(text, theme.style(role)),
+            Span::styled(
+                format!("  score {} · d shows it", fmt2(gold.metrics.score)),
+                plain,
+            ),
+        ]));
+    }
+    lines.push(Line::from(vec![
+        Span::styled("run     ", dim),
+        Span::styled(
+            redact::shown_line(&run.run.summary().name, mode),
+            theme.style(Role::Dim),
+        ),
+    ]));
+    lines
+}
+
+/// The calls of both runs, row by row as the alignment pairs them, the first row where they
+/// part ways marked `▶`; a row whose arguments differ lists them below it.
+fn trajectory_blocks(detail: &CaseDetail, mode: Reveal, theme: &Theme) -> Vec<Block> {
+    let report = &detail.trajectory;
+    let count = |n: usize| {
+        detail.sides[n]
+            .as_ref()
+            .map_or("-".to_owned(), |side| side.calls.len().to_string())
+    };
+    let first = detail.first_divergence();
+    let verdict = match first {
+        _ if report.rows.is_empty() => "no tool calls on either side".to_owned(),
+        Some(row) => format!("first divergence ▶ row {}", row + 1),
+        None => "the same calls".to_owned(),
+    };
+    let mut blocks = vec![Block::Full(Line::styled(
+        format!(
+            "── tool calls · A {} → B {} · {verdict} ──",
+            count(0),
+            count(1)
+        ),
+        theme.style(Role::Title),
+    ))];
+    for (n, row) in report.rows.iter().enumerate() {
+        let marker = if first == Some(n) { "▶" } else { " " };
+        let role = if detail.diverges(row) {
+            match row.kind {
+                RowKind::Missing => Role::DiffRemoved,
+                RowKind::Extra => Role::DiffAdded,
+                RowKind::Moved => Role::DiffMoved,
+                _ => Role::DiffChanged,
+            }
+        } else {
+            Role::Text
+        };
+        let style = theme.style(role);
+        let prefix = Span::styled(format!("{marker}{:>2} ", n + 1), theme.style(Role::Dim));
+        let absent = || vec![Line::styled("  —", theme.style(Role::Dim))];
+        let mut left = match detail.a_call(row) {
+            Some(call) => {
+                let cell = match call.args {
+                    None => format!("{}(?)", call.name),
+                    Some(_) => report.gold_cell(row, mode),
+                };
+                call_lines(&cell, call, mode, style, theme)
+            }
+            None => absent(),
+        };
+        left[0].spans.insert(0, prefix);
+        let mut right = match detail.b_call(row) {
+            Some(call) => call_lines(&report.actual_cell(row, mode), call, mode, style, theme),
+            None => absent(),
+        };
+        if detail.diverges(row) {
+            right[0]
+                .spans
+                .push(Span::styled(format!(" · {}", kind_word(row)), style));
+        }
+        blocks.push(Block::Pair(left, right));
+        if row.kind == RowKind::ArgMismatch {
+            for line in report.arg_lines(row, mode) {
+                blocks.push(Block::Full(Line::styled(
+                    format!("      {}", redact::shown_line(&line, mode)),
+                    theme.style(Role::Dim),
+                )));
+            }
+        }
+    }
+    blocks
+}
+
+/// How the calls of a row where the runs part ways differ (A's run stands where a gold would).
+fn kind_word(row: &Row) -> String {
+    let word = match row.kind {
+        RowKind::Match | RowKind::Failed => "failed on one side",
+        RowKind::ArgMismatch => "other arguments",
+        RowKind::WrongTool => "other tool",
+        RowKind::Missing => "A only",
+        RowKind::Extra => "B only",
+        RowKind::Moved if row.args_ok => "moved",
+        RowKind::Moved => "moved, other arguments",
+    };
+    word.to_owned()
+}
+
+/// One call as `name(arg=value, …)` (already shaped for `mode`), then its error when it failed.
+fn call_lines(
+    cell: &str,
+    call: &ActualCall,
+    mode: Reveal,
+    style: ratatui::style::Style,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let glyph = if call.failed { "✗ " } else { "  " };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(glyph, theme.style(Role::StatusError)),
+        Span::styled(redact::shown_line(cell, mode), style),
+    ])];
+    if call.failed
+        && let Some(error) = call.shown_error(mode)
+    {
+        lines.push(Line::styled(
+            format!("  {}", redact::sanitize_line(&error)),
+            theme.style(Role::StatusError),
+        ));
+    }
+    lines
+}
+
+/// A final answer under `mode`, as the main view's payload pane shows a payload.
+fn answer_lines(answer: &Answer, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
+    match answer {
+        Answer::Text(text) => {
+            let mut lines = payload_lines(text, mode, theme);
+            if lines.len() > ANSWER_LINES {
+                let more = lines.len() - ANSWER_LINES;
+                lines.truncate(ANSWER_LINES);
+                lines.push(Line::styled(
+                    format!("… {more} more lines"),
+                    theme.style(Role::Truncated),
+                ));
+            }
+            lines
+        }
+        Answer::NotCaptured => vec![Line::styled("not captured", theme.style(Role::Missing))],
+        Answer::Unreadable(why) => vec![Line::styled(
+            format!("unreadable: {}", redact::shown_line(why, mode)),
+            theme.style(Role::StatusError),
+        )],
+    }
+}
