@@ -179,10 +179,31 @@ fn answer_of(run: &Invocation) -> Answer {
         return Answer::NotCaptured;
     };
     match crate::formats::load_payload(&span.output()) {
-        Ok(Some(text)) => Answer::Text(text),
+        Ok(Some(text)) => Answer::Text(message_text(&text).unwrap_or(text)),
         Ok(None) => Answer::NotCaptured,
         Err(why) => Answer::Unreadable(why.to_string()),
     }
+}
+
+/// The words of an output that is a list of chat messages (GenAI `parts` or a `content`
+/// text), joined: an answer reads as what the model said, not as its message JSON. `None`
+/// for any other shape, which is shown as it is.
+fn message_text(output: &str) -> Option<String> {
+    let messages: Vec<serde_json::Value> = serde_json::from_str(output).ok()?;
+    let mut texts = Vec::new();
+    for message in &messages {
+        match (&message["parts"], &message["content"]) {
+            (serde_json::Value::Array(parts), _) => texts.extend(
+                parts
+                    .iter()
+                    .filter(|part| part["type"] == "text")
+                    .filter_map(|part| part["content"].as_str()),
+            ),
+            (_, serde_json::Value::String(text)) => texts.push(text),
+            _ => return None,
+        }
+    }
+    (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
 /// The blocks of a case under `mode`: its verdicts, its calls aligned, its final answers.
