@@ -40,17 +40,6 @@ pub fn inspect_truth(logs: &[PathBuf]) -> Vec<Value> {
         .clone()
 }
 
-/// `dump --json --reveal` of `path` by the binary under test (`bin`).
-pub fn dump(bin: &str, path: &Path) -> Value {
-    let output = Command::new(bin)
-        .args(["dump", "--json", "--reveal"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
 /// A scorer's value that fails a sample, as the project's truth table (SOURCES.md) has it.
 fn fails(value: &Value) -> bool {
     value == "I" || value.as_f64() == Some(0.0) || value == false

@@ -5,6 +5,9 @@
 //! One test binary for the family, so the library is linked once for all of it.
 
 mod attach_feed;
+mod inspect_live;
+#[path = "../common/inspect_real.rs"]
+mod inspect_real;
 mod long_lines;
 mod problems_severity;
 mod sources_special;

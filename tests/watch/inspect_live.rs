@@ -1,0 +1,134 @@
+//! An Inspect AI eval followed while it runs: the real library writes its `.eval` log in a
+//! watched directory one sample at a time (`tests/python/inspect_live.py`), the last sample held
+//! at a FIFO until the test lets it go. The watcher shows the samples written so far, saying the
+//! eval is in progress, then every sample once the log is finished, each as Inspect's own
+//! `read_eval_log` reads it (`tests/common/inspect_real.rs`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use toolcap::redact::Reveal;
+use toolcap::sources::IngestEvent;
+use toolcap::sources::watch::spawn_watcher;
+use toolcap::store::Store;
+use toolcap::views::dump::to_json;
+
+use crate::inspect_real::{check_against_inspect, inspect_truth, root, venv_python};
+
+/// The next line the eval prints (`waiting`, `done <path>`); the eval's stderr if it ended.
+fn next_line(child: &mut Child, lines: &mut BufReader<ChildStdout>) -> String {
+    let mut line = String::new();
+    if lines.read_line(&mut line).unwrap() == 0 {
+        let output = std::mem::replace(child, Command::new("true").spawn().unwrap());
+        panic!("the eval ended early: {:?}", output.wait_with_output());
+    }
+    line.trim().to_owned()
+}
+
+/// Applies the watcher's events to `store` until `enough` says the store has what is awaited.
+async fn follow_until(
+    rx: &mut tokio::sync::mpsc::Receiver<IngestEvent>,
+    store: &mut Store,
+    what: &str,
+    enough: impl Fn(&Store) -> bool,
+) {
+    while !enough(store) {
+        let event = tokio::time::timeout(Duration::from_secs(120), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("the watcher never showed {what}"))
+            .expect("the watcher is running");
+        match event {
+            IngestEvent::Batch(batch) => store.apply(batch),
+            IngestEvent::Forget(path) => store.remove_origin(&path),
+            IngestEvent::Status(_) => {}
+        }
+        store.settle();
+    }
+}
+
+fn progress_notes(store: &Store) -> Vec<String> {
+    store
+        .problems()
+        .iter()
+        .map(|problem| problem.message.to_string())
+        .filter(|message| message.contains("in progress"))
+        .collect()
+}
+
+fn only_log(dir: &Path) -> PathBuf {
+    let logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "eval"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    logs[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
+    let work = tempfile::tempdir().unwrap();
+    let logs = work.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let gate = work.path().join("gate");
+    let made = Command::new("mkfifo").arg(&gate).status().unwrap();
+    assert!(made.success(), "mkfifo");
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let _watch = spawn_watcher(vec![logs.clone()], tx).expect("watching the log directory");
+    let mut eval = Command::new(venv_python())
+        .arg(root().join("tests/python/inspect_live.py"))
+        .arg(&logs)
+        .arg(&gate)
+        .arg(root().join("tests/fixtures/inspect-ai"))
+        .env("INSPECT_LOG_LEVEL", "warning")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(eval.stdout.take().unwrap());
+    assert_eq!(next_line(&mut eval, &mut lines), "waiting");
+
+    // Seven of eight samples are written; the eighth waits at the gate.
+    let mut store = Store::new();
+    follow_until(&mut rx, &mut store, "seven samples", |store| {
+        store.len() >= 7
+    })
+    .await;
+    assert_eq!(store.len(), 7);
+    let notes = progress_notes(&store);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("eval in progress: 7 of 8 written"),
+        "{notes:?}"
+    );
+    // The log as it is now, read by Inspect: it says the eval is running, and every sample
+    // written so far is shown as Inspect reads it.
+    let snapshot = work.path().join("in-progress.eval");
+    std::fs::copy(only_log(&logs), &snapshot).unwrap();
+    let truth = inspect_truth(std::slice::from_ref(&snapshot));
+    assert_eq!(truth[0]["status"], "started");
+    let checked = check_against_inspect(&to_json(&store, Reveal::Revealed), &truth[0]);
+    assert_eq!(checked, 7);
+
+    // Let the last sample finish: the finished log replaces what was shown.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&gate)
+        .unwrap()
+        .write_all(b"go\n")
+        .unwrap();
+    let done = next_line(&mut eval, &mut lines);
+    assert!(done.starts_with("done "), "{done}");
+    assert!(eval.wait().unwrap().success());
+    follow_until(&mut rx, &mut store, "the finished log", |store| {
+        store.len() == 8 && progress_notes(store).is_empty()
+    })
+    .await;
+    let truth = inspect_truth(&[only_log(&logs)]);
+    assert_eq!(truth[0]["status"], "success");
+    let checked = check_against_inspect(&to_json(&store, Reveal::Revealed), &truth[0]);
+    assert_eq!(checked, 8);
+}
