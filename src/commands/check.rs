@@ -55,6 +55,8 @@ pub struct CheckArgs {
     pub explain: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub scorer: super::ScorerArgs,
 }
 
 fn options_from(args: &CheckArgs) -> Result<CheckOptions, crate::Error> {
@@ -133,7 +135,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
-    let mut store = Store::unindexed();
+    let mut store = Store::unindexed().deciding_by(args.scorer.rule());
     let mut unloaded = Vec::new();
     // Each source is loaded on its own so that one that loads nothing is known: diffing the
     // gold against whatever else loaded (a scenarios file's own conversations) would judge a

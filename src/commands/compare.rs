@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::RemoteArgs;
 use crate::redact::{self, Reveal};
-use crate::sources::load::load_store_with;
+use crate::sources::load::load_into;
 use crate::store::Store;
 use crate::tui::compare::CompareState;
 use crate::tui::config::{self, Config};
@@ -50,6 +50,8 @@ pub struct CompareArgs {
     pub reveal: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub scorer: super::ScorerArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -87,7 +89,11 @@ pub fn run(args: &CompareArgs) -> i32 {
     };
     let mut stores = Vec::new();
     for (side, source) in [("A", &args.a), ("B", &args.b)] {
-        let (store, _) = load_store_with(std::slice::from_ref(source), &remote);
+        let (store, _) = load_into(
+            Store::unindexed().deciding_by(args.scorer.rule()),
+            std::slice::from_ref(source),
+            &remote,
+        );
         let store = super::kept_until_exit(store);
         if store.is_empty() {
             eprintln!(

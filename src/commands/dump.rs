@@ -6,7 +6,8 @@ use clap::Args;
 
 use super::RemoteArgs;
 use crate::redact::Reveal;
-use crate::sources::load::load_store_with;
+use crate::sources::load::load_into;
+use crate::store::Store;
 use crate::views::dump::{
     Selection, explain_json, explain_text, write_selection_json, write_selection_text,
 };
@@ -36,6 +37,8 @@ pub struct DumpArgs {
     pub stats: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub scorer: super::ScorerArgs,
 }
 
 /// Runs `dump`; returns the exit code: 0 when anything loaded, 2 when nothing could.
@@ -50,7 +53,11 @@ pub fn run(args: &DumpArgs) -> i32 {
             return 2;
         }
     };
-    let (store, reports) = load_store_with(&args.sources, &remote);
+    let (store, reports) = load_into(
+        Store::unindexed().deciding_by(args.scorer.rule()),
+        &args.sources,
+        &remote,
+    );
     let store = super::kept_until_exit(store);
     let mode = Reveal::from_flag(args.reveal);
     let selection = match &query {

@@ -90,6 +90,24 @@ pub struct RemoteArgs {
     pub remote_timeout: Option<f64>,
 }
 
+/// Which scorers decide a verdict made of several, for every command that reads evaluations.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ScorerArgs {
+    /// Only these scorers decide whether an Inspect sample passes (repeatable): `NAME` fails it
+    /// on `I`, `0` or `false`; `NAME>=X` fails it when the value, read as a number (C 1, P 0.5,
+    /// I and N 0), is under X. Default: every scorer decides. A sample error fails it anyway.
+    #[arg(long = "scorer", value_name = "NAME[>=X]")]
+    pub scorers: Vec<crate::model::ScorerChoice>,
+}
+
+impl ScorerArgs {
+    pub fn rule(&self) -> crate::model::ScorerRule {
+        crate::model::ScorerRule {
+            deciding: self.scorers.clone(),
+        }
+    }
+}
+
 /// A number of seconds above 0, as `--remote-timeout` takes it.
 fn positive_seconds(text: &str) -> Result<f64, Error> {
     match text.trim().parse::<f64>() {

@@ -6,7 +6,8 @@ use clap::Args;
 
 use super::RemoteArgs;
 use crate::redact::Reveal;
-use crate::sources::load::load_store_with;
+use crate::sources::load::load_into;
+use crate::store::Store;
 use crate::views::dump::Selection;
 use crate::views::report::{build, json_path, write};
 
@@ -30,6 +31,8 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub scorer: super::ScorerArgs,
 }
 
 /// `toolcap-tui report`: exit 0 when written, 2 on error.
@@ -45,7 +48,11 @@ pub fn run(args: &ReportArgs) -> i32 {
             return 2;
         }
     };
-    let (store, _) = load_store_with(&args.sources, &remote);
+    let (store, _) = load_into(
+        Store::unindexed().deciding_by(args.scorer.rule()),
+        &args.sources,
+        &remote,
+    );
     let store = super::kept_until_exit(store);
     if store.is_empty() {
         eprintln!("toolcap-tui report: nothing could be loaded");

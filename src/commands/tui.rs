@@ -32,6 +32,8 @@ pub struct UiArgs {
     pub grpc: String,
     #[command(flatten)]
     pub remote: super::RemoteArgs,
+    #[command(flatten)]
+    pub scorer: super::ScorerArgs,
     /// Let --listen bind an address other machines can reach without a --token (warned).
     #[arg(long)]
     pub insecure: bool,
@@ -110,7 +112,8 @@ pub fn run(args: UiArgs) -> i32 {
             .filter(|&mb| mb > 0)
             .map(|mb| mb.saturating_mul(1 << 20)),
     })
-    .indexing_later();
+    .indexing_later()
+    .deciding_by(args.scorer.rule());
     let mut app = App::new(store, config, Reveal::from_flag(args.reveal));
     if let Some(path) = &args.gold {
         match crate::gold::source::load_gold_file(path) {

@@ -80,6 +80,37 @@ pub fn verdict_lines(
                 Span::styled(text(part, mode), plain),
             ]));
         }
+        // Each scorer of a verdict made of several (Inspect): its value, then its answer and
+        // explanation verbatim, masked as the reason is.
+        for scorer in inv.eval().map(|e| e.scorers.as_slice()).unwrap_or(&[]) {
+            let (glyph, role) = if scorer.fails_by_default() {
+                ("✗", Role::StatusError)
+            } else {
+                ("✓", Role::StatusOk)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", "scorer"), dim),
+                Span::styled(
+                    format!(
+                        "{glyph} {} = {}",
+                        text(&scorer.name, mode),
+                        text(&scorer.value_text(), mode)
+                    ),
+                    theme.style(role),
+                ),
+            ]));
+            for (label, said) in [("answer", &scorer.answer), ("why", &scorer.explanation)] {
+                let Some(said) = said else { continue };
+                let said = redact::mask_text(said, mode);
+                for (k, part) in said.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+                    let label = if k == 0 { label } else { "" };
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("  {label:<8}"), dim),
+                        Span::styled(text(part, mode), plain),
+                    ]));
+                }
+            }
+        }
     }
     if facets.failed_spans().len() > 0 {
         lines.push(Line::styled(

@@ -336,6 +336,23 @@ impl<'a> InvocationOut<'a> {
                 passed: eval.passed,
                 reason: redact::shown_data(&eval.reason, mode).into_owned(),
                 score: eval.score,
+                scorers: eval
+                    .scorers
+                    .iter()
+                    .map(|scorer| ScorerOut {
+                        name: redact::shown_data(&scorer.name, mode).into_owned(),
+                        value: redact::shown_data(&scorer.value_text(), mode).into_owned(),
+                        failing: scorer.fails_by_default(),
+                        answer: scorer
+                            .answer
+                            .as_ref()
+                            .map(|t| redact::shown_data(t, mode).into_owned()),
+                        explanation: scorer
+                            .explanation
+                            .as_ref()
+                            .map(|t| redact::shown_data(t, mode).into_owned()),
+                    })
+                    .collect(),
             }),
             facets,
             failing,
@@ -369,6 +386,21 @@ struct EvalOut {
     passed: bool,
     reason: String,
     score: Option<f64>,
+    /// Each scorer's verdict when several judged the run (Inspect); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    scorers: Vec<ScorerOut>,
+}
+
+#[derive(Serialize)]
+struct ScorerOut {
+    name: String,
+    /// As the log wrote it: a letter or number as it is, anything else as JSON text.
+    value: String,
+    /// Whether the value fails the run by itself (`I`, `0`, `false`); which scorers decide is
+    /// `--scorer`'s choice, said by `passed`.
+    failing: bool,
+    answer: Option<String>,
+    explanation: Option<String>,
 }
 
 #[derive(Serialize)]

@@ -317,3 +317,82 @@ fn runs_are_found_by_case_and_epoch() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("whole number"));
 }
+
+/// The samples of run B failing when only `scorers` decide (`--scorer`), and which ones a
+/// `dump --filter` query lists.
+fn failing_in_b(extra: &[&str]) -> Vec<String> {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .args(extra)
+        .arg(log("B"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut ids: Vec<String> = document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|run| extra.contains(&"--filter") || run["eval"]["passed"] == false)
+        .map(|run| run["case"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn the_scorers_that_decide_are_a_choice_and_a_sample_error_fails_anyway() {
+    // Every scorer decides by default (SOURCES.md's truth table).
+    assert_eq!(failing_in_b(&[]), FAILED_IN_B);
+    // includes alone: geo-04 answered right without its tool.
+    let includes = ["geo-03", "geo-05", "geo-06", "geo-08"];
+    assert_eq!(failing_in_b(&["--scorer", "includes"]), includes);
+    assert_eq!(failing_in_b(&["--scorer", "includes>=1"]), includes);
+    assert_eq!(failing_in_b(&["--scorer", "includes>=0"]), ["geo-08"]);
+    assert_eq!(
+        failing_in_b(&["--scorer", "expected_tools"]),
+        ["geo-03", "geo-04", "geo-08"]
+    );
+    // A scorer the log does not have cannot pass a sample.
+    assert_eq!(failing_in_b(&["--scorer", "nope"]).len(), 8);
+    let refused = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--scorer", ">=1"])
+        .arg(log("B"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("NAME>=NUMBER"));
+}
+
+#[test]
+fn each_scorer_is_in_the_json_and_scorer_queries_find_its_verdicts() {
+    let document = dump(&log("B"));
+    let scorers = &run(&document, "geo-04")["eval"]["scorers"];
+    assert_eq!(scorers[0]["name"], "expected_tools");
+    assert_eq!(scorers[0]["value"], "I");
+    assert_eq!(scorers[0]["failing"], true);
+    assert_eq!(scorers[0]["answer"], "(no tool calls)");
+    assert!(
+        scorers[0]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("missing ['calculator']")
+    );
+    assert_eq!(scorers[1]["name"], "includes");
+    assert_eq!(scorers[1]["failing"], false);
+    assert!(
+        run(&document, "geo-08")["eval"].get("scorers").is_none(),
+        "the error decides"
+    );
+
+    let filtered = |query: &str| failing_in_b(&["--filter", query]);
+    assert_eq!(filtered("scorer:expected_tools"), ["geo-03", "geo-04"]);
+    assert_eq!(
+        filtered("scorer:includes=C"),
+        ["geo-01", "geo-02", "geo-04", "geo-07"]
+    );
+    assert_eq!(
+        filtered("scorer:includes=I epoch:1"),
+        ["geo-03", "geo-05", "geo-06"]
+    );
+}

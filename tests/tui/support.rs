@@ -255,6 +255,7 @@ pub fn sample_batch() -> Batch {
                 threshold: None,
                 label: "pass".into(),
                 reason: String::new(),
+                scorers: Vec::new(),
             },
         )],
         ..Default::default()

@@ -503,6 +503,141 @@ pub struct EvalVerdict {
     pub threshold: Option<f64>,
     pub label: String,
     pub reason: String,
+    /// Each scorer's own verdict, when the evaluation is several scorers' (Inspect): which of
+    /// them decide is a [`ScorerRule`]'s choice.
+    pub scorers: Vec<ScorerVerdict>,
+}
+
+/// One scorer's verdict on a run, as the log has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorerVerdict {
+    pub name: String,
+    /// The value as written: a letter (`C`, `I`, `P`, `N`), a number, a bool, or a map of them.
+    pub value: serde_json::Value,
+    pub answer: Option<String>,
+    pub explanation: Option<String>,
+}
+
+impl ScorerVerdict {
+    /// The value as a number, as Inspect's own metrics read it: `C` 1, `P` 0.5, `I` and `N` 0,
+    /// bools 1 or 0; a map of values is read as its mean.
+    pub fn number(&self) -> Option<f64> {
+        fn of(value: &serde_json::Value) -> Option<f64> {
+            match value {
+                serde_json::Value::String(letter) => match letter.as_str() {
+                    "C" => Some(1.0),
+                    "P" => Some(0.5),
+                    "I" | "N" => Some(0.0),
+                    other => other.trim().parse().ok(),
+                },
+                serde_json::Value::Number(n) => n.as_f64(),
+                serde_json::Value::Bool(b) => Some(f64::from(u8::from(*b))),
+                serde_json::Value::Object(values) => {
+                    let numbers: Vec<f64> = values.values().filter_map(of).collect();
+                    (!numbers.is_empty())
+                        .then(|| numbers.iter().sum::<f64>() / numbers.len() as f64)
+                }
+                _ => None,
+            }
+        }
+        of(&self.value)
+    }
+
+    /// Whether the value fails the run with no pass mark given: `I`, `0` or `false` (a map
+    /// of values fails when one of them does).
+    pub fn fails_by_default(&self) -> bool {
+        fn of(value: &serde_json::Value) -> bool {
+            match value {
+                serde_json::Value::String(s) => s == "I",
+                serde_json::Value::Number(n) => n.as_f64() == Some(0.0),
+                serde_json::Value::Bool(b) => !b,
+                serde_json::Value::Object(values) => values.values().any(of),
+                _ => false,
+            }
+        }
+        of(&self.value)
+    }
+
+    /// The value as shown: a letter or number as it is, anything else as JSON.
+    pub fn value_text(&self) -> String {
+        match &self.value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Which scorers decide a verdict made of several (`--scorer`), each with an optional pass
+/// mark. Empty: every scorer decides, failing on `I`, `0` or `false`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScorerRule {
+    pub deciding: Vec<ScorerChoice>,
+}
+
+/// `NAME` or `NAME>=X`: the scorer decides; with a mark, a value under it (read as a number)
+/// fails the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorerChoice {
+    pub name: String,
+    pub at_least: Option<f64>,
+}
+
+impl std::str::FromStr for ScorerChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (name, at_least) = match text.split_once(">=") {
+            Some((name, mark)) => match mark.trim().parse::<f64>() {
+                Ok(mark) if mark.is_finite() => (name, Some(mark)),
+                _ => return Err(format!("expected NAME or NAME>=NUMBER, got {text:?}")),
+            },
+            None => (text, None),
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(format!("expected NAME or NAME>=NUMBER, got {text:?}"));
+        }
+        Ok(ScorerChoice {
+            name: name.to_owned(),
+            at_least,
+        })
+    }
+}
+
+impl ScorerRule {
+    /// `verdict` decided again by this rule's scorers: passed when none of them fails, its
+    /// reason their explanations. A verdict without scorers (another evaluator, a sample
+    /// error) is left as it is. A chosen scorer the run lacks fails it: its evaluation is
+    /// missing, not passed.
+    pub fn decide(&self, verdict: &mut EvalVerdict) {
+        if self.deciding.is_empty() || verdict.scorers.is_empty() {
+            return;
+        }
+        let mut reasons = Vec::new();
+        let mut passed = true;
+        for choice in &self.deciding {
+            let Some(scorer) = verdict.scorers.iter().find(|s| s.name == choice.name) else {
+                passed = false;
+                reasons.push(format!("{}: no score", choice.name));
+                continue;
+            };
+            let failed = match choice.at_least {
+                Some(mark) => scorer.number().is_none_or(|value| value < mark),
+                None => scorer.fails_by_default(),
+            };
+            if failed {
+                passed = false;
+                let why = match (&scorer.explanation, choice.at_least) {
+                    (Some(explanation), _) => explanation.clone(),
+                    (None, Some(mark)) => format!("{} < {mark}", scorer.value_text()),
+                    (None, None) => scorer.value_text(),
+                };
+                reasons.push(format!("{}: {why}", scorer.name));
+            }
+        }
+        verdict.passed = passed;
+        verdict.reason = reasons.join("; ");
+    }
 }
 
 /// A tool call from a gold trajectory (toolscore gold file, arksim assertion, sidecar).
@@ -605,5 +740,110 @@ mod flag_tests {
                 assert!(!span.is_provisional());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod scorer_rule_tests {
+    use super::*;
+
+    fn verdict(scores: &[(&str, serde_json::Value)]) -> EvalVerdict {
+        EvalVerdict {
+            passed: true,
+            scorers: scores
+                .iter()
+                .map(|(name, value)| ScorerVerdict {
+                    name: (*name).into(),
+                    value: value.clone(),
+                    answer: None,
+                    explanation: Some(format!("{name} said so")),
+                })
+                .collect(),
+            ..EvalVerdict::default()
+        }
+    }
+
+    fn rule(choices: &[&str]) -> ScorerRule {
+        ScorerRule {
+            deciding: choices.iter().map(|c| c.parse().unwrap()).collect(),
+        }
+    }
+
+    #[test]
+    fn only_the_chosen_scorers_decide_with_their_marks() {
+        let scores = [("a", serde_json::json!("C")), ("b", serde_json::json!("I"))];
+        let mut v = verdict(&scores);
+        rule(&["a"]).decide(&mut v);
+        assert!(v.passed);
+        assert_eq!(v.reason, "");
+        let mut v = verdict(&scores);
+        rule(&["b"]).decide(&mut v);
+        assert!(!v.passed);
+        assert_eq!(v.reason, "b: b said so");
+        let mut v = verdict(&[("p", serde_json::json!("P"))]);
+        rule(&["p>=0.5"]).decide(&mut v);
+        assert!(v.passed, "P reads as 0.5");
+        let mut v = verdict(&[("p", serde_json::json!("P"))]);
+        rule(&["p>=0.6"]).decide(&mut v);
+        assert!(!v.passed);
+        let mut v = verdict(&[("n", serde_json::json!(0.75))]);
+        rule(&["n>=0.7"]).decide(&mut v);
+        assert!(v.passed);
+        let mut v = verdict(&[("t", serde_json::json!("yes"))]);
+        rule(&["t>=1"]).decide(&mut v);
+        assert!(!v.passed, "a value that is no number is under any mark");
+        let mut v = verdict(&scores);
+        rule(&["missing"]).decide(&mut v);
+        assert!(!v.passed);
+        assert_eq!(v.reason, "missing: no score");
+    }
+
+    #[test]
+    fn no_choice_and_no_scorers_leave_the_verdict_alone() {
+        let mut v = verdict(&[("b", serde_json::json!("I"))]);
+        ScorerRule::default().decide(&mut v);
+        assert!(v.passed, "the format's own verdict stands");
+        let mut v = EvalVerdict {
+            passed: false,
+            label: "sample error".into(),
+            ..EvalVerdict::default()
+        };
+        rule(&["a"]).decide(&mut v);
+        assert!(!v.passed);
+    }
+
+    #[test]
+    fn choices_parse_as_name_or_name_and_mark() {
+        let c: ScorerChoice = "acc >= 0.5".parse().unwrap();
+        assert_eq!(
+            c,
+            ScorerChoice {
+                name: "acc".into(),
+                at_least: Some(0.5)
+            }
+        );
+        assert!(">=1".parse::<ScorerChoice>().is_err());
+        assert!("a>=x".parse::<ScorerChoice>().is_err());
+        assert!("a>=inf".parse::<ScorerChoice>().is_err());
+        assert!(" ".parse::<ScorerChoice>().is_err());
+    }
+
+    #[test]
+    fn values_read_as_numbers_as_inspect_reads_them() {
+        let number = |value| {
+            ScorerVerdict {
+                name: "s".into(),
+                value,
+                answer: None,
+                explanation: None,
+            }
+            .number()
+        };
+        assert_eq!(number(serde_json::json!("C")), Some(1.0));
+        assert_eq!(number(serde_json::json!("I")), Some(0.0));
+        assert_eq!(number(serde_json::json!("N")), Some(0.0));
+        assert_eq!(number(serde_json::json!(true)), Some(1.0));
+        assert_eq!(number(serde_json::json!({"x": 1, "y": 0})), Some(0.5));
+        assert_eq!(number(serde_json::json!(null)), None);
     }
 }

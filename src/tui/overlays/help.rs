@@ -140,7 +140,7 @@ fn query_lines(app: &App) -> Vec<Line<'static>> {
         ("is:", "failing error degraded eval-failed gold-mismatch ok"),
         (
             "field:value",
-            "kind: tool: model: provider: service: name: format: source: id: conv: case: epoch: attr:KEY[=VALUE]",
+            "kind: tool: model: provider: service: name: format: source: id: conv: case: epoch: scorer:NAME[=VALUE] attr:KEY[=VALUE]",
         ),
         ("compare", "dur>2s tokens>=1k score<0.8 spans>100 tools>3"),
     ] {

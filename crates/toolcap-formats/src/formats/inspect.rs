@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::common::timestamp::rfc3339_nanos;
 use super::{Format, Input, MAX_DECOMPRESSED_BYTES};
-use crate::model::{Batch, Case, EvalVerdict, Problem};
+use crate::model::{Batch, Case, EvalVerdict, Problem, ScorerVerdict};
 
 pub struct InspectJson;
 
@@ -647,56 +647,48 @@ impl<'a> Sample<'a> {
         }
     }
 
-    /// The scorers' verdicts as one evaluation; a sample error fails it whatever they say.
+    /// The scorers' verdicts as one evaluation, every scorer deciding (a [`ScorerRule`] may
+    /// choose others later); a sample error fails it whatever they say.
+    ///
+    /// [`ScorerRule`]: crate::model::ScorerRule
     fn verdict(&self) -> EvalVerdict {
+        let scores = self.sample["scores"].as_object();
+        let scorers: Vec<ScorerVerdict> = scores
+            .into_iter()
+            .flatten()
+            .map(|(name, score)| ScorerVerdict {
+                name: name.clone(),
+                value: score["value"].clone(),
+                answer: text_or_json(&score["answer"]),
+                explanation: text_or_json(&score["explanation"]),
+            })
+            .collect();
         if let Some(message) = self.sample["error"]["message"].as_str() {
             return EvalVerdict {
                 passed: false,
-                score: None,
-                threshold: None,
                 label: "sample error".into(),
                 reason: message.lines().next().unwrap_or(message).to_owned(),
+                // The error decides, whatever any scorer said: no rule may choose otherwise.
+                ..EvalVerdict::default()
             };
         }
-        let scores = self.sample["scores"].as_object();
-        let mut labels = Vec::new();
-        let mut reasons = Vec::new();
-        let mut passed = true;
-        for (scorer, score) in scores.into_iter().flatten() {
-            let value = &score["value"];
-            let failed = scorer_failed(value);
-            passed &= !failed;
-            labels.push(format!("{scorer}={}", value_text(value)));
-            if failed && let Some(explanation) = score["explanation"].as_str() {
-                reasons.push(format!("{scorer}: {explanation}"));
-            }
-        }
+        let failing: Vec<&ScorerVerdict> =
+            scorers.iter().filter(|s| s.fails_by_default()).collect();
+        let reasons: Vec<String> = failing
+            .iter()
+            .filter_map(|s| Some(format!("{}: {}", s.name, s.explanation.as_deref()?)))
+            .collect();
+        let labels: Vec<String> = scorers
+            .iter()
+            .map(|s| format!("{}={}", s.name, s.value_text()))
+            .collect();
         EvalVerdict {
-            passed,
-            score: None,
-            threshold: None,
+            passed: failing.is_empty(),
             label: labels.join(" "),
             reason: reasons.join("; "),
+            scorers,
+            ..EvalVerdict::default()
         }
-    }
-}
-
-/// A scorer's value that fails the sample: `I`, `0` or `false` (a map of values fails when one
-/// of them does).
-fn scorer_failed(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s == "I",
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::Bool(b) => !b,
-        Value::Object(values) => values.values().any(scorer_failed),
-        _ => false,
-    }
-}
-
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

@@ -370,6 +370,19 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),
         Term::Case(v) => inv_level(inv.case().is_some_and(|case| starts_with_ci(&case.id, v))),
         Term::Epoch(n) => inv_level(inv.case().is_some_and(|case| case.index == *n)),
+        Term::Scorer { name, value } => {
+            let scorers = inv
+                .eval()
+                .map(|eval| eval.scorers.as_slice())
+                .unwrap_or(&[]);
+            inv_level(scorers.iter().any(|scorer| {
+                scorer.name.eq_ignore_ascii_case(name)
+                    && match value {
+                        Some(value) => scorer.value_text().eq_ignore_ascii_case(value),
+                        None => scorer.fails_by_default(),
+                    }
+            }))
+        }
         Term::Compare { metric, op, value } => {
             let summary = inv.summary();
             let total = match metric {

@@ -9,7 +9,8 @@
 //!           | metric op number[unit]           dur>2s tokens>=1k score<0.8 spans>100 tools>3
 //!           | word                             fuzzy over names, tools, model, service
 //! field    := is | kind | tool | model | provider | service | name | format | source | id
-//!           | attr (attr:KEY or attr:KEY=VALUE) | conv
+//!           | attr (attr:KEY or attr:KEY=VALUE) | conv | case | epoch
+//!           | scorer (scorer:NAME: that scorer failed the run; scorer:NAME=VALUE)
 //! op       := > | >= | < | <= | =
 //! ```
 //!

@@ -105,6 +105,12 @@ pub enum Term {
     Case(String),
     /// The case's index: an Inspect sample's epoch, an arksim turn.
     Epoch(u64),
+    /// `scorer:NAME`: the scorer of that name gave a failing value (`I`, `0`, `false`);
+    /// `scorer:NAME=VALUE`: it gave that value.
+    Scorer {
+        name: String,
+        value: Option<String>,
+    },
     Compare {
         metric: Metric,
         op: CmpOp,
@@ -115,7 +121,7 @@ pub enum Term {
 /// Field names accepted before `:`, for error messages and the help text.
 pub const FIELDS: &[&str] = &[
     "is", "kind", "tool", "model", "provider", "service", "name", "format", "source", "id", "attr",
-    "conv", "case", "epoch",
+    "conv", "case", "epoch", "scorer",
 ];
 
 /// Metric names accepted before a comparison operator.
@@ -508,6 +514,22 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
                 format!("`epoch:` takes a whole number, not `{raw_value}`"),
             )
         })?),
+        "scorer" => match value.split_once('=') {
+            Some(("", _)) => {
+                return Err(QueryError::new(
+                    value_pos,
+                    "`scorer:` needs a name before `=`",
+                ));
+            }
+            Some((name, v)) => Term::Scorer {
+                name: name.to_owned(),
+                value: Some(v.to_owned()),
+            },
+            None => Term::Scorer {
+                name: value,
+                value: None,
+            },
+        },
         "attr" => match raw_value.split_once('=') {
             Some(("", _)) => {
                 return Err(QueryError::new(value_pos, "`attr:` needs a key before `=`"));

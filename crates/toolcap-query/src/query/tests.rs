@@ -55,6 +55,20 @@ fn grammar_parses_every_field_operator_and_form() {
         ),
         ("((a))", fuzzy("a")),
         // Every field.
+        (
+            "scorer:Includes",
+            term(Scorer {
+                name: "includes".into(),
+                value: None,
+            }),
+        ),
+        (
+            "scorer:includes=C",
+            term(Scorer {
+                name: "includes".into(),
+                value: Some("c".into()),
+            }),
+        ),
         ("is:failing", term(Is(IsFacet::Failing))),
         ("is:error", term(Is(IsFacet::Error))),
         ("is:degraded", term(Is(IsFacet::Degraded))),
@@ -158,6 +172,7 @@ fn bad_queries_report_the_char_position() {
         ("tool:", 5, "needs a value"),
         ("é tool:", 7, "needs a value"),
         ("attr:=v", 5, "needs a key"),
+        ("scorer:=C", 7, "needs a name"),
         ("dur>", 4, "expected a number"),
         ("dur>fast", 4, "not a number"),
         ("dur>2parsecs", 5, "unknown duration unit"),

@@ -282,6 +282,7 @@ mod tests {
             }
             .into(),
             reason: "the agent called get_weather".into(),
+            scorers: Vec::new(),
         }
     }
 

@@ -244,6 +244,7 @@ fn verdict(annotations: &[&Annotation]) -> EvalVerdict {
         reason: result
             .and_then(|r| r.explanation.clone())
             .unwrap_or_default(),
+        scorers: Vec::new(),
     }
 }
 

@@ -35,8 +35,8 @@ pub use tree::{ToolCallRequesters, Tree, TreeRow};
 use thin_vec::ThinVec;
 
 use crate::model::{
-    ArcStr, AsId, Batch, EvalVerdict, GoldSpec, Health, Id, Origin, PayloadBody, Problem, Span,
-    SpanKind,
+    ArcStr, AsId, Batch, EvalVerdict, GoldSpec, Health, Id, Origin, PayloadBody, Problem,
+    ScorerRule, Span, SpanKind,
 };
 
 /// Running totals shown in the status bar: never a silent cap.
@@ -316,6 +316,9 @@ pub struct Store {
     awaiting_index: Vec<Id>,
     /// Small runs keep their tree too (see [`Store::keeping_every_tree`]).
     keeps_every_tree: bool,
+    /// Which scorers decide a verdict made of several (`--scorer`), applied as evaluations
+    /// arrive.
+    scorer_rule: ScorerRule,
 }
 
 /// When a run's search index is built.
@@ -357,6 +360,13 @@ impl Store {
     /// (the index only narrows which spans they test).
     pub fn indexing_later(mut self) -> Self {
         self.indexing = Indexing::Later;
+        self
+    }
+
+    /// A store whose evaluations made of several scorers are decided by `rule`'s (Inspect's
+    /// `--scorer`); set before anything is applied.
+    pub fn deciding_by(mut self, rule: ScorerRule) -> Self {
+        self.scorer_rule = rule;
         self
     }
 
@@ -521,7 +531,8 @@ impl Store {
                 self.insert_span(target, span, &mut dirty);
             }
         }
-        for (id, eval) in batch.evals {
+        for (id, mut eval) in batch.evals {
+            self.scorer_rule.decide(&mut eval);
             let target = self.resolve(&Id::from(id));
             let entry = self.entry(&target);
             let disagreement = entry

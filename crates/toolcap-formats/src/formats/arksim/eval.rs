@@ -174,6 +174,7 @@ fn verdict_of(turn: &Value) -> EvalVerdict {
         reason: jsonrec::str_at(turn, "turn_behavior_failure_reason")
             .unwrap_or("")
             .to_owned(),
+        scorers: Vec::new(),
     }
 }
 
