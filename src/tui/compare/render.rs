@@ -18,7 +18,7 @@ use crate::tui::layout::centered;
 use crate::tui::overlays::diff;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::wrap::wrap_line_at_words;
-use crate::views::compare::{Side, keying_words};
+use crate::views::compare::Side;
 
 /// Where each part of the screen is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,14 +102,11 @@ pub fn render(frame: &mut Frame, state: &CompareState) {
 fn header_lines(state: &CompareState) -> Vec<Line<'static>> {
     let theme = &state.config.theme;
     let comparison = &state.comparison;
-    let keyed = if comparison.keyed_by.a == comparison.keyed_by.b {
-        keying_words(comparison.keyed_by.a).to_owned()
+    let (keyed_a, keyed_b) = (comparison.keyed_by.words(0), comparison.keyed_by.words(1));
+    let keyed = if keyed_a == keyed_b {
+        keyed_a
     } else {
-        format!(
-            "A by {}, B by {}",
-            keying_words(comparison.keyed_by.a),
-            keying_words(comparison.keyed_by.b)
-        )
+        format!("A by {keyed_a}, B by {keyed_b}")
     };
     let (a, b) = (&comparison.summary.a, &comparison.summary.b);
     let percent = |rate: Option<f64>| rate.map_or("-".to_owned(), |r| format!("{:.1}%", r * 100.0));

@@ -443,13 +443,18 @@ fn clamp_detail_scroll(state: &mut CompareState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::compare::{CaseOut, KeyedBy, Keying, Side, Summaries, Summary};
+    use crate::views::compare::{
+        CaseOut, KeyAttributes, KeyKinds, KeyedBy, Keying, Side, Summaries, Summary,
+    };
 
     fn side(failing: bool) -> Option<Side> {
         Some(Side {
             id: "run".into(),
             run: "run".into(),
             failing,
+            flaky: false,
+            index_is_repeat: false,
+            repeats: None,
             facets: if failing { vec!["error"] } else { vec![] },
             eval: None,
         })
@@ -474,6 +479,8 @@ mod tests {
             keyed_by: KeyedBy {
                 a: Keying::Case,
                 b: Keying::Case,
+                attributes: KeyAttributes::default(),
+                kinds: [KeyKinds::default(); 2],
             },
             summary: Summaries {
                 a: Summary::default(),
@@ -488,6 +495,8 @@ mod tests {
                 entry("new-ok", None, side(false)),
                 entry("new-bad", None, side(true)),
             ],
+            flaky: vec![],
+            repeats: [vec![], vec![]],
         };
         let store: &'static Store = Box::leak(Box::new(Store::new()));
         CompareState::new(
