@@ -103,10 +103,6 @@ pub struct Side {
     /// its id on this side comparable with one another.
     #[serde(skip)]
     pub index_is_repeat: bool,
-    /// The runs of the case's id on this side, as a place in [`Comparison::repeats`]; `None`
-    /// when the run's index does not count repeats.
-    #[serde(skip)]
-    pub repeats: Option<usize>,
     /// The failing facets, span first, then evaluator, then gold (`dump --json`'s `facets`).
     pub facets: Vec<&'static str>,
     /// The evaluator's label and reason, when it judged the run.
@@ -132,6 +128,10 @@ pub struct Entry {
     /// For a case failing on both sides: whether its failing facets changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason_changed: Option<bool>,
+    /// A's and B's runs of the case's id where its index counts repeats, as places in
+    /// [`Comparison::repeats`]; also for a side the case's index did not run on.
+    #[serde(skip)]
+    pub repeats: [Option<usize>; 2],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,7 +158,7 @@ pub struct Comparison {
     /// The case ids flaky on either side, in id order, with both sides' runs of them.
     pub flaky: Vec<FlakyCase>,
     /// Each side's runs of every id whose index counts repeats, A's then B's, in id order;
-    /// [`Side::repeats`] points here.
+    /// [`Entry::repeats`] points here.
     #[serde(skip)]
     pub repeats: [Vec<Repeats>; 2],
 }
@@ -297,11 +297,8 @@ impl Comparison {
 
     /// A's and B's runs of the entry's case id, where its index counts repeats.
     pub fn repeats_of(&self, entry: &Entry) -> [Option<&Repeats>; 2] {
-        let runs = |side: usize, run: &Option<Side>| {
-            let at = run.as_ref()?.repeats?;
-            self.repeats[side].get(at)
-        };
-        [runs(0, &entry.a), runs(1, &entry.b)]
+        let runs = |side: usize| self.repeats[side].get(entry.repeats[side]?);
+        [runs(0), runs(1)]
     }
 
     /// Cases failing in B (newly, still, or run in B only).
@@ -321,6 +318,14 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
         b: side_b.summary,
     };
     let flaky = flaky_cases([&side_a.repeats, &side_b.repeats], mode);
+    let (ids_a, repeats_a): (Vec<String>, Vec<Repeats>) = side_a.repeats.into_iter().unzip();
+    let (ids_b, repeats_b): (Vec<String>, Vec<Repeats>) = side_b.repeats.into_iter().unzip();
+    // Where the runs of a key's id are in a side's list (in id order), for keys that name a case.
+    let place = |ids: &[String], key: &Key| {
+        (!key.by_name)
+            .then(|| ids.binary_search_by(|id| id.as_str().cmp(&key.id)).ok())
+            .flatten()
+    };
     let mut comparison = Comparison {
         keyed_by: KeyedBy {
             a: side_a.kinds.keying(),
@@ -339,19 +344,18 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
         flaky,
-        repeats: [
-            side_a.repeats.into_iter().map(|(_, r)| r).collect(),
-            side_b.repeats.into_iter().map(|(_, r)| r).collect(),
-        ],
+        repeats: [repeats_a, repeats_b],
     };
     for (key, side_a) in runs_a {
         let case = case_out(&key, mode);
+        let repeats = [place(&ids_a, &key), place(&ids_b, &key)];
         let Some(side_b) = runs_b.remove(&key) else {
             comparison.only_in_a.push(Entry {
                 case,
                 a: Some(side_a),
                 b: None,
                 reason_changed: None,
+                repeats,
             });
             continue;
         };
@@ -371,6 +375,7 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
             a: Some(side_a),
             b: Some(side_b),
             reason_changed,
+            repeats,
         });
     }
     for (key, side_b) in runs_b {
@@ -379,6 +384,7 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
             a: None,
             b: Some(side_b),
             reason_changed: None,
+            repeats: [place(&ids_a, &key), place(&ids_b, &key)],
         });
     }
     comparison
@@ -533,7 +539,7 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> KeyedSide {
 }
 
 /// The runs of each id whose index counts repeats, in index order, and each such run's side
-/// told where they are and whether they disagree. The keys are in id order, then index order,
+/// told whether they disagree. The keys are in id order, then index order,
 /// so one pass meets each id's runs together.
 fn repeats_of(keyed: &mut BTreeMap<Key, Side>) -> RepeatsById {
     let mut out = Vec::new();
@@ -553,7 +559,8 @@ fn repeats_of(keyed: &mut BTreeMap<Key, Side>) -> RepeatsById {
     out
 }
 
-/// Adds the runs of `id` in `group` to `out` and points each of their sides at them.
+/// Adds the runs of `id` in `group` to `out` and tells each of their sides whether they
+/// disagree.
 fn close_group(id: Option<&str>, group: &mut Vec<(u64, &mut Side)>, out: &mut RepeatsById) {
     let Some(id) = id.filter(|_| !group.is_empty()) else {
         return;
@@ -566,7 +573,6 @@ fn close_group(id: Option<&str>, group: &mut Vec<(u64, &mut Side)>, out: &mut Re
     );
     let flaky = runs.flaky();
     for (_, side) in group.drain(..) {
-        side.repeats = Some(out.len());
         side.flaky = flaky;
     }
     out.push((id.to_owned(), runs));
@@ -705,7 +711,6 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
         failing,
         flaky: false,
         index_is_repeat: false,
-        repeats: None,
         facets: facets.list().into_iter().map(|f| f.name()).collect(),
         eval: inv.eval().map(|eval| EvalSide {
             label: redact::shown_data(&eval.label, mode).into_owned(),

@@ -362,7 +362,8 @@ fn refresh_shown(state: &mut CompareState) {
     let blocks = match (state.entry(list_row), &case) {
         (Some(entry), Some(detail)) => {
             let class = state.comparison.classes()[list_row.class()].0;
-            case_blocks(entry, class, detail, reveal, theme)
+            let repeats = state.comparison.repeats_of(entry);
+            case_blocks(entry, class, detail, repeats, reveal, theme)
         }
         _ => class_blocks(&state.comparison, list_row.class(), reveal, theme),
     };
@@ -454,7 +455,6 @@ mod tests {
             failing,
             flaky: false,
             index_is_repeat: false,
-            repeats: None,
             facets: if failing { vec!["error"] } else { vec![] },
             eval: None,
         })
@@ -470,6 +470,7 @@ mod tests {
             a,
             b,
             reason_changed: None,
+            repeats: [None, None],
         }
     }
 
