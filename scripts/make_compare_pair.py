@@ -2,9 +2,10 @@
 """Writes two OTLP/JSON-lines runs of the same 10,000 cases for timing `compare`:
 OUT_DIR/run-1.otlp.jsonl and run-2.otlp.jsonl, one trace per case (a root and four tool spans),
 each root carrying `dataset.example.id`, fresh trace ids per run, about 10% of roots failing in
-run 1 and 12% in run 2 (seeded, so the classes are the same every time).
+run 1 and 12% in run 2 (seeded, so the classes are the same every time). With REPEATS above 1,
+each example runs REPEATS times in a row (its repeats, which make some examples flaky).
 
-    python3 scripts/make_compare_pair.py OUT_DIR [CASES]
+    python3 scripts/make_compare_pair.py OUT_DIR [CASES] [REPEATS]
     target/release/toolcap-tui compare --json --key attr:dataset.example.id \\
         OUT_DIR/run-1.otlp.jsonl OUT_DIR/run-2.otlp.jsonl > /dev/null
 """
@@ -21,6 +22,7 @@ def attr(key, value):
 def main():
     out = sys.argv[1]
     cases = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     os.makedirs(out, exist_ok=True)
     random.seed(7)
     start = 1_764_496_800_000_000_000
@@ -32,7 +34,7 @@ def main():
                 spans = [{
                     "traceId": trace, "spanId": f"{1:016x}", "name": "invoke_agent",
                     "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + 500),
-                    "attributes": [attr("dataset.example.id", f"ex-{n}")],
+                    "attributes": [attr("dataset.example.id", f"ex-{n // repeats}")],
                     "status": {"code": 2 if random.random() < failing else 1},
                 }]
                 for k in range(4):

@@ -3,7 +3,13 @@
 //!
 //! Cases are paired by their key, never by trace or conversation id (a rerun has fresh ones):
 //! the case a format names ([`crate::model::Case`], e.g. an arksim turn's scenario and turn
-//! index), else the run's name and its place among the runs of that name in start order.
+//! index), else the first of the [`EXAMPLE_ATTRIBUTES`] on the run's spans, else the run's name;
+//! without an index of its own, a key's index is its place among the runs of that key in start
+//! order.
+//!
+//! Where a key's index counts repeats of one case (Inspect's epochs, the runs of one dataset
+//! example), the runs of one id on one side are that case's repeats: when they disagree, the
+//! case is flaky on that side ([`Repeats`], [`Comparison::flaky`]).
 
 use std::collections::BTreeMap;
 
@@ -18,22 +24,36 @@ use crate::views::dump::Selection;
 /// Where a run's case key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyRule {
-    /// The case the format names ([`Case`]).
+    /// The case the format names ([`crate::model::Case`]); for a run whose format names none,
+    /// the first of the [`EXAMPLE_ATTRIBUTES`] on its spans.
     Case,
     /// The text of this attribute on the run's first span (in tree order) that has it; the
     /// index counts the runs with the same text in start order (epochs, repeats).
     Attribute(String),
 }
 
+/// The attributes that name the dataset example (the case) a run is, for runs whose format
+/// names no case: on each span in tree order, the first of these it carries keys the run.
+/// Phoenix's dataset example, Langfuse's experiment item (the dataset item's id, as its SDKs
+/// write it), then generic names. The runs of one example in one run are its repeats.
+pub const EXAMPLE_ATTRIBUTES: [&str; 4] = [
+    "dataset.example.id",
+    "langfuse.experiment.item.id",
+    "case.id",
+    "example.id",
+];
+
 /// How one side's runs were keyed, said in the comparison's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Keying {
-    /// Every run has a key (its case, or the attribute asked for).
+    /// Every run names its case.
     Case,
-    /// No run names its case: name and occurrence.
+    /// Every run is keyed by an attribute's text (the one asked for, or an example attribute).
+    Attribute,
+    /// No run names its case or carries the attribute: name and occurrence.
     NameAndOccurrence,
-    /// Some runs name their case, the others are keyed by name and occurrence.
+    /// Runs keyed in more than one of those ways.
     Mixed,
 }
 
@@ -46,6 +66,25 @@ struct Key {
     by_name: bool,
 }
 
+/// How many of one side's runs were keyed each way.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeyKinds {
+    pub case: usize,
+    pub attribute: usize,
+    pub name: usize,
+}
+
+impl KeyKinds {
+    fn keying(self) -> Keying {
+        match (self.case, self.attribute, self.name) {
+            (_, 0, 0) => Keying::Case,
+            (0, _, 0) => Keying::Attribute,
+            (0, 0, _) => Keying::NameAndOccurrence,
+            _ => Keying::Mixed,
+        }
+    }
+}
+
 /// One side's verdict on a case.
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
@@ -56,6 +95,14 @@ pub struct Side {
     #[serde(skip)]
     pub run: Id,
     pub failing: bool,
+    /// True when the case's runs on this side (its epochs, repeats) disagree: some pass, some
+    /// fail.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
+    /// Whether the run's key index counts repeats of its case (epochs), which makes the runs of
+    /// its id on this side comparable with one another.
+    #[serde(skip)]
+    pub index_is_repeat: bool,
     /// The failing facets, span first, then evaluator, then gold (`dump --json`'s `facets`).
     pub facets: Vec<&'static str>,
     /// The evaluator's label and reason, when it judged the run.
@@ -81,13 +128,17 @@ pub struct Entry {
     /// For a case failing on both sides: whether its failing facets changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason_changed: Option<bool>,
+    /// A's and B's runs of the case's id where its index counts repeats, as places in
+    /// [`Comparison::repeats`]; also for a side the case's index did not run on.
+    #[serde(skip)]
+    pub repeats: [Option<usize>; 2],
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseOut {
     pub id: String,
     pub index: u64,
-    /// `case` when the format named it, `name` when made from the run's name.
+    /// `case` when the format or an attribute named it, `name` when made from the run's name.
     pub key: &'static str,
 }
 
@@ -104,12 +155,122 @@ pub struct Comparison {
     pub still_passing: Vec<Entry>,
     pub only_in_a: Vec<Entry>,
     pub only_in_b: Vec<Entry>,
+    /// The case ids flaky on either side, in id order, with both sides' runs of them.
+    pub flaky: Vec<FlakyCase>,
+    /// Each side's runs of every id whose index counts repeats, A's then B's, in id order;
+    /// [`Entry::repeats`] points here.
+    #[serde(skip)]
+    pub repeats: [Vec<Repeats>; 2],
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct KeyedBy {
     pub a: Keying,
     pub b: Keying,
+    /// The attributes that keyed each side's runs, in the order first used; absent when no run
+    /// was keyed by one.
+    #[serde(skip_serializing_if = "KeyAttributes::is_empty")]
+    pub attributes: KeyAttributes,
+    /// How many runs of each side were keyed each way, A's then B's.
+    #[serde(skip)]
+    pub kinds: [KeyKinds; 2],
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KeyAttributes {
+    pub a: Vec<String>,
+    pub b: Vec<String>,
+}
+
+impl KeyAttributes {
+    fn is_empty(&self) -> bool {
+        self.a.is_empty() && self.b.is_empty()
+    }
+}
+
+impl KeyedBy {
+    /// How side `side` (0 for A, 1 for B) was keyed, in words: each way its runs were keyed,
+    /// in the order the rule tries them.
+    pub fn words(&self, side: usize) -> String {
+        let kinds = self.kinds[side];
+        let attributes = [&self.attributes.a, &self.attributes.b][side];
+        let attribute = || {
+            let names: Vec<String> = attributes
+                .iter()
+                .map(|name| redact::sanitize_line(name))
+                .collect();
+            match names.len() {
+                1 => format!("attribute {}", names[0]),
+                _ => format!("attributes {}", names.join(", ")),
+            }
+        };
+        match kinds.keying() {
+            Keying::Case => "case".to_owned(),
+            Keying::Attribute => attribute(),
+            Keying::NameAndOccurrence => "name and occurrence".to_owned(),
+            Keying::Mixed => {
+                let mut ways = Vec::new();
+                if kinds.case > 0 {
+                    ways.push("case where named".to_owned());
+                }
+                if kinds.attribute > 0 {
+                    ways.push(format!("{} where set", attribute()));
+                }
+                if kinds.name > 0 {
+                    ways.push("name and occurrence".to_owned());
+                }
+                ways.join(", else ")
+            }
+        }
+    }
+}
+
+/// One side's runs of a case id whose index counts repeats (epochs), in index order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repeats {
+    pub passed: usize,
+    pub failed: usize,
+    /// One glyph per run in index order: `✓` passing, `✗` failing.
+    pub strip: String,
+    /// Each run's index and whether it fails, in the strip's order.
+    #[serde(skip)]
+    pub runs: Vec<(u64, bool)>,
+}
+
+impl Repeats {
+    fn of(runs: Vec<(u64, bool)>) -> Repeats {
+        let failed = runs.iter().filter(|(_, failing)| *failing).count();
+        Repeats {
+            passed: runs.len() - failed,
+            failed,
+            strip: runs.iter().map(|&(_, failing)| glyph(failing)).collect(),
+            runs,
+        }
+    }
+
+    /// Some runs pass and some fail.
+    pub fn flaky(&self) -> bool {
+        self.passed > 0 && self.failed > 0
+    }
+
+    /// `2 of 3 pass`.
+    pub fn counts_words(&self) -> String {
+        format!("{} of {} pass", self.passed, self.passed + self.failed)
+    }
+}
+
+/// A run's verdict as a strip shows it: `✓` passing, `✗` failing.
+pub fn glyph(failing: bool) -> char {
+    if failing { '✗' } else { '✓' }
+}
+
+/// A case id flaky on at least one side, and both sides' runs of it (`None` where it did not
+/// run, or where its index does not count repeats).
+#[derive(Debug, Clone, Serialize)]
+pub struct FlakyCase {
+    pub id: String,
+    pub a: Option<Repeats>,
+    pub b: Option<Repeats>,
 }
 
 impl Comparison {
@@ -134,6 +295,12 @@ impl Comparison {
                 .count()
     }
 
+    /// A's and B's runs of the entry's case id, where its index counts repeats.
+    pub fn repeats_of(&self, entry: &Entry) -> [Option<&Repeats>; 2] {
+        let runs = |side: usize| self.repeats[side].get(entry.repeats[side]?);
+        [runs(0), runs(1)]
+    }
+
     /// Cases failing in B (newly, still, or run in B only).
     pub fn failing_in_b(&self) -> usize {
         self.newly_failing_in_b() + self.still_failing.len()
@@ -143,16 +310,31 @@ impl Comparison {
 /// Compares the runs of `a` with those of `b`, paired by `rule`, texts shown as `mode` shows
 /// them.
 pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison {
-    let (runs_a, keying_a, summary_a) = keyed(a, rule, mode);
-    let (mut runs_b, keying_b, summary_b) = keyed(b, rule, mode);
+    let side_a = keyed(a, rule, mode);
+    let side_b = keyed(b, rule, mode);
+    let (runs_a, mut runs_b) = (side_a.runs, side_b.runs);
     let summary = Summaries {
-        a: summary_a,
-        b: summary_b,
+        a: side_a.summary,
+        b: side_b.summary,
+    };
+    let flaky = flaky_cases([&side_a.repeats, &side_b.repeats], mode);
+    let (ids_a, repeats_a): (Vec<String>, Vec<Repeats>) = side_a.repeats.into_iter().unzip();
+    let (ids_b, repeats_b): (Vec<String>, Vec<Repeats>) = side_b.repeats.into_iter().unzip();
+    // Where the runs of a key's id are in a side's list (in id order), for keys that name a case.
+    let place = |ids: &[String], key: &Key| {
+        (!key.by_name)
+            .then(|| ids.binary_search_by(|id| id.as_str().cmp(&key.id)).ok())
+            .flatten()
     };
     let mut comparison = Comparison {
         keyed_by: KeyedBy {
-            a: keying_a,
-            b: keying_b,
+            a: side_a.kinds.keying(),
+            b: side_b.kinds.keying(),
+            attributes: KeyAttributes {
+                a: side_a.attributes,
+                b: side_b.attributes,
+            },
+            kinds: [side_a.kinds, side_b.kinds],
         },
         summary,
         newly_failing: Vec::new(),
@@ -161,15 +343,19 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
         still_passing: Vec::new(),
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
+        flaky,
+        repeats: [repeats_a, repeats_b],
     };
     for (key, side_a) in runs_a {
         let case = case_out(&key, mode);
+        let repeats = [place(&ids_a, &key), place(&ids_b, &key)];
         let Some(side_b) = runs_b.remove(&key) else {
             comparison.only_in_a.push(Entry {
                 case,
                 a: Some(side_a),
                 b: None,
                 reason_changed: None,
+                repeats,
             });
             continue;
         };
@@ -189,6 +375,7 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
             a: Some(side_a),
             b: Some(side_b),
             reason_changed,
+            repeats,
         });
     }
     for (key, side_b) in runs_b {
@@ -197,6 +384,7 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
             a: None,
             b: Some(side_b),
             reason_changed: None,
+            repeats: [place(&ids_a, &key), place(&ids_b, &key)],
         });
     }
     comparison
@@ -210,10 +398,77 @@ fn case_out(key: &Key, mode: Reveal) -> CaseOut {
     }
 }
 
+/// The ids whose index counts repeats, with the runs of each, in id order.
+type RepeatsById = Vec<(String, Repeats)>;
+
+/// The flaky ids of either side, in id order, with both sides' runs of each.
+fn flaky_cases(repeats: [&RepeatsById; 2], mode: Reveal) -> Vec<FlakyCase> {
+    let mut ids: BTreeMap<&str, [Option<&Repeats>; 2]> = BTreeMap::new();
+    for (side, list) in repeats.into_iter().enumerate() {
+        for (id, runs) in list {
+            ids.entry(id.as_str()).or_default()[side] = Some(runs);
+        }
+    }
+    ids.into_iter()
+        .filter(|(_, sides)| sides.iter().flatten().any(|runs| runs.flaky()))
+        .map(|(id, [a, b])| FlakyCase {
+            id: redact::shown_data(id, mode).into_owned(),
+            a: a.cloned(),
+            b: b.cloned(),
+        })
+        .collect()
+}
+
+/// One side's runs by key, how they were keyed, and the runs of each id whose index counts
+/// repeats.
+struct KeyedSide {
+    runs: BTreeMap<Key, Side>,
+    kinds: KeyKinds,
+    attributes: Vec<String>,
+    summary: Summary,
+    repeats: RepeatsById,
+}
+
+/// What names a run's case, before its index is settled.
+struct Named<'a> {
+    id: String,
+    /// `None` counts the runs of the id in start order.
+    index: Option<u64>,
+    index_is_repeat: bool,
+    /// The attribute the id was read from.
+    attribute: Option<&'a str>,
+}
+
+/// How `rule` names the case `inv` runs, if it does.
+fn named<'a>(inv: &Invocation, rule: &'a KeyRule) -> Option<Named<'a>> {
+    match rule {
+        KeyRule::Case => match inv.case() {
+            Some(case) => Some(Named {
+                id: case.id.clone(),
+                index: Some(case.index),
+                index_is_repeat: case.index_is_repeat,
+                attribute: None,
+            }),
+            None => example_attribute(inv).map(|(name, text)| Named {
+                id: text,
+                index: None,
+                index_is_repeat: true,
+                attribute: Some(name),
+            }),
+        },
+        KeyRule::Attribute(name) => attribute_text(inv, name).map(|text| Named {
+            id: text,
+            index: None,
+            index_is_repeat: true,
+            attribute: Some(name),
+        }),
+    }
+}
+
 /// Every run of `store` by its key, and how they were keyed. Two runs with one case key (a
 /// case run twice on one side, e.g. epochs) keep the first in start order; the later ones get
 /// the next free index of that case, so none is lost.
-fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, Keying, Summary) {
+fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> KeyedSide {
     let selection = Selection::all(store);
     let mut runs: Vec<&Invocation> = store.invocations().collect();
     runs.sort_by(|x, y| {
@@ -223,20 +478,25 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, K
     let mut summary = Summary::default();
     let (mut durations, mut tokens, mut scores) = (Vec::new(), Vec::new(), Vec::new());
     let mut occurrences: BTreeMap<(bool, String), u64> = BTreeMap::new();
-    let (mut by_case, mut by_name) = (0usize, 0usize);
+    let mut kinds = KeyKinds::default();
+    let mut attributes: Vec<String> = Vec::new();
     for inv in runs {
-        let named = match rule {
-            KeyRule::Case => inv.case().map(|case| (case.id.clone(), Some(case.index))),
-            KeyRule::Attribute(name) => attribute_text(inv, name).map(|text| (text, None)),
-        };
-        let (id, index, by_name_key) = match named {
-            Some((id, index)) => {
-                by_case += 1;
-                (id, index, false)
+        let (id, index, by_name_key, index_is_repeat) = match named(inv, rule) {
+            Some(named) => {
+                match named.attribute {
+                    Some(name) => {
+                        kinds.attribute += 1;
+                        if !attributes.iter().any(|known| known == name) {
+                            attributes.push(name.to_owned());
+                        }
+                    }
+                    None => kinds.case += 1,
+                }
+                (named.id, named.index, false, named.index_is_repeat)
             }
             None => {
-                by_name += 1;
-                (inv.summary().name.to_string(), None, true)
+                kinds.name += 1;
+                (inv.summary().name.to_string(), None, true, false)
             }
         };
         // Without an index of its own, a key's index is its occurrence in start order.
@@ -250,7 +510,8 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, K
         while keyed.contains_key(&key) {
             key.index += 1;
         }
-        let side = side(inv, &selection, mode);
+        let mut side = side(inv, &selection, mode);
+        side.index_is_repeat = index_is_repeat;
         summary.add(inv, &key.id, &side, mode);
         if let Some(score) = side.eval.as_ref().and_then(|eval| eval.score) {
             scores.push(score);
@@ -267,12 +528,54 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> (BTreeMap<Key, Side>, K
         0 => None,
         runs => Some((runs - summary.failing) as f64 / runs as f64),
     };
-    let keying = match (by_case, by_name) {
-        (_, 0) => Keying::Case,
-        (0, _) => Keying::NameAndOccurrence,
-        _ => Keying::Mixed,
+    let repeats = repeats_of(&mut keyed);
+    KeyedSide {
+        runs: keyed,
+        kinds,
+        attributes,
+        summary,
+        repeats,
+    }
+}
+
+/// The runs of each id whose index counts repeats, in index order, and each such run's side
+/// told whether they disagree. The keys are in id order, then index order,
+/// so one pass meets each id's runs together.
+fn repeats_of(keyed: &mut BTreeMap<Key, Side>) -> RepeatsById {
+    let mut out = Vec::new();
+    let mut group: Vec<(u64, &mut Side)> = Vec::new();
+    let mut group_id: Option<&str> = None;
+    for (key, side) in keyed.iter_mut() {
+        if key.by_name || !side.index_is_repeat {
+            continue;
+        }
+        if group_id != Some(key.id.as_str()) {
+            close_group(group_id, &mut group, &mut out);
+            group_id = Some(&key.id);
+        }
+        group.push((key.index, side));
+    }
+    close_group(group_id, &mut group, &mut out);
+    out
+}
+
+/// Adds the runs of `id` in `group` to `out` and tells each of their sides whether they
+/// disagree.
+fn close_group(id: Option<&str>, group: &mut Vec<(u64, &mut Side)>, out: &mut RepeatsById) {
+    let Some(id) = id.filter(|_| !group.is_empty()) else {
+        return;
     };
-    (keyed, keying, summary)
+    let runs = Repeats::of(
+        group
+            .iter()
+            .map(|(index, side)| (*index, side.failing))
+            .collect(),
+    );
+    let flaky = runs.flaky();
+    for (_, side) in group.drain(..) {
+        side.flaky = flaky;
+    }
+    out.push((id.to_owned(), runs));
 }
 
 /// Both sides as wholes.
@@ -377,6 +680,20 @@ fn attribute_text(inv: &Invocation, name: &str) -> Option<String> {
         .find_map(|span| span.attr(name).map(|value| value.display_short()))
 }
 
+/// The first of the [`EXAMPLE_ATTRIBUTES`] on the run's spans in tree order (on one span, in
+/// the list's order), and its text.
+fn example_attribute(inv: &Invocation) -> Option<(&'static str, String)> {
+    let tree = inv.tree();
+    tree.rows
+        .iter()
+        .map(|row| &inv.spans[row.span()])
+        .find_map(|span| {
+            EXAMPLE_ATTRIBUTES
+                .iter()
+                .find_map(|&name| span.attr(name).map(|value| (name, value.display_short())))
+        })
+}
+
 /// One run's verdict. A case fails by the list's rule (root span failed, evaluator failed it,
 /// gold differs), with one exception: a span failing below the root of a run an evaluator
 /// judged (a tool error the agent recovered from) is shown among the facets but leaves the
@@ -392,21 +709,14 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
         id: redact::shown_data(&inv.id.text(), mode).into_owned(),
         run: inv.id.clone(),
         failing,
+        flaky: false,
+        index_is_repeat: false,
         facets: facets.list().into_iter().map(|f| f.name()).collect(),
         eval: inv.eval().map(|eval| EvalSide {
             label: redact::shown_data(&eval.label, mode).into_owned(),
             reason: redact::shown_data(&eval.reason, mode).into_owned(),
             score: eval.score,
         }),
-    }
-}
-
-/// How a side's runs were paired, in words.
-pub fn keying_words(keying: Keying) -> &'static str {
-    match keying {
-        Keying::Case => "case",
-        Keying::NameAndOccurrence => "name and occurrence",
-        Keying::Mixed => "case where named, else name and occurrence",
     }
 }
 
@@ -447,11 +757,10 @@ pub fn tool_deltas(comparison: &Comparison) -> Vec<(&str, ToolCounts, ToolCounts
 /// The comparison as plain text: counts per class, then each case that changed.
 pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
     let mut out = String::new();
-    let keying = keying_words;
     out.push_str(&format!(
         "A {a} (keyed by {}) → B {b} (keyed by {})\n",
-        keying(comparison.keyed_by.a),
-        keying(comparison.keyed_by.b)
+        comparison.keyed_by.words(0),
+        comparison.keyed_by.words(1)
     ));
     let (sa, sb) = (&comparison.summary.a, &comparison.summary.b);
     out.push_str(&format!("pass rate: {} → {}\n", rate(sa), rate(sb)));
@@ -508,7 +817,29 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
             ));
         }
     }
+    if !comparison.flaky.is_empty() {
+        out.push_str(&format!(
+            "flaky cases: {} (runs of one case disagree; ✓ pass, ✗ fail, in index order)\n",
+            comparison.flaky.len()
+        ));
+        for case in &comparison.flaky {
+            out.push_str(&format!(
+                "  flaky  {}  A: {}  B: {}\n",
+                redact::sanitize_line(&case.id),
+                repeats_words(case.a.as_ref()),
+                repeats_words(case.b.as_ref())
+            ));
+        }
+    }
     out
+}
+
+/// A side's runs of a flaky case: `✓✗✓ (2 of 3 pass)`, or `-` where it has none.
+fn repeats_words(runs: Option<&Repeats>) -> String {
+    match runs {
+        Some(runs) => format!("{} ({})", runs.strip, runs.counts_words()),
+        None => "-".to_owned(),
+    }
 }
 
 /// The comparison as Markdown: the summary, then a table per class that changed or still
@@ -519,9 +850,9 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
     let mut out = format!(
         "# Comparison\n\n- A: {} (paired by {})\n- B: {} (paired by {})\n\n",
         code(a),
-        keying_words(comparison.keyed_by.a),
+        comparison.keyed_by.words(0),
         code(b),
-        keying_words(comparison.keyed_by.b)
+        comparison.keyed_by.words(1)
     );
     let spread = |s: &Spread| match (s.median, s.p90) {
         (Some(median), Some(p90)) => format!("{median:.0} / {p90:.0}"),
@@ -607,6 +938,20 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
                 ta.calls,
                 tb.failed,
                 tb.calls
+            ));
+        }
+    }
+    if !comparison.flaky.is_empty() {
+        out.push_str(
+            "\n## Flaky cases\n\nRuns of one case (epochs, repeats) that disagree within a run; \
+             ✓ passing, ✗ failing, in index order.\n\n| case | A | B |\n| --- | --- | --- |\n",
+        );
+        for case in &comparison.flaky {
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                code(&case.id),
+                repeats_words(case.a.as_ref()),
+                repeats_words(case.b.as_ref())
             ));
         }
     }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::inspect_fixtures::inspect_log;
+use crate::inspect_fixtures::{inspect_epochs_log, inspect_log};
 
 fn log(run: &str) -> PathBuf {
     inspect_log(run, "json")
@@ -395,4 +395,57 @@ fn each_scorer_is_in_the_json_and_scorer_queries_find_its_verdicts() {
         filtered("scorer:includes=I epoch:1"),
         ["geo-03", "geo-05", "geo-06"]
     );
+}
+
+/// Each epoch of a sample run for three epochs is a run of its own, keyed by the sample and the
+/// epoch, with that epoch's verdict (`tests/fixtures/inspect-ai/epochs/SOURCES.md`).
+#[test]
+fn every_epoch_of_a_three_epoch_log_is_a_run_with_its_own_verdict() {
+    for (name, verdicts) in [
+        (
+            "A",
+            [
+                ("cap-01", "✓✓✓"),
+                ("cap-02", "✓✗✓"),
+                ("cap-03", "✓✓✓"),
+                ("cap-04", "✗✗✗"),
+                ("cap-05", "✓✗✗"),
+            ],
+        ),
+        (
+            "B",
+            [
+                ("cap-01", "✓✓✓"),
+                ("cap-02", "✓✓✓"),
+                ("cap-03", "✗✓✓"),
+                ("cap-04", "✗✓✗"),
+                ("cap-05", "✗✓✓"),
+            ],
+        ),
+    ] {
+        let document = dump(&inspect_epochs_log(name));
+        let mut runs: Vec<(String, u64, bool)> = document["invocations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|run| {
+                (
+                    run["case"]["id"].as_str().unwrap().to_owned(),
+                    run["case"]["index"].as_u64().unwrap(),
+                    run["eval"]["passed"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        runs.sort();
+        let expected: Vec<(String, u64, bool)> = verdicts
+            .iter()
+            .flat_map(|(id, strip)| {
+                strip
+                    .chars()
+                    .zip(1..)
+                    .map(|(glyph, epoch)| (id.to_string(), epoch, glyph == '✓'))
+            })
+            .collect();
+        assert_eq!(runs, expected, "{name}");
+    }
 }

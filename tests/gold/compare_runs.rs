@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::arksim_rerun::{ARKSIM_FIXTURE, rerun};
-use crate::inspect_fixtures::inspect_log;
+use crate::inspect_fixtures::{inspect_epochs_log, inspect_log};
 
 fn compare(a: &Path, b: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
@@ -88,6 +88,10 @@ fn a_verdict_flipped_in_a_rerun_is_newly_failing_one_way_and_fixed_the_other() {
         json["keyed_by"],
         serde_json::json!({"a": "case", "b": "case"})
     );
+    // B's turn 0 passes and turn 1 fails: turns of a scenario are not repeats of it, so
+    // nothing is flaky.
+    assert_eq!(json["flaky"], serde_json::json!([]));
+    assert!(newly["b"].get("flaky").is_none());
 
     let backward = compare(b, a, &["--json"]);
     assert_eq!(backward.status.code(), Some(0), "a fix passes the gate");
@@ -172,21 +176,63 @@ fn a_missing_side_is_an_error() {
 /// An OTLP run whose traces carry `dataset.example.id`, fresh trace ids per run; `failing`
 /// names the examples whose root span fails.
 fn otlp_run(dir: &Path, run: u8, failing: &[&str]) -> std::path::PathBuf {
+    let traces: Vec<Trace> = ["ex-1", "ex-2", "ex-3"]
+        .into_iter()
+        .map(|example| Trace {
+            root: vec![("dataset.example.id", example)],
+            child: vec![],
+            failing: failing.contains(&example),
+        })
+        .collect();
+    otlp_traces(dir, run, &traces)
+}
+
+/// One trace of [`otlp_traces`]: its root's and its one child's attributes, and whether its
+/// root fails.
+struct Trace {
+    root: Vec<(&'static str, &'static str)>,
+    child: Vec<(&'static str, &'static str)>,
+    failing: bool,
+}
+
+/// An OTLP run of `traces`, one request each in start order, fresh trace ids per run.
+fn otlp_traces(dir: &Path, run: u8, traces: &[Trace]) -> std::path::PathBuf {
     let path = dir.join(format!("run-{run}.otlp.jsonl"));
+    let attributes = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(key, value)| serde_json::json!({"key": key, "value": {"stringValue": value}}))
+            .collect::<Vec<_>>()
+    };
     let mut lines = String::new();
-    for (n, example) in ["ex-1", "ex-2", "ex-3"].into_iter().enumerate() {
-        let status = if failing.contains(&example) { 2 } else { 1 };
+    for (n, trace) in traces.iter().enumerate() {
+        let status = if trace.failing { 2 } else { 1 };
+        let start = 1_764_496_800_000_000_000u64 + n as u64 * 1_000;
+        let trace_id = format!("{run:02x}{n:030x}");
+        let mut spans = vec![serde_json::json!({
+            "traceId": trace_id,
+            "spanId": format!("{:016x}", 1),
+            "name": "invoke_agent",
+            "startTimeUnixNano": start.to_string(),
+            "endTimeUnixNano": (start + 500).to_string(),
+            "attributes": attributes(&trace.root),
+            "status": {"code": status}
+        })];
+        if !trace.child.is_empty() {
+            spans.push(serde_json::json!({
+                "traceId": trace_id,
+                "spanId": format!("{:016x}", 2),
+                "parentSpanId": format!("{:016x}", 1),
+                "name": "step",
+                "startTimeUnixNano": (start + 1).to_string(),
+                "endTimeUnixNano": (start + 2).to_string(),
+                "attributes": attributes(&trace.child),
+                "status": {"code": 1}
+            }));
+        }
         let line = serde_json::json!({"resourceSpans": [{
             "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "agent"}}]},
-            "scopeSpans": [{"spans": [{
-                "traceId": format!("{run:02x}{n:030x}"),
-                "spanId": format!("{:016x}", n + 1),
-                "name": "invoke_agent",
-                "startTimeUnixNano": format!("{}", 1_764_496_800_000_000_000u64 + n as u64),
-                "endTimeUnixNano": format!("{}", 1_764_496_801_000_000_000u64 + n as u64),
-                "attributes": [{"key": "dataset.example.id", "value": {"stringValue": example}}],
-                "status": {"code": status}
-            }]}]
+            "scopeSpans": [{"spans": spans}]
         }]});
         lines.push_str(&line.to_string());
         lines.push('\n');
@@ -195,34 +241,136 @@ fn otlp_run(dir: &Path, run: u8, failing: &[&str]) -> std::path::PathBuf {
     path
 }
 
+/// OTLP runs whose traces carry `dataset.example.id` pair by it, asked for or not; the header
+/// says which attribute keyed each side.
 #[test]
-fn otlp_runs_pair_by_the_attribute_asked_for() {
+fn otlp_runs_pair_by_their_example_attribute_with_or_without_key() {
     let dir = tempfile::tempdir().unwrap();
     let a = otlp_run(dir.path(), 1, &["ex-3"]);
     let b = otlp_run(dir.path(), 2, &["ex-2", "ex-3"]);
-    let output = compare(&a, &b, &["--json", "--key", "attr:dataset.example.id"]);
-    assert_eq!(output.status.code(), Some(1));
+    for key in [&["--key", "attr:dataset.example.id"][..], &[]] {
+        let output = compare(&a, &b, &[&["--json"], key].concat());
+        assert_eq!(output.status.code(), Some(1), "{key:?}");
+        let json = json_of(&output);
+        assert_eq!(
+            json["keyed_by"],
+            serde_json::json!({
+                "a": "attribute",
+                "b": "attribute",
+                "attributes": {"a": ["dataset.example.id"], "b": ["dataset.example.id"]}
+            }),
+            "{key:?}"
+        );
+        assert_eq!(
+            classes(&json),
+            [
+                ("newly_failing", vec!["ex-2#0".to_owned()]),
+                ("fixed", vec![]),
+                ("still_failing", vec!["ex-3#0".to_owned()]),
+                ("still_passing", vec!["ex-1#0".to_owned()]),
+                ("only_in_a", vec![]),
+                ("only_in_b", vec![]),
+            ],
+            "{key:?}"
+        );
+        assert_eq!(json["still_failing"][0]["reason_changed"], false);
+        assert_eq!(json["summary"]["a"]["failing"], 1);
+        assert_eq!(json["summary"]["b"]["failing"], 2);
+        assert_eq!(json["flaky"], serde_json::json!([]), "one run per example");
+    }
+    let text = String::from_utf8(compare(&a, &b, &[]).stdout).unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "A {} (keyed by attribute dataset.example.id) → B {} (keyed by attribute dataset.example.id)\n",
+            a.display(),
+            b.display()
+        )),
+        "{text}"
+    );
+    let bad = compare(&a, &b, &["--key", "dataset.example.id"]);
+    assert_eq!(bad.status.code(), Some(2), "a key must say attr:");
+}
+
+/// Without `--key`, the first example attribute in tree order keys a run (here Langfuse's item
+/// id on the root before Phoenix's example id on a child), runs carrying none are keyed by name,
+/// and the runs of one example on one side are its repeats: flaky when they disagree.
+#[test]
+fn the_first_example_attribute_keys_a_run_and_its_repeats_can_be_flaky() {
+    let item = |id: &'static str, failing: bool| Trace {
+        root: vec![("langfuse.experiment.item.id", id)],
+        child: vec![("dataset.example.id", "not-this-one")],
+        failing,
+    };
+    let unkeyed = Trace {
+        root: vec![("other.attribute", "x")],
+        child: vec![],
+        failing: false,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Each side runs item-1 twice and item-2 once; item-1's second run fails in A only. B also
+    // has a run that names no example.
+    let a = otlp_traces(
+        dir.path(),
+        1,
+        &[
+            item("item-1", false),
+            item("item-1", true),
+            item("item-2", false),
+        ],
+    );
+    let b = otlp_traces(
+        dir.path(),
+        2,
+        &[
+            item("item-1", false),
+            item("item-1", false),
+            item("item-2", false),
+            unkeyed,
+        ],
+    );
+    let output = compare(&a, &b, &["--json"]);
     let json = json_of(&output);
     assert_eq!(
         json["keyed_by"],
-        serde_json::json!({"a": "case", "b": "case"})
+        serde_json::json!({
+            "a": "attribute",
+            "b": "mixed",
+            "attributes": {"a": ["langfuse.experiment.item.id"], "b": ["langfuse.experiment.item.id"]}
+        })
     );
     assert_eq!(
         classes(&json),
         [
-            ("newly_failing", vec!["ex-2#0".to_owned()]),
-            ("fixed", vec![]),
-            ("still_failing", vec!["ex-3#0".to_owned()]),
-            ("still_passing", vec!["ex-1#0".to_owned()]),
+            ("newly_failing", vec![]),
+            ("fixed", vec!["item-1#1".to_owned()]),
+            ("still_failing", vec![]),
+            (
+                "still_passing",
+                vec!["item-1#0".to_owned(), "item-2#0".to_owned()]
+            ),
             ("only_in_a", vec![]),
-            ("only_in_b", vec![]),
+            ("only_in_b", vec!["invoke_agent#0".to_owned()]),
         ]
     );
-    assert_eq!(json["still_failing"][0]["reason_changed"], false);
-    assert_eq!(json["summary"]["a"]["failing"], 1);
-    assert_eq!(json["summary"]["b"]["failing"], 2);
-    let bad = compare(&a, &b, &["--key", "dataset.example.id"]);
-    assert_eq!(bad.status.code(), Some(2), "a key must say attr:");
+    assert_eq!(
+        json["flaky"],
+        serde_json::json!([{
+            "id": "item-1",
+            "a": {"passed": 1, "failed": 1, "strip": "✓✗"},
+            "b": {"passed": 2, "failed": 0, "strip": "✓✓"}
+        }])
+    );
+    assert_eq!(json["fixed"][0]["a"]["flaky"], true);
+    assert!(json["fixed"][0]["b"].get("flaky").is_none());
+    assert_eq!(json["still_passing"][0]["a"]["flaky"], true);
+    assert!(json["still_passing"][1]["a"].get("flaky").is_none());
+    let text = String::from_utf8(compare(&a, &b, &[]).stdout).unwrap();
+    assert!(
+        text.contains(
+            "(keyed by attribute langfuse.experiment.item.id where set, else name and occurrence)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -344,4 +492,98 @@ fn two_inspect_logs_classify_as_their_truth_table_says(extension: &str) {
     assert_eq!(geo_08["reason_changed"], true);
     assert_eq!(json["summary"]["b"]["errored"], 1);
     assert_eq!(json["summary"]["a"]["evaluated"], 8);
+    assert_eq!(json["flaky"], serde_json::json!([]), "one epoch each");
+}
+
+/// The ids flaky in A and in B of the three-epoch Inspect pair, per its SOURCES.md.
+const FLAKY_IN_A: [&str; 2] = ["cap-02", "cap-05"];
+const FLAKY_IN_B: [&str; 3] = ["cap-03", "cap-04", "cap-05"];
+
+/// Two Inspect runs of five samples for three epochs, some epochs disagreeing
+/// (`tests/fixtures/inspect-ai/epochs/SOURCES.md`): each epoch is classified on its own, the
+/// flaky ids are listed with both sides' epochs, and each entry's side says it is flaky.
+#[test]
+fn three_epoch_inspect_runs_list_their_flaky_cases_exactly() {
+    let (a, b) = (inspect_epochs_log("A"), inspect_epochs_log("B"));
+    let output = compare(&a, &b, &["--json"]);
+    assert_eq!(output.status.code(), Some(1), "two epochs newly fail");
+    let json = json_of(&output);
+    let owned = |cases: &[&str]| cases.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        classes(&json),
+        [
+            ("newly_failing", owned(&["cap-03#1", "cap-05#1"])),
+            (
+                "fixed",
+                owned(&["cap-02#2", "cap-04#2", "cap-05#2", "cap-05#3"])
+            ),
+            ("still_failing", owned(&["cap-04#1", "cap-04#3"])),
+            (
+                "still_passing",
+                owned(&[
+                    "cap-01#1", "cap-01#2", "cap-01#3", "cap-02#1", "cap-02#3", "cap-03#2",
+                    "cap-03#3"
+                ])
+            ),
+            ("only_in_a", vec![]),
+            ("only_in_b", vec![]),
+        ]
+    );
+    let runs = |passed: u64, failed: u64, strip: &str| serde_json::json!({"passed": passed, "failed": failed, "strip": strip});
+    assert_eq!(
+        json["flaky"],
+        serde_json::json!([
+            {"id": "cap-02", "a": runs(2, 1, "✓✗✓"), "b": runs(3, 0, "✓✓✓")},
+            {"id": "cap-03", "a": runs(3, 0, "✓✓✓"), "b": runs(2, 1, "✗✓✓")},
+            {"id": "cap-04", "a": runs(0, 3, "✗✗✗"), "b": runs(1, 2, "✗✓✗")},
+            {"id": "cap-05", "a": runs(1, 2, "✓✗✗"), "b": runs(2, 1, "✗✓✓")},
+        ])
+    );
+    let mut marked = 0;
+    for (class, _) in classes(&json) {
+        for entry in json[class].as_array().unwrap() {
+            let id = entry["case"]["id"].as_str().unwrap();
+            for (side, flaky) in [("a", &FLAKY_IN_A[..]), ("b", &FLAKY_IN_B[..])] {
+                let want = if flaky.contains(&id) {
+                    marked += 1;
+                    Value::Bool(true)
+                } else {
+                    Value::Null
+                };
+                assert_eq!(entry[side]["flaky"], want, "{class} {id} {side}");
+            }
+        }
+    }
+    assert_eq!(marked, 3 * (FLAKY_IN_A.len() + FLAKY_IN_B.len()));
+
+    let md = String::from_utf8(compare(&a, &b, &["--md"]).stdout).unwrap();
+    let start = md.find("\n## Flaky cases\n").expect("a flaky section");
+    let end = md[start + 1..]
+        .find("\n## ")
+        .map_or(md.len(), |at| start + 1 + at);
+    assert_eq!(
+        &md[start..end],
+        "\n## Flaky cases\n\n\
+         Runs of one case (epochs, repeats) that disagree within a run; ✓ passing, ✗ failing, in index order.\n\n\
+         | case | A | B |\n\
+         | --- | --- | --- |\n\
+         | `cap-02` | ✓✗✓ (2 of 3 pass) | ✓✓✓ (3 of 3 pass) |\n\
+         | `cap-03` | ✓✓✓ (3 of 3 pass) | ✗✓✓ (2 of 3 pass) |\n\
+         | `cap-04` | ✗✗✗ (0 of 3 pass) | ✗✓✗ (1 of 3 pass) |\n\
+         | `cap-05` | ✓✗✗ (1 of 3 pass) | ✗✓✓ (2 of 3 pass) |\n"
+    );
+    assert!(md.contains("| newly failing | 2 |"), "{md}");
+
+    let text = String::from_utf8(compare(&a, &b, &[]).stdout).unwrap();
+    assert!(
+        text.contains(
+            "flaky cases: 4 (runs of one case disagree; ✓ pass, ✗ fail, in index order)\n\
+             \x20 flaky  cap-02  A: ✓✗✓ (2 of 3 pass)  B: ✓✓✓ (3 of 3 pass)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  flaky  cap-05  A: ✓✗✗ (1 of 3 pass)  B: ✗✓✓ (2 of 3 pass)\n"),
+        "{text}"
+    );
 }

@@ -17,7 +17,7 @@ use toolcap::tui::config;
 use toolcap::views::compare::{KeyRule, compare, markdown};
 
 use crate::arksim_rerun::{ARKSIM_FIXTURE, rerun};
-use crate::inspect_fixtures::inspect_log;
+use crate::inspect_fixtures::{inspect_epochs_log, inspect_log};
 use crate::support::key_events;
 use crate::tmux::{Tmux, WAIT, shell_quote};
 
@@ -53,6 +53,35 @@ fn inspect_view(width: u16, height: u16) -> CompareState {
         width,
         height,
     )
+}
+
+/// The three-epoch Inspect pair (tests/fixtures/inspect-ai/epochs/SOURCES.md).
+fn epochs_view(width: u16, height: u16) -> CompareState {
+    view(
+        &inspect_epochs_log("A"),
+        &inspect_epochs_log("B"),
+        KeyRule::Case,
+        width,
+        height,
+    )
+}
+
+/// Selects the list row of case `id` `#index` with `j` from the top.
+fn select_case(state: &mut CompareState, id: &str, index: u64) {
+    let row = state
+        .rows
+        .iter()
+        .position(|&row| {
+            state
+                .entry(row)
+                .is_some_and(|entry| entry.case.id == id && entry.case.index == index)
+        })
+        .unwrap_or_else(|| panic!("no row for {id}#{index}"));
+    press(state, &format!("g{}", "j".repeat(row)));
+    assert_eq!(
+        selected_case(state).as_deref(),
+        Some(format!("{id}#{index}").as_str())
+    );
 }
 
 /// The arksim fixture against a rerun whose evaluator fails turn 1, as
@@ -590,5 +619,126 @@ fn the_real_binary_opens_the_view_on_a_terminal_and_exits_as_the_gate_says() {
     assert!(
         printed.contains("newly failing  geo-03 #1  A: passing"),
         "{printed}"
+    );
+}
+
+/// A case's detail shows each side's epochs of it as a strip, the epoch shown in brackets, and
+/// the list marks each side where the case is flaky with `~`.
+#[test]
+fn a_flaky_case_shows_each_sides_epochs_with_this_one_marked() {
+    let mut state = epochs_view(120, 40);
+    select_case(&mut state, "cap-05", 2);
+    let shown = screen(&state);
+    assert!(
+        shown.contains("── the case's epochs in order · [ ] is this one ──"),
+        "{shown}"
+    );
+    let row = shown
+        .lines()
+        .find(|line| line.contains("A  ✓[✗]✗"))
+        .unwrap_or_else(|| panic!("A's strip:\n{shown}"));
+    let (left, right) = row.split_once(" │ ").expect("two columns");
+    assert!(left.contains("A  ✓[✗]✗  1 of 3 pass · flaky"), "{row}");
+    assert!(right.contains("B  ✗[✓]✓  2 of 3 pass · flaky"), "{row}");
+    assert_snapshot!("compare_inspect_epochs_cap_05_2_120x40", shown);
+
+    // In the list (the left 40 columns), `~` follows the verdict of each side where the case is
+    // flaky.
+    let list_row = |shown: &str, case: &str| -> String {
+        shown
+            .lines()
+            .map(|line| line.chars().take(40).collect::<String>())
+            .find(|row| row.contains(case))
+            .unwrap_or_else(|| panic!("{case}:\n{shown}"))
+    };
+    assert!(
+        list_row(&shown, "cap-05 · 2").contains("cap-05 · 2 ✗~ ✓~"),
+        "{shown}"
+    );
+    assert!(
+        list_row(&shown, "cap-02 · 2").contains("cap-02 · 2 ✗~ ✓  "),
+        "{shown}"
+    );
+    assert!(
+        list_row(&shown, "cap-04 · 2").contains("cap-04 · 2 ✗  ✓~"),
+        "{shown}"
+    );
+
+    // A steady case: its strips, no flaky mark; the first epoch is the one shown.
+    select_case(&mut state, "cap-01", 1);
+    let shown = screen(&state);
+    let row = shown
+        .lines()
+        .find(|line| line.contains("A  [✓]✓✓"))
+        .unwrap_or_else(|| panic!("A's strip:\n{shown}"));
+    assert!(
+        row.contains("A  [✓]✓✓  3 of 3 pass") && row.contains("B  [✓]✓✓  3 of 3 pass"),
+        "{row}"
+    );
+    assert!(!row.contains("flaky"), "{row}");
+    assert!(
+        list_row(&shown, "cap-01 · 1").contains("cap-01 · 1 ✓  ✓  "),
+        "{shown}"
+    );
+
+    // Revealed, the strips are the same.
+    press(&mut state, "r");
+    assert!(screen(&state).contains("A  [✓]✓✓  3 of 3 pass"));
+
+    // Runs of one epoch have no strip to show.
+    let mut single = inspect_view(120, 40);
+    press(&mut single, "n");
+    assert!(!screen(&single).contains("epochs in order"));
+}
+
+/// An OTLP run of one trace per `(example, failing)` in start order, each root carrying
+/// `dataset.example.id`.
+fn example_runs(dir: &Path, run: u8, runs: &[(&str, bool)]) -> PathBuf {
+    let path = dir.join(format!("examples-{run}.otlp.jsonl"));
+    let mut lines = String::new();
+    for (n, (example, failing)) in runs.iter().enumerate() {
+        let start = 1_764_496_800_000_000_000u64 + n as u64 * 1_000;
+        let line = serde_json::json!({"resourceSpans": [{
+            "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "agent"}}]},
+            "scopeSpans": [{"spans": [{
+                "traceId": format!("{run:02x}{n:030x}"),
+                "spanId": format!("{:016x}", 1),
+                "name": "invoke_agent",
+                "startTimeUnixNano": start.to_string(),
+                "endTimeUnixNano": (start + 500).to_string(),
+                "attributes": [{"key": "dataset.example.id", "value": {"stringValue": example}}],
+                "status": {"code": if *failing { 2 } else { 1 }}
+            }]}]
+        }]});
+        lines.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+/// A case run in A only still shows B's runs of its example, without a bracket: the repeat
+/// shown is not among them.
+#[test]
+fn a_case_run_on_one_side_shows_the_other_sides_repeats_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = example_runs(
+        dir.path(),
+        1,
+        &[("ex-1", false), ("ex-1", true), ("ex-1", false)],
+    );
+    let b = example_runs(dir.path(), 2, &[("ex-1", false), ("ex-1", false)]);
+    let mut state = view(&a, &b, KeyRule::Case, 120, 40);
+    select_case(&mut state, "ex-1", 2);
+    let shown = screen(&state);
+    assert!(shown.contains("ex-1 · 2 · only in A"), "{shown}");
+    let row = shown
+        .lines()
+        .find(|line| line.contains("A  ✓✗[✓]"))
+        .unwrap_or_else(|| panic!("A's strip:\n{shown}"));
+    assert!(row.contains("A  ✓✗[✓]  2 of 3 pass · flaky"), "{row}");
+    assert!(row.contains("B  ✓✓  2 of 2 pass"), "{row}");
+    assert!(
+        shown.contains("paired by attribute dataset.example.id"),
+        "{shown}"
     );
 }

@@ -684,11 +684,16 @@ pub struct Batch {
 }
 
 /// Which evaluation case a run is: the same case in a rerun has the same key, whatever ids the
-/// rerun's traces and conversations get. An arksim turn is its scenario id and turn index.
+/// rerun's traces and conversations get. An arksim turn is its scenario id and turn index; an
+/// Inspect sample its id and epoch.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Case {
     pub id: String,
     pub index: u64,
+    /// True when `index` counts repeats of the same case (Inspect's epochs), so runs of one id
+    /// that disagree make the case flaky; false when it places the run within the case (an
+    /// arksim turn of a scenario).
+    pub index_is_repeat: bool,
 }
 
 impl Batch {

@@ -1,7 +1,7 @@
-//! One case as the detail pane shows it: each run's verdict, evaluator and final answer, the
-//! tool calls of both runs aligned, and each run's gold report. The runs are read when the case
-//! is selected ([`CaseDetail::of`]); the lines are built for a reveal mode from that
-//! ([`case_blocks`]), so `r` re-shows the case without reading it again.
+//! One case as the detail pane shows it: each run's verdict, evaluator and final answer, each
+//! side's epochs of the case, the tool calls of both runs aligned, and each run's gold report.
+//! The runs are read when the case is selected ([`CaseDetail::of`]); the lines are built for a
+//! reveal mode from that ([`case_blocks`]), so `r` re-shows the case without reading it again.
 
 use ratatui::text::{Line, Span};
 
@@ -16,7 +16,7 @@ use crate::store::{Invocation, Store};
 use crate::triage::EvalFacet;
 use crate::tui::payload::payload_lines;
 use crate::tui::theme::{Role, Theme};
-use crate::views::compare::{Entry, Side};
+use crate::views::compare::{Entry, Repeats, Side, glyph};
 
 /// Lines of a final answer shown per side; the rest is counted.
 const ANSWER_LINES: usize = 200;
@@ -206,11 +206,13 @@ fn message_text(output: &str) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
-/// The blocks of a case under `mode`: its verdicts, its calls aligned, its final answers.
+/// The blocks of a case under `mode`: its verdicts, its epochs on each side (`repeats`, A's and
+/// B's runs of its id where its index counts repeats), its calls aligned, its final answers.
 pub fn case_blocks(
     entry: &Entry,
     class: &str,
     detail: &CaseDetail,
+    repeats: [Option<&Repeats>; 2],
     mode: Reveal,
     theme: &Theme,
 ) -> Vec<Block> {
@@ -230,6 +232,7 @@ pub fn case_blocks(
         ),
         Block::Full(Line::raw("")),
     ];
+    blocks.extend(repeats_blocks(entry, repeats, theme));
     blocks.extend(trajectory_blocks(detail, mode, theme));
     blocks.push(Block::Full(Line::raw("")));
     blocks.push(Block::Full(Line::styled("── final answer ──", title)));
@@ -242,6 +245,61 @@ pub fn case_blocks(
         answer(&detail.sides[1]),
     ));
     blocks
+}
+
+/// Each side's runs of the case's id in index order as a strip of verdicts, the run shown in
+/// brackets (`✓[✗]✓`), with how many pass and whether they disagree; nothing when neither
+/// side ran the id more than once.
+fn repeats_blocks(entry: &Entry, repeats: [Option<&Repeats>; 2], theme: &Theme) -> Vec<Block> {
+    if !repeats.iter().flatten().any(|runs| runs.runs.len() > 1) {
+        return Vec::new();
+    }
+    let dim = theme.style(Role::Dim);
+    let side_lines = |name: &str, side: Option<&Side>, runs: Option<&Repeats>| {
+        let Some(runs) = runs else {
+            let why = if side.is_some() {
+                "no epochs"
+            } else {
+                "not run"
+            };
+            return vec![Line::styled(format!("{name} · {why}"), dim)];
+        };
+        let mut spans = vec![Span::styled(format!("{name}  "), theme.style(Role::Text))];
+        for &(index, failing) in &runs.runs {
+            let role = if failing {
+                Role::StatusError
+            } else {
+                Role::StatusOk
+            };
+            let style = theme.style(role);
+            if index == entry.case.index {
+                spans.push(Span::styled("[", dim));
+                spans.push(Span::styled(glyph(failing).to_string(), style));
+                spans.push(Span::styled("]", dim));
+            } else {
+                spans.push(Span::styled(glyph(failing).to_string(), style));
+            }
+        }
+        spans.push(Span::styled(
+            format!("  {}", runs.counts_words()),
+            theme.style(Role::Text),
+        ));
+        if runs.flaky() {
+            spans.push(Span::styled(" · flaky", theme.style(Role::StatusDegraded)));
+        }
+        vec![Line::from(spans)]
+    };
+    vec![
+        Block::Full(Line::styled(
+            "── the case's epochs in order · [ ] is this one ──",
+            theme.style(Role::Title),
+        )),
+        Block::Pair(
+            side_lines("A", entry.a.as_ref(), repeats[0]),
+            side_lines("B", entry.b.as_ref(), repeats[1]),
+        ),
+        Block::Full(Line::raw("")),
+    ]
 }
 
 /// A side's verdict, failing facets, evaluator and gold, one line each (the evaluator's reason

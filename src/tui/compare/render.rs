@@ -18,7 +18,7 @@ use crate::tui::layout::centered;
 use crate::tui::overlays::diff;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::wrap::wrap_line_at_words;
-use crate::views::compare::{Side, keying_words};
+use crate::views::compare::Side;
 
 /// Where each part of the screen is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,14 +102,11 @@ pub fn render(frame: &mut Frame, state: &CompareState) {
 fn header_lines(state: &CompareState) -> Vec<Line<'static>> {
     let theme = &state.config.theme;
     let comparison = &state.comparison;
-    let keyed = if comparison.keyed_by.a == comparison.keyed_by.b {
-        keying_words(comparison.keyed_by.a).to_owned()
+    let (keyed_a, keyed_b) = (comparison.keyed_by.words(0), comparison.keyed_by.words(1));
+    let keyed = if keyed_a == keyed_b {
+        keyed_a
     } else {
-        format!(
-            "A by {}, B by {}",
-            keying_words(comparison.keyed_by.a),
-            keying_words(comparison.keyed_by.b)
-        )
+        format!("A by {keyed_a}, B by {keyed_b}")
     };
     let (a, b) = (&comparison.summary.a, &comparison.summary.b);
     let percent = |rate: Option<f64>| rate.map_or("-".to_owned(), |r| format!("{:.1}%", r * 100.0));
@@ -162,8 +159,11 @@ fn pane(title: String, theme: &Theme, focused: bool) -> Bordered<'static> {
         .title(Span::styled(title, theme.style(Role::Title)))
 }
 
-/// A case row's columns besides the case and the evaluator: `› `, then ` ✓ ✗ `.
-const VERDICT_COLUMNS: usize = 7;
+/// A case row's columns besides the case and the evaluator: `› `, then ` ✓ ✗ `; with flaky
+/// cases in the comparison, ` ✓~✗~ ` (each side's verdict, then its flaky mark).
+fn verdict_columns(marks_flaky: bool) -> usize {
+    if marks_flaky { 9 } else { 7 }
+}
 
 fn render_list(frame: &mut Frame, area: Rect, state: &CompareState) {
     let theme = &state.config.theme;
@@ -181,15 +181,18 @@ fn render_list(frame: &mut Frame, area: Rect, state: &CompareState) {
         .take(height)
         .collect();
     let width = usize::from(inner.width);
+    // Only a comparison that has flaky cases spends columns on marking them.
+    let marks_flaky = !state.comparison.flaky.is_empty();
+    let verdict_columns = verdict_columns(marks_flaky);
     // The case column is as wide as the widest visible case, leaving room for the selection
-    // mark and the verdicts (`› ` and ` ✓ ✗ `); the evaluator's change gets what is left.
+    // mark and the verdicts (`› ` and ` ✓~✗~ `); the evaluator's change gets what is left.
     let case_width = visible
         .iter()
         .filter_map(|&(_, row)| state.entry(row))
         .map(|entry| case_text(&entry.case.id, entry.case.index, state.reveal).width())
         .max()
         .unwrap_or(0)
-        .min(width.saturating_sub(VERDICT_COLUMNS));
+        .min(width.saturating_sub(verdict_columns));
     let lines: Vec<Line> = visible
         .into_iter()
         .map(|(n, row)| {
@@ -198,17 +201,21 @@ fn render_list(frame: &mut Frame, area: Rect, state: &CompareState) {
                 (ListRow::Case { .. }, Some(entry)) => {
                     let case = case_text(&entry.case.id, entry.case.index, state.reveal);
                     let change = eval_change(entry.a.as_ref(), entry.b.as_ref(), state.reveal);
-                    let rest = width.saturating_sub(case_width + VERDICT_COLUMNS);
-                    Line::from(vec![
+                    let rest = width.saturating_sub(case_width + verdict_columns);
+                    let mut spans = vec![
                         Span::raw(if selected { "› " } else { "  " }),
                         Span::styled(pad(&case, case_width), theme.style(Role::Text)),
-                        Span::raw(" "),
-                        glyph(entry.a.as_ref(), theme),
-                        Span::raw(" "),
-                        glyph(entry.b.as_ref(), theme),
-                        Span::raw(" "),
-                        Span::styled(pad(&change, rest), theme.style(Role::Dim)),
-                    ])
+                    ];
+                    for side in [entry.a.as_ref(), entry.b.as_ref()] {
+                        spans.push(Span::raw(" "));
+                        spans.push(glyph(side, theme));
+                        if marks_flaky {
+                            spans.push(flaky_mark(side, theme));
+                        }
+                    }
+                    spans.push(Span::raw(" "));
+                    spans.push(Span::styled(pad(&change, rest), theme.style(Role::Dim)));
+                    Line::from(spans)
                 }
                 _ => {
                     let (name, entries) = state.comparison.classes()[row.class()];
@@ -245,6 +252,17 @@ fn glyph(side: Option<&Side>, theme: &Theme) -> Span<'static> {
         Some(_) => Span::styled("✓", theme.style(Role::StatusOk)),
     }
 }
+
+/// `~` when the case is flaky on that side (its epochs, repeats disagree), else a blank.
+fn flaky_mark(side: Option<&Side>, theme: &Theme) -> Span<'static> {
+    match side {
+        Some(side) if side.flaky => Span::styled(FLAKY_MARK, theme.style(Role::StatusDegraded)),
+        _ => Span::raw(" "),
+    }
+}
+
+/// The list's mark of a side on which the case is flaky.
+pub const FLAKY_MARK: &str = "~";
 
 /// The evaluator's label and score on each side: once when they agree, else what changed. A
 /// label of `key=value` words (one per scorer) names only the words that changed
@@ -452,6 +470,11 @@ pub fn help_lines(theme: &Theme) -> Vec<Line<'static>> {
             "✓ ✗ ·",
             "the case passes, fails, did not run (A's then B's)",
         ),
+        (
+            FLAKY_MARK,
+            "after a verdict: the case is flaky there (its epochs disagree)",
+        ),
+        ("[✗]", "in a strip of a case's epochs: the one shown"),
         ("▶", "the first tool call where the runs part ways"),
     ] {
         lines.push(Line::from(vec![

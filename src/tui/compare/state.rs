@@ -362,7 +362,8 @@ fn refresh_shown(state: &mut CompareState) {
     let blocks = match (state.entry(list_row), &case) {
         (Some(entry), Some(detail)) => {
             let class = state.comparison.classes()[list_row.class()].0;
-            case_blocks(entry, class, detail, reveal, theme)
+            let repeats = state.comparison.repeats_of(entry);
+            case_blocks(entry, class, detail, repeats, reveal, theme)
         }
         _ => class_blocks(&state.comparison, list_row.class(), reveal, theme),
     };
@@ -443,13 +444,17 @@ fn clamp_detail_scroll(state: &mut CompareState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::compare::{CaseOut, KeyedBy, Keying, Side, Summaries, Summary};
+    use crate::views::compare::{
+        CaseOut, KeyAttributes, KeyKinds, KeyedBy, Keying, Side, Summaries, Summary,
+    };
 
     fn side(failing: bool) -> Option<Side> {
         Some(Side {
             id: "run".into(),
             run: "run".into(),
             failing,
+            flaky: false,
+            index_is_repeat: false,
             facets: if failing { vec!["error"] } else { vec![] },
             eval: None,
         })
@@ -465,6 +470,7 @@ mod tests {
             a,
             b,
             reason_changed: None,
+            repeats: [None, None],
         }
     }
 
@@ -474,6 +480,8 @@ mod tests {
             keyed_by: KeyedBy {
                 a: Keying::Case,
                 b: Keying::Case,
+                attributes: KeyAttributes::default(),
+                kinds: [KeyKinds::default(); 2],
             },
             summary: Summaries {
                 a: Summary::default(),
@@ -488,6 +496,8 @@ mod tests {
                 entry("new-ok", None, side(false)),
                 entry("new-bad", None, side(true)),
             ],
+            flaky: vec![],
+            repeats: [vec![], vec![]],
         };
         let store: &'static Store = Box::leak(Box::new(Store::new()));
         CompareState::new(

@@ -258,6 +258,7 @@ fn runs_of_samples<'a>(
             Case {
                 id: sample_id.clone(),
                 index: epoch,
+                index_is_repeat: true,
             },
         ));
         batch

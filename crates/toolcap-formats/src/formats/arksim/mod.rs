@@ -263,6 +263,7 @@ impl TurnContext<'_> {
                 Case {
                     id: self.scenario_id.to_owned(),
                     index: turn.index,
+                    index_is_repeat: false,
                 },
             ));
         }
