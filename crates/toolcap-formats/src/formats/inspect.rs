@@ -12,6 +12,7 @@
 //! or `false`, or when the sample errored (`sample.error`, which also fails the root span).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
@@ -51,9 +52,11 @@ impl Format for InspectJson {
             },
         };
         let samples = log["samples"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        let in_progress = log["status"] == "started";
-        let eval = &log["eval"];
-        runs_of_samples(input, NAME, eval, in_progress, samples.iter(), &mut batch);
+        let mut runs = SampleRuns::new(input, NAME, &log["eval"]);
+        for sample in samples {
+            runs.add(sample, &mut batch);
+        }
+        runs.finish(log["status"] == "started", &mut batch);
         batch
     }
 }
@@ -110,35 +113,18 @@ impl Format for InspectEval {
                 return batch;
             }
         };
-        let mut budget = MAX_DECOMPRESSED_BYTES;
-        let mut header = None;
-        let mut samples = Vec::new();
+        let budget = AtomicU64::new(MAX_DECOMPRESSED_BYTES);
         let names: Vec<String> = zip
             .file_names_raw()
             .map(|name| String::from_utf8_lossy(name).into_owned())
             .collect();
-        // The finished header wins over the journal's start, whatever their order.
+        // The finished header wins over the journal's start, whatever their order. Without
+        // header.json the eval is still running (or was killed): its journal says what has
+        // been written so far.
         let header_name = ["header.json", "_journal/start.json"]
             .into_iter()
             .find(|wanted| names.iter().any(|name| name == wanted));
-        for name in &names {
-            let is_sample = name.starts_with("samples/") && name.ends_with(".json");
-            if !is_sample && Some(name.as_str()) != header_name {
-                continue;
-            }
-            let document = member(&mut zip, name, &mut budget).and_then(|bytes| {
-                serde_json::from_slice::<Value>(&bytes).map_err(|why| format!("not JSON: {why}"))
-            });
-            match document {
-                Ok(document) if is_sample => samples.push(document),
-                Ok(document) => header = Some(document),
-                Err(why) => batch.problems.push(Problem::error(
-                    input.origin,
-                    None,
-                    format!("member {name}: {why}"),
-                )),
-            }
-        }
+        let header = header_name.and_then(|name| read(&mut zip, name, &budget, input, &mut batch));
         let Some(header) = header else {
             batch.problems.push(Problem::error(
                 input.origin,
@@ -147,36 +133,93 @@ impl Format for InspectEval {
             ));
             return batch;
         };
-        // Without header.json the eval is still running (or was killed): its journal says
-        // what has been written so far.
         let in_progress = header_name != Some("header.json") || header["status"] == "started";
+        let samples: Vec<&String> = names
+            .iter()
+            .filter(|name| name.starts_with("samples/") && name.ends_with(".json"))
+            .collect();
+        // Samples are read a group at a time on every core, each group with its own view of
+        // the zip; each sample's document is made into spans and dropped, and the groups' runs
+        // join in the log's order.
+        let mut runs = SampleRuns::new(input, EVAL_NAME, &header["eval"]);
         let eval = &header["eval"];
-        runs_of_samples(
-            input,
-            EVAL_NAME,
-            eval,
-            in_progress,
-            samples.iter(),
-            &mut batch,
-        );
+        let read_group = |(k, group): (usize, &[&String])| {
+            let mut part = Batch::default();
+            let mut runs = SampleRuns::new(input, EVAL_NAME, eval);
+            runs.before = k * SAMPLES_PER_GROUP;
+            match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
+                Ok(mut zip) => {
+                    for name in group {
+                        if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
+                            runs.add(&sample, &mut part);
+                        }
+                    }
+                }
+                Err(why) => part.problems.push(Problem::error(
+                    input.origin,
+                    None,
+                    format!("not a readable zip: {why}"),
+                )),
+            }
+            runs.build(&mut part);
+            (part, runs.counts())
+        };
+        let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
+        let parts = if input.may_use_every_core {
+            crate::machine::map_all(groups, read_group)
+        } else {
+            groups.map(read_group).collect()
+        };
+        for (part, counts) in parts {
+            batch.extend(part);
+            runs.count(counts);
+        }
+        runs.finish(in_progress, &mut batch);
         batch
     }
+}
+
+/// Samples read together by one thread: enough to keep the threads busy between hand-overs,
+/// few enough that a group's documents and spans stay small.
+const SAMPLES_PER_GROUP: usize = 32;
+
+/// A member read as JSON, or `None` with the reason in `batch`'s problems.
+fn read(
+    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    name: &str,
+    budget: &AtomicU64,
+    input: &Input,
+    batch: &mut Batch,
+) -> Option<Value> {
+    let document = member(zip, name, budget).and_then(|bytes| {
+        serde_json::from_slice::<Value>(&bytes).map_err(|why| format!("not JSON: {why}"))
+    });
+    document
+        .map_err(|why| {
+            batch.problems.push(Problem::error(
+                input.origin,
+                None,
+                format!("member {name}: {why}"),
+            ))
+        })
+        .ok()
 }
 
 /// One member decompressed, charged to `budget`.
 fn member(
     zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
     name: &str,
-    budget: &mut u64,
+    budget: &AtomicU64,
 ) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let mut entry = zip
         .by_name_raw(name.as_bytes())
         .map_err(|why| why.to_string())?;
     let method = entry.compression();
+    let left = budget.load(Ordering::Relaxed);
     let mut raw = Vec::new();
     (&mut entry)
-        .take(*budget + 1)
+        .take(left + 1)
         .read_to_end(&mut raw)
         .map_err(|why| why.to_string())?;
     // Compared, not matched: which variants exist depends on the zip crate's features.
@@ -185,73 +228,94 @@ fn member(
     } else if method == zip::CompressionMethod::DEFLATE {
         let mut out = Vec::new();
         flate2::read::DeflateDecoder::new(&raw[..])
-            .take(*budget + 1)
+            .take(left + 1)
             .read_to_end(&mut out)
             .map_err(|why| why.to_string())?;
         out
     } else if method == zip::CompressionMethod::ZSTD {
-        super::otlp::container::zstd_decode(&raw, *budget).map_err(|why| why.to_string())?
+        super::otlp::container::zstd_decode(&raw, left).map_err(|why| why.to_string())?
     } else {
         return Err(format!("compression method {method} is not read"));
     };
-    if out.len() as u64 > *budget {
+    // Charged whole or not at all, also while other threads charge theirs.
+    let charged = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+        left.checked_sub(out.len() as u64)
+    });
+    if charged.is_err() {
         return Err(format!(
             "over {} MiB decompressed in total",
             MAX_DECOMPRESSED_BYTES >> 20
         ));
     }
-    *budget -= out.len() as u64;
     Ok(out)
 }
 
-/// The runs of an Inspect log's samples: one per sample and epoch, spans built by the OTLP code.
-fn runs_of_samples<'a>(
-    input: &Input,
+/// Spans held before they are built into the batch: a log's samples are turned into spans a
+/// group at a time, so neither every sample's document nor every span's JSON is held at once.
+const SPANS_PER_BUILD: usize = 512;
+
+/// The runs of an Inspect log's samples, one per sample and epoch, added sample by sample;
+/// their spans are built by the OTLP code.
+struct SampleRuns<'a, 'i> {
+    input: &'a Input<'i>,
     format: &'static str,
-    eval: &Value,
-    in_progress: bool,
-    samples: impl ExactSizeIterator<Item = &'a Value>,
-    batch: &mut Batch,
-) {
-    let task = eval["task"].as_str().unwrap_or("task");
-    let eval_id = eval["eval_id"].as_str().unwrap_or("");
-    if samples.len() == 0 {
-        batch.problems.push(Problem::warning(
-            input.origin,
-            None,
-            "the log holds no samples (a run still in progress, or --no-log-samples)",
-        ));
+    eval: &'a Value,
+    task: &'a str,
+    eval_id: &'a str,
+    spans: Vec<Value>,
+    /// The log's samples before the first one added here (another group's).
+    before: usize,
+    total: usize,
+    scored: usize,
+    errored: usize,
+}
+
+impl<'a, 'i> SampleRuns<'a, 'i> {
+    fn new(input: &'a Input<'i>, format: &'static str, eval: &'a Value) -> Self {
+        SampleRuns {
+            input,
+            format,
+            eval,
+            task: eval["task"].as_str().unwrap_or("task"),
+            eval_id: eval["eval_id"].as_str().unwrap_or(""),
+            spans: Vec::new(),
+            before: 0,
+            total: 0,
+            scored: 0,
+            errored: 0,
+        }
     }
-    let mut spans = Vec::new();
-    let (mut total, mut scored, mut errored) = (0usize, 0usize, 0usize);
-    for (n, sample) in samples.enumerate() {
-        total += 1;
+
+    /// One sample's run: its spans, verdict, case and name.
+    fn add(&mut self, sample: &Value, batch: &mut Batch) {
+        let n = self.before + self.total;
+        self.total += 1;
         if sample["error"].is_object() {
-            errored += 1;
+            self.errored += 1;
         } else if sample["scores"]
             .as_object()
             .is_some_and(|scores| !scores.is_empty())
         {
-            scored += 1;
+            self.scored += 1;
         }
         let Some(sample_id) = text_of(&sample["id"]) else {
             batch.problems.push(Problem::warning(
-                input.origin,
+                self.input.origin,
                 None,
                 format!("sample #{n} has no id; skipped"),
             ));
-            continue;
+            return;
         };
         let epoch = sample["epoch"].as_u64().unwrap_or(1);
-        let trace_id = hex128(&format!("{eval_id}/{sample_id}/{epoch}"));
+        let trace_id = hex128(&format!("{}/{sample_id}/{epoch}", self.eval_id));
         let run = Sample {
             trace_id: &trace_id,
-            task,
+            task: self.task,
             sample_id: &sample_id,
             epoch,
             sample,
         };
-        run.spans(&mut spans);
+        run.spans(&mut self.spans);
         batch.evals.push((trace_id.clone(), run.verdict()));
         batch.cases.push((
             trace_id.clone(),
@@ -261,13 +325,62 @@ fn runs_of_samples<'a>(
                 index_is_repeat: true,
             },
         ));
-        batch
-            .invocation_names
-            .push((trace_id, format!("{task} · {sample_id} · epoch {epoch}")));
+        batch.invocation_names.push((
+            trace_id,
+            format!("{} · {sample_id} · epoch {epoch}", self.task),
+        ));
+        if self.spans.len() >= SPANS_PER_BUILD {
+            self.build(batch);
+        }
     }
-    if total > 0 {
+
+    /// The spans held so far, built into `batch` as one OTLP/JSON request.
+    fn build(&mut self, batch: &mut Batch) {
+        if self.spans.is_empty() {
+            return;
+        }
+        let spans = std::mem::take(&mut self.spans);
+        let request = json!({"resourceSpans": [{
+            "resource": {"attributes": [text_attr("service.name", self.task)]},
+            "scopeSpans": [{"scope": {"name": "inspect_ai"}, "spans": spans}]
+        }]});
+        let bytes = serde_json::to_vec(&request).unwrap_or_default();
+        drop(request);
+        if let Err(why) = super::otlp::build_json_in_memory(self.input, self.format, &bytes, batch)
+        {
+            batch
+                .problems
+                .push(Problem::error(self.input.origin, None, why.to_string()));
+        }
+    }
+
+    /// Samples seen, scored and errored so far.
+    fn counts(&self) -> [usize; 3] {
+        [self.total, self.scored, self.errored]
+    }
+
+    /// Counts another group's samples as this log's.
+    fn count(&mut self, [total, scored, errored]: [usize; 3]) {
+        self.total += total;
+        self.scored += scored;
+        self.errored += errored;
+    }
+
+    /// The rest of the spans, and the log's coverage said once.
+    fn finish(mut self, in_progress: bool, batch: &mut Batch) {
+        self.build(batch);
+        let (total, scored, errored) = (self.total, self.scored, self.errored);
+        if total == 0 {
+            batch.problems.push(Problem::warning(
+                self.input.origin,
+                None,
+                "the log holds no samples (a run still in progress, or --no-log-samples)",
+            ));
+            return;
+        }
         // Inspect's headline metrics leave errored samples out; here they fail, and the
         // coverage is said once per log.
+        let eval = self.eval;
         let progress = if in_progress {
             let planned = eval["dataset"]["samples"]
                 .as_u64()
@@ -280,23 +393,14 @@ fn runs_of_samples<'a>(
             String::new()
         };
         batch.problems.push(Problem::note(
-            input.origin,
+            self.input.origin,
             None,
             format!(
-                "Inspect log of {task}{progress}: {total} samples, {scored} scored, {errored} errored, {} neither (errored samples count as failing)",
+                "Inspect log of {}{progress}: {total} samples, {scored} scored, {errored} errored, {} neither (errored samples count as failing)",
+                self.task,
                 total - scored - errored
             ),
         ));
-    }
-    let request = json!({"resourceSpans": [{
-        "resource": {"attributes": [text_attr("service.name", task)]},
-        "scopeSpans": [{"scope": {"name": "inspect_ai"}, "spans": spans}]
-    }]});
-    let bytes = serde_json::to_vec(&request).unwrap_or_default();
-    if let Err(why) = super::otlp::build_json_in_memory(input, format, &bytes, batch) {
-        batch
-            .problems
-            .push(Problem::error(input.origin, None, why.to_string()));
     }
 }
 
