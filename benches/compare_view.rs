@@ -96,9 +96,7 @@ fn key_and_frame(bencher: Bencher, keys: &[Action]) {
     bencher.bench_local(|| {
         update(&mut state, keys[i % keys.len()]);
         i += 1;
-        terminal
-            .draw(|frame| render(frame, &state))
-            .expect("draw");
+        terminal.draw(|frame| render(frame, &state)).expect("draw");
     });
 }
 

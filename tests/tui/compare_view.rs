@@ -362,9 +362,17 @@ fn the_arksim_pair_shows_its_gold_and_d_opens_both_diffs() {
         "A's and B's:\n{shown}"
     );
     assert!(
-        shown.contains("tool calls · A 1 → B 1 · the same calls"),
+        shown.contains("tool calls · A 1 → B 1 · gold 2 · the same calls"),
         "{shown}"
     );
+    // The gold is the third column, its call beside the runs' (the conversation's other gold
+    // call belongs to its first turn, which both runs made).
+    let row = shown
+        .lines()
+        .find(|line| line.contains("  1   refund_order("))
+        .unwrap_or_else(|| panic!("no first row:\n{shown}"));
+    assert_eq!(row.matches("refund_order(").count(), 3, "{row}");
+    assert!(!shown.contains("not called"), "{shown}");
     assert_snapshot!("compare_arksim_newly_failing_140x40", shown);
 
     press(&mut state, "d");

@@ -27,6 +27,8 @@ const ANSWER_LINES: usize = 200;
 pub enum Block {
     Full(Line<'static>),
     Pair(Vec<Line<'static>>, Vec<Line<'static>>),
+    /// A, B and the gold, for a trajectory row when the case has a gold.
+    Triple(Vec<Line<'static>>, Vec<Line<'static>>, Vec<Line<'static>>),
 }
 
 /// One run of the case, read from its store.
@@ -410,14 +412,63 @@ fn trajectory_blocks(detail: &CaseDetail, mode: Reveal, theme: &Theme) -> Vec<Bl
         Some(row) => format!("first divergence ▶ row {}", row + 1),
         None => "the same calls".to_owned(),
     };
+    // The gold as a third column, aligned through a run's own diff against it: A's when A
+    // has one (its calls are the rows' left side), else B's.
+    let gold = match (&detail.sides[0], &detail.sides[1]) {
+        (
+            Some(SideRun {
+                gold: Some(diff), ..
+            }),
+            _,
+        ) => Some((diff, 0)),
+        (
+            _,
+            Some(SideRun {
+                gold: Some(diff), ..
+            }),
+        ) => Some((diff, 1)),
+        _ => None,
+    };
+    let gold_words = gold.map_or(String::new(), |(diff, _)| {
+        format!(" · gold {}", diff.gold.calls.len())
+    });
     let mut blocks = vec![Block::Full(Line::styled(
         format!(
-            "── tool calls · A {} → B {} · {verdict} ──",
+            "── tool calls · A {} → B {}{gold_words} · {verdict} ──",
             count(0),
             count(1)
         ),
         theme.style(Role::Title),
     ))];
+    let gold_cell = |row: &Row| -> Vec<Line<'static>> {
+        let Some((diff, side)) = gold else {
+            return Vec::new();
+        };
+        let call = if side == 0 {
+            detail.a_call(row)
+        } else {
+            detail.b_call(row)
+        };
+        // The same call in the diff's own list (which may hold a whole conversation's calls):
+        // by call id when both have one, else by tool and arguments.
+        let same = |other: &ActualCall| {
+            call.is_some_and(|call| match (&call.call_id, &other.call_id) {
+                (Some(id), Some(other_id)) => id == other_id,
+                _ => call.name == other.name && call.args == other.args,
+            })
+        };
+        let matched = diff
+            .rows
+            .iter()
+            .find(|g| g.actual.and_then(|a| diff.actual.get(a)).is_some_and(same));
+        match matched.filter(|g| g.gold.is_some()) {
+            Some(g) => vec![Line::styled(
+                diff.gold_cell(g, mode),
+                theme.style(Role::Text),
+            )],
+            None => vec![Line::styled("  —", theme.style(Role::Dim))],
+        }
+    };
     for (n, row) in report.rows.iter().enumerate() {
         let marker = if first == Some(n) { "▶" } else { " " };
         let role = if detail.diverges(row) {
@@ -453,7 +504,10 @@ fn trajectory_blocks(detail: &CaseDetail, mode: Reveal, theme: &Theme) -> Vec<Bl
                 .spans
                 .push(Span::styled(format!(" · {}", kind_word(row)), style));
         }
-        blocks.push(Block::Pair(left, right));
+        blocks.push(match gold {
+            Some(_) => Block::Triple(left, right, gold_cell(row)),
+            None => Block::Pair(left, right),
+        });
         if row.kind == RowKind::ArgMismatch {
             for line in report.arg_lines(row, mode) {
                 blocks.push(Block::Full(Line::styled(
@@ -461,6 +515,25 @@ fn trajectory_blocks(detail: &CaseDetail, mode: Reveal, theme: &Theme) -> Vec<Bl
                     theme.style(Role::Dim),
                 )));
             }
+        }
+    }
+    // Gold calls neither run's row met: the calls the gold expects that the side it is
+    // aligned through never made.
+    if let Some((diff, _)) = gold {
+        for missing in diff
+            .rows
+            .iter()
+            .filter(|g| g.actual.is_none() && g.gold.is_some())
+        {
+            let absent = || vec![Line::styled("  —", theme.style(Role::Dim))];
+            blocks.push(Block::Triple(
+                absent(),
+                absent(),
+                vec![Line::styled(
+                    format!("{} · not called", diff.gold_cell(missing, mode)),
+                    theme.style(Role::DiffRemoved),
+                )],
+            ));
         }
     }
     blocks

@@ -351,40 +351,54 @@ fn render_detail(frame: &mut Frame, area: Rect, state: &CompareState) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The detail's blocks as screen lines `width` wide: a pair's halves each wrapped within its
-/// column, side by side, the shorter padded, `separator` the style of the rule between them.
+/// The detail's blocks as screen lines `width` wide: a pair's (or triple's) cells each wrapped
+/// within its column, side by side, the shorter padded, `separator` the style of the rule
+/// between them.
 pub fn detail_lines(blocks: &[Block], width: u16, separator: Style) -> Vec<Line<'static>> {
-    let column = width.saturating_sub(3) / 2;
     let mut out = Vec::new();
     for block in blocks {
         match block {
             Block::Full(line) => out.extend(wrap_line_at_words(line.clone(), width)),
             Block::Pair(left, right) => {
-                let wrap = |lines: &[Line<'static>]| -> Vec<Line<'static>> {
-                    lines
-                        .iter()
-                        .flat_map(|line| wrap_line_at_words(line.clone(), column))
-                        .collect()
-                };
-                let (left, right) = (wrap(left), wrap(right));
-                for n in 0..left.len().max(right.len()) {
-                    let mut spans = Vec::new();
-                    let mut used = 0;
-                    if let Some(line) = left.get(n) {
-                        used = line.width();
-                        spans.extend(spans_of(line));
-                    }
-                    spans.push(Span::raw(
-                        " ".repeat(usize::from(column).saturating_sub(used)),
-                    ));
-                    spans.push(Span::styled(" │ ", separator));
-                    if let Some(line) = right.get(n) {
-                        spans.extend(spans_of(line));
-                    }
-                    out.push(Line::from(spans));
-                }
+                out.extend(columns(&[left, right], width, separator));
+            }
+            Block::Triple(a, b, gold) => out.extend(columns(&[a, b, gold], width, separator)),
+        }
+    }
+    out
+}
+
+/// Cells side by side in equal columns, each wrapped within its own, separated by a rule.
+fn columns(cells: &[&Vec<Line<'static>>], width: u16, separator: Style) -> Vec<Line<'static>> {
+    let count = cells.len().max(1) as u16;
+    let column = width.saturating_sub(3 * (count - 1)) / count;
+    let wrapped: Vec<Vec<Line<'static>>> = cells
+        .iter()
+        .map(|lines| {
+            lines
+                .iter()
+                .flat_map(|line| wrap_line_at_words(line.clone(), column))
+                .collect()
+        })
+        .collect();
+    let height = wrapped.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(height);
+    for n in 0..height {
+        let mut spans = Vec::new();
+        for (k, cell) in wrapped.iter().enumerate() {
+            let line = cell.get(n);
+            if k + 1 < wrapped.len() {
+                let used = line.map_or(0, Line::width);
+                spans.extend(line.map(spans_of).unwrap_or_default());
+                spans.push(Span::raw(
+                    " ".repeat(usize::from(column).saturating_sub(used)),
+                ));
+                spans.push(Span::styled(" │ ", separator));
+            } else if let Some(line) = line {
+                spans.extend(spans_of(line));
             }
         }
+        out.push(Line::from(spans));
     }
     out
 }
