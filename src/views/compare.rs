@@ -125,6 +125,11 @@ pub struct Entry {
     pub a: Option<Side>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub b: Option<Side>,
+    /// For a case run on both sides: what differs between them, `dump --json`'s facet names
+    /// failing on one side only, then `eval.label` and `eval.score` when the evaluator's label
+    /// or score changed. Absent when nothing did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<&'static str>,
     /// For a case failing on both sides: whether its failing facets changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason_changed: Option<bool>,
@@ -354,6 +359,7 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
                 case,
                 a: Some(side_a),
                 b: None,
+                changed: Vec::new(),
                 reason_changed: None,
                 repeats,
             });
@@ -370,8 +376,10 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
                 || side_a.eval.as_ref().map(|e| (&e.label, &e.reason))
                     != side_b.eval.as_ref().map(|e| (&e.label, &e.reason))
         });
+        let changed = what_changed(&side_a, &side_b);
         class.push(Entry {
             case,
+            changed,
             a: Some(side_a),
             b: Some(side_b),
             reason_changed,
@@ -383,6 +391,7 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
             case: case_out(&key, mode),
             a: None,
             b: Some(side_b),
+            changed: Vec::new(),
             reason_changed: None,
             repeats: [place(&ids_a, &key), place(&ids_b, &key)],
         });
@@ -752,6 +761,26 @@ pub fn tool_deltas(comparison: &Comparison) -> Vec<(&str, ToolCounts, ToolCounts
             ))
         })
         .collect()
+}
+
+/// What differs between a case's two runs: the facets failing on one side only, then the
+/// evaluator's label and score.
+fn what_changed(a: &Side, b: &Side) -> Vec<&'static str> {
+    let mut changed: Vec<&'static str> = a
+        .facets
+        .iter()
+        .filter(|facet| !b.facets.contains(facet))
+        .chain(b.facets.iter().filter(|facet| !a.facets.contains(facet)))
+        .copied()
+        .collect();
+    let (eval_a, eval_b) = (a.eval.as_ref(), b.eval.as_ref());
+    if eval_a.map(|e| &e.label) != eval_b.map(|e| &e.label) {
+        changed.push("eval.label");
+    }
+    if eval_a.and_then(|e| e.score) != eval_b.and_then(|e| e.score) {
+        changed.push("eval.score");
+    }
+    changed
 }
 
 /// The comparison as plain text: counts per class, then each case that changed.

@@ -13,7 +13,8 @@ fn log(run: &str) -> PathBuf {
     inspect_log(run, "json")
 }
 
-fn dump(path: &Path) -> Value {
+/// `dump --json --reveal` of `path` by the binary under test.
+pub(crate) fn dump(path: &Path) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
         .args(["dump", "--json", "--reveal"])
         .arg(path)

@@ -10,18 +10,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::inspect_logs::dump;
 use crate::inspect_real::{check_against_inspect, inspect_truth, root, venv_python};
-
-/// `dump --json --reveal` of `path` by the binary under test.
-fn dump(path: &Path) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
-        .args(["dump", "--json", "--reveal"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice(&output.stdout).unwrap()
-}
 
 /// The four logs (runs A and B, each as `.eval` and `.json`), generated once per test binary.
 fn generated() -> &'static (tempfile::TempDir, Vec<PathBuf>) {

@@ -490,6 +490,25 @@ fn two_inspect_logs_classify_as_their_truth_table_says(extension: &str) {
     let geo_08 = &json["still_failing"][1];
     assert_eq!(geo_08["b"]["eval"]["label"], "sample error");
     assert_eq!(geo_08["reason_changed"], true);
+    assert_eq!(
+        geo_08["changed"],
+        serde_json::json!(["error", "eval.label"])
+    );
+    // What changed names the facet: geo-04 only failed its evaluation in B, geo-03 also a tool.
+    let geo_04 = &json["newly_failing"][1];
+    assert_eq!(
+        geo_04["changed"],
+        serde_json::json!(["eval-failed", "eval.label"])
+    );
+    let geo_03 = &json["newly_failing"][0];
+    assert_eq!(
+        geo_03["changed"],
+        serde_json::json!(["degraded", "eval-failed", "eval.label"])
+    );
+    assert!(
+        json["still_failing"][0].get("changed").is_none(),
+        "geo-05: the same"
+    );
     assert_eq!(json["summary"]["b"]["errored"], 1);
     assert_eq!(json["summary"]["a"]["evaluated"], 8);
     assert_eq!(json["flaky"], serde_json::json!([]), "one epoch each");

@@ -469,6 +469,7 @@ mod tests {
             },
             a,
             b,
+            changed: Vec::new(),
             reason_changed: None,
             repeats: [None, None],
         }
