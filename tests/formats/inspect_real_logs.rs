@@ -4,7 +4,7 @@
 //! errors and timing, in both log formats. The model is Inspect's `mockllm/model` scripted by
 //! `tests/fixtures/inspect-ai/gen_inspect_logs.py`, so no network is needed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
