@@ -5,9 +5,10 @@
 use ratatui::text::{Line, Span};
 
 use super::theme::{Role, Theme};
+use crate::model::ScorerVerdict;
 use crate::redact::{self, Reveal};
 use crate::store::Invocation;
-use crate::triage::{Facets, GoldOutcome};
+use crate::triage::{EvalFacet, Facets, GoldOutcome};
 
 /// Failed spans listed in the block; the rest are counted.
 const LISTED_SPANS: usize = 8;
@@ -47,70 +48,14 @@ pub fn verdict_lines(
         ]));
     }
     if let Some(eval) = &facets.eval {
-        let (glyph, role) = if eval.failed {
-            ("✗", Role::StatusError)
-        } else {
-            ("✓", Role::StatusOk)
-        };
-        let mut head = vec![
-            Span::styled(format!("{:<10}", "evaluator"), dim),
-            Span::styled(
-                format!("{glyph} {}", text(&eval.label, mode)),
-                theme.style(role),
-            ),
-        ];
-        if let Some(score) = eval.score {
-            let threshold = eval
-                .threshold
-                .map(|t| format!(" (threshold {t:.2})"))
-                .unwrap_or_default();
-            head.push(Span::styled(
-                format!("  score {score:.2}{threshold}"),
-                plain,
-            ));
-        }
-        lines.push(Line::from(head));
-        // Verbatim, one screen line per line of the evaluator's text. Masked whole first: a
-        // secret spanning lines (a PEM key block) is only recognised in one piece.
-        let reason = redact::mask_text(&eval.reason, mode);
-        for (k, part) in reason.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-            let label = if k == 0 { "reason" } else { "" };
-            lines.push(Line::from(vec![
-                Span::styled(format!("{label:<10}"), dim),
-                Span::styled(text(part, mode), plain),
-            ]));
-        }
-        // Each scorer of a verdict made of several (Inspect): its value, then its answer and
-        // explanation verbatim, masked as the reason is.
-        for scorer in inv.eval().map(|e| e.scorers.as_slice()).unwrap_or(&[]) {
-            let (glyph, role) = if scorer.fails_by_default() {
-                ("✗", Role::StatusError)
-            } else {
-                ("✓", Role::StatusOk)
-            };
-            lines.push(Line::from(vec![
-                Span::styled(format!("{:<10}", "scorer"), dim),
-                Span::styled(
-                    format!(
-                        "{glyph} {} = {}",
-                        text(&scorer.name, mode),
-                        text(&scorer.value_text(), mode)
-                    ),
-                    theme.style(role),
-                ),
-            ]));
-            for (label, said) in [("answer", &scorer.answer), ("why", &scorer.explanation)] {
-                let Some(said) = said else { continue };
-                let said = redact::mask_text(said, mode);
-                for (k, part) in said.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-                    let label = if k == 0 { label } else { "" };
-                    lines.push(Line::from(vec![
-                        Span::styled(format!("  {label:<8}"), dim),
-                        Span::styled(text(part, mode), plain),
-                    ]));
-                }
-            }
-        }
+        let scorers = inv.eval().map(|e| e.scorers.as_slice()).unwrap_or(&[]);
+        lines.extend(evaluator_lines(
+            eval,
+            scorers,
+            ("evaluator", 9),
+            mode,
+            theme,
+        ));
     }
     if facets.failed_spans().len() > 0 {
         lines.push(Line::styled(
@@ -183,5 +128,79 @@ pub fn verdict_lines(
         _ => {}
     }
     lines.push(Line::raw(""));
+    lines
+}
+
+/// The evaluator's verdict as the detail shows it: `head` and its label (with its score and
+/// threshold), its reason verbatim, then each scorer of a verdict made of several (Inspect)
+/// with its answer and explanation (their length until revealed), every text masked under
+/// `mode`. Labels are padded to
+/// `width` columns (at least 7: " answer" and "scorer" fit).
+pub fn evaluator_lines(
+    eval: &EvalFacet,
+    scorers: &[ScorerVerdict],
+    (head, width): (&str, usize),
+    mode: Reveal,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let dim = theme.style(Role::Dim);
+    let plain = theme.style(Role::Text);
+    let width = width.max(7);
+    let verdict = |failed: bool| {
+        if failed {
+            ("✗", theme.style(Role::StatusError))
+        } else {
+            ("✓", theme.style(Role::StatusOk))
+        }
+    };
+    // Verbatim, one screen line per line of the text, labelled on its first. Masked whole
+    // first: a secret spanning lines (a PEM key block) is only recognised in one piece.
+    let labelled = |lines: &mut Vec<Line<'static>>, label: &str, said: &str| {
+        let said = redact::mask_text(said, mode);
+        for (k, part) in said.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let label = if k == 0 { label } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{label:<width$} "), dim),
+                Span::styled(text(part, mode), plain),
+            ]));
+        }
+    };
+    let (glyph, style) = verdict(eval.failed);
+    let mut first = vec![
+        Span::styled(format!("{head:<width$} "), dim),
+        Span::styled(format!("{glyph} {}", text(&eval.label, mode)), style),
+    ];
+    if let Some(score) = eval.score {
+        let threshold = eval
+            .threshold
+            .map(|t| format!(" (threshold {t:.2})"))
+            .unwrap_or_default();
+        first.push(Span::styled(
+            format!("  score {score:.2}{threshold}"),
+            plain,
+        ));
+    }
+    let mut lines = vec![Line::from(first)];
+    labelled(&mut lines, "reason", &eval.reason);
+    for scorer in scorers {
+        let (glyph, style) = verdict(scorer.fails_by_default());
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<width$} ", "scorer"), dim),
+            Span::styled(
+                format!(
+                    "{glyph} {} = {}",
+                    text(&scorer.name, mode),
+                    text(&scorer.value_text(), mode)
+                ),
+                style,
+            ),
+        ]));
+        // They quote the model's completion: its length until revealed, like the payload.
+        for (label, said) in [(" answer", &scorer.answer), (" why", &scorer.explanation)] {
+            if let Some(said) = said {
+                labelled(&mut lines, label, &redact::shown_quote(said, mode));
+            }
+        }
+    }
     lines
 }

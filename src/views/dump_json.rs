@@ -343,14 +343,11 @@ impl<'a> InvocationOut<'a> {
                         name: redact::shown_data(&scorer.name, mode).into_owned(),
                         value: redact::shown_data(&scorer.value_text(), mode).into_owned(),
                         failing: scorer.fails_by_default(),
-                        answer: scorer
-                            .answer
-                            .as_ref()
-                            .map(|t| redact::shown_data(t, mode).into_owned()),
+                        answer: scorer.answer.as_ref().map(|t| redact::shown_quote(t, mode)),
                         explanation: scorer
                             .explanation
                             .as_ref()
-                            .map(|t| redact::shown_data(t, mode).into_owned()),
+                            .map(|t| redact::shown_quote(t, mode)),
                     })
                     .collect(),
             }),

@@ -373,6 +373,16 @@ fn each_scorer_is_in_the_json_and_scorer_queries_find_its_verdicts() {
     assert_eq!(scorers[0]["value"], "I");
     assert_eq!(scorers[0]["failing"], true);
     assert_eq!(scorers[0]["answer"], "(no tool calls)");
+    // Redacted, what quotes the completion shows its length only, like the completion itself.
+    let redacted = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(log("B"))
+        .output()
+        .unwrap();
+    let redacted: Value = serde_json::from_slice(&redacted.stdout).unwrap();
+    let includes = &run(&redacted, "geo-04")["eval"]["scorers"][1];
+    assert_eq!(includes["answer"], "text (14 chars)", "17 * 23 = 391.");
+    assert_eq!(includes["explanation"], "text (14 chars)");
     assert!(
         scorers[0]["explanation"]
             .as_str()

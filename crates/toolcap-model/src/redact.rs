@@ -443,6 +443,16 @@ fn shown_key(key: &str) -> String {
     shown_line(key, Reveal::Redacted)
 }
 
+/// Text that quotes what a model produced outside its payloads (an Inspect scorer's answer and
+/// explanation, which repeat the completion): its length while redacted, like the payload it
+/// quotes; revealed, the text with secrets and personal data masked.
+pub fn shown_quote(text: &str, mode: Reveal) -> String {
+    match mode {
+        Reveal::Redacted => format!("text ({} chars)", text.chars().count()),
+        Reveal::Revealed => shown_data(text, mode).into_owned(),
+    }
+}
+
 /// A payload prepared for display under the given mode: redacted → its shape; revealed →
 /// the value with secrets masked. Text payloads redact to their length.
 pub fn present(value: &PayloadValue, mode: Reveal) -> PayloadValue {

@@ -16,6 +16,7 @@ use crate::store::{Invocation, Store};
 use crate::triage::EvalFacet;
 use crate::tui::payload::payload_lines;
 use crate::tui::theme::{Role, Theme};
+use crate::tui::verdict::evaluator_lines;
 use crate::views::compare::{Entry, Repeats, Side, glyph};
 
 /// Lines of a final answer shown per side; the rest is counted.
@@ -339,38 +340,14 @@ fn verdict_lines(
         return lines;
     };
     if let Some(eval) = run.run.eval() {
-        let (glyph, role) = if EvalFacet::failed(eval) {
-            ("✗", Role::StatusError)
-        } else {
-            ("✓", Role::StatusOk)
-        };
-        let mut head = vec![
-            Span::styled("eval    ", dim),
-            Span::styled(
-                format!("{glyph} {}", redact::shown_line(&eval.label, mode)),
-                theme.style(role),
-            ),
-        ];
-        if let Some(score) = eval.score {
-            let threshold = eval
-                .threshold
-                .map(|t| format!(" (threshold {t:.2})"))
-                .unwrap_or_default();
-            head.push(Span::styled(
-                format!("  score {score:.2}{threshold}"),
-                plain,
-            ));
-        }
-        lines.push(Line::from(head));
-        // Masked whole first: a secret spanning lines is only recognised in one piece.
-        let reason = redact::mask_text(&eval.reason, mode);
-        for (k, part) in reason.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-            let label = if k == 0 { "reason  " } else { "        " };
-            lines.push(Line::from(vec![
-                Span::styled(label, dim),
-                Span::styled(redact::shown_line(part, mode), plain),
-            ]));
-        }
+        let facet = EvalFacet::of(eval);
+        lines.extend(evaluator_lines(
+            &facet,
+            &eval.scorers,
+            ("eval", 7),
+            mode,
+            theme,
+        ));
     }
     if let Some(gold) = &run.gold {
         let (text, role) = if gold.passed() {
