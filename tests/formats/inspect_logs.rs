@@ -460,3 +460,83 @@ fn every_epoch_of_a_three_epoch_log_is_a_run_with_its_own_verdict() {
         assert_eq!(runs, expected, "{name}");
     }
 }
+
+/// The spans' payload texts (input and output, revealed), by case and span name.
+fn payload_texts(document: &Value) -> Vec<(String, String, Value, Value)> {
+    let mut texts = Vec::new();
+    for run in document["invocations"].as_array().unwrap() {
+        for span in run["spans"].as_array().unwrap() {
+            texts.push((
+                run["case"]["id"].as_str().unwrap().to_owned(),
+                span["name"].as_str().unwrap().to_owned(),
+                span["input"]["value"].clone(),
+                span["output"]["value"].clone(),
+            ));
+        }
+    }
+    texts.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    texts
+}
+
+/// A `.eval` log's payloads stay in their sample's member, compressed, and are read again when
+/// shown: the texts are those of the JSON form, whatever method compressed the member.
+#[test]
+fn payloads_stay_in_their_member_and_read_back_as_the_json_form_has_them() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use toolcap::model::{Origin, PayloadBody};
+
+    let zip_path = eval_log("A");
+    let bytes = std::fs::read(&zip_path).unwrap();
+    let loaded = toolcap::formats::load_bytes(Origin::File(Arc::new(zip_path.clone())), &bytes);
+    let payloads: Vec<_> = loaded
+        .batch
+        .spans
+        .iter()
+        .flat_map(|span| [span.input().into_owned(), span.output().into_owned()])
+        .filter(|payload| !matches!(payload.body, PayloadBody::Absent))
+        .collect();
+    assert!(!payloads.is_empty());
+    let kept_in_member = payloads
+        .iter()
+        .filter(|p| matches!(p.body, PayloadBody::InRecord { .. }))
+        .count();
+    assert!(
+        kept_in_member * 2 > payloads.len(),
+        "{kept_in_member} of {} payloads in their member",
+        payloads.len()
+    );
+
+    // The same samples rewritten with deflate and stored members.
+    let json_form: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rewritten = dir.path().join("rewritten.eval");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&rewritten).unwrap());
+    let method = |n: usize| {
+        zip::write::SimpleFileOptions::default().compression_method(if n.is_multiple_of(2) {
+            zip::CompressionMethod::Deflated
+        } else {
+            zip::CompressionMethod::Stored
+        })
+    };
+    let mut header = json_form.clone();
+    header.as_object_mut().unwrap().remove("samples");
+    zip.start_file("header.json", method(0)).unwrap();
+    zip.write_all(header.to_string().as_bytes()).unwrap();
+    for (n, sample) in json_form["samples"].as_array().unwrap().iter().enumerate() {
+        let name = format!(
+            "samples/{}_epoch_{}.json",
+            sample["id"].as_str().unwrap(),
+            1
+        );
+        zip.start_file(name, method(n)).unwrap();
+        zip.write_all(sample.to_string().as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+
+    let from_json = payload_texts(&dump(&log("A")));
+    assert!(from_json.iter().any(|(_, _, input, _)| input.is_array()));
+    for path in [zip_path, rewritten] {
+        assert_eq!(payload_texts(&dump(&path)), from_json, "{}", path.display());
+    }
+}

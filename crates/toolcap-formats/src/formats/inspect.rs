@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::common::timestamp::rfc3339_nanos;
 use super::{Format, Input, MAX_DECOMPRESSED_BYTES};
-use crate::model::{Batch, Case, EvalVerdict, Problem, ScorerVerdict};
+use crate::model::{Batch, Case, EvalVerdict, Origin, Problem, RecordRef, ScorerVerdict};
 
 pub struct InspectJson;
 
@@ -100,6 +100,35 @@ impl Format for InspectEval {
         self.sniff(input)
     }
 
+    /// `record` is one sample's member as the zip holds it (zstd, deflate or stored);
+    /// `locator` is `trace/span#attribute`. The sample's spans are made again and the
+    /// attribute's text taken from the one span.
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        let (ids, key) = locator.rsplit_once('#')?;
+        let (trace_id, span_id) = ids.split_once('/')?;
+        LAST_SAMPLE.with_borrow_mut(|last| {
+            // A search reads a run's payloads one after another: its sample is made into
+            // spans once, not once per payload.
+            let held = last
+                .as_ref()
+                .is_some_and(|held| held.record == record && held.trace_id == trace_id);
+            if !held {
+                *last = Some(SampleSpans {
+                    record: record.to_vec(),
+                    trace_id: trace_id.to_owned(),
+                    spans: spans_of_member(record, trace_id)?,
+                });
+            }
+            let spans = &last.as_ref()?.spans;
+            let span = spans.iter().find(|span| span["spanId"] == span_id)?;
+            let attributes = span["attributes"].as_array()?;
+            let attribute = attributes.iter().find(|a| a["key"] == key)?;
+            attribute["value"]["stringValue"]
+                .as_str()
+                .map(str::to_owned)
+        })
+    }
+
     fn parse(&self, input: &Input) -> Batch {
         let mut batch = Batch::default();
         let mut zip = match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
@@ -151,6 +180,7 @@ impl Format for InspectEval {
                 Ok(mut zip) => {
                     for name in group {
                         if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
+                            runs.record = record_of(&mut zip, name, input);
                             runs.add(&sample, &mut part);
                         }
                     }
@@ -182,6 +212,30 @@ impl Format for InspectEval {
 /// Samples read together by one thread: enough to keep the threads busy between hand-overs,
 /// few enough that a group's documents and spans stay small.
 const SAMPLES_PER_GROUP: usize = 32;
+
+/// Where a sample's member lies in the log file, for its payloads to stay there: the
+/// compressed bytes of one member are a record [`InspectEval::load_payload`] reads again.
+/// `None` when the log did not come from a file as it is on disk.
+fn record_of(
+    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    name: &str,
+    input: &Input,
+) -> Option<std::sync::Arc<RecordRef>> {
+    let Origin::File(path) = input.origin else {
+        return None;
+    };
+    if input.was_gzip || input.base_offset != 0 {
+        return None;
+    }
+    let entry = zip.by_name_raw(name.as_bytes()).ok()?;
+    Some(std::sync::Arc::new(RecordRef {
+        path: path.clone(),
+        offset: entry.data_start()?,
+        len: entry.compressed_size(),
+        gzip: false,
+        format: EVAL_NAME,
+    }))
+}
 
 /// A member read as JSON, or `None` with the reason in `batch`'s problems.
 fn read(
@@ -250,6 +304,51 @@ fn member(
     Ok(out)
 }
 
+/// The spans last made from a member for [`InspectEval::load_payload`], per thread.
+struct SampleSpans {
+    record: Vec<u8>,
+    trace_id: String,
+    spans: Vec<Value>,
+}
+
+thread_local! {
+    static LAST_SAMPLE: std::cell::RefCell<Option<SampleSpans>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The spans of the sample in `record` (a member as the zip holds it), as the log's reading
+/// made them under `trace_id`.
+fn spans_of_member(record: &[u8], trace_id: &str) -> Option<Vec<Value>> {
+    let sample: Value = serde_json::from_slice(&unpack_member(record)?).ok()?;
+    let run = Sample {
+        trace_id,
+        task: "",
+        sample_id: &text_of(&sample["id"])?,
+        epoch: sample["epoch"].as_u64().unwrap_or(1),
+        sample: &sample,
+    };
+    let mut spans = Vec::new();
+    run.spans(&mut spans);
+    Some(spans)
+}
+
+/// A member's bytes as the zip holds them, decompressed: zstd frames by their magic number,
+/// a stored JSON document as it is, anything else as deflate.
+fn unpack_member(raw: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if raw.starts_with(&super::otlp::container::ZSTD_MAGIC) {
+        return super::otlp::container::zstd_decode(raw, MAX_DECOMPRESSED_BYTES).ok();
+    }
+    if raw.first() == Some(&b'{') {
+        return Some(raw.to_vec());
+    }
+    let mut out = Vec::new();
+    flate2::read::DeflateDecoder::new(raw)
+        .take(MAX_DECOMPRESSED_BYTES + 1)
+        .read_to_end(&mut out)
+        .ok()?;
+    (out.len() as u64 <= MAX_DECOMPRESSED_BYTES).then_some(out)
+}
+
 /// Spans held before they are built into the batch: a log's samples are turned into spans a
 /// group at a time, so neither every sample's document nor every span's JSON is held at once.
 const SPANS_PER_BUILD: usize = 512;
@@ -263,6 +362,8 @@ struct SampleRuns<'a, 'i> {
     task: &'a str,
     eval_id: &'a str,
     spans: Vec<Value>,
+    /// The member the next sample added was read from (see [`record_of`]).
+    record: Option<std::sync::Arc<RecordRef>>,
     /// The log's samples before the first one added here (another group's).
     before: usize,
     total: usize,
@@ -279,6 +380,7 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
             task: eval["task"].as_str().unwrap_or("task"),
             eval_id: eval["eval_id"].as_str().unwrap_or(""),
             spans: Vec::new(),
+            record: None,
             before: 0,
             total: 0,
             scored: 0,
@@ -329,7 +431,8 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
             trace_id,
             format!("{} · {sample_id} · epoch {epoch}", self.task),
         ));
-        if self.spans.len() >= SPANS_PER_BUILD {
+        // A sample whose payloads stay in its member is built on its own, with its record.
+        if self.record.is_some() || self.spans.len() >= SPANS_PER_BUILD {
             self.build(batch);
         }
     }
@@ -346,7 +449,9 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
         }]});
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
         drop(request);
-        if let Err(why) = super::otlp::build_json_in_memory(self.input, self.format, &bytes, batch)
+        let record = self.record.take();
+        if let Err(why) =
+            super::otlp::build_json_from_record(self.input, self.format, &bytes, record, batch)
         {
             batch
                 .problems

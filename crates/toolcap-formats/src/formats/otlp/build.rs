@@ -11,7 +11,7 @@ use super::wire::{self, Leniency, Scalar, Text};
 use crate::model::interner;
 use crate::model::{
     ArcStr, AttrValue, Batch, FormatName, Id, Origin, Payload, PayloadBody, PayloadRange,
-    PayloadState, Problem, Provenance, RawEncoding, Span, SpanEvent, SpanStatus,
+    PayloadState, Problem, Provenance, RawEncoding, RecordRef, Span, SpanEvent, SpanStatus,
     truncation_marker_total,
 };
 
@@ -36,6 +36,10 @@ pub struct Context<'c> {
     pub format: FormatName,
     /// `None`: payloads are kept inline (network requests).
     pub file: Option<FileBuffer<'c>>,
+    /// A record of the source the request was made from (an Inspect sample's zip member):
+    /// big payloads with no range in `file` stay there, found again by the format through
+    /// a locator naming the span and the attribute.
+    pub record: Option<Arc<RecordRef>>,
     pub line: Option<u64>,
 }
 
@@ -303,7 +307,15 @@ fn build_span(
     let parent_span_id =
         (!parent.is_empty() && parent.iter().any(|b| *b != 0)).then(|| Id::from_bytes(&parent));
 
-    let payloads = Payloads { ctx };
+    // Payloads left in a record are found again by trace, span and attribute.
+    let locator = ctx
+        .record
+        .as_ref()
+        .map(|_| format!("{}/{}", hex::encode(&trace_id), hex::encode(&span_id)));
+    let payloads = Payloads {
+        ctx,
+        locator: locator.as_deref(),
+    };
     let mut attributes = crate::model::Attributes::spare();
     attributes.extend(ws.attributes.iter().map(|kv| {
         (
@@ -400,6 +412,8 @@ fn truncate(text: &str, max: usize) -> String {
 #[derive(Clone, Copy)]
 struct Payloads<'c> {
     ctx: &'c Context<'c>,
+    /// `trace/span` of the span whose payloads these are, when they may stay in a record.
+    locator: Option<&'c str>,
 }
 
 impl Payloads<'_> {
@@ -437,6 +451,14 @@ impl Payloads<'_> {
             .and_then(|file| file.range_of(raw, encoding));
         let Some(range) = range else {
             let text = decoded.map_or_else(|| text.decoded(), Cow::Borrowed);
+            if let (Some(record), Some(span)) = (&self.ctx.record, self.locator) {
+                let mut payload = Payload::inline(interner::key(field), text.as_ref());
+                payload.body = PayloadBody::InRecord {
+                    record: record.clone(),
+                    locator: format!("{span}#{field}").into(),
+                };
+                return payload;
+            }
             return Payload::inline(interner::key(field), text.as_ref());
         };
         let len = text.decoded_len();

@@ -111,6 +111,7 @@ impl<'a> CheckedRequest<'a> {
                 base_offset,
                 gzip: false,
             }),
+            record: None,
             line: None,
         };
         build::build_request(&self.request, &ctx, &mut Vec::new(), &mut batch);

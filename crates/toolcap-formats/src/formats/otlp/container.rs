@@ -17,7 +17,7 @@ use prost::Message as _;
 
 use crate::formats::{MAX_DECOMPRESSED_BYTES, maybe_gunzip};
 
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const LENGTH_PREFIX_BYTES: usize = 4;
 /// Protobuf `ExportTraceServiceRequest` starts with field 1 (`resource_spans`), wire type 2.
 const PROTOBUF_FIRST_TAG: u8 = 0x0a;

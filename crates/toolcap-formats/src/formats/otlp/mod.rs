@@ -40,12 +40,25 @@ pub(crate) fn build_json_in_memory(
     request_json: &[u8],
     batch: &mut Batch,
 ) -> Result<(), crate::Error> {
+    build_json_from_record(input, format, request_json, None, batch)
+}
+
+/// [`build_json_in_memory`], with big payloads left in `record` (which the request was made
+/// from) when one is given: the format finds them again by span and attribute.
+pub(crate) fn build_json_from_record(
+    input: &Input,
+    format: &'static str,
+    request_json: &[u8],
+    record: Option<Arc<crate::model::RecordRef>>,
+    batch: &mut Batch,
+) -> Result<(), crate::Error> {
     let request = wire::Request::parse(request_json).map_err(crate::Error::NotOtlpSpan)?;
     let ctx = build::Context {
         origin: input.origin,
         span_origin: Some(input.span_origin()),
         format: format.into(),
         file: None,
+        record,
         line: None,
     };
     let mut leniencies = Vec::new();
@@ -304,6 +317,7 @@ fn context<'c>(
         span_origin: Some(input.span_origin()),
         format: format.into(),
         file,
+        record: None,
         line,
     }
 }
@@ -475,6 +489,7 @@ pub fn batch_from_request(
         span_origin: Some(Arc::new(origin.clone())),
         format: format.into(),
         file: None,
+        record: None,
         line,
     };
     let wire = proto::request_to_wire(request);
@@ -529,6 +544,7 @@ pub fn batch_from_live_body(
                 base_offset: *offset,
                 gzip: false,
             }),
+        record: None,
         line: None,
     };
     let mut leniencies = Vec::new();
