@@ -161,7 +161,11 @@ impl NotePrompt {
         let visible = (width as usize).saturating_sub(10);
         let skip = text.chars().count().saturating_sub(visible);
         let shown: String = text.chars().skip(skip).collect();
-        let mut hint = vec!["Tab/1-9 label".to_owned()];
+        let mut hint = vec![match self.labels.len() {
+            0 => "no labels configured".to_owned(),
+            1 => "Tab/1 label".to_owned(),
+            n => format!("Tab/1-{} label", n.min(9)),
+        }];
         if let Some(key) = any_key(keymap, &KEYS, &[Action::SaveNote]) {
             hint.push(format!("{key} saves"));
         }
