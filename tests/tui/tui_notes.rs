@@ -501,3 +501,62 @@ fn killed_writer_child() {
         let _ = std::io::stdin().read(&mut [0u8; 1]);
     });
 }
+
+#[test]
+fn compare_carries_the_notes_of_cases_still_failing() {
+    let (dir, a) = epochs_copy();
+    let b = dir.path().join("B");
+    std::fs::create_dir(&b).unwrap();
+    for entry in std::fs::read_dir(&a).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), b.join(entry.file_name())).unwrap();
+    }
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let annotate = |source: &str, index: &str, label: &str, note: &str| {
+        let written = binary(&[
+            "annotate", source, "--id", "cap-04", "--index", index, "--label", label, "--note",
+            note,
+        ]);
+        assert_eq!(written.status.code(), Some(0), "{written:?}");
+    };
+    annotate(a, "1", "known", "Bonn in the gold");
+    annotate(a, "3", "known", "Bonn again");
+    annotate(b, "3", "gold-wrong", "fix the gold");
+    let json = binary(&["compare", "--json", a, b]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let still: Vec<&serde_json::Value> = doc["still_failing"].as_array().unwrap().iter().collect();
+    let entry = |index: u64| {
+        still
+            .iter()
+            .find(|e| e["case"]["id"] == "cap-04" && e["case"]["index"] == index)
+            .copied()
+            .unwrap_or_else(|| panic!("cap-04 #{index} still fails: {doc:#}"))
+    };
+    let first = entry(1);
+    assert_eq!(first["a"]["note"]["note"], "Bonn in the gold");
+    assert_eq!(first["b"]["note"]["note"], "Bonn in the gold");
+    assert_eq!(first["b"]["note"]["carried"], true);
+    assert!(first["a"]["note"].get("carried").is_none());
+    let third = entry(3);
+    assert_eq!(third["a"]["note"]["label"], "known");
+    assert_eq!(
+        third["b"]["note"]["label"], "gold-wrong",
+        "B's own note wins"
+    );
+    assert!(third["b"]["note"].get("carried").is_none());
+
+    let md = binary(&["compare", "--md", a, b]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("## Triage notes of cases still failing"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `cap-04` | 1 | known | `Bonn in the gold (from A)` | `ann` |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `cap-04` | 3 | gold-wrong | `fix the gold` | `ann` |"),
+        "{md}"
+    );
+}
