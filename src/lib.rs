@@ -13,7 +13,7 @@ pub use toolcap_model::{logging, machine, model, redact, system};
 pub use toolcap_query::{query, triage};
 pub use toolcap_receiver::receiver;
 pub use toolcap_sources::sources;
-pub use toolcap_store::store;
+pub use toolcap_store::{notes, store};
 
 pub mod commands;
 mod error;

@@ -57,6 +57,8 @@ pub struct CheckArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub scorer: super::ScorerArgs,
+    #[command(flatten)]
+    pub notes: super::NotesArgs,
 }
 
 fn options_from(args: &CheckArgs) -> Result<CheckOptions, crate::Error> {
@@ -158,6 +160,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     // Settled once, with every source and the scenarios in: a trace split across sources is
     // assembled once.
     store.settle();
+    args.notes.read_into(&mut store, &args.sources);
     let store = super::kept_until_exit(store);
     problems.extend(
         store
@@ -200,6 +203,9 @@ pub fn run(args: &CheckArgs) -> i32 {
             "invocations": checked.iter().map(|(r, extras)| {
                 let mut doc = r.to_json(reveal);
                 extras.extend_json(&mut doc, r, reveal);
+                if let Some(note) = store.notes().of_run(&r.invocation) {
+                    doc["note"] = crate::views::dump::note_json(note, reveal);
+                }
                 doc
             }).collect::<Vec<_>>(),
             "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
@@ -211,6 +217,10 @@ pub fn run(args: &CheckArgs) -> i32 {
         let mut text = String::new();
         for (report, extras) in &checked {
             text.push_str(&report.to_text(reveal));
+            if let Some(note) = store.notes().of_run(&report.invocation) {
+                text.push_str(&crate::views::dump::note_line(note, reveal));
+                text.push('\n');
+            }
             if args.explain {
                 text.push_str(&extras.explain_text(report, reveal));
             }

@@ -52,6 +52,8 @@ pub struct CompareArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub scorer: super::ScorerArgs,
+    #[command(flatten)]
+    pub notes: super::NotesArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,11 +91,13 @@ pub fn run(args: &CompareArgs) -> i32 {
     };
     let mut stores = Vec::new();
     for (side, source) in [("A", &args.a), ("B", &args.b)] {
-        let (store, _) = load_into(
+        let (mut store, _) = load_into(
             Store::unindexed().deciding_by(args.scorer.rule()),
             std::slice::from_ref(source),
             &remote,
         );
+        args.notes
+            .read_into(&mut store, std::slice::from_ref(source));
         let store = super::kept_until_exit(store);
         if store.is_empty() {
             eprintln!(

@@ -39,6 +39,8 @@ pub struct DumpArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub scorer: super::ScorerArgs,
+    #[command(flatten)]
+    pub notes: super::NotesArgs,
 }
 
 /// Runs `dump`; returns the exit code: 0 when anything loaded, 2 when nothing could.
@@ -53,11 +55,12 @@ pub fn run(args: &DumpArgs) -> i32 {
             return 2;
         }
     };
-    let (store, reports) = load_into(
+    let (mut store, reports) = load_into(
         Store::unindexed().deciding_by(args.scorer.rule()),
         &args.sources,
         &remote,
     );
+    args.notes.read_into(&mut store, &args.sources);
     let store = super::kept_until_exit(store);
     let mode = Reveal::from_flag(args.reveal);
     let selection = match &query {

@@ -10,6 +10,7 @@ use crate::Error;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod annotate;
 pub mod check;
 pub mod compare;
 pub mod dump;
@@ -17,6 +18,7 @@ pub mod report;
 pub mod serve;
 pub mod tui;
 
+use annotate::AnnotateArgs;
 use check::CheckArgs;
 use compare::CompareArgs;
 use dump::DumpArgs;
@@ -55,6 +57,9 @@ pub enum Command {
     /// failing, still passing, only in one); exit 0 when nothing newly fails, 1 when something
     /// does, 2 on error.
     Compare(CompareArgs),
+    /// Set a triage note (a label and free text) on one run, appended to the notes file
+    /// (`.toolcap/notes.jsonl` beside SOURCE, or --notes FILE); exit 0 when written, 2 on error.
+    Annotate(AnnotateArgs),
     /// Headless OTLP receiver: spool every accepted request to DIR and serve a live feed.
     Serve(ServeArgs),
     /// Print a shell completion script, e.g. `toolcap-tui completions bash > ~/.local/share/bash-completion/completions/toolcap-tui`.
@@ -104,6 +109,31 @@ impl ScorerArgs {
     pub fn rule(&self) -> crate::model::ScorerRule {
         crate::model::ScorerRule {
             deciding: self.scorers.clone(),
+        }
+    }
+}
+
+/// Where the triage notes are read and written, for every command that shows runs.
+#[derive(Debug, Args, Clone, Default)]
+pub struct NotesArgs {
+    /// The triage notes file (JSON lines, appended to) instead of `.toolcap/notes.jsonl` in
+    /// the first SOURCE directory (or beside the first SOURCE file).
+    #[arg(long = "notes", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+impl NotesArgs {
+    /// The notes file of `sources`: `--notes`, else the sidecar of the first local source.
+    pub fn path(&self, sources: &[PathBuf]) -> Option<PathBuf> {
+        self.file
+            .clone()
+            .or_else(|| sources.iter().find_map(|s| crate::notes::sidecar_for(s)))
+    }
+
+    /// Reads the notes of `sources` into `store` (none when there is no local source).
+    pub fn read_into(&self, store: &mut crate::store::Store, sources: &[PathBuf]) {
+        if let Some(path) = self.path(sources) {
+            store.set_notes(crate::notes::Notes::read(&path));
         }
     }
 }
@@ -191,6 +221,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Serve(args)) => serve::run(&args),
+        Some(Command::Annotate(args)) => annotate::run(&args),
         Some(Command::Completions { shell }) => print_completions(shell),
         Some(Command::Man) => print_man_page(),
         None => tui::run(cli.ui),

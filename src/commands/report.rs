@@ -33,6 +33,8 @@ pub struct ReportArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub scorer: super::ScorerArgs,
+    #[command(flatten)]
+    pub notes: super::NotesArgs,
 }
 
 /// `toolcap-tui report`: exit 0 when written, 2 on error.
@@ -48,11 +50,12 @@ pub fn run(args: &ReportArgs) -> i32 {
             return 2;
         }
     };
-    let (store, _) = load_into(
+    let (mut store, _) = load_into(
         Store::unindexed().deciding_by(args.scorer.rule()),
         &args.sources,
         &remote,
     );
+    args.notes.read_into(&mut store, &args.sources);
     let store = super::kept_until_exit(store);
     if store.is_empty() {
         eprintln!("toolcap-tui report: nothing could be loaded");

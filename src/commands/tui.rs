@@ -54,6 +54,8 @@ pub struct UiArgs {
     /// Gold trajectory for the diff view (`d`).
     #[arg(long, value_name = "FILE")]
     pub gold: Option<PathBuf>,
+    #[command(flatten)]
+    pub notes: super::NotesArgs,
 }
 
 /// Capacity of the ingest channel; a full channel slows sources down instead of growing memory.
@@ -115,6 +117,15 @@ pub fn run(args: UiArgs) -> i32 {
     .indexing_later()
     .deciding_by(args.scorer.rule());
     let mut app = App::new(store, config, Reveal::from_flag(args.reveal));
+    // With no SOURCE (and no --listen) the TUI opens the current directory, and keeps its
+    // notes there.
+    let local: Vec<PathBuf> = match args.sources.is_empty() && args.listen.is_none() {
+        true => vec![PathBuf::from(".")],
+        false => args.sources.iter().map(PathBuf::from).collect(),
+    };
+    if let Some(path) = args.notes.path(&local) {
+        crate::tui::app::notes::use_notes_file(&mut app, path);
+    }
     if let Some(path) = &args.gold {
         match crate::gold::source::load_gold_file(path) {
             Ok((file, problems)) => {

@@ -80,6 +80,10 @@ actions! {
         Export => "export triage report of the listed runs",
         /// The same report with payloads revealed (secrets masked): the TUI's one way to write them.
         ExportRevealed => "export the report REVEALED (payloads written)",
+        /// A triage note (a label and free text) on the selected run, in a small prompt.
+        Annotate => "triage note on the selected run",
+        /// In the note prompt: append the note to the notes file.
+        SaveNote => "save the note",
         /// In the search prompt: keep the query typed (Cancel restores the previous one).
         SearchAccept => "keep the search",
         /// In the gold diff: the next row whose verdict is not a match.

@@ -15,6 +15,8 @@
 //! "<f5>" = "next_difference"
 //! [presets]             # list-search queries on number keys 1-9, in name order
 //! failing = "is:failing"
+//! [notes]               # the labels triage notes take (`a` in the list, `annotate`)
+//! labels = ["tool-bug", "model-error", "gold-wrong", "flaky", "known"]
 //! ```
 //!
 //! A bad entry is skipped and reported in the status bar; it never stops the app.
@@ -40,6 +42,15 @@ struct ConfigFile {
     /// Named list-search queries, on number keys in name order: `failing = "is:failing"`.
     #[serde(default)]
     presets: BTreeMap<String, String>,
+    #[serde(default)]
+    notes: NotesTable,
+}
+
+/// `[notes]`: the labels a triage note may carry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotesTable {
+    labels: Option<Vec<String>>,
 }
 
 /// The resolved configuration.
@@ -53,6 +64,20 @@ pub struct Config {
     pub path: Option<PathBuf>,
     /// List-search presets (name, query), in name order; key 1 applies the first.
     pub presets: Vec<(String, String)>,
+    /// The labels a triage note may carry, in the order the note prompt offers them.
+    pub note_labels: Vec<String>,
+}
+
+impl Config {
+    /// The labels a note may carry: the configured ones, the default set when there are none
+    /// (a `Config::default()` has none).
+    pub fn labels_for_notes(&self) -> Vec<String> {
+        if self.note_labels.is_empty() {
+            crate::notes::DEFAULT_LABELS.map(String::from).to_vec()
+        } else {
+            self.note_labels.clone()
+        }
+    }
 }
 
 /// Where the config file is looked for.
@@ -153,13 +178,32 @@ pub fn from_toml(text: &str, no_color: bool) -> Config {
             }
         }
     }
+    let note_labels = note_labels(file.notes.labels, &mut warnings);
     Config {
         keymap,
         theme,
         warnings,
         path: None,
         presets,
+        note_labels,
     }
+}
+
+/// The configured labels that can be labels ([`crate::notes::check_label`]), each once; the
+/// default set when none is configured or none can be.
+fn note_labels(configured: Option<Vec<String>>, warnings: &mut Vec<String>) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for label in configured.unwrap_or_default() {
+        match crate::notes::check_label(&label) {
+            Ok(()) if label.is_empty() || labels.contains(&label) => {}
+            Ok(()) => labels.push(label),
+            Err(e) => warnings.push(format!("notes.labels: {e}")),
+        }
+    }
+    if labels.is_empty() {
+        labels = crate::notes::DEFAULT_LABELS.map(String::from).to_vec();
+    }
+    labels
 }
 
 #[cfg(test)]
@@ -188,6 +232,21 @@ mod tests {
         );
         assert_eq!(config.keymap.lookup(&[Scope::Global], &key('q')), None);
         assert_eq!(config.warnings.len(), 2, "{:?}", config.warnings);
+    }
+
+    #[test]
+    fn note_labels_are_configured_checked_and_default_to_the_five() {
+        assert_eq!(
+            from_toml("", false).note_labels,
+            ["tool-bug", "model-error", "gold-wrong", "flaky", "known"]
+        );
+        let config = from_toml(
+            "[notes]\nlabels = [\"infra\", \"Bad Label\", \"infra\", \"prompt-bug\"]",
+            false,
+        );
+        assert_eq!(config.note_labels, ["infra", "prompt-bug"]);
+        assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
+        assert!(config.warnings[0].contains("Bad Label"));
     }
 
     #[test]

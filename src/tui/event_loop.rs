@@ -8,7 +8,8 @@
 //! While a big file is read, the views are rebuilt at most once per [`SETTLE_EVERY`]: each
 //! rebuild sorts and arranges every run listed so far, so rebuilding at every drain would
 //! spend more on the list than on reading. The only timer is the one that settles what came
-//! in since the last rebuild when no more data follows.
+//! in since the last rebuild when no more data follows; a slow tick looks at the notes file for
+//! notes written by another process.
 
 use std::io;
 use std::time::Duration;
@@ -32,6 +33,8 @@ const INGEST_BATCH: usize = 256;
 const RESULT_BATCH: usize = 64;
 /// While a file is read in pieces, the views are rebuilt at most this often.
 const SETTLE_EVERY: Duration = Duration::from_millis(100);
+/// How often the notes file is looked at for notes written by another process.
+const NOTES_EVERY: Duration = Duration::from_secs(2);
 
 /// The next chunks of query results; never ready when there is no channel.
 async fn next_results(
@@ -118,6 +121,9 @@ where
     let mut settled_at = tokio::time::Instant::now();
     let mut unsettled = false;
     let mut listed_anything = false;
+    let mut notes_tick = tokio::time::interval(NOTES_EVERY);
+    notes_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let watching_notes = app.notes_file.is_some();
     loop {
         let state = (app.store.generation(), app.version);
         // Data taken in but not settled changes nothing the list shows yet.
@@ -199,6 +205,9 @@ where
                 app::settle(app);
                 settled_at = tokio::time::Instant::now();
                 unsettled = false;
+            }
+            _ = notes_tick.tick(), if watching_notes => {
+                app::notes::reload_if_changed(app);
             }
             () = std::future::ready(()), if !unsettled && app::has_background_work(app) => {
                 app::background_step(app);

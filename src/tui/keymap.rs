@@ -20,10 +20,11 @@ pub enum Scope {
     Problems,
     Diff,
     Search,
+    Note,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 9] = [
+    pub const ALL: [Scope; 10] = [
         Scope::Global,
         Scope::List,
         Scope::Tree,
@@ -33,6 +34,7 @@ impl Scope {
         Scope::Problems,
         Scope::Diff,
         Scope::Search,
+        Scope::Note,
     ];
     /// The scopes of the three panes and the full-screen payload: the help lists each under
     /// its own heading; overlays list theirs with what they inherit.
@@ -55,6 +57,7 @@ impl Scope {
             Scope::Problems => "problems",
             Scope::Diff => "diff",
             Scope::Search => "search",
+            Scope::Note => "note",
         }
     }
     /// Its heading in the help overlay.
@@ -69,6 +72,7 @@ impl Scope {
             Scope::Problems => "Problems overlay",
             Scope::Diff => "Gold diff view",
             Scope::Search => "Search prompt",
+            Scope::Note => "Note prompt",
         }
     }
     pub fn from_key(key: &str) -> Option<Scope> {
@@ -222,6 +226,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Global, "y", Action::Copy),
     (Scope::Global, "x", Action::Export),
     (Scope::Global, "X", Action::ExportRevealed),
+    (Scope::Global, "a", Action::Annotate),
     (Scope::Global, "<esc>", Action::Cancel),
     (Scope::List, "<enter>", Action::Expand),
     (Scope::List, "l", Action::Expand),
@@ -255,6 +260,8 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Diff, "q", Action::Cancel),
     (Scope::Search, "<enter>", Action::SearchAccept),
     (Scope::Search, "<esc>", Action::Cancel),
+    (Scope::Note, "<enter>", Action::SaveNote),
+    (Scope::Note, "<esc>", Action::Cancel),
 ];
 
 /// How an overlay reads keys: its own scope first, then the global bindings of the actions it

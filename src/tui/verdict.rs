@@ -22,6 +22,35 @@ pub struct GoldRow {
     pub verdict: String,
 }
 
+/// The triage note block of the detail pane: label, text (masked like any text until
+/// revealed), author and time.
+pub fn note_lines(note: &crate::notes::Note, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
+    let label = match note.label.as_str() {
+        "" => String::new(),
+        label => format!(" [{label}]"),
+    };
+    let mut lines = vec![Line::styled(
+        format!("── note{label} ──"),
+        theme.style(Role::Title),
+    )];
+    if !note.note.is_empty() {
+        lines.push(Line::styled(
+            text(&note.note, mode),
+            theme.style(Role::Text),
+        ));
+    }
+    lines.push(Line::styled(
+        format!(
+            "{}, {}",
+            text(&note.author, mode),
+            redact::sanitize_line(&note.time)
+        ),
+        theme.style(Role::Dim),
+    ));
+    lines.push(Line::raw(""));
+    lines
+}
+
 fn text(value: &str, mode: Reveal) -> String {
     redact::shown_line(value, mode)
 }

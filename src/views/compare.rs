@@ -108,6 +108,53 @@ pub struct Side {
     /// The evaluator's label and reason, when it judged the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eval: Option<EvalSide>,
+    /// The run's triage note; on a case still failing in B whose B run has none, A's note
+    /// carried over (`carried`): the same failure, most likely, already triaged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<SideNote>,
+}
+
+/// A triage note as `compare` shows it: the text and the author masked under the mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideNote {
+    pub label: String,
+    pub note: String,
+    pub author: String,
+    pub time: String,
+    /// True on B's side when the note is A's, carried to a case still failing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub carried: bool,
+}
+
+impl SideNote {
+    fn of(note: &crate::notes::Note, mode: Reveal) -> Self {
+        SideNote {
+            label: note.label.clone(),
+            note: redact::shown_data(&note.note, mode).into_owned(),
+            author: redact::shown_data(&note.author, mode).into_owned(),
+            time: redact::shown_data(&note.time, mode).into_owned(),
+            carried: false,
+        }
+    }
+
+    /// The note on one line for text and Markdown cells: `[label] text` (text unmasked here:
+    /// it was masked when the comparison was made).
+    pub fn words(&self) -> String {
+        let mut out = String::new();
+        if !self.label.is_empty() {
+            out.push_str(&format!("[{}]", self.label));
+        }
+        if !self.note.is_empty() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&self.note);
+        }
+        if self.carried {
+            out.push_str(" (from A)");
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -377,6 +424,13 @@ pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison
                     != side_b.eval.as_ref().map(|e| (&e.label, &e.reason))
         });
         let changed = what_changed(&side_a, &side_b);
+        let mut side_b = side_b;
+        if side_a.failing && side_b.failing && side_b.note.is_none() {
+            side_b.note = side_a.note.clone().map(|note| SideNote {
+                carried: true,
+                ..note
+            });
+        }
         class.push(Entry {
             case,
             changed,
@@ -726,6 +780,10 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
             reason: redact::shown_data(&eval.reason, mode).into_owned(),
             score: eval.score,
         }),
+        note: selection
+            .notes()
+            .of_run(&inv.id.text())
+            .map(|note| SideNote::of(note, mode)),
     }
 }
 
@@ -846,6 +904,14 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
             ));
         }
     }
+    for (entry, note) in still_failing_notes(comparison) {
+        out.push_str(&format!(
+            "  note  {} #{}  {}\n",
+            redact::sanitize_line(&entry.case.id),
+            entry.case.index,
+            redact::sanitize_line(&note.words())
+        ));
+    }
     if !comparison.flaky.is_empty() {
         out.push_str(&format!(
             "flaky cases: {} (runs of one case disagree; ✓ pass, ✗ fail, in index order)\n",
@@ -861,6 +927,15 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
         }
     }
     out
+}
+
+/// The cases still failing that carry a triage note (B's, else A's carried over), in order.
+pub fn still_failing_notes(comparison: &Comparison) -> Vec<(&Entry, &SideNote)> {
+    comparison
+        .still_failing
+        .iter()
+        .filter_map(|entry| Some((entry, entry.b.as_ref()?.note.as_ref()?)))
+        .collect()
 }
 
 /// A side's runs of a flaky case: `✓✗✓ (2 of 3 pass)`, or `-` where it has none.
@@ -1015,6 +1090,30 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
                 entry.case.index,
                 verdict(&entry.a),
                 verdict(&entry.b)
+            ));
+        }
+    }
+    let notes = still_failing_notes(comparison);
+    if !notes.is_empty() {
+        out.push_str(
+            "\n## Triage notes of cases still failing\n\nB's note, else A's carried over.\n\n\
+             | case | index | label | note | by |\n| --- | --- | --- | --- | --- |\n",
+        );
+        for (entry, note) in notes {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                code(&entry.case.id),
+                entry.case.index,
+                note.label,
+                code(&redact::sanitize_line(
+                    format!(
+                        "{}{}",
+                        note.note,
+                        if note.carried { " (from A)" } else { "" }
+                    )
+                    .trim()
+                )),
+                code(&redact::sanitize_line(&note.author))
             ));
         }
     }

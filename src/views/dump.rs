@@ -20,7 +20,7 @@ use crate::store::{Invocation, Store};
 use crate::triage::{Facets, GoldOutcome};
 
 pub use super::dump_json::{
-    invocation_json, payload_json, selection_json, to_json, write_selection_json,
+    invocation_json, note_json, payload_json, selection_json, to_json, write_selection_json,
 };
 
 /// Runs formatted per part (see `in_order`). A run's text is short, so a part of many runs
@@ -103,6 +103,7 @@ impl<'a> Selection<'a> {
         let ctx = Context {
             reveal: mode,
             gold: &gold,
+            notes: store.notes(),
         };
         let rows = store
             .oldest_first()
@@ -115,6 +116,11 @@ impl<'a> Selection<'a> {
             query: Some(query.text().to_owned()),
             golds: golds.map(OnceLock::from).unwrap_or_default(),
         }
+    }
+
+    /// The triage notes of the store's runs.
+    pub fn notes(&self) -> &crate::notes::Notes {
+        self.store.notes()
     }
 
     fn golds(&self) -> &GoldReports {
@@ -130,6 +136,25 @@ impl<'a> Selection<'a> {
     pub fn gold(&self, id: &str) -> GoldOutcome {
         self.golds().outcome(id)
     }
+}
+
+/// A run's triage note on one line, as `dump` and the report print it: `note: [label] text —
+/// author, time`. The text and the author are user text, shown through the masking pass; the
+/// label is a plain word ([`crate::notes::check_label`]) and shown as it is.
+pub fn note_line(note: &crate::notes::Note, mode: Reveal) -> String {
+    let mut line = String::from("note:");
+    if !note.label.is_empty() {
+        let _ = write!(line, " [{}]", note.label);
+    }
+    if !note.note.is_empty() {
+        line.push(' ');
+        redact::push_shown_line(&mut line, &note.note, mode);
+    }
+    line.push_str(" — ");
+    redact::push_shown_line(&mut line, &note.author, mode);
+    line.push_str(", ");
+    line.push_str(&redact::sanitize_line(&note.time));
+    line
 }
 
 /// A query error as `dump` prints it: the query, a caret under the position, the message.
@@ -289,7 +314,8 @@ pub fn write_selection_text(
         RUNS_PER_PART,
         |_, (inv, matched), text: &mut String| {
             let facets = Facets::of(inv, selection.gold(&inv.id.text()));
-            write_invocation(text, inv, &facets, mode, matched.as_ref());
+            let note = selection.notes().of_run(&inv.id.text());
+            write_invocation(text, inv, &facets, note, mode, matched.as_ref());
             text.push('\n');
         },
     )?;
@@ -316,6 +342,7 @@ fn write_invocation(
     out: &mut String,
     inv: &Invocation,
     facets: &Facets,
+    note: Option<&crate::notes::Note>,
     mode: Reveal,
     matched: Option<&Match>,
 ) {
@@ -360,6 +387,11 @@ fn write_invocation(
                 format!(" — {}", redact::shown_line(&eval.reason, mode))
             }
         );
+    }
+    if let Some(note) = note {
+        out.push_str("  ");
+        out.push_str(&note_line(note, mode));
+        out.push('\n');
     }
     let tree = inv.tree();
     for row in &tree.rows {

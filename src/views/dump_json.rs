@@ -47,6 +47,11 @@ pub fn invocation_json(inv: &Invocation, mode: Reveal) -> Value {
     to_value(&InvocationOut::new(inv, mode, None))
 }
 
+/// A run's triage note as `dump --json` writes it (`check --json` and `compare --json` too).
+pub fn note_json(note: &crate::notes::Note, mode: Reveal) -> Value {
+    to_value(&NoteOut::new(note, mode))
+}
+
 /// A payload in `dump --json`: size and state always; the value only when revealed.
 pub fn payload_json(payload: &Payload, mode: Reveal) -> Value {
     to_value(&PayloadOut::new(payload, mode))
@@ -251,16 +256,18 @@ impl Serialize for InvocationsOut<'_, '_, '_> {
     }
 }
 
-/// What a listed invocation adds: its facets, gold outcome and the spans a filter matched.
+/// What a listed invocation adds: its facets, gold outcome, triage note and the spans a filter
+/// matched.
 struct Listed<'a> {
     facets: Vec<&'static str>,
     failing: bool,
     gold: Option<GoldOut>,
     matched_span_ids: Option<Vec<&'a CompactId>>,
+    note: Option<&'a crate::notes::Note>,
 }
 
 impl<'a> Listed<'a> {
-    fn of(selection: &Selection, inv: &'a Invocation, matched: Option<&Match>) -> Self {
+    fn of(selection: &'a Selection, inv: &'a Invocation, matched: Option<&Match>) -> Self {
         let gold = selection.gold(&inv.id.text());
         let facets = Facets::of(inv, gold);
         let gold = match gold {
@@ -280,6 +287,7 @@ impl<'a> Listed<'a> {
                     .map(|i| &inv.spans[i].span_id)
                     .collect()
             }),
+            note: selection.notes().of_run(&inv.id.text()),
         }
     }
 }
@@ -310,6 +318,8 @@ struct InvocationOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     matched_span_ids: Option<Vec<&'a CompactId>>,
     name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<NoteOut<'a>>,
     spans: SpansOut<'a>,
     start_unix_nano: u64,
     status: &'static str,
@@ -320,9 +330,15 @@ struct InvocationOut<'a> {
 impl<'a> InvocationOut<'a> {
     fn new(inv: &'a Invocation, mode: Reveal, listed: Option<Listed<'a>>) -> Self {
         let summary = inv.summary();
-        let (facets, failing, gold, matched_span_ids) = match listed {
-            Some(l) => (Some(l.facets), Some(l.failing), l.gold, l.matched_span_ids),
-            None => (None, None, None, None),
+        let (facets, failing, gold, matched_span_ids, note) = match listed {
+            Some(l) => (
+                Some(l.facets),
+                Some(l.failing),
+                l.gold,
+                l.matched_span_ids,
+                l.note,
+            ),
+            None => (None, None, None, None, None),
         };
         InvocationOut {
             case: inv.case().map(|case| CaseOut {
@@ -359,6 +375,7 @@ impl<'a> InvocationOut<'a> {
             id: &inv.id,
             matched_span_ids,
             name: redact::shown_data(&summary.name, mode).into_owned(),
+            note: note.map(|note| NoteOut::new(note, mode)),
             spans: SpansOut { inv, mode },
             start_unix_nano: summary.start_unix_nano,
             status: summary.health.as_str(),
@@ -367,6 +384,27 @@ impl<'a> InvocationOut<'a> {
                 output: summary.output_tokens,
             },
             tool_calls: ToolCallsOut { inv, mode },
+        }
+    }
+}
+
+/// A run's triage note: the label as it is (a plain word), the note and its author through
+/// the masking pass like any other text.
+#[derive(Serialize)]
+struct NoteOut<'a> {
+    author: String,
+    label: &'a str,
+    note: String,
+    time: String,
+}
+
+impl<'a> NoteOut<'a> {
+    fn new(note: &'a crate::notes::Note, mode: Reveal) -> Self {
+        NoteOut {
+            author: redact::shown_data(&note.author, mode).into_owned(),
+            label: &note.label,
+            note: redact::shown_data(&note.note, mode).into_owned(),
+            time: redact::shown_data(&note.time, mode).into_owned(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The triage report of a set of listed invocations: Markdown for people (per failing
-//! invocation its verdict, the evaluator's reason, failed spans with their errors, differing
-//! gold rows, ids, source file and line) and, beside it, exactly the `dump --json` document of
+//! invocation its verdict, the evaluator's reason, its triage note, failed spans with their
+//! errors, differing gold rows, ids, source file and line; then every listed run's note) and, beside it, exactly the `dump --json` document of
 //! the same selection. Shared by the TUI's `x` and the headless `report` command. All trace
 //! text goes through the masking pass ([`redact::shown_line`]) and into a code span, so none of
 //! it is read as Markdown or HTML; payloads stay redacted unless `mode` reveals them. Files are
@@ -56,6 +56,29 @@ pub(crate) fn code_of_shown(text: String) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// A triage note in the report: the label in bold (a plain word), the text and the author in
+/// code spans through the masking pass, then the time.
+fn note_markdown(note: &crate::notes::Note, mode: Reveal) -> String {
+    let mut out = String::new();
+    if !note.label.is_empty() {
+        let _ = write!(out, "**{}** ", note.label);
+    }
+    if !note.note.is_empty() {
+        let _ = write!(
+            out,
+            "{} ",
+            code_of_shown(redact::shown_line(&note.note, mode))
+        );
+    }
+    let _ = write!(
+        out,
+        "({}, {})",
+        code_of_shown(redact::shown_line(&note.author, mode)),
+        redact::sanitize_line(&note.time)
+    );
+    out
+}
+
 /// Builds the report of `selection` (the invocations currently listed).
 pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport {
     // Trace text is untrusted: shown as the screen shows it, then held in a code span so no
@@ -93,6 +116,9 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
             if !eval.reason.is_empty() {
                 let _ = writeln!(body, "- reason: {}", code(&eval.reason));
             }
+        }
+        if let Some(note) = selection.notes().of_run(&inv.id.text()) {
+            let _ = writeln!(body, "- note: {}", note_markdown(note, mode));
         }
         if let Some(root) = facets.root() {
             let _ = writeln!(body, "- source: {}", code(&place(inv, root)));
@@ -156,6 +182,24 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
         }
     );
     markdown.push_str(&body);
+    let noted: Vec<_> = selection
+        .rows
+        .iter()
+        .filter_map(|(inv, _)| Some((*inv, selection.notes().of_run(&inv.id.text())?)))
+        .collect();
+    if !noted.is_empty() {
+        let _ = writeln!(markdown, "## Triage notes ({})\n", noted.len());
+        for (inv, note) in noted {
+            let _ = writeln!(
+                markdown,
+                "- {} {}: {}",
+                code(&inv.summary().name),
+                code(&inv.id.text()),
+                note_markdown(note, mode)
+            );
+        }
+        markdown.push('\n');
+    }
     TriageReport {
         markdown,
         listed: selection.rows.len(),

@@ -172,3 +172,46 @@ fn problems_of_every_severity_match_the_schema() {
     validate(&schema, &schema, &bad, "$", &mut errors);
     assert_eq!(errors.len(), 1, "{errors:#?}");
 }
+
+#[test]
+fn a_runs_note_matches_the_schema_and_a_note_missing_its_label_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        "tests/fixtures/corpus/toolscore/v01_custom_exact_with_timing/trace.json",
+        dir.path().join("trace.json"),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+            .args(args)
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let before: Value = serde_json::from_slice(&run(&["dump", "--json"]).stdout).unwrap();
+    let id = before["invocations"][0]["id"].as_str().unwrap().to_owned();
+    let annotated = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args([
+            "annotate", "--id", &id, "--label", "known", "--note", "seen",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(annotated.status.code(), Some(0), "{annotated:?}");
+    let doc: Value = serde_json::from_slice(&run(&["dump", "--json"]).stdout).unwrap();
+    let note = &doc["invocations"][0]["note"];
+    assert_eq!(note["label"], "known");
+    assert_eq!(note["note"], "seen");
+    let schema = schema();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut bad = doc.clone();
+    bad["invocations"][0]["note"]
+        .as_object_mut()
+        .unwrap()
+        .remove("label");
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &bad, "$", &mut errors);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+}

@@ -24,6 +24,7 @@ mod tui_copy_export_e2e;
 mod tui_e2e;
 mod tui_gold_diff;
 mod tui_keymap_rebind;
+mod tui_notes;
 mod tui_offscreen_gold;
 mod tui_screens;
 mod tui_search;

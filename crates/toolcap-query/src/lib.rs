@@ -3,7 +3,7 @@
 // The layers below, under the module names the code uses.
 use toolcap_formats::formats;
 use toolcap_model::{model, redact};
-use toolcap_store::store;
+use toolcap_store::{notes, store};
 
 mod error;
 pub mod query;

@@ -34,12 +34,13 @@ pub const SCREENS_WHILE_SEARCHING: usize = 16;
 /// Runs evaluated on the UI thread at most (a few milliseconds); more go to the worker.
 pub const INLINE_RUNS: usize = 1_000;
 
-/// What a result is the result of: the query text and the reveal mode (payload text is
-/// searched only while revealed).
+/// What a result is the result of: the query text, the reveal mode (payload text is searched
+/// only while revealed) and the notes in force (`label:`, `is:noted`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Want {
     text: String,
     reveal: Reveal,
+    notes: u64,
 }
 
 /// A complete result: which runs matched `query` as of store generation `as_of`.
@@ -207,6 +208,7 @@ pub(super) fn sync(app: &mut App) {
     let want = Want {
         text: app.search.clone(),
         reveal: app.reveal,
+        notes: app.store.notes_version(),
     };
     let generation = app.store.generation();
     let applied_want = app.filter.applied.as_ref().map(|a| &a.want);
@@ -287,8 +289,12 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
         // What follows asks run by run whether it matched: by id, not by a pass per run.
         matched.ids();
     }
-    let narrows = |reveal: Reveal, previous: &Query| {
-        reveal == want.reveal && !query.needs_gold() && query.narrows(previous)
+    // Notes changed since a result: the runs it ruled out may match now, whatever the query.
+    let narrows = |earlier: &Want, previous: &Query| {
+        earlier.reveal == want.reveal
+            && earlier.notes == want.notes
+            && !query.needs_gold()
+            && query.narrows(previous)
     };
     let previous = app.filter.applied.as_ref();
     // The runs whose answer may differ from what the applied result says (a run unchanged
@@ -305,10 +311,10 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
             want,
             query: previous,
             ..
-        }) if replaces && *as_of == generation && narrows(want.reveal, previous) => {
+        }) if replaces && *as_of == generation && narrows(want, previous) => {
             Arc::from(matches.as_slice())
         }
-        Some(a) if !replaces || narrows(a.want.reveal, &a.query) => order
+        Some(a) if !replaces || narrows(&a.want, &a.query) => order
             .iter()
             .filter(|inv| {
                 inv.changed_at() > a.as_of
@@ -320,7 +326,7 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
     };
     // The superseded search's snapshot, less what it has ruled out already: its result then
     // stands as of its snapshot, and the runs changed since are evaluated after.
-    if let Some(r) = supersedes.filter(|r| r.replaces && narrows(r.want.reveal, &r.query)) {
+    if let Some(r) = supersedes.filter(|r| r.replaces && narrows(&r.want, &r.query)) {
         let undecided = r.assembly.undecided_or_matched();
         if undecided.len() < runs.len() {
             runs = undecided.iter().map(|&i| Arc::clone(&r.runs[i])).collect();
@@ -337,6 +343,7 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
         let ctx = Context {
             reveal: want.reveal,
             gold: gold.as_ref(),
+            notes: app.store.notes(),
         };
         let matches = worker::evaluate(&query, &runs, 0..runs.len(), &ctx);
         let matched = matches.iter().map(|(i, _)| &runs[*i]);
@@ -348,6 +355,7 @@ fn start(app: &mut App, want: Want, replaces: bool, supersedes: Option<Running>)
         query: query.clone(),
         reveal: want.reveal,
         gold,
+        notes: app.store.shared_notes(),
         runs: Arc::clone(&runs),
         block: app.filter.block,
     };

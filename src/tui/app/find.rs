@@ -16,6 +16,7 @@ pub(super) fn with_context<R>(app: &App, run: impl FnOnce(&Context) -> R) -> R {
     let ctx = Context {
         reveal: app.reveal,
         gold: &gold,
+        notes: app.store.notes(),
     };
     run(&ctx)
 }

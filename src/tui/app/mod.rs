@@ -17,6 +17,7 @@ pub mod listing;
 mod memo;
 mod memory_release;
 mod nav;
+pub mod notes;
 mod refresh;
 pub mod triage;
 
@@ -189,6 +190,9 @@ pub struct App {
     pub find: crate::tui::search::Find,
     /// Which runs the list search matches, evaluated off the UI thread.
     pub filter: ListFilter,
+    /// Where triage notes are read from and appended to (`None`: no local source and no
+    /// `--notes`, so `a` says so).
+    pub notes_file: Option<notes::NotesFile>,
 }
 
 impl App {
@@ -230,6 +234,7 @@ impl App {
             list_search: Default::default(),
             find: Default::default(),
             filter: Default::default(),
+            notes_file: None,
         };
         refresh(&mut app);
         app
@@ -499,6 +504,7 @@ fn apply_to_panes(app: &mut App, action: Action) {
             app.find.computed_at = None;
         }
         Action::ToggleDiff => gold_diff::open(app),
+        Action::Annotate => notes::open_prompt(app),
         Action::Copy => export::copy(app),
         Action::Export => export::export(app, Reveal::Redacted),
         Action::ExportRevealed => export::export(app, Reveal::Revealed),
@@ -583,6 +589,8 @@ fn apply_to_panes(app: &mut App, action: Action) {
         | Action::PrevDifference
         | Action::CycleAlignment
         | Action::GoToCall => {}
+        // Only the note prompt answers it.
+        Action::SaveNote => {}
     }
 }
 

@@ -204,6 +204,15 @@ fn detail_lines(app: &mut App, inv_id: String, span_id: String, width: u16) -> D
             )
         })
         .unwrap_or_default();
+    // The run's triage note opens every span's detail: it is about the run.
+    if let Some(note) = app.store.notes().of_run(&inv_id) {
+        let mut block = wrap_all(
+            crate::tui::verdict::note_lines(note, app.reveal, &app.config.theme),
+            width,
+        );
+        block.append(&mut lines);
+        lines = block;
+    }
     let payload_start = built.payload_start + lines.len();
     lines.extend(built.lines);
     app.detail.payloads = Some((inv_id, span_id, payloads));

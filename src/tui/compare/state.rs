@@ -457,6 +457,7 @@ mod tests {
             index_is_repeat: false,
             facets: if failing { vec!["error"] } else { vec![] },
             eval: None,
+            note: None,
         })
     }
 

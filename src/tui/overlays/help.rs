@@ -76,6 +76,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     for overlay in [
         OverlayKind::GoldDiff,
         OverlayKind::Search,
+        OverlayKind::Note,
         OverlayKind::Help,
         OverlayKind::Problems,
     ] {
@@ -87,6 +88,12 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         if overlay == OverlayKind::Search {
             lines.push(Line::styled(
                 "  readline editing: C-u C-w C-a C-e C-b C-f M-b M-f, ← →, ↑ ↓ history",
+                theme.style(Role::Dim),
+            ));
+        }
+        if overlay == OverlayKind::Note {
+            lines.push(Line::styled(
+                "  a digit picks a label before any text is typed; no label and no text clears the note",
                 theme.style(Role::Dim),
             ));
         }
@@ -137,10 +144,13 @@ fn query_lines(app: &App) -> Vec<Line<'static>> {
             "a b  -a  a OR b",
             "all of, not, either (also a | b); parentheses group",
         ),
-        ("is:", "failing error degraded eval-failed gold-mismatch ok"),
+        (
+            "is:",
+            "failing error degraded eval-failed gold-mismatch ok noted unnoted",
+        ),
         (
             "field:value",
-            "kind: tool: model: provider: service: name: format: source: id: conv: case: epoch: scorer:NAME[=VALUE] attr:KEY[=VALUE]",
+            "kind: tool: model: provider: service: name: format: source: id: conv: case: epoch: scorer:NAME[=VALUE] label:NAME attr:KEY[=VALUE]",
         ),
         ("compare", "dur>2s tokens>=1k score<0.8 spans>100 tools>3"),
     ] {
@@ -203,6 +213,10 @@ fn glyph_lines(app: &App) -> Vec<Line<'static>> {
         (
             "› •".to_owned(),
             "cursor · a span the find matched".to_owned(),
+        ),
+        (
+            format!("{} [label]", crate::tui::ui::list::NOTED_GLYPH),
+            "a run with a triage note (and its label, on wide screens)".to_owned(),
         ),
     ];
     rows.insert(0, ("span kinds".to_owned(), kinds.join("  ")));

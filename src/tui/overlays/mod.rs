@@ -3,7 +3,7 @@
 //! its footer, its title and its section of the help are generated from that, so a rebound
 //! key shows up everywhere it works.
 //!
-//! The help, the problems and the gold diff are components: a state type with `update` (an
+//! The help, the problems, the gold diff and the note prompt are components: a state type with `update` (an
 //! action in, an [`Outcome`] out) and `render` (a pure function of that state and the app).
 //! At most one is open, [`App::overlay`](crate::tui::app::App::overlay), and `app::update`
 //! hands every action to it first. The search prompt has a key context too (so it is listed
@@ -11,6 +11,7 @@
 
 pub mod diff;
 pub mod help;
+pub mod note;
 pub mod problems;
 pub mod search;
 
@@ -33,6 +34,7 @@ pub enum Overlay {
     Help(help::Help),
     Problems(problems::Problems),
     GoldDiff(Box<diff::DiffOverlay>),
+    Note(note::NotePrompt),
 }
 
 /// What an overlay made of an action.
@@ -53,6 +55,7 @@ impl Overlay {
             Overlay::Help(_) => OverlayKind::Help,
             Overlay::Problems(_) => OverlayKind::Problems,
             Overlay::GoldDiff(_) => OverlayKind::GoldDiff,
+            Overlay::Note(_) => OverlayKind::Note,
         }
     }
 
@@ -63,6 +66,7 @@ impl Overlay {
             Overlay::Help(help) => help.update(action, app),
             Overlay::Problems(problems) => problems.update(action, app),
             Overlay::GoldDiff(diff) => diff.update(action, app),
+            Overlay::Note(prompt) => prompt.update(action, app),
         }
     }
 
@@ -77,6 +81,7 @@ impl Overlay {
                 let body = Rect::new(0, 0, screen.width, regions.status.y.min(screen.height));
                 diff.render(frame, body, app);
             }
+            Overlay::Note(prompt) => prompt.render(frame, screen, app),
         }
     }
 
@@ -85,7 +90,7 @@ impl Overlay {
     pub fn footer(&self) -> Option<&'static [FooterItem]> {
         match self {
             Overlay::GoldDiff(_) => Some(diff::FOOTER),
-            Overlay::Help(_) | Overlay::Problems(_) => None,
+            Overlay::Help(_) | Overlay::Problems(_) | Overlay::Note(_) => None,
         }
     }
 
@@ -110,6 +115,8 @@ pub enum OverlayKind {
     Help,
     Problems,
     GoldDiff,
+    /// The note prompt (`a`) over the panes.
+    Note,
 }
 
 impl OverlayKind {
@@ -129,6 +136,7 @@ impl OverlayKind {
             OverlayKind::Help => &help::KEYS,
             OverlayKind::Problems => &problems::KEYS,
             OverlayKind::GoldDiff => &diff::KEYS,
+            OverlayKind::Note => &note::KEYS,
         }
     }
 
@@ -145,6 +153,7 @@ impl OverlayKind {
     pub fn action_for_key(self, app: &App, key: &KeyEvent) -> Option<Action> {
         match self {
             OverlayKind::Search => search::action_for_key(app, key),
+            OverlayKind::Note => note::action_for_key(app, key),
             _ => app.config.keymap.lookup_in(self.keys(), key),
         }
     }

@@ -16,6 +16,9 @@ use crate::tui::keymap::Scope;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::ui::highlight;
 
+/// Marks a run with a triage note, before its name.
+pub const NOTED_GLYPH: &str = "✎";
+
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let total = app.store.len();
@@ -372,12 +375,26 @@ fn row_for<'a>(
             if nested {
                 spans.push(Span::raw("  "));
             }
+            let note = app.store.notes().of_run(&inv.id.text());
+            if note.is_some() {
+                spans.push(Span::styled(
+                    format!("{NOTED_GLYPH} "),
+                    theme.style(Role::Search),
+                ));
+            }
             spans.extend(highlight::marked_spans(
                 &name,
                 &marks,
                 theme.name(s.health),
                 theme.style(Role::Match),
             ));
+            // The label is a plain word (the notes file's reader refuses any other).
+            if let Some(note) = note.filter(|n| wide && !n.label.is_empty()) {
+                spans.push(Span::styled(
+                    format!(" [{}]", note.label),
+                    theme.style(Role::Dim),
+                ));
+            }
             Line::from(spans)
         }),
         Cell::from(start),

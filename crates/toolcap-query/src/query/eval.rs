@@ -6,6 +6,7 @@ use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
 use crate::model::{Health, Span};
+use crate::notes::{NO_NOTES, Notes};
 use crate::redact::Reveal;
 use crate::store::Invocation;
 use crate::store::search_index::{Field, Fields, holds_in_order};
@@ -54,6 +55,8 @@ fn has_facet(inv: &Invocation, gold: GoldOutcome, facet: IsFacet) -> bool {
         IsFacet::EvalFailed => eval_failed,
         IsFacet::GoldMismatch => gold_mismatch,
         IsFacet::Ok => !failing,
+        // Answered from the notes in `eval_term`, which has them.
+        IsFacet::Noted | IsFacet::Unnoted => false,
     }
 }
 
@@ -64,6 +67,8 @@ pub struct Context<'a> {
     /// (secrets masked).
     pub reveal: Reveal,
     pub gold: &'a dyn GoldOutcomes,
+    /// The runs' triage notes, for `label:`, `is:noted` and `is:unnoted`.
+    pub notes: &'a Notes,
 }
 
 impl Default for Context<'_> {
@@ -71,6 +76,7 @@ impl Default for Context<'_> {
         Context {
             reveal: Reveal::Redacted,
             gold: &NoGold,
+            notes: &NO_NOTES,
         }
     }
 }
@@ -303,6 +309,13 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
                 };
             mixed(inv_hit, spans)
         }
+        Term::Is(IsFacet::Noted) => inv_level(ctx.notes.of_run(&inv.id.text()).is_some()),
+        Term::Is(IsFacet::Unnoted) => inv_level(ctx.notes.of_run(&inv.id.text()).is_none()),
+        Term::Label(label) => inv_level(
+            ctx.notes
+                .of_run(&inv.id.text())
+                .is_some_and(|note| note.label.eq_ignore_ascii_case(label)),
+        ),
         Term::Is(facet) => {
             let gold = ctx.gold.gold(inv);
             let holds = has_facet(inv, gold, *facet);

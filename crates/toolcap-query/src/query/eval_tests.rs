@@ -92,6 +92,7 @@ fn run(store: &Store, query: &str, reveal: Reveal) -> Vec<(String, Vec<String>)>
     let ctx = Context {
         reveal,
         gold: &NoGold,
+        ..Context::default()
     };
     store
         .oldest_first()
@@ -306,6 +307,7 @@ fn gold_mismatch_comes_from_the_callers_gold_outcomes() {
     let ctx = Context {
         reveal: Reveal::Redacted,
         gold: &t1_differs,
+        ..Context::default()
     };
     let matching = |q: &str| -> Vec<String> {
         let q = Query::parse(q).unwrap();
@@ -320,6 +322,44 @@ fn gold_mismatch_comes_from_the_callers_gold_outcomes() {
     assert_eq!(matching("is:gold-mismatch"), ["t1"]);
     assert_eq!(matching("is:failing"), ["t1", "t2"]);
     assert!(matching("is:ok").is_empty());
+}
+
+#[test]
+fn label_and_noted_come_from_the_notes_in_the_context() {
+    use crate::notes::{Note, Notes};
+    let store = sample_store();
+    let mut notes = Notes::default();
+    notes.apply(Note::new("t2", None, "tool-bug", "refund backend flaps"));
+    let ctx = Context {
+        notes: &notes,
+        ..Context::default()
+    };
+    let matching = |q: &str, ctx: &Context| -> Vec<String> {
+        let q = Query::parse(q).unwrap();
+        let mut ids: Vec<String> = store
+            .invocations()
+            .filter(|inv| q.matches(inv, ctx).is_some())
+            .map(|inv| inv.id.to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(matching("label:tool-bug", &ctx), ["t2"]);
+    assert_eq!(matching("label:TOOL-BUG", &ctx), ["t2"], "case-insensitive");
+    assert!(matching("label:flaky", &ctx).is_empty());
+    assert!(
+        matching("label:tool", &ctx).is_empty(),
+        "a label matches whole"
+    );
+    assert_eq!(matching("is:noted", &ctx), ["t2"]);
+    assert_eq!(matching("is:unnoted", &ctx), ["t1"]);
+    assert_eq!(
+        matching("-is:noted is:degraded OR label:tool-bug", &ctx),
+        ["t2"]
+    );
+    // Without notes nothing is noted.
+    assert!(matching("is:noted", &Context::default()).is_empty());
+    assert_eq!(matching("is:unnoted", &Context::default()), ["t1", "t2"]);
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! field    := is | kind | tool | model | provider | service | name | format | source | id
 //!           | attr (attr:KEY or attr:KEY=VALUE) | conv | case | epoch
 //!           | scorer (scorer:NAME: that scorer failed the run; scorer:NAME=VALUE)
+//!           | label (label:NAME: the run's triage note carries that label)
 //! op       := > | >= | < | <= | =
 //! ```
 //!

@@ -29,16 +29,22 @@ pub enum IsFacet {
     GoldMismatch,
     /// Healthy and not failing in any other way.
     Ok,
+    /// The run has a triage note (a label or a note text).
+    Noted,
+    /// The run has no triage note.
+    Unnoted,
 }
 
 impl IsFacet {
-    pub const NAMES: [(&'static str, IsFacet); 6] = [
+    pub const NAMES: [(&'static str, IsFacet); 8] = [
         ("failing", IsFacet::Failing),
         ("error", IsFacet::Error),
         ("degraded", IsFacet::Degraded),
         ("eval-failed", IsFacet::EvalFailed),
         ("gold-mismatch", IsFacet::GoldMismatch),
         ("ok", IsFacet::Ok),
+        ("noted", IsFacet::Noted),
+        ("unnoted", IsFacet::Unnoted),
     ];
 }
 
@@ -111,6 +117,8 @@ pub enum Term {
         name: String,
         value: Option<String>,
     },
+    /// `label:NAME`: the run's triage note carries that label.
+    Label(String),
     Compare {
         metric: Metric,
         op: CmpOp,
@@ -121,7 +129,7 @@ pub enum Term {
 /// Field names accepted before `:`, for error messages and the help text.
 pub const FIELDS: &[&str] = &[
     "is", "kind", "tool", "model", "provider", "service", "name", "format", "source", "id", "attr",
-    "conv", "case", "epoch", "scorer",
+    "conv", "case", "epoch", "scorer", "label",
 ];
 
 /// Metric names accepted before a comparison operator.
@@ -530,6 +538,7 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
                 value: None,
             },
         },
+        "label" => Term::Label(value),
         "attr" => match raw_value.split_once('=') {
             Some(("", _)) => {
                 return Err(QueryError::new(value_pos, "`attr:` needs a key before `=`"));

@@ -47,6 +47,8 @@ pub struct Request {
     pub query: Query,
     pub reveal: Reveal,
     pub gold: Arc<GoldSnapshot>,
+    /// The triage notes when the request was made.
+    pub notes: Arc<crate::notes::Notes>,
     /// The runs to evaluate, in the order results are wanted.
     pub runs: Arc<[Arc<Invocation>]>,
     /// Runs per block ([`BLOCK`] unless a test wants many blocks from a small store).
@@ -184,6 +186,7 @@ fn work(shared: &Shared, results: &UnboundedSender<Chunk>) {
         let ctx = Context {
             reveal: request.reveal,
             gold: request.gold.as_ref(),
+            notes: request.notes.as_ref(),
         };
         let blocks = request.blocks();
         loop {

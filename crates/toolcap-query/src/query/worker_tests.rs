@@ -32,6 +32,7 @@ fn request(ticket: u64, query: &str, runs: &Arc<[Arc<Invocation>]>, block: usize
         query: Query::parse(query).unwrap(),
         reveal: Reveal::Redacted,
         gold: Arc::default(),
+        notes: Arc::default(),
         runs: Arc::clone(runs),
         block,
     }

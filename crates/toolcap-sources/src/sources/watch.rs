@@ -518,3 +518,30 @@ fn quiet_since_before(path: &Path, quiet: Duration) -> bool {
         .and_then(|modified| SystemTime::now().duration_since(modified).ok())
         .is_some_and(|age| age >= quiet)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The triage notes' sidecar lives beside the traces in `.toolcap/`: neither the watcher nor
+    /// the directory walk may take it for a trace (each append would be read as a new file).
+    #[test]
+    fn the_notes_sidecar_is_not_a_trace_to_the_watcher_or_the_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace.jsonl");
+        std::fs::write(&trace, "{}\n").unwrap();
+        let notes_dir = dir.path().join(toolcap_store::notes::NOTES_DIR);
+        std::fs::create_dir(&notes_dir).unwrap();
+        let notes = notes_dir.join(toolcap_store::notes::NOTES_FILE);
+        std::fs::write(&notes, "{\"v\":1}\n").unwrap();
+        let root = Root {
+            path: dir.path().to_path_buf(),
+            is_dir: true,
+            reported_files: None,
+        };
+        assert!(root.covers(&trace), "a trace beside it is watched");
+        assert!(!root.covers(&notes), "the sidecar is not");
+        let (files, _) = root.candidates();
+        assert_eq!(files, [trace]);
+    }
+}

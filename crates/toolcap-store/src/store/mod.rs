@@ -319,6 +319,11 @@ pub struct Store {
     /// Which scorers decide a verdict made of several (`--scorer`), applied as evaluations
     /// arrive.
     scorer_rule: ScorerRule,
+    /// The triage notes of the runs, read from their sidecar; shared so a query on another
+    /// thread reads the notes of its snapshot.
+    notes: Arc<crate::notes::Notes>,
+    /// Bumped by every [`Store::set_notes`]: results that depend on notes know they are stale.
+    notes_version: u64,
 }
 
 /// When a run's search index is built.
@@ -456,6 +461,34 @@ impl Store {
         let mut list = self.newest_first();
         list.reverse();
         list
+    }
+
+    /// The runs' triage notes (none until [`Store::set_notes`]).
+    pub fn notes(&self) -> &crate::notes::Notes {
+        &self.notes
+    }
+
+    /// The notes as a shared handle, for a query running on another thread.
+    pub fn shared_notes(&self) -> Arc<crate::notes::Notes> {
+        Arc::clone(&self.notes)
+    }
+
+    /// Puts `notes` in force (the sidecar read again); views that show notes redraw. The
+    /// problems met reading them join the store's, in place of those of the notes before.
+    pub fn set_notes(&mut self, notes: crate::notes::Notes) {
+        let before = &self.notes.problems;
+        if !before.is_empty() {
+            self.problems.retain(|p| !before.contains(p));
+        }
+        self.problems.extend(notes.problems.iter().cloned());
+        self.notes = Arc::new(notes);
+        self.notes_version += 1;
+        self.generation += 1;
+    }
+
+    /// How many times notes were put in force.
+    pub fn notes_version(&self) -> u64 {
+        self.notes_version
     }
 
     pub fn add_problem(&mut self, problem: Problem) {
