@@ -5,5 +5,6 @@ use toolcap_model::{machine, model};
 
 mod error;
 pub mod formats;
+pub mod messages;
 
 pub use error::{Error, Malformed};
