@@ -74,6 +74,8 @@ actions! {
         /// While a find is active: show only matching spans and their ancestors.
         ToggleFindOnly => "only spans the find matched",
         TogglePayloadFullscreen => "full-screen payload",
+        /// Chat messages as a conversation, or the payload's raw JSON.
+        ToggleRawPayload => "messages as chat / raw JSON",
         /// Copy the focused thing (OSC 52): the run id, the span as JSON, the payload.
         Copy => "copy (OSC 52): id / span JSON / payload",
         /// Write a triage report of the listed runs (Markdown + dump JSON).

@@ -5,15 +5,17 @@ use std::sync::Arc;
 
 use ratatui::text::{Line, Span};
 
+use super::chat::{ChatLayout, chat_lines};
 use super::facts::{facts, provenance};
 use super::format::{bytes, duration_ms};
 use super::payload::payload_lines;
 use super::theme::{Role, Theme};
 use super::wrap::wrap_all;
 use crate::formats;
-use crate::model::{AttrValue, Payload, PayloadState, Span as TraceSpan};
+use crate::model::{AttrValue, Payload, PayloadState, Span as TraceSpan, SpanKind};
 use crate::redact::{self, MASK, Reveal};
 use crate::store::Invocation;
+use toolcap_formats::messages::{Side, read_messages};
 
 /// A span's payload texts, read once when the span is selected.
 #[derive(Debug, Clone)]
@@ -79,14 +81,23 @@ fn section(title: String, theme: &Theme) -> Line<'static> {
 }
 
 /// Builds the detail lines for span `index` of `inv`, with `payloads` loaded for that span.
+/// How payloads are shown: the reveal mode, and whether chat messages read as a conversation
+/// (`chat`) or as their JSON (`None`).
+#[derive(Debug, Clone, Copy)]
+pub struct PayloadView {
+    pub mode: Reveal,
+    pub chat: Option<ChatLayout>,
+}
+
 pub fn span_lines(
     inv: &Invocation,
     index: usize,
     payloads: &LoadedPayloads,
-    mode: Reveal,
+    view: PayloadView,
     theme: &Theme,
     width: u16,
 ) -> Built {
+    let mode = view.mode;
     let Some(span) = inv.spans.get(index) else {
         return Built {
             lines: Vec::new(),
@@ -101,8 +112,19 @@ pub fn span_lines(
     // The references `payloads` was loaded from, not the span's read back again: a payload
     // kept in the attribute list is decoded on every read.
     let (input, output) = payloads.references();
-    payload_section("input", input, &payloads.input, mode, theme, &mut rest);
-    payload_section("output", output, &payloads.output, mode, theme, &mut rest);
+    // Only a model call's payloads are messages: a tool's result is not the model's answer.
+    let chat = view.chat.filter(|_| span.kind == SpanKind::Llm);
+    let sides = [
+        ("input", input, &payloads.input, Side::Input),
+        ("output", output, &payloads.output, Side::Output),
+    ];
+    for (label, payload, loaded, side) in sides {
+        let shown = PayloadShown {
+            mode,
+            chat: chat.map(|layout| (layout, side, width)),
+        };
+        payload_section(label, payload, loaded, shown, theme, &mut rest);
+    }
     rest.extend(provenance(span, mode, theme));
     rest.push(Line::raw(""));
     attributes(span, mode, theme, &mut rest);
@@ -114,14 +136,23 @@ pub fn span_lines(
     }
 }
 
+/// One payload's way of being shown: as chat (its layout, its side of the call, the pane's
+/// width) when it holds messages, else as JSON or text.
+#[derive(Clone, Copy)]
+struct PayloadShown {
+    mode: Reveal,
+    chat: Option<(ChatLayout, Side, u16)>,
+}
+
 fn payload_section(
     label: &str,
     payload: &Payload,
     loaded: &Result<Option<String>, Arc<toolcap_formats::Error>>,
-    mode: Reveal,
+    shown: PayloadShown,
     theme: &Theme,
     out: &mut Vec<Line<'static>>,
 ) {
+    let mode = shown.mode;
     let field = payload
         .field
         .as_deref()
@@ -164,7 +195,23 @@ fn payload_section(
             ));
         }
     }
+    let messages = match (loaded, shown.chat) {
+        (Ok(Some(text)), Some((layout, side, width))) => {
+            read_messages(text, side).map(|m| (m, layout, width))
+        }
+        _ => None,
+    };
     match loaded {
+        Ok(Some(_)) if let Some((messages, layout, width)) = messages => {
+            out.push(Line::styled(
+                match messages.len() {
+                    1 => "1 message · J shows the raw JSON".to_owned(),
+                    n => format!("{n} messages · J shows the raw JSON"),
+                },
+                theme.style(Role::Dim),
+            ));
+            out.extend(chat_lines(&messages, mode, layout, theme, width));
+        }
         Ok(Some(text)) => out.extend(payload_lines(text, mode, theme)),
         Ok(None) => out.push(Line::styled(
             "(no text recorded)",

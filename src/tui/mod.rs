@@ -24,6 +24,7 @@
 
 pub mod action;
 pub mod app;
+pub mod chat;
 pub mod compare;
 pub mod config;
 pub mod event_loop;

@@ -105,10 +105,11 @@ pub fn wrap_line_at_words(line: Line<'static>, width: u16) -> Vec<Line<'static>>
     out
 }
 
+/// Every line wrapped at words ([`wrap_line_at_words`]): the detail pane's text.
 pub fn wrap_all(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
     lines
         .into_iter()
-        .flat_map(|l| wrap_line(l, width))
+        .flat_map(|l| wrap_line_at_words(l, width))
         .collect()
 }
 

@@ -18,6 +18,7 @@ mod support;
 mod tmux;
 mod triage_agreement;
 mod tui_budget;
+mod tui_chat;
 mod tui_config;
 mod tui_copy;
 mod tui_copy_export_e2e;

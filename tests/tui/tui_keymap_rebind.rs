@@ -84,8 +84,8 @@ fn the_footer_status_bar_and_pane_titles_name_the_rebound_keys() {
     let screen = screen_text(&app);
     let footer = footer(&screen);
     assert!(footer.contains("F1 help"), "{footer}");
-    assert!(footer.contains("F9 cycle sort"), "{footer}");
-    assert!(!footer.contains("? help") && !footer.contains("s cycle sort"));
+    assert!(footer.contains("F9 sort"), "{footer}");
+    assert!(!footer.contains("? help") && !footer.contains("s sort"));
     assert!(screen.contains("1 error (F3)"), "{screen}");
     assert!(screen.contains("newest first (F9)"), "{screen}");
 }

@@ -228,12 +228,12 @@ fn q_and_ctrl_c_quit_and_help_lists_every_binding() {
 fn footer_hints_follow_focus() {
     let mut app = sample_app(200, 30);
     let footer = |app: &App| screen_text(app).lines().last().unwrap().to_owned();
-    assert!(footer(&app).contains("expand / open"));
+    assert!(footer(&app).contains("Enter open"));
     // Space folds conversation rows in the list too; expanding all spans is the tree's.
     assert!(!footer(&app).contains("expand all"));
     press(&mut app, "<tab>");
     assert!(footer(&app).contains("expand all"));
-    assert!(footer(&app).contains("go to requesting LLM span"));
+    assert!(footer(&app).contains("o requester"));
 }
 
 #[test]
@@ -519,4 +519,36 @@ fn a_rewritten_file_replaces_the_payload_shown_for_the_same_span() {
     let text = screen_text(&app);
     assert!(text.contains("new-value"), "{text}");
     assert!(!text.contains("old-value"));
+}
+
+#[test]
+fn the_footer_shows_the_keys_that_matter_first_and_cuts_no_hint() {
+    let app = sample_app(160, 30);
+    let footer = screen_text(&app).lines().last().unwrap().to_owned();
+    for hint in [
+        "n next failure",
+        "? help",
+        "/ search",
+        "r reveal",
+        "d gold diff",
+        "x export",
+        "y copy",
+    ] {
+        assert!(footer.contains(hint), "{hint} missing: {footer}");
+    }
+    let narrow = sample_app(60, 30);
+    let footer = screen_text(&narrow)
+        .lines()
+        .last()
+        .unwrap()
+        .trim_end()
+        .to_owned();
+    assert!(footer.contains("? help"), "{footer}");
+    // Whole hints only: the last one ends with its label, not a cut word.
+    assert!(
+        ["help", "search", "reveal", "open"]
+            .iter()
+            .any(|label| footer.ends_with(label)),
+        "{footer}"
+    );
 }

@@ -124,6 +124,7 @@ pub struct DetailKey {
     span: String,
     reveal: Reveal,
     width: u16,
+    chat: Option<crate::tui::chat::ChatLayout>,
 }
 
 impl DetailView {
@@ -144,6 +145,10 @@ pub struct App {
     /// The detail pane has the whole body. Not an overlay: the global keys still work in it,
     /// and the overlays open over it and close back to it.
     pub payload_fullscreen: bool,
+    /// Messages are shown as their raw JSON, not as a conversation.
+    pub raw_payloads: bool,
+    /// System prompts in conversations are shown whole, not folded to their first line.
+    pub expand_system: bool,
     /// Typing into the search line.
     pub searching: bool,
     pub search: String,
@@ -205,6 +210,8 @@ impl App {
             focus: Pane::List,
             overlay: None,
             payload_fullscreen: false,
+            raw_payloads: false,
+            expand_system: false,
             searching: false,
             search: String::new(),
             screen: Rect::new(0, 0, 80, 24),
@@ -531,6 +538,9 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::Top => move_by(app, isize::MIN / 2),
         Action::Bottom => move_by(app, isize::MAX / 2),
         Action::ToggleFold if app.focus == Pane::List => nav::toggle_conversation(app),
+        Action::ToggleFold if app.focus == Pane::Detail || app.payload_fullscreen => {
+            app.expand_system = !app.expand_system;
+        }
         Action::ToggleFold => toggle_fold(app),
         Action::Expand => match app.focus {
             Pane::List if app.selected_conversation.is_some() => nav::toggle_conversation(app),
@@ -575,6 +585,7 @@ fn apply_to_panes(app: &mut App, action: Action) {
             });
         }
         Action::JumpToRequester => jump_to_requester(app),
+        Action::ToggleRawPayload => app.raw_payloads = !app.raw_payloads,
         Action::TogglePayloadFullscreen => {
             app.payload_fullscreen = !app.payload_fullscreen;
             // Rebuilt at the new width below; the payload then opens at its first line.

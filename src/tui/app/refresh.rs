@@ -133,6 +133,7 @@ pub(super) fn refresh_detail(app: &mut App) {
         span: span_id.clone(),
         reveal: app.reveal,
         width,
+        chat: chat_layout(app),
     };
     if app.detail.content.is_current(&key) {
         return;
@@ -157,6 +158,13 @@ pub(super) fn refresh_detail(app: &mut App) {
         .detail
         .scroll
         .min(app.detail.content.lines.len().saturating_sub(1));
+}
+
+/// How the detail shows chat messages: `None` when they are shown as raw JSON.
+fn chat_layout(app: &App) -> Option<crate::tui::chat::ChatLayout> {
+    (!app.raw_payloads).then_some(crate::tui::chat::ChatLayout {
+        expand_system: app.expand_system,
+    })
 }
 
 /// The lines of the selected span (`span_id` of run `inv_id`) at `width`.
@@ -194,7 +202,11 @@ fn detail_lines(app: &mut App, inv_id: String, span_id: String, width: u16) -> D
     let payloads = cached
         .filter(|p| p.is_current_for(span))
         .unwrap_or_else(|| inspect::LoadedPayloads::load(span));
-    let built = inspect::span_lines(inv, index, &payloads, app.reveal, &app.config.theme, width);
+    let view = inspect::PayloadView {
+        mode: app.reveal,
+        chat: chat_layout(app),
+    };
+    let built = inspect::span_lines(inv, index, &payloads, view, &app.config.theme, width);
     // A failing run's root opens on its verdict, above the span's own facts.
     let mut lines = verdict_facets
         .map(|f| {

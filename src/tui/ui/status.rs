@@ -5,6 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use unicode_width::UnicodeWidthStr;
 
 use crate::redact::{self, Reveal};
 use crate::sources::SourceStatus;
@@ -164,23 +165,30 @@ fn source_text(status: &SourceStatus) -> String {
     }
 }
 
-/// Global actions shown before the focused pane's own keys.
-const TRIAGE_FIRST: &[Action] = &[Action::NextFailure, Action::NextFailingInvocation];
-
-/// Global actions worth a footer slot next to the focused pane's own keys.
-const FOOTER_GLOBALS: &[Action] = &[
+/// Global actions shown before the focused pane's own keys: the triage loop's, then how to
+/// find everything else.
+const FOOTER_FIRST: &[Action] = &[
     Action::NextFailure,
     Action::NextFailingInvocation,
-    Action::ToggleReveal,
-    Action::FocusNext,
-    Action::StartSearch,
     Action::ToggleHelp,
+    Action::StartSearch,
+    Action::ToggleReveal,
+];
+
+/// Global actions worth a footer slot after the focused pane's own keys, while room is left.
+const FOOTER_LATER: &[Action] = &[
+    Action::ToggleDiff,
+    Action::Export,
+    Action::Copy,
+    Action::Annotate,
+    Action::FocusNext,
     Action::Quit,
 ];
 
-/// The footer's hints for the current focus: the pane's bindings, then a few global ones; the
-/// diff overlay's own while it is open (the help and problems overlays carry theirs in the
-/// title, and the search prompt in the status bar).
+/// The footer's hints for the current focus, most needed first: the triage keys, help, search
+/// and reveal, the pane's own bindings, then a few more global ones; the diff overlay's own
+/// while it is open (the help and problems overlays carry theirs in the title, and the search
+/// prompt in the status bar). The footer shows as many as fit.
 pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     if let Some(overlay) = &app.overlay
         && let Some(items) = overlay.footer()
@@ -197,15 +205,17 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
     let hint_text = |h: &crate::tui::keymap::Hint| {
         (
             h.keys.first().cloned().unwrap_or_default(),
-            h.action.description().unwrap_or(""),
+            footer_label(h.action),
         )
     };
-    // The triage loop's keys come first: they are what a failing run needs next.
-    let mut out: Vec<(String, &'static str)> = global
-        .iter()
-        .filter(|h| TRIAGE_FIRST.contains(&h.action))
-        .map(hint_text)
-        .collect();
+    let globals = |wanted: &[Action]| -> Vec<(String, &'static str)> {
+        wanted
+            .iter()
+            .filter_map(|action| global.iter().find(|h| h.action == *action))
+            .map(hint_text)
+            .collect()
+    };
+    let mut out = globals(FOOTER_FIRST);
     let (presets, own): (Vec<_>, Vec<_>) = keymap
         .hints(scope)
         .into_iter()
@@ -221,26 +231,52 @@ pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
         [only] => out.push((only.clone(), "preset")),
         [first, .., last] => out.push((format!("{first}-{last}"), "presets")),
     }
-    for hint in global {
-        if FOOTER_GLOBALS.contains(&hint.action) && !TRIAGE_FIRST.contains(&hint.action) {
-            out.push((
-                hint.keys.first().cloned().unwrap_or_default(),
-                hint.action.description().unwrap_or(""),
-            ));
-        }
-    }
+    out.extend(globals(FOOTER_LATER));
     out
 }
 
+/// An action as the footer names it: a word or two, so more keys fit (the help says more).
+fn footer_label(action: Action) -> &'static str {
+    match action {
+        Action::NextFailure => "next failure",
+        Action::NextFailingInvocation => "failing run",
+        Action::ToggleHelp => "help",
+        Action::StartSearch => "search",
+        Action::ToggleReveal => "reveal",
+        Action::Expand => "open",
+        Action::ToggleFold => "fold",
+        Action::Collapse => "back",
+        Action::CycleSort => "sort",
+        Action::ToggleDiff => "gold diff",
+        Action::Export => "export",
+        Action::Copy => "copy",
+        Action::Annotate => "note",
+        Action::FocusNext => "next pane",
+        Action::Quit => "quit",
+        Action::JumpToRequester => "requester",
+        Action::TogglePayloadFullscreen => "full screen",
+        Action::ToggleRawPayload => "chat/JSON",
+        Action::ExpandAll => "expand all",
+        Action::CollapseAll => "collapse all",
+        Action::ToggleFindOnly => "only found",
+        other => other.description().unwrap_or(""),
+    }
+}
+
+/// The hints that fit in `width` cells, whole, in order.
 pub fn render_footer(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
     let mut spans = Vec::new();
+    let mut used = 0;
     for (key, description) in footer_hints(app) {
+        let text = format!(" {description}  ");
+        let cells = key.width() + text.trim_end().width();
+        if used + cells > area.width as usize {
+            break;
+        }
+        used += key.width() + text.width();
         spans.push(Span::styled(key, theme.style(Role::HintKey)));
-        spans.push(Span::styled(
-            format!(" {description}  "),
-            theme.style(Role::HintText),
-        ));
+        spans.push(Span::styled(text, theme.style(Role::HintText)));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
