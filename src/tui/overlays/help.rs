@@ -215,6 +215,10 @@ fn glyph_lines(app: &App) -> Vec<Line<'static>> {
             "cursor · a span the find matched".to_owned(),
         ),
         (
+            "→ ← ✗ error".to_owned(),
+            "in messages: a tool call asked for · its result · a failed result".to_owned(),
+        ),
+        (
             format!("{} [label]", crate::tui::ui::list::NOTED_GLYPH),
             "a run with a triage note (and its label, on wide screens)".to_owned(),
         ),
