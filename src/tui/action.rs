@@ -76,6 +76,10 @@ actions! {
         TogglePayloadFullscreen => "full-screen payload",
         /// Chat messages as a conversation, or the payload's raw JSON.
         ToggleRawPayload => "messages as chat / raw JSON",
+        /// The selected run as one conversation.
+        ToggleTranscript => "transcript of the run",
+        NextMessage => "next message / tool call",
+        PrevMessage => "previous message / tool call",
         /// Copy the focused thing (OSC 52): the run id, the span as JSON, the payload.
         Copy => "copy (OSC 52): id / span JSON / payload",
         /// Write a triage report of the listed runs (Markdown + dump JSON).

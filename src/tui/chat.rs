@@ -179,7 +179,7 @@ fn sized(kind: &str, text: &str) -> String {
 
 /// A tool call's arguments inline: `key=value, …` revealed (secrets masked), `key=…` redacted;
 /// a string that holds no JSON object is shown whole, or as its size.
-fn arguments_text(arguments: &Value, mode: Reveal) -> String {
+pub fn arguments_text(arguments: &Value, mode: Reveal) -> String {
     let parsed;
     let arguments = match arguments {
         Value::String(text) => match serde_json::from_str::<Value>(text) {

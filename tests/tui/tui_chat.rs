@@ -138,3 +138,88 @@ fn the_system_prompt_is_folded_until_space() {
     );
     assert!(app.expand_system);
 }
+
+/// The Python SDK's run whose `http_get` call failed: the transcript reads the user's message,
+/// the model's call, both tools with their outcome, and the answer, in order.
+#[test]
+fn the_transcript_reads_the_run_as_one_conversation_and_goes_to_a_span() {
+    let path = fixture("corpus/otlp-python-sdk/otlp-json/0002-v1_traces.json");
+    let mut app = app_on_first_conversation(&path, Reveal::Redacted);
+    press(&mut app, "t");
+    let redacted = screen_text(&app);
+    assert!(
+        redacted.contains("Transcript · invoke_agent research-assistant"),
+        "{redacted}"
+    );
+    assert!(redacted.contains("user │ text (56 chars)"), "{redacted}");
+    assert!(
+        redacted.contains("✗ http_get(url=…) 3.0s  call_1_1"),
+        "{redacted}"
+    );
+    assert!(redacted.contains("✗ error (30 chars)"), "{redacted}");
+    assert!(!redacted.contains("Find the failing test"), "{redacted}");
+    press(&mut app, "r");
+    let revealed = screen_text(&app);
+    let order = [
+        "user │ Find the failing test in repo toolcap and propose a fix.",
+        "→ read_file(query=\"Find the failing test in repo toolcap an\")  call_1_0",
+        "✓ read_file(path=\"src/lib.rs\", range=[1,80]) 827ms  call_1_0",
+        "✗ http_get(url=\"https://internal.example/api/v1/export\") 3.0s  call_1_1",
+        "✗ [Errno 111] Connection refused",
+        "assistant │ Here is what I found for request #1: ...",
+        "── no evaluator verdict ──",
+    ];
+    let mut from = 0;
+    for wanted in order {
+        let at = revealed[from..]
+            .find(wanted)
+            .unwrap_or_else(|| panic!("{wanted:?} not after byte {from}:\n{revealed}"));
+        from += at + wanted.len();
+    }
+    assert!(
+        !revealed.contains("\"parts\""),
+        "no raw message JSON:\n{revealed}"
+    );
+    insta::assert_snapshot!("transcript_python_sdk_revealed", revealed);
+    // n steps to the model's call, then to the tools; Enter shows the failed one in the tree.
+    press(&mut app, "nnn<enter>");
+    assert!(app.overlay.is_none());
+    let inv = app.invocation().unwrap();
+    let span = &inv.spans[app.selected_span_index().unwrap()];
+    assert_eq!(span.tool().and_then(|t| t.name), Some("http_get"));
+}
+
+/// The real binary in a real terminal: `t` on the Python SDK's trace reads the user's message,
+/// the failed `http_get(...)` call and its error, and no message JSON.
+#[test]
+fn the_real_binary_opens_the_transcript_on_t() {
+    use crate::tmux::{Tmux, shell_quote};
+    let path = fixture("corpus/otlp-python-sdk/otlp-json/0002-v1_traces.json");
+    let command = format!(
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} {}",
+        shell_quote(env!("CARGO_BIN_EXE_toolcap-tui")),
+        shell_quote(&path.display().to_string())
+    );
+    let tmux = Tmux::start(&command);
+    tmux.wait_for("the run listed", |s| {
+        s.contains("invoke_agent research-assistant")
+    });
+    tmux.send(&["t"]);
+    tmux.wait_for("the transcript", |s| s.contains("Transcript ·"));
+    tmux.send(&["r"]);
+    let screen = tmux.wait_for("the revealed transcript", |s| {
+        s.contains("Connection refused")
+    });
+    for wanted in [
+        "user │ Find the failing test in repo toolcap and propose a fix.",
+        "✗ http_get(url=\"https://internal.example/api/v1/export\")",
+        "✗ [Errno 111] Connection refused",
+    ] {
+        assert!(screen.contains(wanted), "{wanted:?} missing:\n{screen}");
+    }
+    assert!(
+        !screen.contains("\"parts\"") && !screen.contains("\"role\""),
+        "{screen}"
+    );
+    tmux.send(&["q"]);
+}

@@ -504,6 +504,14 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::ToggleProblems => {
             app.overlay = Some(Overlay::Problems(problems::Problems::default()));
         }
+        // Only the transcript steps through messages.
+        Action::NextMessage | Action::PrevMessage => {}
+        Action::ToggleTranscript => {
+            if let Some(inv) = app.invocation() {
+                let transcript = crate::tui::overlays::transcript::Transcript::of(inv);
+                app.overlay = Some(Overlay::Transcript(Box::new(transcript)));
+            }
+        }
         Action::ToggleReveal => {
             app.reveal = app.reveal.toggled();
             // Payload text is searched only while revealed: results depend on the mode.

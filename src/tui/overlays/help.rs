@@ -76,6 +76,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     for overlay in [
         OverlayKind::GoldDiff,
         OverlayKind::Search,
+        OverlayKind::Transcript,
         OverlayKind::Note,
         OverlayKind::Help,
         OverlayKind::Problems,

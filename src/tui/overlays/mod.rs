@@ -14,6 +14,7 @@ pub mod help;
 pub mod note;
 pub mod problems;
 pub mod search;
+pub mod transcript;
 
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
@@ -35,6 +36,7 @@ pub enum Overlay {
     Problems(problems::Problems),
     GoldDiff(Box<diff::DiffOverlay>),
     Note(note::NotePrompt),
+    Transcript(Box<transcript::Transcript>),
 }
 
 /// What an overlay made of an action.
@@ -56,6 +58,7 @@ impl Overlay {
             Overlay::Problems(_) => OverlayKind::Problems,
             Overlay::GoldDiff(_) => OverlayKind::GoldDiff,
             Overlay::Note(_) => OverlayKind::Note,
+            Overlay::Transcript(_) => OverlayKind::Transcript,
         }
     }
 
@@ -67,6 +70,7 @@ impl Overlay {
             Overlay::Problems(problems) => problems.update(action, app),
             Overlay::GoldDiff(diff) => diff.update(action, app),
             Overlay::Note(prompt) => prompt.update(action, app),
+            Overlay::Transcript(transcript) => transcript.update(action, app),
         }
     }
 
@@ -82,6 +86,7 @@ impl Overlay {
                 diff.render(frame, body, app);
             }
             Overlay::Note(prompt) => prompt.render(frame, screen, app),
+            Overlay::Transcript(transcript) => transcript.render(frame, screen, app),
         }
     }
 
@@ -90,6 +95,7 @@ impl Overlay {
     pub fn footer(&self) -> Option<&'static [FooterItem]> {
         match self {
             Overlay::GoldDiff(_) => Some(diff::FOOTER),
+            Overlay::Transcript(_) => Some(transcript::FOOTER),
             Overlay::Help(_) | Overlay::Problems(_) | Overlay::Note(_) => None,
         }
     }
@@ -117,6 +123,7 @@ pub enum OverlayKind {
     GoldDiff,
     /// The note prompt (`a`) over the panes.
     Note,
+    Transcript,
 }
 
 impl OverlayKind {
@@ -137,6 +144,7 @@ impl OverlayKind {
             OverlayKind::Problems => &problems::KEYS,
             OverlayKind::GoldDiff => &diff::KEYS,
             OverlayKind::Note => &note::KEYS,
+            OverlayKind::Transcript => &transcript::KEYS,
         }
     }
 
