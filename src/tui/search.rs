@@ -205,6 +205,23 @@ impl ListSearch {
     }
 }
 
+/// Text looked for in the detail pane: plain text, any case, over what the pane shows.
+#[derive(Debug, Clone, Default)]
+pub struct DetailFind {
+    pub editor: LineEditor,
+    /// Typing the text.
+    pub editing: bool,
+    /// A find is in force: its matches are marked and n/N go from one to the next.
+    pub active: bool,
+}
+
+impl DetailFind {
+    /// The text looked for, when there is one.
+    pub fn needle(&self) -> Option<&str> {
+        Some(self.editor.text()).filter(|t| (self.editing || self.active) && !t.is_empty())
+    }
+}
+
 /// Find in a trace: the matching spans of one invocation and which one is current.
 #[derive(Debug, Clone, Default)]
 pub struct Find {

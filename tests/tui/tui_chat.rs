@@ -223,3 +223,31 @@ fn the_real_binary_opens_the_transcript_on_t() {
     );
     tmux.send(&["q"]);
 }
+
+/// `/` with the detail focused finds text in what it shows: typing scrolls to the first line
+/// holding it, the matches are marked, n goes on to the next, Esc ends it.
+#[test]
+fn slash_in_the_detail_finds_text_there_and_n_walks_it() {
+    let path = fixture("corpus/otlp-python-sdk/otlp-json/0001-v1_traces.json");
+    let mut app = app_on_first_conversation(&path, Reveal::Revealed);
+    press(&mut app, "/gpt-4o");
+    let first = app.detail.scroll;
+    let line: String = app.detail.content.lines[first]
+        .spans
+        .iter()
+        .map(|s| s.content.as_ref())
+        .collect();
+    assert!(line.to_lowercase().contains("gpt-4o"), "{line}");
+    let screen = screen_text(&app);
+    assert!(screen.contains("/gpt-4o▏"), "the prompt shows: {screen}");
+    let marked = toolcap::tui::ui::highlight::text_marks(&line, "GPT-4O");
+    assert_eq!(marked.len(), "gpt-4o".len());
+    press(&mut app, "<enter>");
+    assert!(app.detail_find.active);
+    press(&mut app, "n");
+    assert!(app.detail.scroll > first, "n moves on from line {first}");
+    press(&mut app, "<esc>");
+    assert!(!app.detail_find.active && !app.detail_find.editing);
+    // With the find ended, n walks the failure queue again.
+    assert!(app.detail_find.needle().is_none());
+}

@@ -21,8 +21,13 @@ pub(super) fn with_context<R>(app: &App, run: impl FnOnce(&Context) -> R) -> R {
     run(&ctx)
 }
 
-/// `/`: in the tree (with a run selected) it finds in the trace, elsewhere it searches the list.
+/// `/`: in the detail pane it finds text there, in the tree (with a run selected) it finds in
+/// the trace, elsewhere it searches the list.
 pub(super) fn start(app: &mut App) {
+    if app.focus == Pane::Detail || app.payload_fullscreen {
+        app.detail_find.editing = true;
+        return;
+    }
     if app.focus == Pane::Tree && app.selected_invocation.is_some() {
         app.find.editing = true;
         app.find.history_reset();
@@ -52,7 +57,10 @@ fn find_changed(app: &mut App) {
 }
 
 pub(super) fn input(app: &mut App, c: char) {
-    if app.find.editing {
+    if app.detail_find.editing {
+        app.detail_find.editor.insert(c);
+        detail_find_changed(app);
+    } else if app.find.editing {
         app.find.editor.insert(c);
         find_changed(app);
     } else if app.searching {
@@ -62,7 +70,10 @@ pub(super) fn input(app: &mut App, c: char) {
 }
 
 pub(super) fn backspace(app: &mut App) {
-    if app.find.editing {
+    if app.detail_find.editing {
+        app.detail_find.editor.backspace();
+        detail_find_changed(app);
+    } else if app.find.editing {
         app.find.editor.backspace();
         find_changed(app);
     } else if app.searching {
@@ -77,6 +88,13 @@ pub(super) fn edit(app: &mut App, key: EditKey) {
         EditKey::HistoryNext => Some(false),
         _ => None,
     };
+    if app.detail_find.editing {
+        if history_older.is_none() {
+            app.detail_find.editor.edit(key);
+            detail_find_changed(app);
+        }
+        return;
+    }
     if app.find.editing {
         match history_older {
             Some(older) => {
@@ -102,6 +120,11 @@ pub(super) fn edit(app: &mut App, key: EditKey) {
 
 /// Enter: keep the filter (list) or the find (tree).
 pub(super) fn accept(app: &mut App) {
+    if app.detail_find.editing {
+        app.detail_find.editing = false;
+        app.detail_find.active = !app.detail_find.editor.text().is_empty();
+        return;
+    }
     if app.find.editing {
         app.find.editing = false;
         app.find.active = app.find.query.is_some();
@@ -135,6 +158,54 @@ pub(super) fn cancel(app: &mut App) -> bool {
         return true;
     }
     false
+}
+
+/// Esc while text is found in the detail: ends that find. False when none is in force.
+pub(super) fn end_detail_find(app: &mut App) -> bool {
+    let finding = app.detail_find.editing || app.detail_find.active;
+    app.detail_find.editing = false;
+    app.detail_find.active = false;
+    finding
+}
+
+/// The detail's lines holding the text looked for, in order.
+fn detail_matches(app: &App) -> Vec<usize> {
+    let Some(needle) = app.detail_find.needle() else {
+        return Vec::new();
+    };
+    app.detail
+        .content
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| {
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            !crate::tui::ui::highlight::text_marks(&text, needle).is_empty()
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Typing moves the detail to the first match at or after what it shows.
+fn detail_find_changed(app: &mut App) {
+    let from = app.detail.scroll;
+    if let Some(&line) = detail_matches(app).iter().find(|&&n| n >= from) {
+        app.detail.scroll = line;
+    }
+}
+
+/// n/N while text is found in the detail: the next (or previous) line holding it, wrapping.
+pub(super) fn step_in_detail(app: &mut App, forward: bool) {
+    let matches = detail_matches(app);
+    let at = app.detail.scroll;
+    let next = match forward {
+        true => matches.iter().find(|&&n| n > at).or(matches.first()),
+        false => matches.iter().rev().find(|&&n| n < at).or(matches.last()),
+    };
+    match next {
+        Some(&line) => app.detail.scroll = line,
+        None => app.message = Some("not found in the detail".into()),
+    }
 }
 
 pub(super) fn clear_filter(app: &mut App) {

@@ -145,6 +145,8 @@ pub struct App {
     /// The detail pane has the whole body. Not an overlay: the global keys still work in it,
     /// and the overlays open over it and close back to it.
     pub payload_fullscreen: bool,
+    /// Text found in the detail pane (`/` while it has the focus).
+    pub detail_find: crate::tui::search::DetailFind,
     /// Messages are shown as their raw JSON, not as a conversation.
     pub raw_payloads: bool,
     /// System prompts in conversations are shown whole, not folded to their first line.
@@ -210,6 +212,7 @@ impl App {
             focus: Pane::List,
             overlay: None,
             payload_fullscreen: false,
+            detail_find: Default::default(),
             raw_payloads: false,
             expand_system: false,
             searching: false,
@@ -531,7 +534,8 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::Preset(n) => find::preset(app, n),
         Action::ToggleFindOnly => find::toggle_only_matches(app),
         Action::Cancel => {
-            if app.payload_fullscreen {
+            if find::end_detail_find(app) {
+            } else if app.payload_fullscreen {
                 app.payload_fullscreen = false;
             } else {
                 find::cancel(app);
@@ -568,6 +572,8 @@ fn apply_to_panes(app: &mut App, action: Action) {
         }
         Action::CollapseAll => collapse_all(app),
         // While a find is active, n/N walk its matches; Esc ends it and they walk failures.
+        Action::NextFailure if app.detail_find.active => find::step_in_detail(app, true),
+        Action::PrevFailure if app.detail_find.active => find::step_in_detail(app, false),
         Action::NextFailure if app.find.active => find::cycle(app, true),
         Action::PrevFailure if app.find.active => find::cycle(app, false),
         Action::NextFailure => triage::step_failure(app, true),

@@ -130,7 +130,7 @@ impl OverlayKind {
     /// What has the keys, if not the panes: the search prompt while typing, else the open
     /// overlay.
     pub fn taking_keys(app: &App) -> Option<OverlayKind> {
-        if app.searching || app.find.editing {
+        if app.searching || app.find.editing || app.detail_find.editing {
             Some(OverlayKind::Search)
         } else {
             app.overlay.as_ref().map(Overlay::kind)

@@ -77,7 +77,9 @@ pub fn hint(keymap: &Keymap, what: &str) -> String {
 /// then the parse error (the previous good query stays in force) or the key hint.
 pub fn prompt_spans(app: &App) -> Option<Vec<Span<'static>>> {
     let theme = &app.config.theme;
-    let (editor, error, what) = if app.find.editing {
+    let (editor, error, what) = if app.detail_find.editing {
+        (&app.detail_find.editor, &None, "find in the detail")
+    } else if app.find.editing {
         (&app.find.editor, &app.find.error, "find in trace")
     } else if app.searching {
         (

@@ -45,12 +45,24 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         app.selected_span_index()
             .is_some_and(|span| app.find.is_match(span))
     });
-    let window: Vec<ratatui::text::Line> = match find_query {
-        Some(q) => window
+    let window: Vec<ratatui::text::Line> = match (app.detail_find.needle(), find_query) {
+        // Text found in the pane is marked in what it shows, like a span's match.
+        (Some(needle), _) => window
+            .iter()
+            .map(|l| {
+                let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                highlight::mark_line(
+                    l,
+                    &highlight::text_marks(&text, needle),
+                    theme.style(Role::Match),
+                )
+            })
+            .collect(),
+        (None, Some(q)) => window
             .iter()
             .map(|l| highlight::highlight_line(l, q, theme.style(Role::Match)))
             .collect(),
-        None => window.to_vec(),
+        (None, None) => window.to_vec(),
     };
     frame.render_widget(Paragraph::new(window).block(block), area);
 }

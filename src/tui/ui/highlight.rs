@@ -39,7 +39,35 @@ pub fn marked_spans(text: &str, marks: &[usize], base: Style, mark: Style) -> Ve
 /// The same line with what `query` matches in its text marked.
 pub fn highlight_line(line: &Line<'_>, query: &Query, mark: Style) -> Line<'static> {
     let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-    let marks = query.highlight(&text);
+    mark_line(line, &query.highlight(&text), mark)
+}
+
+/// The chars of `line`'s text that are `needle`, whatever their case, as ascending char indices.
+pub fn text_marks(text: &str, needle: &str) -> Vec<usize> {
+    let needle: Vec<char> = needle.chars().flat_map(char::to_lowercase).collect();
+    let chars: Vec<char> = text.chars().collect();
+    let lower: Vec<char> = chars
+        .iter()
+        .map(|c| c.to_lowercase().next().unwrap_or(*c))
+        .collect();
+    if needle.is_empty() || needle.len() > lower.len() {
+        return Vec::new();
+    }
+    let mut marks = Vec::new();
+    let mut at = 0;
+    while at + needle.len() <= lower.len() {
+        if lower[at..at + needle.len()] == needle[..] {
+            marks.extend(at..at + needle.len());
+            at += needle.len();
+        } else {
+            at += 1;
+        }
+    }
+    marks
+}
+
+/// The same line with the chars at `marks` (ascending char indices of its text) marked.
+pub fn mark_line(line: &Line<'_>, marks: &[usize], mark: Style) -> Line<'static> {
     let mut out = Vec::new();
     let mut offset = 0;
     for span in &line.spans {
