@@ -72,15 +72,24 @@ fn detail(app: &App) -> String {
 #[test]
 fn every_format_s_messages_read_as_chat_and_j_shows_the_json() {
     let sources = [
-        fixture("corpus/otlp-python-sdk/otlp-json/0001-v1_traces.json"),
-        fixture("logs/openai_legacy_function_call.json"),
-        fixture("logs/anthropic_wrapped_messages.json"),
-        fixture("logs/gemini_snake_case.json"),
-        fixture("logs/langchain_messages.json"),
-        fixture("logs/openai_responses_items.json"),
-        inspect_log("A", "eval"),
+        (
+            "genai_python_sdk",
+            fixture("corpus/otlp-python-sdk/otlp-json/0001-v1_traces.json"),
+        ),
+        (
+            "openai_chat",
+            fixture("logs/openai_legacy_function_call.json"),
+        ),
+        ("anthropic", fixture("logs/anthropic_wrapped_messages.json")),
+        ("gemini", fixture("logs/gemini_snake_case.json")),
+        ("langchain", fixture("logs/langchain_messages.json")),
+        (
+            "openai_responses",
+            fixture("logs/openai_responses_items.json"),
+        ),
+        ("inspect_eval", inspect_log("A", "eval")),
     ];
-    for path in sources {
+    for (format, path) in sources {
         let mut app = app_on_first_conversation(&path, Reveal::Redacted);
         let redacted = detail(&app);
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -99,9 +108,11 @@ fn every_format_s_messages_read_as_chat_and_j_shows_the_json() {
             "{name}: shapes only:\n{redacted}"
         );
         assert!(!redacted.contains("\"role\""), "{name}:\n{redacted}");
+        insta::assert_snapshot!(format!("chat_{format}_redacted"), redacted);
         press(&mut app, "r");
         let revealed = detail(&app);
         assert!(!revealed.contains("\"role\""), "{name}:\n{revealed}");
+        insta::assert_snapshot!(format!("chat_{format}_revealed"), revealed);
         press(&mut app, "J");
         let raw = detail(&app);
         assert!(
