@@ -15,7 +15,7 @@ use toolcap::tui::config;
 use crate::inspect_fixtures::inspect_log;
 use crate::support::{press, screen_text};
 
-/// An app over `path`, its first run whose model call reads as messages selected, the detail
+/// An app over `path`, its first model call with a recorded payload selected, the detail
 /// focused.
 fn app_on_first_conversation(path: &Path, mode: Reveal) -> App {
     let bytes = std::fs::read(path).unwrap();
@@ -42,7 +42,11 @@ fn app_on_first_conversation(path: &Path, mode: Reveal) -> App {
             let on_llm = app
                 .invocation()
                 .zip(app.selected_span_index())
-                .is_some_and(|(inv, i)| inv.spans[i].kind == SpanKind::Llm);
+                .is_some_and(|(inv, i)| {
+                    let span = &inv.spans[i];
+                    span.kind == SpanKind::Llm
+                        && (span.input().is_captured() || span.output().is_captured())
+                });
             if on_llm {
                 press(&mut app, "<tab>");
                 return app;
@@ -88,6 +92,14 @@ fn every_format_s_messages_read_as_chat_and_j_shows_the_json() {
             fixture("logs/openai_responses_items.json"),
         ),
         ("inspect_eval", inspect_log("A", "eval")),
+        (
+            "openinference",
+            fixture("corpus/otel-genai/openinference.spans.otlp.jsonl"),
+        ),
+        (
+            "openai_agents",
+            fixture("corpus/openai-agents/exports.jsonl"),
+        ),
     ];
     for (format, path) in sources {
         let mut app = app_on_first_conversation(&path, Reveal::Redacted);
