@@ -11,6 +11,7 @@ use toolcap::store::Store;
 use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App};
 use toolcap::tui::config;
+use toolcap::tui::overlays::Overlay;
 
 use crate::inspect_fixtures::inspect_log;
 use crate::support::{press, screen_text};
@@ -204,6 +205,20 @@ fn the_transcript_reads_the_run_as_one_conversation_and_goes_to_a_span() {
         "no raw message JSON:\n{revealed}"
     );
     insta::assert_snapshot!("transcript_python_sdk_revealed", revealed);
+    // `/` finds text in the transcript: the view moves to the line holding it.
+    press(&mut app, "/refused");
+    let found = screen_text(&app);
+    assert!(found.contains("/refused▏"), "the prompt: {found}");
+    let Some(Overlay::Transcript(transcript)) = &app.overlay else {
+        panic!("the transcript closed");
+    };
+    // The error's line (the seventh) is where the view goes; this short one needs no scroll.
+    assert_eq!(transcript.scroll, 6, "{found}");
+    press(&mut app, "<enter><esc>");
+    assert!(
+        app.overlay.is_some(),
+        "Esc ends the find first, the transcript stays"
+    );
     // n steps to the model's call, then to the tools; Enter shows the failed one in the tree.
     press(&mut app, "nnn<enter>");
     assert!(app.overlay.is_none());

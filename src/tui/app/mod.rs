@@ -512,6 +512,8 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::ToggleTranscript => {
             if let Some(inv) = app.invocation() {
                 let transcript = crate::tui::overlays::transcript::Transcript::of(inv);
+                // A find in the detail does not carry over: `/` starts the transcript's own.
+                app.detail_find = Default::default();
                 app.overlay = Some(Overlay::Transcript(Box::new(transcript)));
             }
         }

@@ -86,7 +86,11 @@ impl Overlay {
                 diff.render(frame, body, app);
             }
             Overlay::Note(prompt) => prompt.render(frame, screen, app),
-            Overlay::Transcript(transcript) => transcript.render(frame, screen, app),
+            Overlay::Transcript(transcript) => {
+                // Like the diff: the status bar (the find prompt) and the footer stay.
+                let body = Rect::new(0, 0, screen.width, regions.status.y.min(screen.height));
+                transcript.render(frame, body, app);
+            }
         }
     }
 

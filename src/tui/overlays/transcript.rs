@@ -22,6 +22,7 @@ use crate::tui::chat::{ChatLayout, arguments_text, chat_lines};
 use crate::tui::format::duration_ms;
 use crate::tui::keymap::{KeyContext, Keymap, Scope};
 use crate::tui::theme::{Role, Theme};
+use crate::tui::ui::highlight;
 use crate::tui::wrap::wrap_line_at_words;
 use toolcap_formats::messages::{Message, Part, Side, read_messages};
 
@@ -39,6 +40,7 @@ pub const KEYS: KeyContext = KeyContext {
         Action::Bottom,
         Action::ToggleReveal,
         Action::ToggleFold,
+        Action::StartSearch,
         Action::Quit,
     ],
     text_input: false,
@@ -202,6 +204,49 @@ impl Transcript {
 
     pub fn update(&mut self, action: Action, app: &mut App) -> Outcome {
         let page = app.screen.height.saturating_sub(6).max(1) as usize;
+        // `/` looks for text in the transcript, with the detail's find prompt and state.
+        let finding = &mut app.detail_find;
+        match action {
+            Action::StartSearch => {
+                finding.editing = true;
+                return Outcome::Handled;
+            }
+            Action::SearchInput(c) if finding.editing => {
+                finding.editor.insert(c);
+                self.find_from(self.scroll, finding.editor.text(), true);
+                return Outcome::Handled;
+            }
+            Action::SearchBackspace if finding.editing => {
+                finding.editor.backspace();
+                self.find_from(self.scroll, finding.editor.text(), true);
+                return Outcome::Handled;
+            }
+            Action::SearchEdit(key) if finding.editing => {
+                finding.editor.edit(key);
+                return Outcome::Handled;
+            }
+            Action::SearchAccept if finding.editing => {
+                finding.editing = false;
+                finding.active = !finding.editor.text().is_empty();
+                return Outcome::Handled;
+            }
+            Action::Cancel if finding.editing || finding.active => {
+                finding.editing = false;
+                finding.active = false;
+                return Outcome::Handled;
+            }
+            Action::NextMessage | Action::PrevMessage if finding.active => {
+                let forward = action == Action::NextMessage;
+                let needle = finding.editor.text().to_owned();
+                let from = match forward {
+                    true => self.scroll + 1,
+                    false => self.scroll.saturating_sub(1),
+                };
+                self.find_from(from, &needle, forward);
+                return Outcome::Handled;
+            }
+            _ => {}
+        }
         match action {
             Action::NextMessage => self.step(1),
             Action::PrevMessage => self.step(-1),
@@ -225,6 +270,36 @@ impl Transcript {
             _ => {}
         }
         Outcome::Handled
+    }
+
+    /// Scrolls to the first line at or after `from` (or at or before it, going back) that holds
+    /// `needle`, as last laid out; wraps around the ends.
+    fn find_from(&mut self, from: usize, needle: &str, forward: bool) {
+        if needle.is_empty() {
+            return;
+        }
+        let holding: Vec<usize> = self
+            .laid()
+            .lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| {
+                let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+                !highlight::text_marks(&text, needle).is_empty()
+            })
+            .map(|(n, _)| n)
+            .collect();
+        let found = match forward {
+            true => holding.iter().find(|&&n| n >= from).or(holding.first()),
+            false => holding
+                .iter()
+                .rev()
+                .find(|&&n| n <= from)
+                .or(holding.last()),
+        };
+        if let Some(&line) = found {
+            self.scroll = line;
+        }
     }
 
     /// Moves the cursor by `delta` entries and scrolls its first line to the top.
@@ -300,14 +375,15 @@ impl Transcript {
         lines
     }
 
-    pub fn render(&self, frame: &mut Frame, screen: Rect, app: &App) {
+    /// Draws over `area`: the panes, above the status bar and the footer.
+    pub fn render(&self, frame: &mut Frame, area: Rect, app: &App) {
         let theme = &app.config.theme;
-        let area = Rect::new(0, 0, screen.width, screen.height.saturating_sub(1));
         let width = area.width.saturating_sub(4);
         let laid = self.lay_out(app.reveal, width, theme);
         let height = area.height.saturating_sub(2) as usize;
         let scroll = self.scroll.min(laid.lines.len().saturating_sub(height));
         let cursor_line = laid.starts.get(self.cursor).copied();
+        let needle = app.detail_find.needle();
         let lines: Vec<Line<'static>> = laid
             .lines
             .iter()
@@ -317,7 +393,16 @@ impl Transcript {
             .map(|(n, line)| {
                 let marker = if Some(n) == cursor_line { "› " } else { "  " };
                 let mut spans = vec![Span::styled(marker, theme.style(Role::Selection))];
-                spans.extend(line.spans.iter().cloned());
+                match needle {
+                    Some(needle) => {
+                        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+                        let marks = highlight::text_marks(&text, needle);
+                        spans.extend(
+                            highlight::mark_line(line, &marks, theme.style(Role::Match)).spans,
+                        );
+                    }
+                    None => spans.extend(line.spans.iter().cloned()),
+                }
                 Line::from(spans)
             })
             .collect();
@@ -342,6 +427,7 @@ impl Transcript {
 /// The footer while the transcript is open.
 pub const FOOTER: &[super::FooterItem] = &[
     (&[Action::NextMessage, Action::PrevMessage], "step"),
+    (&[Action::StartSearch], "find"),
     (&[Action::GoToCall], "go to span"),
     (&[Action::ToggleReveal], "reveal"),
     (&[Action::ToggleFold], "system prompts"),
