@@ -222,22 +222,9 @@ mod tests {
     use super::*;
     use toolcap_formats::messages::{Side, read_messages};
 
-    fn text_of(lines: &[Line]) -> String {
-        lines
-            .iter()
-            .map(|l| {
-                l.spans
-                    .iter()
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     fn render(payload: &str, mode: Reveal, layout: ChatLayout) -> String {
         let messages = read_messages(payload, Side::Input).unwrap();
-        text_of(&chat_lines(&messages, mode, layout, &Theme::default(), 80))
+        crate::tui::plain_text(&chat_lines(&messages, mode, layout, &Theme::default(), 80))
     }
 
     const CONVERSATION: &str = r#"[
@@ -304,7 +291,7 @@ mod tests {
             40,
         );
         assert!(lines.len() > 3);
-        for (n, line) in text_of(&lines).lines().enumerate() {
+        for (n, line) in crate::tui::plain_text(&lines).lines().enumerate() {
             assert!(line.chars().count() <= 40, "{line}");
             let gutter = if n == 0 {
                 "     user │ "

@@ -179,8 +179,11 @@ fn detail_matches(app: &App) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(_, line)| {
-            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-            !crate::tui::ui::highlight::text_marks(&text, needle).is_empty()
+            !crate::tui::ui::highlight::text_marks(
+                &crate::tui::ui::highlight::line_text(line),
+                needle,
+            )
+            .is_empty()
         })
         .map(|(n, _)| n)
         .collect()

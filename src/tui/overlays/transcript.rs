@@ -284,8 +284,7 @@ impl Transcript {
             .iter()
             .enumerate()
             .filter(|(_, line)| {
-                let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-                !highlight::text_marks(&text, needle).is_empty()
+                !highlight::text_marks(&highlight::line_text(line), needle).is_empty()
             })
             .map(|(n, _)| n)
             .collect();
@@ -395,10 +394,8 @@ impl Transcript {
                 let mut spans = vec![Span::styled(marker, theme.style(Role::Selection))];
                 match needle {
                     Some(needle) => {
-                        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-                        let marks = highlight::text_marks(&text, needle);
                         spans.extend(
-                            highlight::mark_line(line, &marks, theme.style(Role::Match)).spans,
+                            highlight::mark_text(line, needle, theme.style(Role::Match)).spans,
                         );
                     }
                     None => spans.extend(line.spans.iter().cloned()),

@@ -49,14 +49,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         // Text found in the pane is marked in what it shows, like a span's match.
         (Some(needle), _) => window
             .iter()
-            .map(|l| {
-                let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-                highlight::mark_line(
-                    l,
-                    &highlight::text_marks(&text, needle),
-                    theme.style(Role::Match),
-                )
-            })
+            .map(|l| highlight::mark_text(l, needle, theme.style(Role::Match)))
             .collect(),
         (None, Some(q)) => window
             .iter()

@@ -38,8 +38,17 @@ pub fn marked_spans(text: &str, marks: &[usize], base: Style, mark: Style) -> Ve
 
 /// The same line with what `query` matches in its text marked.
 pub fn highlight_line(line: &Line<'_>, query: &Query, mark: Style) -> Line<'static> {
-    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-    mark_line(line, &query.highlight(&text), mark)
+    mark_line(line, &query.highlight(&line_text(line)), mark)
+}
+
+/// A line's text, its spans joined.
+pub fn line_text(line: &Line<'_>) -> String {
+    line.spans.iter().map(|s| s.content.as_ref()).collect()
+}
+
+/// The same line with each place it holds `needle` (any case) marked.
+pub fn mark_text(line: &Line<'_>, needle: &str, mark: Style) -> Line<'static> {
+    mark_line(line, &text_marks(&line_text(line), needle), mark)
 }
 
 /// The chars of `line`'s text that are `needle`, whatever their case, as ascending char indices.
