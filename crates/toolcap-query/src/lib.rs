@@ -5,6 +5,7 @@ use toolcap_formats::formats;
 use toolcap_model::{model, redact};
 use toolcap_store::{notes, store};
 
+pub mod breakdown;
 mod error;
 pub mod query;
 pub mod triage;
