@@ -21,10 +21,11 @@ pub enum Scope {
     Diff,
     Search,
     Note,
+    Summary,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 10] = [
+    pub const ALL: [Scope; 11] = [
         Scope::Global,
         Scope::List,
         Scope::Tree,
@@ -35,6 +36,7 @@ impl Scope {
         Scope::Diff,
         Scope::Search,
         Scope::Note,
+        Scope::Summary,
     ];
     /// The scopes of the three panes and the full-screen payload: the help lists each under
     /// its own heading; overlays list theirs with what they inherit.
@@ -58,6 +60,7 @@ impl Scope {
             Scope::Diff => "diff",
             Scope::Search => "search",
             Scope::Note => "note",
+            Scope::Summary => "summary",
         }
     }
     /// Its heading in the help overlay.
@@ -73,6 +76,7 @@ impl Scope {
             Scope::Diff => "Gold diff view",
             Scope::Search => "Search prompt",
             Scope::Note => "Note prompt",
+            Scope::Summary => "Summary overlay",
         }
     }
     pub fn from_key(key: &str) -> Option<Scope> {
@@ -227,6 +231,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Global, "x", Action::Export),
     (Scope::Global, "X", Action::ExportRevealed),
     (Scope::Global, "a", Action::Annotate),
+    (Scope::Global, "S", Action::ToggleSummary),
     (Scope::Global, "<esc>", Action::Cancel),
     (Scope::List, "<enter>", Action::Expand),
     (Scope::List, "l", Action::Expand),
@@ -262,6 +267,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Search, "<esc>", Action::Cancel),
     (Scope::Note, "<enter>", Action::SaveNote),
     (Scope::Note, "<esc>", Action::Cancel),
+    (Scope::Summary, "<enter>", Action::ApplyRowFilter),
 ];
 
 /// How an overlay reads keys: its own scope first, then the global bindings of the actions it

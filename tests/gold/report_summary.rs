@@ -46,10 +46,13 @@ fn failing_turns_by_label() -> BTreeMap<String, usize> {
     counts
 }
 
+/// A turn: its conversation id and turn index.
+type Turn = (String, u64);
+
 /// Per tool: (calls, failed calls, turns with a failed call), from `simulation.json`.
 fn calls_by_tool() -> BTreeMap<String, (usize, usize, usize)> {
     let simulation = read_json(&format!("{RUN}/simulation.json"));
-    let mut counts: BTreeMap<String, (usize, usize, BTreeSet<(String, u64)>)> = BTreeMap::new();
+    let mut counts: BTreeMap<String, (usize, usize, BTreeSet<Turn>)> = BTreeMap::new();
     for conversation in simulation["conversations"].as_array().unwrap() {
         let id = conversation["conversation_id"].as_str().unwrap().to_owned();
         for message in conversation["conversation_history"].as_array().unwrap() {

@@ -77,6 +77,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         OverlayKind::GoldDiff,
         OverlayKind::Search,
         OverlayKind::Note,
+        OverlayKind::Summary,
         OverlayKind::Help,
         OverlayKind::Problems,
     ] {

@@ -3,7 +3,7 @@
 //! its footer, its title and its section of the help are generated from that, so a rebound
 //! key shows up everywhere it works.
 //!
-//! The help, the problems, the gold diff and the note prompt are components: a state type with `update` (an
+//! The help, the problems, the gold diff, the note prompt and the summary are components: a state type with `update` (an
 //! action in, an [`Outcome`] out) and `render` (a pure function of that state and the app).
 //! At most one is open, [`App::overlay`](crate::tui::app::App::overlay), and `app::update`
 //! hands every action to it first. The search prompt has a key context too (so it is listed
@@ -14,6 +14,7 @@ pub mod help;
 pub mod note;
 pub mod problems;
 pub mod search;
+pub mod summary;
 
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
@@ -35,6 +36,7 @@ pub enum Overlay {
     Problems(problems::Problems),
     GoldDiff(Box<diff::DiffOverlay>),
     Note(note::NotePrompt),
+    Summary(Box<summary::Summary>),
 }
 
 /// What an overlay made of an action.
@@ -56,6 +58,7 @@ impl Overlay {
             Overlay::Problems(_) => OverlayKind::Problems,
             Overlay::GoldDiff(_) => OverlayKind::GoldDiff,
             Overlay::Note(_) => OverlayKind::Note,
+            Overlay::Summary(_) => OverlayKind::Summary,
         }
     }
 
@@ -67,6 +70,7 @@ impl Overlay {
             Overlay::Problems(problems) => problems.update(action, app),
             Overlay::GoldDiff(diff) => diff.update(action, app),
             Overlay::Note(prompt) => prompt.update(action, app),
+            Overlay::Summary(summary) => summary.update(action, app),
         }
     }
 
@@ -82,6 +86,7 @@ impl Overlay {
                 diff.render(frame, body, app);
             }
             Overlay::Note(prompt) => prompt.render(frame, screen, app),
+            Overlay::Summary(summary) => summary.render(frame, screen, app),
         }
     }
 
@@ -90,7 +95,9 @@ impl Overlay {
     pub fn footer(&self) -> Option<&'static [FooterItem]> {
         match self {
             Overlay::GoldDiff(_) => Some(diff::FOOTER),
-            Overlay::Help(_) | Overlay::Problems(_) | Overlay::Note(_) => None,
+            Overlay::Help(_) | Overlay::Problems(_) | Overlay::Note(_) | Overlay::Summary(_) => {
+                None
+            }
         }
     }
 
@@ -117,6 +124,8 @@ pub enum OverlayKind {
     GoldDiff,
     /// The note prompt (`a`) over the panes.
     Note,
+    /// The failure summary (`S`) of the listed runs.
+    Summary,
 }
 
 impl OverlayKind {
@@ -137,6 +146,7 @@ impl OverlayKind {
             OverlayKind::Problems => &problems::KEYS,
             OverlayKind::GoldDiff => &diff::KEYS,
             OverlayKind::Note => &note::KEYS,
+            OverlayKind::Summary => &summary::KEYS,
         }
     }
 
