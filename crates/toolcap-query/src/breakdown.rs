@@ -11,8 +11,9 @@
 //! Labels, reasons, names and error types are kept verbatim: every view masks and sanitizes what
 //! it prints ([`crate::redact::shown_line`]).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
+use crate::machine;
 use crate::model::Health;
 use crate::query::{GoldOutcomes, first_line};
 use crate::redact::{self, Reveal};
@@ -213,6 +214,8 @@ pub fn quoted_term(field: &str, value: &str) -> String {
 /// by the first spelling seen.
 #[derive(Default)]
 struct Groups<'a> {
+    /// Spellings already placed: most repeat from run to run, and one found here needs no
+    /// lower-casing.
     index_of_raw: HashMap<&'a str, usize>,
     index_of_key: HashMap<String, usize>,
     groups: Vec<Group<'a>>,
@@ -220,6 +223,7 @@ struct Groups<'a> {
 
 struct Group<'a> {
     label: &'a str,
+    key: String,
     runs: usize,
     calls: usize,
     failed_calls: usize,
@@ -232,18 +236,25 @@ impl<'a> Groups<'a> {
         if let Some(&i) = self.index_of_raw.get(raw) {
             return i;
         }
-        let key = raw.to_lowercase();
-        let i = *self.index_of_key.entry(key).or_insert_with(|| {
-            self.groups.push(Group {
-                label: raw,
-                runs: 0,
-                calls: 0,
-                failed_calls: 0,
-                last_run: usize::MAX,
-            });
-            self.groups.len() - 1
-        });
+        let i = self.index_of_key(raw, raw.to_lowercase());
         self.index_of_raw.insert(raw, i);
+        i
+    }
+
+    fn index_of_key(&mut self, label: &'a str, key: String) -> usize {
+        if let Some(&i) = self.index_of_key.get(&key) {
+            return i;
+        }
+        self.groups.push(Group {
+            label,
+            key: key.clone(),
+            runs: 0,
+            calls: 0,
+            failed_calls: 0,
+            last_run: usize::MAX,
+        });
+        let i = self.groups.len() - 1;
+        self.index_of_key.insert(key, i);
         i
     }
 
@@ -256,6 +267,18 @@ impl<'a> Groups<'a> {
             group.runs += 1;
         }
         i
+    }
+
+    /// Adds the counts of `later` (a tally of runs after these): a run is in one tally only, so
+    /// counts add up, and the first spelling seen stays the label.
+    fn merge(&mut self, later: Groups<'a>) {
+        for group in later.groups {
+            let i = self.index_of_key(group.label, group.key);
+            let mine = &mut self.groups[i];
+            mine.runs += group.runs;
+            mine.calls += group.calls;
+            mine.failed_calls += group.failed_calls;
+        }
     }
 
     /// Rows, most runs first (then most failed calls, most calls, label).
@@ -280,121 +303,217 @@ impl<'a> Groups<'a> {
     }
 }
 
-impl Breakdown {
-    /// The breakdowns of `runs` (what is listed); `gold` says each run's gold outcome, as the
-    /// list's `is:` queries see it.
-    pub fn of(runs: &[&Invocation], gold: &dyn GoldOutcomes) -> Breakdown {
-        let mut facet_runs = [0usize; 4];
-        let mut failing = 0;
-        let mut labels = Groups::default();
-        let mut scorers: HashMap<(String, String), ScorerCount> = HashMap::new();
-        let mut tools = Groups::default();
-        let mut tool_errors: HashMap<(String, String), ToolErrorCount> = HashMap::new();
-        let mut error_types = Groups::default();
-        let mut cases = Groups::default();
-        let mut reasons = Groups::default();
-        let mut durations = Vec::with_capacity(runs.len());
-        let mut tokens = Vec::with_capacity(runs.len());
-        let mut scores = Vec::new();
-        let mut failing_starts = Vec::new();
-        let mut time_bounds: Option<(u64, u64)> = None;
-        for (run, inv) in runs.iter().enumerate() {
-            let summary = inv.summary();
-            let eval = inv.eval();
-            let eval_failed = eval.is_some_and(EvalFacet::failed);
-            let gold_mismatch = matches!(gold.gold(inv), GoldOutcome::Differs { .. });
-            let run_failing = summary.health != Health::Ok || eval_failed || gold_mismatch;
-            match summary.health {
-                Health::Error => facet_runs[0] += 1,
-                Health::Degraded => facet_runs[1] += 1,
-                Health::Ok => {}
+/// Runs a tally takes on one core at least: fewer are not worth a thread.
+const RUNS_PER_TALLY: usize = 8_192;
+
+/// The counts of a stretch of runs, before they are rows.
+#[derive(Default)]
+struct Tally<'a> {
+    facet_runs: [usize; 4],
+    failing: usize,
+    labels: Groups<'a>,
+    scorers: HashMap<(String, String), ScorerCount>,
+    tools: Groups<'a>,
+    tool_errors: HashMap<(String, String), ToolErrorCount>,
+    error_types: Groups<'a>,
+    cases: Groups<'a>,
+    reasons: Groups<'a>,
+    durations: Vec<f64>,
+    tokens: Vec<f64>,
+    scores: Vec<f64>,
+    failing_starts: Vec<u64>,
+    time_bounds: Option<(u64, u64)>,
+}
+
+impl<'a> Tally<'a> {
+    /// Counts `runs`, the first of them being run `first` of the list.
+    fn of(runs: &[&'a Invocation], first: usize, gold: &dyn GoldOutcomes) -> Tally<'a> {
+        let mut tally = Tally {
+            durations: Vec::with_capacity(runs.len()),
+            tokens: Vec::with_capacity(runs.len()),
+            ..Tally::default()
+        };
+        for (offset, inv) in runs.iter().enumerate() {
+            tally.add(first + offset, inv, gold);
+        }
+        tally
+    }
+
+    fn add(&mut self, run: usize, inv: &'a Invocation, gold: &dyn GoldOutcomes) {
+        let summary = inv.summary();
+        let eval = inv.eval();
+        let eval_failed = eval.is_some_and(EvalFacet::failed);
+        let gold_mismatch = matches!(gold.gold(inv), GoldOutcome::Differs { .. });
+        let run_failing = summary.health != Health::Ok || eval_failed || gold_mismatch;
+        match summary.health {
+            Health::Error => self.facet_runs[0] += 1,
+            Health::Degraded => self.facet_runs[1] += 1,
+            Health::Ok => {}
+        }
+        self.facet_runs[2] += usize::from(eval_failed);
+        self.facet_runs[3] += usize::from(gold_mismatch);
+        self.durations.push(summary.duration_ms());
+        self.tokens.push(summary.tokens() as f64);
+        if summary.start_unix_nano > 0 {
+            let (lo, hi) = self.time_bounds.get_or_insert((summary.start_unix_nano, 0));
+            *lo = (*lo).min(summary.start_unix_nano);
+            *hi = (*hi).max(summary.start_unix_nano);
+        }
+        if let Some(eval) = eval {
+            // An infinite score still compares (`score>…`); only NaN never does.
+            if let Some(score) = eval.score.filter(|s| !s.is_nan()) {
+                self.scores.push(score);
             }
-            facet_runs[2] += usize::from(eval_failed);
-            facet_runs[3] += usize::from(gold_mismatch);
-            durations.push(summary.duration_ms());
-            tokens.push(summary.tokens());
-            if summary.start_unix_nano > 0 {
-                let (lo, hi) = time_bounds.get_or_insert((summary.start_unix_nano, 0));
-                *lo = (*lo).min(summary.start_unix_nano);
-                *hi = (*hi).max(summary.start_unix_nano);
+            if eval_failed {
+                self.labels.count_run(&eval.label, run);
+                let line = first_line(&eval.reason);
+                if !line.is_empty() {
+                    self.reasons.count_run(line, run);
+                }
             }
-            if let Some(eval) = eval {
-                // An infinite score still compares (`score>…`); only NaN never does.
-                if let Some(score) = eval.score.filter(|s| !s.is_nan()) {
-                    scores.push(score);
+            for scorer in &eval.scorers {
+                let value = scorer.value_text();
+                let key = (scorer.name.to_lowercase(), value.to_lowercase());
+                let entry = self.scorers.entry(key).or_insert_with(|| ScorerCount {
+                    label: format!("{}={value}", scorer.name),
+                    runs: 0,
+                    last_run: usize::MAX,
+                });
+                // A name repeated within a run counts the run once.
+                if entry.last_run != run {
+                    entry.last_run = run;
+                    entry.runs += 1;
                 }
-                if eval_failed {
-                    labels.count_run(&eval.label, run);
-                    let line = first_line(&eval.reason);
-                    if !line.is_empty() {
-                        reasons.count_run(line, run);
-                    }
-                }
-                for scorer in &eval.scorers {
-                    let value = scorer.value_text();
-                    let key = (scorer.name.to_lowercase(), value.to_lowercase());
-                    let entry = scorers.entry(key).or_insert_with(|| ScorerCount {
-                        label: format!("{}={value}", scorer.name),
+            }
+        }
+        // Tool calls are counted in every listed run (a call fails in a run that is not
+        // failing only when it is an evaluator's, which the tool rows still count).
+        for call in summary.tool_calls.iter() {
+            let name = call.name(&inv.spans);
+            let i = self.tools.index(name);
+            self.tools.groups[i].calls += 1;
+            if call.failed {
+                self.tools.count_run(name, run);
+                self.tools.groups[i].failed_calls += 1;
+                let error_type = inv
+                    .spans
+                    .get(call.span())
+                    .and_then(|s| s.error_type())
+                    .unwrap_or("");
+                let entry = self
+                    .tool_errors
+                    .entry((name.to_lowercase(), error_type.to_lowercase()))
+                    .or_insert_with(|| ToolErrorCount {
+                        tool: name.to_owned(),
+                        error_type: error_type.to_owned(),
                         runs: 0,
                         last_run: usize::MAX,
+                        failed_calls: 0,
                     });
-                    // A name repeated within a run counts the run once.
-                    if entry.last_run != run {
-                        entry.last_run = run;
-                        entry.runs += 1;
-                    }
-                }
-            }
-            if !run_failing {
-                continue;
-            }
-            failing += 1;
-            if summary.start_unix_nano > 0 {
-                failing_starts.push(summary.start_unix_nano);
-            }
-            if let Some(case) = inv.case() {
-                cases.count_run(&case.id, run);
-            }
-            if summary.counts.errors > 0 {
-                for span in inv.spans.iter() {
-                    if span.status.is_error() && !span.is_evaluator() {
-                        error_types.count_run(span.error_type().unwrap_or(""), run);
-                    }
+                entry.failed_calls += 1;
+                if entry.last_run != run {
+                    entry.last_run = run;
+                    entry.runs += 1;
                 }
             }
         }
-        // Tool calls are counted over every listed run (a call can fail in a run that is not
-        // failing only when it is an evaluator's, which the tool rows still count).
-        for (run, inv) in runs.iter().enumerate() {
-            for call in inv.summary().tool_calls.iter() {
-                let name = call.name(&inv.spans);
-                let i = tools.index(name);
-                tools.groups[i].calls += 1;
-                if call.failed {
-                    tools.count_run(name, run);
-                    tools.groups[i].failed_calls += 1;
-                    let error_type = inv
-                        .spans
-                        .get(call.span())
-                        .and_then(|s| s.error_type())
-                        .unwrap_or("");
-                    let entry = tool_errors
-                        .entry((name.to_lowercase(), error_type.to_lowercase()))
-                        .or_insert_with(|| ToolErrorCount {
-                            tool: name.to_owned(),
-                            error_type: error_type.to_owned(),
-                            runs: 0,
-                            last_run: usize::MAX,
-                            failed_calls: 0,
-                        });
-                    entry.failed_calls += 1;
-                    if entry.last_run != run {
-                        entry.last_run = run;
-                        entry.runs += 1;
-                    }
+        if !run_failing {
+            return;
+        }
+        self.failing += 1;
+        if summary.start_unix_nano > 0 {
+            self.failing_starts.push(summary.start_unix_nano);
+        }
+        if let Some(case) = inv.case() {
+            self.cases.count_run(&case.id, run);
+        }
+        if summary.counts.errors > 0 {
+            for span in inv.spans.iter() {
+                if span.status.is_error() && !span.is_evaluator() {
+                    self.error_types
+                        .count_run(span.error_type().unwrap_or(""), run);
                 }
             }
         }
+    }
+
+    /// Adds the tally of the runs after these.
+    fn merge(mut self, later: Tally<'a>) -> Tally<'a> {
+        for (mine, theirs) in self.facet_runs.iter_mut().zip(later.facet_runs) {
+            *mine += theirs;
+        }
+        self.failing += later.failing;
+        self.labels.merge(later.labels);
+        for (key, count) in later.scorers {
+            match self.scorers.get_mut(&key) {
+                Some(mine) => mine.runs += count.runs,
+                None => {
+                    self.scorers.insert(key, count);
+                }
+            }
+        }
+        self.tools.merge(later.tools);
+        for (key, count) in later.tool_errors {
+            match self.tool_errors.get_mut(&key) {
+                Some(mine) => {
+                    mine.runs += count.runs;
+                    mine.failed_calls += count.failed_calls;
+                }
+                None => {
+                    self.tool_errors.insert(key, count);
+                }
+            }
+        }
+        self.error_types.merge(later.error_types);
+        self.cases.merge(later.cases);
+        self.reasons.merge(later.reasons);
+        self.durations.extend(later.durations);
+        self.tokens.extend(later.tokens);
+        self.scores.extend(later.scores);
+        self.failing_starts.extend(later.failing_starts);
+        self.time_bounds = match (self.time_bounds, later.time_bounds) {
+            (Some((lo, hi)), Some((lo2, hi2))) => Some((lo.min(lo2), hi.max(hi2))),
+            (bounds, None) | (None, bounds) => bounds,
+        };
+        self
+    }
+}
+
+impl Breakdown {
+    /// The breakdowns of `runs` (what is listed); `gold` says each run's gold outcome, as the
+    /// list's `is:` queries see it. A long list is tallied on every core, in stretches merged
+    /// in list order, so the result is the one-thread result.
+    pub fn of(runs: &[&Invocation], gold: &dyn GoldOutcomes) -> Breakdown {
+        let stretch = runs.len().div_ceil(machine::cores()).max(RUNS_PER_TALLY);
+        let tally = if runs.len() <= stretch {
+            Tally::of(runs, 0, gold)
+        } else {
+            let stretches = runs.chunks(stretch).enumerate();
+            machine::map_all(stretches, |(i, chunk)| Tally::of(chunk, i * stretch, gold))
+                .into_iter()
+                .reduce(Tally::merge)
+                .unwrap_or_default()
+        };
+        Breakdown::from_tally(tally, runs.len())
+    }
+
+    fn from_tally(tally: Tally, listed: usize) -> Breakdown {
+        let Tally {
+            facet_runs,
+            failing,
+            labels,
+            scorers,
+            tools,
+            tool_errors,
+            error_types,
+            cases,
+            reasons,
+            durations,
+            tokens,
+            scores,
+            failing_starts,
+            time_bounds,
+        } = tally;
         let scorer_rows = scorer_rows(scorers);
         let facet_rows = facet_rows(failing, facet_runs);
         let mut tables = vec![
@@ -463,7 +582,7 @@ impl Breakdown {
             },
             Distribution {
                 measure: Measure::Tokens,
-                bins: bins(Measure::Tokens, &to_f64(&tokens), &TOKEN_EDGES),
+                bins: bins(Measure::Tokens, &tokens, &TOKEN_EDGES),
             },
         ];
         if !scores.is_empty() {
@@ -477,7 +596,7 @@ impl Breakdown {
             None => (Vec::new(), None),
         };
         Breakdown {
-            listed: runs.len(),
+            listed,
             failing,
             tables,
             distributions,
@@ -596,10 +715,6 @@ const TOKEN_EDGES: [f64; 6] = [
     1_000_000.0,
     10_000_000.0,
 ];
-
-fn to_f64(values: &[u64]) -> Vec<f64> {
-    values.iter().map(|&v| v as f64).collect()
-}
 
 /// Ten equal bins over the scores' range, their edges rounded to what a query spells exactly
 /// (each edge is read back from its own text, so the bins and their queries agree).

@@ -189,3 +189,46 @@ fn an_empty_list_has_zero_counts_and_no_tables_to_fill() {
     assert!(breakdown.tables[0].rows.iter().all(|r| r.runs == 0));
     assert!(breakdown.distributions.iter().all(|d| d.bins.is_empty()));
 }
+
+#[test]
+fn tallies_of_stretches_merged_in_order_give_the_one_pass_result() {
+    let mut store = Store::new();
+    let mut batch = Batch::default();
+    for r in 0..60 {
+        let trace = format!("run{r:02}");
+        batch.spans.push(span(&trace, "root", None, 1 + r));
+        let error = (r % 3 == 0).then_some(if r % 2 == 0 { "Timeout" } else { "timeout" });
+        let tool = if r % 4 == 0 { "Lookup" } else { "lookup" };
+        batch.spans.push(tool_call(&trace, "t", tool, error));
+        if r % 5 != 0 {
+            let label = ["Disobey", "disobey", "false info"][(r % 3) as usize];
+            batch
+                .evals
+                .push((trace.clone(), failed_verdict(label, "why")));
+        }
+        batch.cases.push((
+            trace,
+            crate::model::Case {
+                id: format!("case-{}", r % 7),
+                index: 0,
+                index_is_repeat: false,
+            },
+        ));
+    }
+    store.ingest(batch);
+    let runs = store.oldest_first();
+    let whole = Breakdown::from_tally(Tally::of(&runs, 0, &NoGold), runs.len());
+    for stretch in [1, 7, 25] {
+        let merged = runs
+            .chunks(stretch)
+            .enumerate()
+            .map(|(i, chunk)| Tally::of(chunk, i * stretch, &NoGold))
+            .reduce(Tally::merge)
+            .unwrap();
+        let merged = Breakdown::from_tally(merged, runs.len());
+        assert_eq!(merged, whole, "stretches of {stretch}");
+    }
+    assert_eq!(Breakdown::of(&runs, &NoGold), whole);
+    let tool = &whole.table(TableKind::Tools).unwrap().rows[0];
+    assert_eq!((tool.label.as_str(), tool.calls), ("Lookup", Some(60)));
+}
