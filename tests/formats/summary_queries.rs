@@ -63,3 +63,24 @@ fn every_summary_row_query_lists_exactly_the_runs_it_counts() {
     }
     assert!(checked > 30, "only {checked} rows had a query");
 }
+
+#[test]
+fn errored_inspect_samples_count_as_failing() {
+    let store = fixture_store();
+    let runs = store.oldest_first();
+    let breakdown = Breakdown::of(&runs, &NoGold);
+    let errored = breakdown
+        .table(TableKind::EvaluatorLabels)
+        .unwrap()
+        .rows
+        .iter()
+        .find(|r| r.label == "sample error")
+        .expect("the Inspect fixtures hold errored samples");
+    assert!(errored.runs > 0);
+    let errored_and_failing = Query::parse("eval:\"sample error\" is:failing").unwrap();
+    let listed = runs
+        .iter()
+        .filter(|inv| errored_and_failing.matches(inv, &Context::default()).is_some())
+        .count();
+    assert_eq!(listed, errored.runs);
+}
