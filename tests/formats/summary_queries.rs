@@ -80,7 +80,11 @@ fn errored_inspect_samples_count_as_failing() {
     let errored_and_failing = Query::parse("eval:\"sample error\" is:failing").unwrap();
     let listed = runs
         .iter()
-        .filter(|inv| errored_and_failing.matches(inv, &Context::default()).is_some())
+        .filter(|inv| {
+            errored_and_failing
+                .matches(inv, &Context::default())
+                .is_some()
+        })
         .count();
     assert_eq!(listed, errored.runs);
 }
