@@ -154,3 +154,35 @@ fn a_secret_planted_in_a_reason_is_masked_in_the_summary() {
         assert!(!screen.contains(planted), "{planted}\n{screen}");
     }
 }
+
+#[test]
+fn the_export_carries_the_summary_of_what_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_over(&arksim_run(), 120, 40);
+    press(&mut app, "/is:eval-failed<enter>S");
+    let shown = summary(&app).breakdown.clone();
+    assert_eq!(shown.listed, 4);
+    press(&mut app, "<esc>");
+    let at = time::OffsetDateTime::from_unix_timestamp(1_796_523_300).unwrap();
+    app::export::export_into(&mut app, dir.path(), at, Reveal::Redacted);
+    let stem = dir.path().join("toolcap-report-20261206T021500Z");
+    let markdown = std::fs::read_to_string(stem.with_extension("md")).unwrap();
+    assert!(
+        markdown.contains("## Summary\n\n4 failing of 4 listed"),
+        "{markdown}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(stem.with_extension("json")).unwrap())
+            .unwrap();
+    let tools = json["summary"]["tables"]["tools"].as_array().unwrap();
+    let shown_tools = &shown
+        .table(toolcap::breakdown::TableKind::Tools)
+        .unwrap()
+        .rows;
+    assert_eq!(tools.len(), shown_tools.len());
+    for (exported, row) in tools.iter().zip(shown_tools) {
+        assert_eq!(exported["label"], row.label.as_str());
+        assert_eq!(exported["runs"], row.runs);
+        assert_eq!(exported["failed_calls"], row.failed_calls.unwrap());
+    }
+}
