@@ -10,7 +10,7 @@
 pub use toolcap_formats::formats;
 pub use toolcap_gold::gold;
 pub use toolcap_model::{logging, machine, model, redact, system};
-pub use toolcap_query::{query, triage};
+pub use toolcap_query::{breakdown, query, triage};
 pub use toolcap_receiver::receiver;
 pub use toolcap_sources::sources;
 pub use toolcap_store::{notes, store};

@@ -9,7 +9,7 @@ use crate::redact::Reveal;
 use crate::sources::load::load_into;
 use crate::store::Store;
 use crate::views::dump::Selection;
-use crate::views::report::{build, json_path, write};
+use crate::views::report::{build, json_path, write, write_json};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReportArgs {
@@ -29,6 +29,10 @@ pub struct ReportArgs {
     /// renamed over it: an existing file or symlink there is replaced, never written through.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print the JSON document instead of the Markdown: the `dump --json` of the listed runs
+    /// with the failure summary's tables as `summary` (what --out writes beside the Markdown).
+    #[arg(long, conflicts_with = "out")]
+    pub json: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]
@@ -84,6 +88,15 @@ pub fn run(args: &ReportArgs) -> i32 {
                 2
             }
         },
+        None if args.json => {
+            match write_json(std::io::stdout().lock(), &report, store, &selection, mode) {
+                Ok(_) => 0,
+                Err(why) => {
+                    eprintln!("toolcap-tui report: {why}");
+                    2
+                }
+            }
+        }
         None => {
             use std::io::Write;
             let mut stdout = std::io::stdout().lock();

@@ -86,6 +86,10 @@ actions! {
         Export => "export triage report of the listed runs",
         /// The same report with payloads revealed (secrets masked): the TUI's one way to write them.
         ExportRevealed => "export the report REVEALED (payloads written)",
+        /// The failure summary of the listed runs (`tui::overlays::summary`).
+        ToggleSummary => "failure summary of the listed runs",
+        /// In the summary: filter the list by the selected row's query.
+        ApplyRowFilter => "filter the list by the row",
         /// A triage note (a label and free text) on the selected run, in a small prompt.
         Annotate => "triage note on the selected run",
         /// In the note prompt: append the note to the notes file.

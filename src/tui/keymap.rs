@@ -22,10 +22,11 @@ pub enum Scope {
     Search,
     Note,
     Transcript,
+    Summary,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 11] = [
+    pub const ALL: [Scope; 12] = [
         Scope::Global,
         Scope::List,
         Scope::Tree,
@@ -37,6 +38,7 @@ impl Scope {
         Scope::Search,
         Scope::Note,
         Scope::Transcript,
+        Scope::Summary,
     ];
     /// The scopes of the three panes and the full-screen payload: the help lists each under
     /// its own heading; overlays list theirs with what they inherit.
@@ -61,6 +63,7 @@ impl Scope {
             Scope::Search => "search",
             Scope::Note => "note",
             Scope::Transcript => "transcript",
+            Scope::Summary => "summary",
         }
     }
     /// Its heading in the help overlay.
@@ -77,6 +80,7 @@ impl Scope {
             Scope::Search => "Search prompt",
             Scope::Note => "Note prompt",
             Scope::Transcript => "Transcript",
+            Scope::Summary => "Summary overlay",
         }
     }
     pub fn from_key(key: &str) -> Option<Scope> {
@@ -232,6 +236,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Global, "X", Action::ExportRevealed),
     (Scope::Global, "a", Action::Annotate),
     (Scope::Global, "t", Action::ToggleTranscript),
+    (Scope::Global, "S", Action::ToggleSummary),
     (Scope::Global, "<esc>", Action::Cancel),
     (Scope::List, "<enter>", Action::Expand),
     (Scope::List, "l", Action::Expand),
@@ -276,6 +281,7 @@ const DEFAULTS: &[(Scope, &str, Action)] = &[
     (Scope::Transcript, "N", Action::PrevMessage),
     (Scope::Transcript, "<enter>", Action::GoToCall),
     (Scope::Transcript, "<space>", Action::ToggleFold),
+    (Scope::Summary, "<enter>", Action::ApplyRowFilter),
 ];
 
 /// How an overlay reads keys: its own scope first, then the global bindings of the actions it

@@ -7,6 +7,7 @@ mod dump_json;
 mod in_order;
 pub mod out_file;
 pub mod report;
+pub mod summary;
 
 #[cfg(test)]
 mod dump_stream_tests;

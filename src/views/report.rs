@@ -1,7 +1,8 @@
-//! The triage report of a set of listed invocations: Markdown for people (per failing
-//! invocation its verdict, the evaluator's reason, its triage note, failed spans with their
-//! errors, differing gold rows, ids, source file and line; then every listed run's note) and, beside it, exactly the `dump --json` document of
-//! the same selection. Shared by the TUI's `x` and the headless `report` command. All trace
+//! The triage report of a set of listed invocations: Markdown for people (the failure summary's
+//! tables, then per failing invocation its verdict, the evaluator's reason, its triage note,
+//! failed spans with their errors, differing gold rows, ids, source file and line; then every
+//! listed run's note) and, beside it, the `dump --json` document of the same selection with the
+//! summary as its `summary` field. Shared by the TUI's `x` and the headless `report` command. All trace
 //! text goes through the masking pass ([`redact::shown_line`]) and into a code span, so none of
 //! it is read as Markdown or HTML; payloads stay redacted unless `mode` reveals them. Files are
 //! written owner-only and never through a symlink ([`out_file`]).
@@ -10,7 +11,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::dump::{Selection, write_selection_json};
-use super::out_file;
+use super::{out_file, summary};
+use crate::breakdown::Breakdown;
 use crate::model::Origin;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
@@ -22,6 +24,8 @@ pub struct TriageReport {
     pub markdown: String,
     pub listed: usize,
     pub failing: usize,
+    /// The failure summary at the top of the Markdown, and the JSON's `summary`.
+    pub summary: Breakdown,
 }
 
 fn place(inv: &Invocation, span: usize) -> String {
@@ -181,6 +185,8 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
             Reveal::Revealed => "revealed (secrets masked)",
         }
     );
+    let breakdown = summary::of_selection(selection);
+    markdown.push_str(&summary::markdown(&breakdown, mode));
     markdown.push_str(&body);
     let noted: Vec<_> = selection
         .rows
@@ -204,6 +210,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
         markdown,
         listed: selection.rows.len(),
         failing,
+        summary: breakdown,
     }
 }
 
@@ -225,7 +232,7 @@ pub fn write(
     use std::io::Write as _;
     out_file::replace(markdown, |file| file.write_all(report.markdown.as_bytes()))?;
     let json = out_file::replace(&json_path(markdown), |file| {
-        write_json(file, store, selection, mode)
+        write_json(file, report, store, selection, mode)
     })?;
     Ok(report.markdown.len() as u64 + json)
 }
@@ -248,13 +255,15 @@ pub fn write_new(
         .try_into()
         .map_err(|_| std::io::Error::other("one file per extension"))?;
     markdown_file.write_all(report.markdown.as_bytes())?;
-    let json = write_json(&mut json_file, store, selection, mode)?;
+    let json = write_json(&mut json_file, report, store, selection, mode)?;
     Ok((markdown, report.markdown.len() as u64 + json))
 }
 
-/// The selection's `dump --json` document into `file`; returns the bytes written.
-fn write_json(
-    file: &mut std::fs::File,
+/// The report's JSON into `file`: the selection's `dump --json` document with the failure
+/// summary as its `summary` field; returns the bytes written. `report --json` prints the same.
+pub fn write_json(
+    file: impl std::io::Write,
+    report: &TriageReport,
     store: &Store,
     selection: &Selection,
     mode: Reveal,
@@ -264,7 +273,8 @@ fn write_json(
         inner: std::io::BufWriter::new(file),
         bytes: 0,
     };
-    write_selection_json(&mut out, store, selection, mode, Vec::new())?;
+    let summary = summary::json(&report.summary, mode);
+    write_selection_json(&mut out, store, selection, mode, vec![("summary", summary)])?;
     out.flush()?;
     Ok(out.bytes)
 }

@@ -28,3 +28,4 @@ mod protobuf_bytes;
 mod query_index;
 mod store_incremental;
 mod store_split_files;
+mod summary_queries;

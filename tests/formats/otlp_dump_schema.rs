@@ -118,6 +118,35 @@ fn dump_json_on_the_samples_matches_the_schema() {
 }
 
 #[test]
+fn report_json_with_its_summary_matches_the_schema() {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["report", "--json"])
+        .args([
+            "assets/sample-traces",
+            "tests/fixtures/corpus/arksim/run-direct",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        doc["summary"]["tables"]["tools"].is_array(),
+        "{}",
+        doc["summary"]
+    );
+    let schema = schema();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The validator does look at the summary.
+    let mut broken = doc.clone();
+    broken["summary"]["tables"]["facets"][0]["runs"] = Value::from("many");
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &broken, "$", &mut errors);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+}
+
+#[test]
 fn the_validator_rejects_what_the_schema_forbids() {
     let schema = schema();
     let mut doc = dump_json(&[]);

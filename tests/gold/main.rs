@@ -16,5 +16,6 @@ mod gold_sources;
 mod gold_toolscore;
 #[path = "../common/inspect_fixtures.rs"]
 mod inspect_fixtures;
+mod report_summary;
 mod toolscore_rules;
 mod triage_report;

@@ -31,4 +31,5 @@ mod tui_screens;
 mod tui_search;
 mod tui_search_worker;
 mod tui_state;
+mod tui_summary;
 mod tui_triage;

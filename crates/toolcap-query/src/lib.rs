@@ -2,9 +2,10 @@
 
 // The layers below, under the module names the code uses.
 use toolcap_formats::formats;
-use toolcap_model::{model, redact};
+use toolcap_model::{machine, model, redact};
 use toolcap_store::{notes, store};
 
+pub mod breakdown;
 mod error;
 pub mod query;
 pub mod triage;

@@ -226,6 +226,12 @@ pub(super) fn end_find(app: &mut App) {
 }
 
 /// A preset from the config file on a number key (list).
+/// Makes `text` the list's filter, as if typed and kept (the summary's rows apply theirs so).
+pub(crate) fn set_list_filter(app: &mut App, text: &str) {
+    app.list_search.editor.set(text);
+    list_changed(app);
+}
+
 pub(super) fn preset(app: &mut App, n: u8) {
     let Some(text) = app
         .config

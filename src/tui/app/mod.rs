@@ -24,6 +24,7 @@ pub mod triage;
 pub use filter::{
     INLINE_RUNS, ListFilter, SCREENS_WHILE_SEARCHING, finish_search, receive_search_result,
 };
+pub(crate) use find::set_list_filter as apply_list_filter;
 pub use gold_diff::GoldContext;
 pub use listing::{ListRow, ListView, SortKey};
 pub use memo::Memo;
@@ -525,6 +526,7 @@ fn apply_to_panes(app: &mut App, action: Action) {
         }
         Action::ToggleDiff => gold_diff::open(app),
         Action::Annotate => notes::open_prompt(app),
+        Action::ToggleSummary => crate::tui::overlays::summary::open(app),
         Action::Copy => export::copy(app),
         Action::Export => export::export(app, Reveal::Redacted),
         Action::ExportRevealed => export::export(app, Reveal::Revealed),
@@ -618,6 +620,8 @@ fn apply_to_panes(app: &mut App, action: Action) {
         | Action::GoToCall => {}
         // Only the note prompt answers it.
         Action::SaveNote => {}
+        // Only the summary answers it.
+        Action::ApplyRowFilter => {}
     }
 }
 

@@ -16,6 +16,7 @@ use crate::tui::wrap::wrap_all;
 pub fn refresh(app: &mut App) {
     refresh_list(app);
     super::gold_diff::refresh_scores(app);
+    crate::tui::overlays::summary::refresh(app);
     super::triage::refresh_triage(app);
     super::find::refresh_find(app);
     refresh_tree(app);

@@ -78,6 +78,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         OverlayKind::Search,
         OverlayKind::Transcript,
         OverlayKind::Note,
+        OverlayKind::Summary,
         OverlayKind::Help,
         OverlayKind::Problems,
     ] {
@@ -152,6 +153,10 @@ fn query_lines(app: &App) -> Vec<Line<'static>> {
         (
             "field:value",
             "kind: tool: model: provider: service: name: format: source: id: conv: case: epoch: scorer:NAME[=VALUE] label:NAME attr:KEY[=VALUE]",
+        ),
+        (
+            "whole values",
+            "eval:LABEL reason:LINE case-id:ID error:TYPE tool-failed:NAME[=TYPE] (the summary's rows)",
         ),
         ("compare", "dur>2s tokens>=1k score<0.8 spans>100 tools>3"),
     ] {

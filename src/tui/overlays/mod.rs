@@ -3,7 +3,7 @@
 //! its footer, its title and its section of the help are generated from that, so a rebound
 //! key shows up everywhere it works.
 //!
-//! The help, the problems, the gold diff and the note prompt are components: a state type with `update` (an
+//! The help, the problems, the gold diff, the note prompt and the summary are components: a state type with `update` (an
 //! action in, an [`Outcome`] out) and `render` (a pure function of that state and the app).
 //! At most one is open, [`App::overlay`](crate::tui::app::App::overlay), and `app::update`
 //! hands every action to it first. The search prompt has a key context too (so it is listed
@@ -15,6 +15,7 @@ pub mod note;
 pub mod problems;
 pub mod search;
 pub mod transcript;
+pub mod summary;
 
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
@@ -37,6 +38,7 @@ pub enum Overlay {
     GoldDiff(Box<diff::DiffOverlay>),
     Note(note::NotePrompt),
     Transcript(Box<transcript::Transcript>),
+    Summary(Box<summary::Summary>),
 }
 
 /// What an overlay made of an action.
@@ -59,6 +61,7 @@ impl Overlay {
             Overlay::GoldDiff(_) => OverlayKind::GoldDiff,
             Overlay::Note(_) => OverlayKind::Note,
             Overlay::Transcript(_) => OverlayKind::Transcript,
+            Overlay::Summary(_) => OverlayKind::Summary,
         }
     }
 
@@ -71,6 +74,7 @@ impl Overlay {
             Overlay::GoldDiff(diff) => diff.update(action, app),
             Overlay::Note(prompt) => prompt.update(action, app),
             Overlay::Transcript(transcript) => transcript.update(action, app),
+            Overlay::Summary(summary) => summary.update(action, app),
         }
     }
 
@@ -91,6 +95,7 @@ impl Overlay {
                 let body = Rect::new(0, 0, screen.width, regions.status.y.min(screen.height));
                 transcript.render(frame, body, app);
             }
+            Overlay::Summary(summary) => summary.render(frame, screen, app),
         }
     }
 
@@ -100,7 +105,9 @@ impl Overlay {
         match self {
             Overlay::GoldDiff(_) => Some(diff::FOOTER),
             Overlay::Transcript(_) => Some(transcript::FOOTER),
-            Overlay::Help(_) | Overlay::Problems(_) | Overlay::Note(_) => None,
+            Overlay::Help(_) | Overlay::Problems(_) | Overlay::Note(_) | Overlay::Summary(_) => {
+                None
+            }
         }
     }
 
@@ -128,6 +135,8 @@ pub enum OverlayKind {
     /// The note prompt (`a`) over the panes.
     Note,
     Transcript,
+    /// The failure summary (`S`) of the listed runs.
+    Summary,
 }
 
 impl OverlayKind {
@@ -149,6 +158,7 @@ impl OverlayKind {
             OverlayKind::GoldDiff => &diff::KEYS,
             OverlayKind::Note => &note::KEYS,
             OverlayKind::Transcript => &transcript::KEYS,
+            OverlayKind::Summary => &summary::KEYS,
         }
     }
 

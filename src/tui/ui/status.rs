@@ -177,6 +177,8 @@ const FOOTER_FIRST: &[Action] = &[
 
 /// Global actions worth a footer slot after the focused pane's own keys, while room is left.
 const FOOTER_LATER: &[Action] = &[
+    Action::ToggleTranscript,
+    Action::ToggleSummary,
     Action::ToggleDiff,
     Action::Export,
     Action::Copy,
@@ -256,6 +258,8 @@ fn footer_label(action: Action) -> &'static str {
         Action::JumpToRequester => "requester",
         Action::TogglePayloadFullscreen => "full screen",
         Action::ToggleRawPayload => "chat/JSON",
+        Action::ToggleTranscript => "transcript",
+        Action::ToggleSummary => "summary",
         Action::ExpandAll => "expand all",
         Action::CollapseAll => "collapse all",
         Action::ToggleFindOnly => "only found",

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use crate::model::{Health, Span};
+use crate::model::{Health, Span, SpanKind};
 use crate::notes::{NO_NOTES, Notes};
 use crate::redact::Reveal;
 use crate::store::Invocation;
@@ -209,6 +209,11 @@ fn spans_where(inv: &Invocation, test: impl Fn(&Span) -> bool) -> Vec<usize> {
         .collect()
 }
 
+/// The first line of `text`: what the summary groups evaluator reasons by, and `reason:` matches.
+pub fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
+}
+
 /// Case-insensitive substring; `needle` is already lower-case.
 pub(super) fn contains_ci(haystack: &str, needle: &str) -> bool {
     if needle.is_empty() {
@@ -382,6 +387,25 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         })),
         Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),
         Term::Case(v) => inv_level(inv.case().is_some_and(|case| starts_with_ci(&case.id, v))),
+        Term::CaseId(v) => inv_level(inv.case().is_some_and(|case| case.id.to_lowercase() == *v)),
+        Term::Eval(v) => inv_level(inv.eval().is_some_and(|e| e.label.to_lowercase() == *v)),
+        Term::Reason(v) => inv_level(
+            inv.eval()
+                .is_some_and(|e| first_line(&e.reason).to_lowercase() == *v),
+        ),
+        Term::Error(v) => span_level(spans_where(inv, |s| {
+            s.status.is_error()
+                && !s.is_evaluator()
+                && s.error_type().unwrap_or("").to_lowercase() == *v
+        })),
+        Term::ToolFailed { tool, error_type } => span_level(spans_where(inv, |s| {
+            s.kind == SpanKind::Tool
+                && s.status.is_error()
+                && s.tool_name().unwrap_or(s.name.as_str()).to_lowercase() == *tool
+                && error_type
+                    .as_ref()
+                    .is_none_or(|t| s.error_type().unwrap_or("").to_lowercase() == *t)
+        })),
         Term::Epoch(n) => inv_level(inv.case().is_some_and(|case| case.index == *n)),
         Term::Scorer { name, value } => {
             let scorers = inv

@@ -437,3 +437,91 @@ fn fuzzy_words_match_exactly_when_the_skim_matcher_does() {
         }
     }
 }
+
+/// The whole-value terms the failure summary's rows use select whole values only: a prefix or
+/// a piece of the value does not match, a different case does.
+#[test]
+fn whole_value_terms_match_whole_values_only() {
+    use crate::model::{Batch, Case, ErrorInfo, EvalVerdict, SpanStatus, ToolFacts};
+    let mut tool = Span {
+        trace_id: "w".into(),
+        span_id: "tool".into(),
+        parent_span_id: Some("root".into()),
+        name: "execute_tool get_weather".into(),
+        kind: SpanKind::Tool,
+        status: SpanStatus::Error,
+        start_unix_nano: 2,
+        end_unix_nano: 3,
+        provenance: crate::model::Provenance::shared(None, None, "test".into()),
+        ..Default::default()
+    };
+    tool.set_tool(Some(Box::new(ToolFacts {
+        name: Some("get_weather".into()),
+        ..Default::default()
+    })));
+    tool.set_error(Some(ErrorInfo {
+        error_type: Some("TimeoutError".into()),
+        message: None,
+        message_is_result: false,
+    }));
+    let root = Span {
+        trace_id: "w".into(),
+        span_id: "root".into(),
+        name: "run".into(),
+        start_unix_nano: 1,
+        end_unix_nano: 4,
+        provenance: crate::model::Provenance::shared(None, None, "test".into()),
+        ..Default::default()
+    };
+    let mut store = Store::new();
+    store.ingest(Batch {
+        spans: vec![root, tool],
+        evals: vec![(
+            "w".into(),
+            EvalVerdict {
+                passed: false,
+                label: "disobey user request".into(),
+                reason: "First line\nsecond line".into(),
+                ..Default::default()
+            },
+        )],
+        cases: vec![(
+            "w".into(),
+            Case {
+                id: "geo-01".into(),
+                index: 0,
+                index_is_repeat: false,
+            },
+        )],
+        ..Default::default()
+    });
+    let inv = store.get("w").unwrap();
+    let holds = |q: &str| {
+        Query::parse(q)
+            .unwrap()
+            .matches(inv, &Context::default())
+            .is_some()
+    };
+    for yes in [
+        "eval:\"Disobey User Request\"",
+        "reason:\"first line\"",
+        "case-id:GEO-01",
+        "error:timeouterror",
+        "tool-failed:get_weather",
+        "tool-failed:\"get_weather=TimeoutError\"",
+    ] {
+        assert!(holds(yes), "{yes}");
+    }
+    for no in [
+        "eval:disobey",
+        "reason:first",
+        "reason:\"first line second line\"",
+        "case-id:geo-0",
+        "error:timeout",
+        "tool-failed:get",
+        "tool-failed:\"get_weather=Timeout\"",
+        "tool-failed:get_weather=",
+    ] {
+        assert!(!holds(no), "{no}");
+    }
+}

@@ -12,6 +12,9 @@
 //!           | attr (attr:KEY or attr:KEY=VALUE) | conv | case | epoch
 //!           | scorer (scorer:NAME: that scorer failed the run; scorer:NAME=VALUE)
 //!           | label (label:NAME: the run's triage note carries that label)
+//!           | eval | reason | case-id | error (whole values: evaluator label, the reason's
+//!             first line, case id, a failed agent span's error type)
+//!           | tool-failed (tool-failed:NAME or NAME=TYPE: a call of that tool failed)
 //! op       := > | >= | < | <= | =
 //! ```
 //!
@@ -39,7 +42,7 @@ mod tests;
 mod texts;
 pub mod worker;
 
-pub use eval::{Context, GoldOutcomes, Match, NoGold};
+pub use eval::{Context, GoldOutcomes, Match, NoGold, first_line};
 pub use parse::{CmpOp, Expr, FIELDS, IsFacet, METRICS, Metric, Term};
 
 pub use crate::error::QueryError;

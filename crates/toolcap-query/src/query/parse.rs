@@ -119,6 +119,20 @@ pub enum Term {
     },
     /// `label:NAME`: the run's triage note carries that label.
     Label(String),
+    /// `eval:LABEL`: the evaluator's label is LABEL (whole).
+    Eval(String),
+    /// `reason:TEXT`: the first line of the evaluator's reason is TEXT (whole).
+    Reason(String),
+    /// `case-id:ID`: the run's case id is ID (whole; `case:` takes a prefix).
+    CaseId(String),
+    /// `error:TYPE`: an agent span failed with that error type (`error:""`: with none).
+    Error(String),
+    /// `tool-failed:NAME`: a call of that tool (its whole name) failed;
+    /// `tool-failed:NAME=TYPE`: failed with that error type (empty: with none).
+    ToolFailed {
+        tool: String,
+        error_type: Option<String>,
+    },
     Compare {
         metric: Metric,
         op: CmpOp,
@@ -128,8 +142,27 @@ pub enum Term {
 
 /// Field names accepted before `:`, for error messages and the help text.
 pub const FIELDS: &[&str] = &[
-    "is", "kind", "tool", "model", "provider", "service", "name", "format", "source", "id", "attr",
-    "conv", "case", "epoch", "scorer", "label",
+    "is",
+    "kind",
+    "tool",
+    "model",
+    "provider",
+    "service",
+    "name",
+    "format",
+    "source",
+    "id",
+    "attr",
+    "conv",
+    "case",
+    "epoch",
+    "scorer",
+    "label",
+    "eval",
+    "reason",
+    "case-id",
+    "error",
+    "tool-failed",
 ];
 
 /// Metric names accepted before a comparison operator.
@@ -539,6 +572,26 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
             },
         },
         "label" => Term::Label(value),
+        "eval" => Term::Eval(value),
+        "reason" => Term::Reason(value),
+        "case-id" => Term::CaseId(value),
+        "error" => Term::Error(value),
+        "tool-failed" => match value.split_once('=') {
+            Some(("", _)) => {
+                return Err(QueryError::new(
+                    value_pos,
+                    "`tool-failed:` needs a tool name before `=`",
+                ));
+            }
+            Some((tool, error_type)) => Term::ToolFailed {
+                tool: tool.to_owned(),
+                error_type: Some(error_type.to_owned()),
+            },
+            None => Term::ToolFailed {
+                tool: value,
+                error_type: None,
+            },
+        },
         "attr" => match raw_value.split_once('=') {
             Some(("", _)) => {
                 return Err(QueryError::new(value_pos, "`attr:` needs a key before `=`"));

@@ -69,6 +69,32 @@ fn grammar_parses_every_field_operator_and_form() {
                 value: Some("c".into()),
             }),
         ),
+        ("eval:\"Disobey User\"", term(Eval("disobey user".into()))),
+        ("eval:\"\"", term(Eval(String::new()))),
+        ("reason:\"[Tool] x\"", term(Reason("[tool] x".into()))),
+        ("case-id:Geo-01", term(CaseId("geo-01".into()))),
+        ("error:Timeout", term(Error("timeout".into()))),
+        (
+            "tool-failed:Lookup",
+            term(ToolFailed {
+                tool: "lookup".into(),
+                error_type: None,
+            }),
+        ),
+        (
+            "tool-failed:\"lookup=Timed Out\"",
+            term(ToolFailed {
+                tool: "lookup".into(),
+                error_type: Some("timed out".into()),
+            }),
+        ),
+        (
+            "tool-failed:lookup=",
+            term(ToolFailed {
+                tool: "lookup".into(),
+                error_type: Some(String::new()),
+            }),
+        ),
         ("is:failing", term(Is(IsFacet::Failing))),
         ("is:error", term(Is(IsFacet::Error))),
         ("is:degraded", term(Is(IsFacet::Degraded))),
@@ -173,6 +199,7 @@ fn bad_queries_report_the_char_position() {
         ("é tool:", 7, "needs a value"),
         ("attr:=v", 5, "needs a key"),
         ("scorer:=C", 7, "needs a name"),
+        ("tool-failed:=Timeout", 12, "needs a tool name"),
         ("dur>", 4, "expected a number"),
         ("dur>fast", 4, "not a number"),
         ("dur>2parsecs", 5, "unknown duration unit"),
