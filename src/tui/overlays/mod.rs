@@ -14,8 +14,8 @@ pub mod help;
 pub mod note;
 pub mod problems;
 pub mod search;
-pub mod transcript;
 pub mod summary;
+pub mod transcript;
 
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
