@@ -2,6 +2,8 @@
 //! shape or revealed with secrets masked, pretty-printed, and highlighted with syntect. Every
 //! piece of text passes `redact::sanitize_line` before it becomes a `Span`.
 
+mod key_order;
+
 use std::sync::OnceLock;
 
 use ratatui::text::{Line, Span};
@@ -46,7 +48,8 @@ pub fn payload_lines(text: &str, mode: Reveal, theme: &Theme) -> Vec<Line<'stati
     let parsed = redact::parse_payload(text);
     match redact::present(&parsed, mode) {
         PayloadValue::Json(value) => {
-            let pretty = serde_json::to_string_pretty(&value).unwrap_or_default();
+            // Keys as the document wrote them, not sorted: `role` before `parts`.
+            let pretty = key_order::pretty_in_order(&value, &key_order::KeyOrder::of(text));
             highlight_json(&pretty, theme)
         }
         PayloadValue::Text(text) => {
