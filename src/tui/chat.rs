@@ -13,6 +13,19 @@ use super::wrap::wrap_line_at_words;
 use crate::redact::{self, Reveal};
 use toolcap_formats::messages::{Message, Part, Role};
 
+/// Whether a laid-out line begins a message (its role in the gutter), a tool call, a tool
+/// result or an error: where `}`/`{` stop in the detail.
+pub fn starts_a_step(line: &Line) -> bool {
+    let [label, bar, body, ..] = line.spans.as_slice() else {
+        return false;
+    };
+    bar.content == " │ "
+        && (!label.content.trim().is_empty()
+            || ["→ ", "← result", "✗ error"]
+                .iter()
+                .any(|lead| body.content.starts_with(lead)))
+}
+
 /// Cells of the role gutter: the longest role name, then ` │ `.
 const GUTTER: usize = 12;
 

@@ -289,3 +289,21 @@ fn slash_in_the_detail_finds_text_there_and_n_walks_it() {
     // With the find ended, n walks the failure queue again.
     assert!(app.detail_find.needle().is_none());
 }
+
+/// `}` and `{` in the detail go from message to message (and tool call, result, error).
+#[test]
+fn braces_in_the_detail_step_through_the_conversation() {
+    let path = fixture("logs/openai_legacy_function_call.json");
+    let mut app = app_on_first_conversation(&path, Reveal::Revealed);
+    let line_at = |app: &App| {
+        toolcap::tui::ui::highlight::line_text(&app.detail.content.lines[app.detail.scroll])
+    };
+    press(&mut app, "}");
+    assert!(line_at(&app).contains("system │"), "{}", line_at(&app));
+    press(&mut app, "}");
+    assert!(line_at(&app).contains("user │"), "{}", line_at(&app));
+    press(&mut app, "}");
+    assert!(line_at(&app).contains("→ get_price("), "{}", line_at(&app));
+    press(&mut app, "{");
+    assert!(line_at(&app).contains("user │"), "{}", line_at(&app));
+}

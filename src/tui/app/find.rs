@@ -197,6 +197,30 @@ fn detail_find_changed(app: &mut App) {
     }
 }
 
+/// `}`/`{` in the detail: the next (or previous) message, tool call or tool result of the
+/// conversation it shows, by the lines `chat` lays out (a role in the gutter, `→`, `←`, `✗`).
+pub(super) fn step_message(app: &mut App, forward: bool) {
+    let starts: Vec<usize> = app
+        .detail
+        .content
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| crate::tui::chat::starts_a_step(line))
+        .map(|(n, _)| n)
+        .collect();
+    let at = app.detail.scroll;
+    let next = match forward {
+        true => starts.iter().find(|&&n| n > at),
+        false => starts.iter().rev().find(|&&n| n < at),
+    };
+    match next {
+        Some(&line) => app.detail.scroll = line,
+        None if starts.is_empty() => app.message = Some("no messages in the detail".into()),
+        None => {}
+    }
+}
+
 /// n/N while text is found in the detail: the next (or previous) line holding it, wrapping.
 pub(super) fn step_in_detail(app: &mut App, forward: bool) {
     let matches = detail_matches(app);

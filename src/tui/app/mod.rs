@@ -508,8 +508,8 @@ fn apply_to_panes(app: &mut App, action: Action) {
         Action::ToggleProblems => {
             app.overlay = Some(Overlay::Problems(problems::Problems::default()));
         }
-        // Only the transcript steps through messages.
-        Action::NextMessage | Action::PrevMessage => {}
+        Action::NextMessage => find::step_message(app, true),
+        Action::PrevMessage => find::step_message(app, false),
         Action::ToggleTranscript => {
             if let Some(inv) = app.invocation() {
                 let transcript = crate::tui::overlays::transcript::Transcript::of(inv);
