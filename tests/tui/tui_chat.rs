@@ -307,3 +307,50 @@ fn braces_in_the_detail_step_through_the_conversation() {
     press(&mut app, "{");
     assert!(line_at(&app).contains("user │"), "{}", line_at(&app));
 }
+
+/// An arksim turn records the user's message and the agent's answer on its root: the
+/// transcript opens with the one, shows the failed tool call, and closes with the other and
+/// the evaluator's verdict.
+#[test]
+fn an_arksim_turn_reads_as_message_tool_call_answer_and_verdict() {
+    // Relative to the checkout, where tests run: the payloads are read again from there.
+    let (store, _) = toolcap::sources::load::load_store(&[std::path::PathBuf::from(
+        "tests/fixtures/corpus/arksim/run-direct",
+    )]);
+    let mut app = App::new(store, config::from_toml("", false), Reveal::Revealed);
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 160,
+            height: 50,
+        },
+    );
+    // The turn asking about ORD-9999, whose lookup failed.
+    for _ in 0..app.store.len() {
+        let shown = app.invocation().is_some_and(|inv| {
+            inv.spans
+                .iter()
+                .any(|s| s.tool().and_then(|t| t.name) == Some("lookup_order"))
+                && inv.spans.iter().any(|s| s.error_message().is_some())
+        });
+        if shown {
+            break;
+        }
+        press(&mut app, "<down>");
+    }
+    press(&mut app, "t");
+    let screen = screen_text(&app);
+    let order = [
+        "user │ Where is my order ORD-9999?",
+        "✗ lookup_order(order_id=\"ORD-9999\")",
+        "assistant │ I ran into a problem.",
+        "── verdict · ✗ failed",
+    ];
+    let mut from = 0;
+    for wanted in order {
+        let at = screen[from..]
+            .find(wanted)
+            .unwrap_or_else(|| panic!("{wanted:?} not after byte {from}:\n{screen}"));
+        from += at + wanted.len();
+    }
+}

@@ -24,7 +24,7 @@ use crate::tui::keymap::{KeyContext, Keymap, Scope};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::ui::highlight;
 use crate::tui::wrap::wrap_line_at_words;
-use toolcap_formats::messages::{Message, Part, Side, read_messages};
+use toolcap_formats::messages::{Message, Part, Role as Speaker, Side, read_messages};
 
 /// Its own scope (`n`/`N`, `Enter`), then movement, reveal, close and quit.
 pub const KEYS: KeyContext = KeyContext {
@@ -115,6 +115,39 @@ impl Transcript {
             .collect();
         let mut entries = Vec::new();
         let mut seen: Vec<String> = Vec::new();
+        // A run whose root records the turn as plain text (an arksim turn: the user's message
+        // in, the agent's answer out) opens with the message and closes with the answer.
+        let root = order.first().copied();
+        let root_text = |side: Side| {
+            let span = &inv.spans[root?];
+            let payload = match side {
+                Side::Input => span.input(),
+                Side::Output => span.output(),
+            };
+            let text = formats::load_payload(&payload).ok()??;
+            let text = match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(serde_json::Value::String(inner)) => inner,
+                Ok(_) => return None,
+                Err(_) => text,
+            };
+            let role = match side {
+                Side::Input => Speaker::User,
+                Side::Output => Speaker::Assistant,
+            };
+            (!text.trim().is_empty()).then(|| Message {
+                role,
+                name: None,
+                parts: vec![Part::Text(text)],
+                finish_reason: None,
+            })
+        };
+        if let (Some(index), Some(message)) = (root, root_text(Side::Input)) {
+            seen.push(said(&message));
+            entries.push(Entry::Message {
+                span: index,
+                message,
+            });
+        }
         for &index in &order {
             let span = &inv.spans[index];
             match span.kind {
@@ -140,7 +173,7 @@ impl Transcript {
                             continue;
                         };
                         for mut message in messages {
-                            let key = format!("{message:?}");
+                            let key = said(&message);
                             if side == Side::Input && seen.contains(&key) {
                                 continue;
                             }
@@ -182,6 +215,14 @@ impl Transcript {
                 }
                 _ => {}
             }
+        }
+        if let (Some(index), Some(answer)) = (root, root_text(Side::Output))
+            && !seen.contains(&said(&answer))
+        {
+            entries.push(Entry::Message {
+                span: index,
+                message: answer,
+            });
         }
         let verdict = inv
             .eval()
@@ -430,6 +471,12 @@ pub const FOOTER: &[super::FooterItem] = &[
     (&[Action::ToggleFold], "system prompts"),
     (&[Action::Cancel], "close"),
 ];
+
+/// What a message says (its role and parts, not how it ended): a message given again to a
+/// later call, or a run's answer that its last call gave, is shown once.
+fn said(message: &Message) -> String {
+    format!("{:?} {:?}", message.role, message.parts)
+}
 
 /// `n/N step · Enter go to span · t closes`, with the keys bound now.
 fn keys_hint(keymap: &Keymap) -> String {
