@@ -67,7 +67,7 @@ fn epochs_view(width: u16, height: u16) -> CompareState {
 }
 
 /// Selects the list row of case `id` `#index` with `j` from the top.
-fn select_case(state: &mut CompareState, id: &str, index: u64) {
+pub fn select_case(state: &mut CompareState, id: &str, index: u64) {
     let row = state
         .rows
         .iter()

@@ -560,3 +560,63 @@ fn compare_carries_the_notes_of_cases_still_failing() {
         "{md}"
     );
 }
+
+/// The compare view shows each side's note under its verdict, and on a case still failing in B
+/// whose B run has none, that A's note holds.
+#[test]
+fn the_compare_view_shows_each_side_s_note_and_a_carried_one() {
+    use toolcap::tui::compare::{CompareState, update};
+    use toolcap::views::compare::{KeyRule, compare};
+    let (dir, a) = epochs_copy();
+    let b = dir.path().join("B");
+    std::fs::create_dir(&b).unwrap();
+    for entry in std::fs::read_dir(&a).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), b.join(entry.file_name())).unwrap();
+    }
+    let written = binary(&[
+        "annotate",
+        a.to_str().unwrap(),
+        "--id",
+        "cap-04",
+        "--index",
+        "1",
+        "--label",
+        "known",
+        "--note",
+        "Bonn in the gold",
+    ]);
+    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    let load = |source: &Path| -> &'static Store {
+        let (mut store, _) = toolcap::sources::load::load_store(&[source.to_path_buf()]);
+        if let Some(sidecar) = toolcap::notes::sidecar_for(source) {
+            store.set_notes(Notes::read(&sidecar));
+        }
+        Box::leak(Box::new(store))
+    };
+    let stores = [load(&a), load(&b)];
+    let comparison = compare(stores[0], stores[1], &KeyRule::Case, Reveal::Revealed);
+    let mut state = CompareState::new(
+        comparison,
+        stores,
+        ["runs/A".into(), "runs/B".into()],
+        KeyRule::Case,
+        Reveal::Revealed,
+        config::from_toml("", true),
+    );
+    update(
+        &mut state,
+        toolcap::tui::compare::keys::Action::Resize {
+            width: 200,
+            height: 60,
+        },
+    );
+    crate::compare_view::select_case(&mut state, "cap-04", 1);
+    let screen = crate::compare_view::screen(&state);
+    assert!(screen.contains("── note [known] ──"), "{screen}");
+    assert!(screen.contains("Bonn in the gold"), "{screen}");
+    assert!(
+        screen.contains("[known] A's note holds (still failing)"),
+        "{screen}"
+    );
+}

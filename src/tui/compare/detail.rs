@@ -40,6 +40,8 @@ pub struct SideRun {
     pub answer: Answer,
     /// The run against its gold, when one applies (as `d` finds it in the main view).
     pub gold: Option<DiffReport>,
+    /// The run's triage note in its side's notes.
+    pub note: Option<crate::notes::Note>,
 }
 
 /// A run's final answer: the output of its last LLM span that recorded one, else its root
@@ -159,6 +161,7 @@ fn side_run(
         calls,
         answer: answer_of(run),
         gold,
+        note: store.notes().of_run(&run.id.to_string()).cloned(),
     }
 }
 
@@ -339,6 +342,21 @@ fn verdict_lines(
     let Some(run) = run else {
         return lines;
     };
+    match (&run.note, &side.note) {
+        (Some(note), _) => lines.extend(crate::tui::verdict::note_lines(note, mode, theme)),
+        // B's run has none, and the case still fails: A's triage most likely holds.
+        (None, Some(carried)) if carried.carried => lines.push(Line::from(vec![
+            Span::styled("note    ", dim),
+            Span::styled(
+                match carried.label.as_str() {
+                    "" => "A's note holds (still failing)".to_owned(),
+                    label => format!("[{label}] A's note holds (still failing)"),
+                },
+                plain,
+            ),
+        ])),
+        _ => {}
+    }
     if let Some(eval) = run.run.eval() {
         let facet = EvalFacet::of(eval);
         lines.extend(evaluator_lines(
