@@ -59,6 +59,17 @@ fn app_on_first_conversation(path: &Path, mode: Reveal) -> App {
     panic!("no model call in {}", path.display());
 }
 
+/// Each of `wanted` is on `screen`, after the one before it.
+fn assert_in_order(screen: &str, wanted: &[&str]) {
+    let mut from = 0;
+    for wanted in wanted {
+        let at = screen[from..]
+            .find(wanted)
+            .unwrap_or_else(|| panic!("{wanted:?} not after byte {from}:\n{screen}"));
+        from += at + wanted.len();
+    }
+}
+
 fn fixture(relative: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -193,13 +204,7 @@ fn the_transcript_reads_the_run_as_one_conversation_and_goes_to_a_span() {
         "assistant │ Here is what I found for request #1: ...",
         "── no evaluator verdict ──",
     ];
-    let mut from = 0;
-    for wanted in order {
-        let at = revealed[from..]
-            .find(wanted)
-            .unwrap_or_else(|| panic!("{wanted:?} not after byte {from}:\n{revealed}"));
-        from += at + wanted.len();
-    }
+    assert_in_order(&revealed, &order);
     assert!(
         !revealed.contains("\"parts\""),
         "no raw message JSON:\n{revealed}"
@@ -346,11 +351,5 @@ fn an_arksim_turn_reads_as_message_tool_call_answer_and_verdict() {
         "assistant │ I ran into a problem.",
         "── verdict · ✗ failed",
     ];
-    let mut from = 0;
-    for wanted in order {
-        let at = screen[from..]
-            .find(wanted)
-            .unwrap_or_else(|| panic!("{wanted:?} not after byte {from}:\n{screen}"));
-        from += at + wanted.len();
-    }
+    assert_in_order(&screen, &order);
 }
