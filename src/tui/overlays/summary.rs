@@ -231,8 +231,9 @@ fn row_line(row: &Row, selected: bool, label_width: usize, app: &App) -> Line<'s
         let rate = row
             .error_rate()
             .map_or_else(String::new, |r| format!(" {:>4.0}%", r * 100.0));
+        let noun = if calls == 1 { "call " } else { "calls" };
         text.push_str(&format!(
-            " {calls:>6} calls {:>6} failed{rate}",
+            " {calls:>6} {noun} {:>6} failed{rate}",
             row.failed_calls.unwrap_or(0)
         ));
     } else if let Some(failed) = row.failed_calls {
@@ -272,26 +273,44 @@ fn render_charts(frame: &mut Frame, area: Rect, app: &App, distributions: &[Dist
     }
     let areas = Layout::horizontal(vec![Constraint::Fill(1); shown.len()]).split(area);
     for (distribution, &area) in shown.into_iter().zip(areas.iter()) {
-        let bars: Vec<Bar> = distribution
-            .bins
-            .iter()
-            .map(|bin| {
-                // A bar is a few columns wide: it is labelled by where its range starts.
-                let start = bin.label.split(" – ").next().unwrap_or("");
-                Bar::default()
-                    .value(bin.runs as u64)
-                    .label(Line::raw(redact::sanitize_line(start)))
-            })
-            .collect();
-        let bins = bars.len().max(1) as u16;
+        let bins = distribution.bins.len().max(1) as u16;
         let bar_width = (area.width.saturating_sub(2) / bins)
             .saturating_sub(1)
             .clamp(1, 9);
+        // A bar is labelled by where its range starts. A label wider than its bar would be cut:
+        // then the bars go unlabelled and the title says the range they cover.
+        let starts: Vec<String> = distribution
+            .bins
+            .iter()
+            .map(|bin| redact::sanitize_line(bin.label.split(" – ").next().unwrap_or("")))
+            .collect();
+        let fits = starts
+            .iter()
+            .all(|s| s.chars().count() <= usize::from(bar_width));
+        let bars: Vec<Bar> = distribution
+            .bins
+            .iter()
+            .zip(starts)
+            .map(|(bin, start)| {
+                let label = if fits { start } else { String::new() };
+                Bar::default()
+                    .value(bin.runs as u64)
+                    .label(Line::raw(label))
+            })
+            .collect();
+        let range = match (distribution.bins.first(), distribution.bins.last(), fits) {
+            (Some(first), Some(last), false) => format!(
+                "· {} … {} ",
+                redact::sanitize_line(&first.label),
+                redact::sanitize_line(&last.label)
+            ),
+            _ => String::new(),
+        };
         let chart = BarChart::default()
             .block(
                 Block::bordered()
                     .title(Span::styled(
-                        format!(" {} (runs) ", distribution.measure.title()),
+                        format!(" {} (runs) {range}", distribution.measure.title()),
                         theme.style(Role::Title),
                     ))
                     .border_style(theme.border(false)),
