@@ -56,7 +56,7 @@ pub fn chat_lines(
         }
         if let Some(reason) = &message.finish_reason {
             body.push(Line::styled(
-                format!("finish: {}", redact::sanitize_line(reason)),
+                format!("finish: {}", shown(reason, mode)),
                 theme.style(Style::Dim),
             ));
         }
@@ -101,7 +101,7 @@ fn part_lines(
         Part::Text(text) if role == Role::System && !layout.expand_system => {
             let lines: Vec<&str> = text.lines().collect();
             let first = lines.first().copied().unwrap_or("");
-            out.push(Line::styled(shown(first), theme.style(Style::Text)));
+            out.push(Line::styled(shown(first, mode), theme.style(Style::Text)));
             if lines.len() > 1 {
                 out.push(Line::styled(
                     format!(
@@ -127,12 +127,12 @@ fn part_lines(
             let mut spans = vec![
                 Span::styled("→ ", theme.style(Style::SpanTool)),
                 Span::styled(
-                    format!("{}({})", shown(name), arguments_text(arguments, mode)),
+                    format!("{}({})", shown(name, mode), arguments_text(arguments, mode)),
                     theme.style(Style::SpanTool),
                 ),
             ];
             if let Some(id) = id {
-                spans.push(Span::styled(format!("  {}", shown(id)), dim));
+                spans.push(Span::styled(format!("  {}", shown(id, mode)), dim));
             }
             out.push(Line::from(spans));
         }
@@ -148,7 +148,7 @@ fn part_lines(
             };
             let id = id
                 .as_deref()
-                .map(|id| format!(" {}", shown(id)))
+                .map(|id| format!(" {}", shown(id, mode)))
                 .unwrap_or_default();
             if redacted {
                 out.push(Line::from(vec![
@@ -165,7 +165,7 @@ fn part_lines(
         }
         Part::Media { kind, bytes: size } => {
             let size = size.map(|b| format!(" · {}", bytes(b))).unwrap_or_default();
-            out.push(Line::styled(format!("[{}{size}]", shown(kind)), dim));
+            out.push(Line::styled(format!("[{}{size}]", shown(kind, mode)), dim));
         }
     }
 }
@@ -181,9 +181,10 @@ fn text_lines(text: &str, style: ratatui::style::Style, out: &mut Vec<Line<'stat
     }
 }
 
-/// A name, id or kind: short structural text, sanitized.
-fn shown(text: &str) -> String {
-    redact::sanitize_line(text)
+/// A name, id, kind or line of text as one terminal line: masked under `mode` like all free
+/// text, then made inert.
+fn shown(text: &str, mode: Reveal) -> String {
+    redact::shown_line(text, mode)
 }
 
 fn sized(kind: &str, text: &str) -> String {
@@ -209,7 +210,7 @@ pub fn arguments_text(arguments: &Value, mode: Reveal) -> String {
         Value::Object(map) => map
             .iter()
             .map(|(key, value)| {
-                let key = shown(key);
+                let key = shown(key, mode);
                 if mode == Reveal::Redacted {
                     format!("{key}=…")
                 } else if redact::is_secret_key(&key) {
@@ -266,6 +267,17 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("\"role\""), "no raw JSON: {shown}");
+    }
+
+    #[test]
+    fn a_folded_system_prompt_masks_a_secret_on_its_first_line() {
+        let payload = r#"[{"role": "system", "content": "Use key sk-live-abcdefghijklmnopqrstuvwx.\nBe brief."}]"#;
+        let shown = render(payload, Reveal::Revealed, ChatLayout::default());
+        assert!(shown.contains("system │ Use key"), "{shown}");
+        assert!(
+            !shown.contains("sk-live-abcdefghijklmnopqrstuvwx"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -62,7 +62,7 @@ enum Entry {
         health: Health,
         duration_ms: f64,
         result: Option<String>,
-        error: Option<String>,
+        error: Option<crate::model::ErrorInfo>,
     },
     Unreadable {
         span: usize,
@@ -210,7 +210,7 @@ impl Transcript {
                         health: inv.health_of(index),
                         duration_ms: span.duration_ms(),
                         result,
-                        error: span.error_message().map(str::to_owned),
+                        error: span.error().cloned(),
                     });
                 }
                 _ => {}
@@ -526,7 +526,7 @@ fn entry_lines(
             };
             let id = call_id
                 .as_deref()
-                .map(|id| format!("  {}", redact::sanitize_line(id)))
+                .map(|id| format!("  {}", redact::shown_line(id, mode)))
                 .unwrap_or_default();
             let mut lines = vec![Line::from(vec![
                 Span::styled(format!("{:>9}", "⚒ tool"), theme.style(Role::SpanTool)),
@@ -535,7 +535,7 @@ fn entry_lines(
                     format!(
                         "{} {}({}) {}",
                         health.glyph(),
-                        redact::sanitize_line(name),
+                        redact::shown_line(name, mode),
                         arguments
                             .as_deref()
                             .map(|text| arguments_text(
@@ -551,10 +551,12 @@ fn entry_lines(
             ])];
             let body_width = width.saturating_sub(12).max(8);
             let mut body: Vec<Line<'static>> = Vec::new();
+            // As the detail shows it: masked free text, or only the size of a tool result.
             if let Some(error) = error {
-                let shown = match mode {
-                    Reveal::Redacted => format!("error ({} chars)", error.chars().count()),
-                    Reveal::Revealed => redact::mask_text(error, mode).into_owned(),
+                let message = redact::error_message(error, mode).unwrap_or_default();
+                let shown = match &error.error_type {
+                    Some(kind) => format!("{kind}: {message}"),
+                    None => message,
                 };
                 for line in shown.lines() {
                     body.push(Line::styled(
