@@ -260,8 +260,9 @@ fn the_real_binary_opens_the_transcript_on_t() {
     tmux.send(&["t"]);
     tmux.wait_for("the transcript", |s| s.contains("Transcript ·"));
     tmux.send(&["r"]);
+    // The user's words show only once revealed (the tool's error shows either way).
     let screen = tmux.wait_for("the revealed transcript", |s| {
-        s.contains("Connection refused")
+        s.contains("Find the failing test")
     });
     for wanted in [
         "user │ Find the failing test in repo toolcap and propose a fix.",
