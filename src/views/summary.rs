@@ -42,56 +42,42 @@ fn rate(row: &Row) -> String {
         .map_or_else(|| "—".into(), |r| format!("{:.0}%", r * 100.0))
 }
 
+/// A table's count columns: heading and the row's value, after the label and before the
+/// filter.
+type Column = (&'static str, fn(&Row) -> String);
+
 fn table_markdown(out: &mut String, table: &Table, mode: Reveal) {
     let _ = writeln!(out, "### {}\n", table.kind.title());
-    let heading = table.kind.label_heading();
-    match table.kind {
-        TableKind::Tools => {
-            let _ = writeln!(
-                out,
-                "| {heading} | calls | failed calls | failing runs | error rate | filter |\n| --- | ---: | ---: | ---: | ---: | --- |"
-            );
-            for row in &table.rows {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    cell(&row.label, mode),
-                    row.calls.unwrap_or(0),
-                    row.failed_calls.unwrap_or(0),
-                    row.runs,
-                    rate(row),
-                    filter_cell(row)
-                );
-            }
-        }
-        TableKind::ToolErrors => {
-            let _ = writeln!(
-                out,
-                "| {heading} | failed calls | runs | filter |\n| --- | ---: | ---: | --- |"
-            );
-            for row in &table.rows {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} |",
-                    cell(&row.label, mode),
-                    row.failed_calls.unwrap_or(0),
-                    row.runs,
-                    filter_cell(row)
-                );
-            }
-        }
-        _ => {
-            let _ = writeln!(out, "| {heading} | runs | filter |\n| --- | ---: | --- |");
-            for row in &table.rows {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} |",
-                    cell(&row.label, mode),
-                    row.runs,
-                    filter_cell(row)
-                );
-            }
-        }
+    let columns: &[Column] = match table.kind {
+        TableKind::Tools => &[
+            ("calls", |r| r.calls.unwrap_or(0).to_string()),
+            ("failed calls", |r| r.failed_calls.unwrap_or(0).to_string()),
+            ("failing runs", |r| r.runs.to_string()),
+            ("error rate", rate),
+        ],
+        TableKind::ToolErrors => &[
+            ("failed calls", |r| r.failed_calls.unwrap_or(0).to_string()),
+            ("runs", |r| r.runs.to_string()),
+        ],
+        _ => &[("runs", |r| r.runs.to_string())],
+    };
+    let headings: Vec<&str> = columns.iter().map(|(heading, _)| *heading).collect();
+    let _ = writeln!(
+        out,
+        "| {} | {} | filter |\n| --- |{} --- |",
+        table.kind.label_heading(),
+        headings.join(" | "),
+        " ---: |".repeat(columns.len())
+    );
+    for row in &table.rows {
+        let counts: Vec<String> = columns.iter().map(|(_, value)| value(row)).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            cell(&row.label, mode),
+            counts.join(" | "),
+            filter_cell(row)
+        );
     }
     out.push('\n');
 }

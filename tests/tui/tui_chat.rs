@@ -16,6 +16,19 @@ use toolcap::tui::overlays::Overlay;
 use crate::inspect_fixtures::inspect_log;
 use crate::support::{press, screen_text};
 
+/// An app over `store` at 160×50, the default config.
+fn app_over(store: Store, mode: Reveal) -> App {
+    let mut app = App::new(store, config::from_toml("", false), mode);
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 160,
+            height: 50,
+        },
+    );
+    app
+}
+
 /// An app over `path`, its first model call with a recorded payload selected, the detail
 /// focused.
 fn app_on_first_conversation(path: &Path, mode: Reveal) -> App {
@@ -29,14 +42,7 @@ fn app_on_first_conversation(path: &Path, mode: Reveal) -> App {
     let loaded = toolcap::formats::load_bytes(Origin::File(Arc::new(relative)), &bytes);
     let mut store = Store::new();
     store.ingest(loaded.batch);
-    let mut app = App::new(store, config::from_toml("", false), mode);
-    app::update(
-        &mut app,
-        Action::Resize {
-            width: 160,
-            height: 50,
-        },
-    );
+    let mut app = app_over(store, mode);
     for _ in 0..app.store.len() {
         press(&mut app, "<tab>");
         for _ in 0..40 {
@@ -333,14 +339,7 @@ fn an_arksim_turn_reads_as_message_tool_call_answer_and_verdict() {
     let (store, _) = toolcap::sources::load::load_store(&[std::path::PathBuf::from(
         "tests/fixtures/corpus/arksim/run-direct",
     )]);
-    let mut app = App::new(store, config::from_toml("", false), Reveal::Revealed);
-    app::update(
-        &mut app,
-        Action::Resize {
-            width: 160,
-            height: 50,
-        },
-    );
+    let mut app = app_over(store, Reveal::Revealed);
     // The turn asking about ORD-9999, whose lookup failed.
     for _ in 0..app.store.len() {
         let shown = app.invocation().is_some_and(|inv| {

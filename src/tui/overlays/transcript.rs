@@ -114,7 +114,8 @@ impl Transcript {
             .filter_map(|&i| inv.spans[i].tool()?.call_id.map(str::to_owned))
             .collect();
         let mut entries = Vec::new();
-        let mut seen: Vec<String> = Vec::new();
+        // Every call is given the conversation so far: what was said is looked up, not scanned.
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
         // A run whose root records the turn as plain text (an arksim turn: the user's message
         // in, the agent's answer out) opens with the message and closes with the answer.
         let root = order.first().copied();
@@ -142,7 +143,7 @@ impl Transcript {
             })
         };
         if let (Some(index), Some(message)) = (root, root_text(Side::Input)) {
-            seen.push(said(&message));
+            seen.insert(said(&message));
             entries.push(Entry::Message {
                 span: index,
                 message,
@@ -177,7 +178,7 @@ impl Transcript {
                             if side == Side::Input && seen.contains(&key) {
                                 continue;
                             }
-                            seen.push(key);
+                            seen.insert(key);
                             message.parts.retain(|part| match part {
                                 Part::ToolResult { id: Some(id), .. } => {
                                     !tool_call_ids.contains(id)
