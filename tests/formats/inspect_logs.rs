@@ -540,3 +540,87 @@ fn payloads_stay_in_their_member_and_read_back_as_the_json_form_has_them() {
         assert_eq!(payload_texts(&dump(&path)), from_json, "{}", path.display());
     }
 }
+
+/// What a load gave, in a form two loads can be compared by: every span's identity and what
+/// it shows, the problems, verdicts, cases and names.
+fn load_outline(loaded: &toolcap::formats::Loaded) -> Value {
+    let batch = &loaded.batch;
+    let spans: Vec<Value> = batch
+        .spans
+        .iter()
+        .map(|span| {
+            serde_json::json!([
+                span.trace_id.to_string(),
+                span.span_id.to_string(),
+                span.name.as_str(),
+                span.status.as_str(),
+                span.start_unix_nano,
+                span.end_unix_nano,
+                span.attributes.iter().count(),
+                format!("{:?}", span.input().body),
+            ])
+        })
+        .collect();
+    let problems: Vec<String> = batch
+        .problems
+        .iter()
+        .map(|p| p.message.to_string())
+        .collect();
+    serde_json::json!({
+        "format": loaded.detection.format,
+        "reason": loaded.detection.reason,
+        "spans": spans,
+        "problems": problems,
+        "evals": format!("{:?}", batch.evals),
+        "cases": format!("{:?}", batch.cases),
+        "names": batch.invocation_names,
+    })
+}
+
+/// A `.eval` file is read where its members lie, never held whole, and gives what its bytes
+/// read whole give; a zip whose directory is not written yet is told apart, and anything else
+/// is left to the whole read.
+#[test]
+fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
+    use std::sync::Arc;
+    use toolcap::formats::{InPlace, REGISTRY, load_bytes, load_in_place};
+    use toolcap::model::Origin;
+
+    for run in ["A", "B"] {
+        let path = eval_log(run);
+        let origin = Origin::File(Arc::new(path.clone()));
+        let InPlace::Loaded(in_place) = load_in_place(REGISTRY, &origin, &path) else {
+            panic!("{run}: not read in place");
+        };
+        let whole = load_bytes(origin, &std::fs::read(&path).unwrap());
+        assert_eq!(in_place.batch.spans.len(), whole.batch.spans.len());
+        assert!(!in_place.batch.spans.is_empty());
+        assert_eq!(load_outline(&in_place), load_outline(&whole), "{run}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(eval_log("A")).unwrap();
+    // Cut before its directory, as while Inspect writes it.
+    let cut = dir.path().join("cut.eval");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let origin = Origin::File(Arc::new(cut.clone()));
+    assert!(matches!(
+        load_in_place(REGISTRY, &origin, &cut),
+        InPlace::Incomplete(_)
+    ));
+    // A zip that is not an Inspect log, and a JSON document.
+    let other_zip = dir.path().join("other.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&other_zip).unwrap());
+    zip.start_file("notes.txt", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut zip, b"hello").unwrap();
+    zip.finish().unwrap();
+    for path in [other_zip, log("A")] {
+        let origin = Origin::File(Arc::new(path.clone()));
+        assert!(
+            matches!(load_in_place(REGISTRY, &origin, &path), InPlace::Whole),
+            "{}",
+            path.display()
+        );
+    }
+}

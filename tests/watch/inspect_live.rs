@@ -132,3 +132,51 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
     let checked = check_against_inspect(&to_json(&store, Reveal::Revealed), &truth[0]);
     assert_eq!(checked, 8);
 }
+
+/// A `.eval` log is read in place, member by member: while its zip directory is not written
+/// the watcher waits, and once the file stays so for a quiet period it says so; when the log is
+/// whole, its runs come.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_log_without_its_directory_is_waited_for_then_read_in_place() {
+    use crate::support::{Recorder, wait_for};
+    use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
+
+    let whole = std::fs::read(root().join(
+        "tests/fixtures/inspect-ai/A/2026-12-05T23-41-56-00-00_geo-tools_AqDaXwGFYwbT89CTuYLT32.eval",
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root_dir = dir.path().canonicalize().unwrap();
+    let log = root_dir.join("run.eval");
+    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let options = WatchOptions {
+        debounce: Duration::from_millis(20),
+        quiet: Duration::from_millis(200),
+        ..WatchOptions::default()
+    };
+    let _watch = spawn_watcher_with(vec![root_dir.clone()], tx, options).expect("watch");
+    let mut rec = Recorder::default();
+    wait_for(&mut rx, &mut rec, "the incomplete log said", |r| {
+        r.problems
+            .iter()
+            .any(|p| p.message.contains("still not a complete document"))
+    })
+    .await;
+    assert_eq!(rec.total_spans(), 0);
+
+    std::fs::write(&log, &whole).unwrap();
+    wait_for(&mut rx, &mut rec, "the log's eight runs", |r| {
+        r.problems.iter().any(|p| p.message.contains("8 samples, "))
+    })
+    .await;
+    let spans = rec.by_file.get(&log).map_or(0, Vec::len);
+    let origin = toolcap::model::Origin::File(std::sync::Arc::new(log.clone()));
+    let expected = toolcap::formats::load_bytes(origin, &whole)
+        .batch
+        .spans
+        .len();
+    assert!(expected > 8);
+    assert_eq!(spans, expected);
+}

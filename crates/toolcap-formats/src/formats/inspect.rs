@@ -68,6 +68,7 @@ impl Format for InspectJson {
 pub struct InspectEval;
 
 const EVAL_NAME: &str = "inspect-eval";
+const EVAL_REASON: &str = "Inspect AI log: a zip holding header.json or _journal/start.json";
 
 /// For a zip (bytes starting with a local file header): whether it is whole, its central
 /// directory written. A zip being written has its members first and that directory last.
@@ -92,8 +93,7 @@ impl Format for InspectEval {
     }
 
     fn sniff(&self, input: &Input) -> Option<String> {
-        is_eval_zip(input.bytes)
-            .then(|| "Inspect AI log: a zip holding header.json or _journal/start.json".to_owned())
+        is_eval_zip(input.bytes).then(|| EVAL_REASON.to_owned())
     }
 
     fn detect(&self, input: &Input) -> Option<String> {
@@ -130,82 +130,184 @@ impl Format for InspectEval {
     }
 
     fn parse(&self, input: &Input) -> Batch {
-        let mut batch = Batch::default();
-        let mut zip = match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
-            Ok(zip) => zip,
+        match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
+            Ok(zip) => read_log(&zip, input),
             Err(why) => {
+                let mut batch = Batch::default();
                 batch.problems.push(Problem::error(
                     input.origin,
                     None,
                     format!("not a readable zip: {why}"),
                 ));
-                return batch;
+                batch
             }
-        };
-        let budget = AtomicU64::new(MAX_DECOMPRESSED_BYTES);
-        let names: Vec<String> = zip
-            .file_names_raw()
-            .map(|name| String::from_utf8_lossy(name).into_owned())
-            .collect();
-        // The finished header wins over the journal's start, whatever their order. Without
-        // header.json the eval is still running (or was killed): its journal says what has
-        // been written so far.
-        let header_name = ["header.json", "_journal/start.json"]
-            .into_iter()
-            .find(|wanted| names.iter().any(|name| name == wanted));
-        let header = header_name.and_then(|name| read(&mut zip, name, &budget, input, &mut batch));
-        let Some(header) = header else {
-            batch.problems.push(Problem::error(
-                input.origin,
-                None,
-                "no readable header.json or _journal/start.json",
-            ));
-            return batch;
-        };
-        let in_progress = header_name != Some("header.json") || header["status"] == "started";
-        let samples: Vec<&String> = names
-            .iter()
-            .filter(|name| name.starts_with("samples/") && name.ends_with(".json"))
-            .collect();
-        // Samples are read a group at a time on every core, each group with its own view of
-        // the zip; each sample's document is made into spans and dropped, and the groups' runs
-        // join in the log's order.
-        let mut runs = SampleRuns::new(input, EVAL_NAME, &header["eval"]);
-        let eval = &header["eval"];
-        let read_group = |(k, group): (usize, &[&String])| {
-            let mut part = Batch::default();
-            let mut runs = SampleRuns::new(input, EVAL_NAME, eval);
-            runs.before = k * SAMPLES_PER_GROUP;
-            match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
-                Ok(mut zip) => {
-                    for name in group {
-                        if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
-                            runs.record = record_of(&mut zip, name, input);
-                            runs.add(&sample, &mut part);
-                        }
-                    }
-                }
-                Err(why) => part.problems.push(Problem::error(
-                    input.origin,
-                    None,
-                    format!("not a readable zip: {why}"),
-                )),
-            }
-            runs.build(&mut part);
-            (part, runs.counts())
-        };
-        let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
-        let parts = if input.may_use_every_core {
-            crate::machine::map_all(groups, read_group)
-        } else {
-            groups.map(read_group).collect()
-        };
-        for (part, counts) in parts {
-            batch.extend(part);
-            runs.count(counts);
         }
-        runs.finish(in_progress, &mut batch);
-        batch
+    }
+}
+
+/// What a zip's bytes are read through: the bytes in memory, or the file itself read at
+/// positions ([`FileAt`]). Cloned, it shares what it reads with its clones.
+trait ZipSource: std::io::Read + std::io::Seek + Clone + Send + Sync {}
+impl<T: std::io::Read + std::io::Seek + Clone + Send + Sync> ZipSource for T {}
+
+/// A log's samples made into runs: the header (or the journal's start) first, then every
+/// `samples/*.json` member.
+fn read_log<R: ZipSource>(zip: &zip::ZipArchive<R>, input: &Input) -> Batch {
+    let mut batch = Batch::default();
+    let budget = AtomicU64::new(MAX_DECOMPRESSED_BYTES);
+    let names: Vec<String> = zip
+        .file_names_raw()
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect();
+    // The finished header wins over the journal's start, whatever their order. Without
+    // header.json the eval is still running (or was killed): its journal says what has
+    // been written so far.
+    let header_name = ["header.json", "_journal/start.json"]
+        .into_iter()
+        .find(|wanted| names.iter().any(|name| name == wanted));
+    let header =
+        header_name.and_then(|name| read(&mut zip.clone(), name, &budget, input, &mut batch));
+    let Some(header) = header else {
+        batch.problems.push(Problem::error(
+            input.origin,
+            None,
+            "no readable header.json or _journal/start.json",
+        ));
+        return batch;
+    };
+    let in_progress = header_name != Some("header.json") || header["status"] == "started";
+    let samples: Vec<&String> = names
+        .iter()
+        .filter(|name| name.starts_with("samples/") && name.ends_with(".json"))
+        .collect();
+    // Samples are read a group at a time on every core, each group through its own clone of
+    // the zip (one directory shared by all); each sample's document is made into spans and
+    // dropped, and the groups' runs join in the log's order.
+    let mut runs = SampleRuns::new(input, EVAL_NAME, &header["eval"]);
+    let eval = &header["eval"];
+    let read_group = |(k, group): (usize, &[&String])| {
+        let mut part = Batch::default();
+        let mut runs = SampleRuns::new(input, EVAL_NAME, eval);
+        runs.before = k * SAMPLES_PER_GROUP;
+        let mut zip = zip.clone();
+        for name in group {
+            if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
+                runs.record = record_of(&mut zip, name, input);
+                runs.add(&sample, &mut part);
+            }
+        }
+        runs.build(&mut part);
+        (part, runs.counts())
+    };
+    let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
+    let parts = if input.may_use_every_core {
+        crate::machine::map_all(groups, read_group)
+    } else {
+        groups.map(read_group).collect()
+    };
+    for (part, counts) in parts {
+        batch.extend(part);
+        runs.count(counts);
+    }
+    runs.finish(in_progress, &mut batch);
+    batch
+}
+
+/// An Inspect log's file, read where its members lie instead of whole: the zip's directory
+/// first, then each sample's member in turn, so a log of any size costs what its runs cost.
+#[cfg(unix)]
+pub struct EvalFile {
+    zip: zip::ZipArchive<FileAt>,
+}
+
+/// What [`EvalFile::open`] found.
+#[cfg(unix)]
+pub enum OpenedEval {
+    /// A zip holding an Inspect log's header or journal.
+    Log(EvalFile),
+    /// Starts as a zip, but its directory does not read: still being written, or damaged.
+    Incomplete(String),
+    /// Not a zip, or a zip that is not an Inspect log: read it whole, as any document.
+    Other,
+}
+
+#[cfg(unix)]
+impl EvalFile {
+    pub fn open(path: &std::path::Path) -> std::io::Result<OpenedEval> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path)?;
+        let mut magic = [0u8; 4];
+        if file.read(&mut magic)? < 4 || &magic != b"PK\x03\x04" {
+            return Ok(OpenedEval::Other);
+        }
+        let len = file.metadata()?.len();
+        let reader = FileAt {
+            file: std::sync::Arc::new(file),
+            len,
+            position: 0,
+        };
+        let zip = match zip::ZipArchive::new(reader) {
+            Ok(zip) => zip,
+            Err(why) => return Ok(OpenedEval::Incomplete(why.to_string())),
+        };
+        let is_log = zip
+            .file_names_raw()
+            .any(|name| name == b"header.json" || name == b"_journal/start.json");
+        Ok(match is_log {
+            true => OpenedEval::Log(EvalFile { zip }),
+            false => OpenedEval::Other,
+        })
+    }
+
+    /// Why the file was read as this format, as detection says it of the same bytes.
+    pub fn reason(&self) -> String {
+        EVAL_REASON.to_owned()
+    }
+
+    /// The log's runs, read as [`InspectEval`] reads the same bytes.
+    pub fn parse(&self, input: &Input) -> Batch {
+        read_log(&self.zip, input)
+    }
+}
+
+/// A file read at positions: every clone has its own position and shares the open file, so
+/// threads read their members side by side, and the length is the one seen at opening.
+#[cfg(unix)]
+#[derive(Clone)]
+struct FileAt {
+    file: std::sync::Arc<std::fs::File>,
+    len: u64,
+    position: u64,
+}
+
+#[cfg(unix)]
+impl std::io::Read for FileAt {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let left = self.len.saturating_sub(self.position);
+        let wanted = (buf.len() as u64).min(left) as usize;
+        let read = self.file.read_at(&mut buf[..wanted], self.position)?;
+        self.position += read as u64;
+        Ok(read)
+    }
+}
+
+#[cfg(unix)]
+impl std::io::Seek for FileAt {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let position = match to {
+            std::io::SeekFrom::Start(at) => Some(at),
+            std::io::SeekFrom::End(by) => self.len.checked_add_signed(by),
+            std::io::SeekFrom::Current(by) => self.position.checked_add_signed(by),
+        };
+        let Some(position) = position else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            ));
+        };
+        self.position = position;
+        Ok(position)
     }
 }
 
@@ -216,8 +318,8 @@ const SAMPLES_PER_GROUP: usize = 32;
 /// Where a sample's member lies in the log file, for its payloads to stay there: the
 /// compressed bytes of one member are a record [`InspectEval::load_payload`] reads again.
 /// `None` when the log did not come from a file as it is on disk.
-fn record_of(
-    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+fn record_of<R: ZipSource>(
+    zip: &mut zip::ZipArchive<R>,
     name: &str,
     input: &Input,
 ) -> Option<std::sync::Arc<RecordRef>> {
@@ -238,8 +340,8 @@ fn record_of(
 }
 
 /// A member read as JSON, or `None` with the reason in `batch`'s problems.
-fn read(
-    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+fn read<R: ZipSource>(
+    zip: &mut zip::ZipArchive<R>,
     name: &str,
     budget: &AtomicU64,
     input: &Input,
@@ -260,8 +362,8 @@ fn read(
 }
 
 /// One member decompressed, charged to `budget`.
-fn member(
-    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+fn member<R: ZipSource>(
+    zip: &mut zip::ZipArchive<R>,
     name: &str,
     budget: &AtomicU64,
 ) -> Result<Vec<u8>, String> {

@@ -393,13 +393,65 @@ pub fn unrecognised(origin: &Origin, bytes: &[u8], extension: Option<&str>) -> P
 /// Parses `input` with `format`; payloads left in their records become byte ranges while the
 /// bytes are at hand (see [`common::ranges`]). Every load goes through here.
 pub fn parse(format: &dyn Format, input: &Input) -> Batch {
-    let mut batch = format.parse(input);
+    let batch = format.parse(input);
+    parsed(batch, input)
+}
+
+/// What every parse ends with, whichever way its input was read.
+fn parsed(mut batch: Batch, input: &Input) -> Batch {
     common::ranges::resolve_record_payloads(&mut batch, input);
     // Packed here, on the parser's thread, rather than by the store: loads parse on every core.
     for span in &mut batch.spans {
         span.pack();
     }
     batch
+}
+
+/// How [`load_in_place`] went.
+pub enum InPlace {
+    /// Read where its parts lie in the file.
+    Loaded(Loaded),
+    /// Starts as an archive whose directory does not read yet: still being written, or
+    /// damaged. Read whole, it is reported as it is.
+    Incomplete(String),
+    /// No format in the registry reads it in place: read it whole, as any document.
+    Whole,
+}
+
+/// Loads a file that a format reads where its parts lie, without holding the file whole: an
+/// Inspect `.eval` log (a zip), read member by member. The same runs, problems and detection as
+/// [`load_bytes_with`] gives for the file's bytes.
+pub fn load_in_place(registry: &[&'static dyn Format], origin: &Origin, path: &Path) -> InPlace {
+    #[cfg(unix)]
+    {
+        use inspect::{EvalFile, OpenedEval};
+        let eval: &dyn Format = &inspect::InspectEval;
+        if !registry.iter().any(|format| format.name() == eval.name()) {
+            return InPlace::Whole;
+        }
+        match EvalFile::open(path) {
+            Ok(OpenedEval::Log(file)) => {
+                let input = Input::new(origin, &[], extension_of(origin));
+                let batch = parsed(file.parse(&input), &input);
+                InPlace::Loaded(Loaded {
+                    origin: origin.clone(),
+                    detection: Detection {
+                        format: Some(eval.name()),
+                        reason: file.reason(),
+                    },
+                    batch,
+                })
+            }
+            Ok(OpenedEval::Incomplete(why)) => InPlace::Incomplete(why),
+            // Unreadable files are reported by the whole read.
+            Ok(OpenedEval::Other) | Err(_) => InPlace::Whole,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (registry, origin, path);
+        InPlace::Whole
+    }
 }
 
 /// Parses a chunk of a source whose format is already known (a tailed JSONL file's new lines):

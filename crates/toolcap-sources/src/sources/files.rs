@@ -268,6 +268,13 @@ pub fn load_file(path: &Path) -> Loaded {
     } else {
         Origin::File(std::sync::Arc::new(path.to_path_buf()))
     };
+    if !stdin
+        && !special
+        && let formats::InPlace::Loaded(loaded) =
+            formats::load_in_place(formats::REGISTRY, &origin, path)
+    {
+        return loaded;
+    }
     let read = if stdin {
         read_whole(&mut std::io::stdin().lock(), 0)
     } else {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::formats::{self, Format, Input};
+use crate::formats::{self, Format, InPlace, Input};
 use crate::model::{Batch, Origin, Problem};
 use crate::sources::files;
 use crate::sources::tail::{LineChunk, TailPoll, Tailer, long_line_problem, starts_as_json_lines};
@@ -116,6 +116,23 @@ impl TrackedFile {
         {
             return Ok(Ok(()));
         }
+        match formats::load_in_place(ctx.registry, &self.origin, &self.path) {
+            InPlace::Whole => {}
+            InPlace::Loaded(loaded) => {
+                self.error_reported = false;
+                self.settle_document(loaded.batch, hash_of_stamp(stamp), out)?;
+                self.settled_stamp = stamp;
+                return Ok(Ok(()));
+            }
+            InPlace::Incomplete(reason) => {
+                self.error_reported = false;
+                let hash = hash_of_stamp(stamp);
+                if self.settled() != Some(hash) {
+                    self.incomplete(hash, reason, why, ctx, out)?;
+                }
+                return Ok(Ok(()));
+            }
+        }
         let read = match read_whole(&self.path) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(Gone)),
@@ -164,46 +181,70 @@ impl TrackedFile {
         out: &Emitter,
     ) -> Result<(), Closed> {
         let hash = content_hash(&bytes);
-        let settled = match self.mode {
-            Mode::Document { settled } => settled,
-            _ => None,
-        };
-        if settled == Some(hash) {
+        if self.settled() == Some(hash) {
             return Ok(());
         }
         match completeness(&bytes) {
             Ok(()) => {
-                self.forget(out)?;
                 let batch = parse_document(ctx.registry, &self.origin, &bytes);
-                self.mode = Mode::Document {
-                    settled: Some(hash),
-                };
-                self.deadline = None;
-                self.send(batch, out)
+                drop(bytes);
+                self.settle_document(batch, hash, out)
             }
-            Err(_) if why == Why::Change => {
-                self.mode = Mode::Document { settled };
-                self.deadline = Some(Instant::now() + ctx.quiet);
-                Ok(())
-            }
-            Err(reason) => {
-                // Quiet for a whole period and still incomplete: say so once, until it changes.
-                self.forget(out)?;
-                self.mode = Mode::Document {
-                    settled: Some(hash),
-                };
-                let mut batch = Batch::default();
-                batch.problems.push(Problem::error(
-                    &self.origin,
-                    None,
-                    format!(
-                        "still not a complete document after {} ms without changes: {reason}",
-                        ctx.quiet.as_millis()
-                    ),
-                ));
-                self.send(batch, out)
-            }
+            Err(reason) => self.incomplete(hash, reason.to_string(), why, ctx, out),
         }
+    }
+
+    /// The hash of the content the document's runs were last sent for.
+    fn settled(&self) -> Option<u64> {
+        match self.mode {
+            Mode::Document { settled } => settled,
+            _ => None,
+        }
+    }
+
+    /// Replaces what the document sent before with `batch`, the runs of the content `hash`.
+    fn settle_document(&mut self, batch: Batch, hash: u64, out: &Emitter) -> Result<(), Closed> {
+        if self.settled() == Some(hash) {
+            return Ok(());
+        }
+        self.forget(out)?;
+        self.mode = Mode::Document {
+            settled: Some(hash),
+        };
+        self.deadline = None;
+        self.send(batch, out)
+    }
+
+    /// A document that is not whole yet: waited for while it changes, and said once when it
+    /// stays so for a whole quiet period, until it changes again.
+    fn incomplete(
+        &mut self,
+        hash: u64,
+        reason: String,
+        why: Why,
+        ctx: &Ctx,
+        out: &Emitter,
+    ) -> Result<(), Closed> {
+        if why == Why::Change {
+            let settled = self.settled();
+            self.mode = Mode::Document { settled };
+            self.deadline = Some(Instant::now() + ctx.quiet);
+            return Ok(());
+        }
+        self.forget(out)?;
+        self.mode = Mode::Document {
+            settled: Some(hash),
+        };
+        let mut batch = Batch::default();
+        batch.problems.push(Problem::error(
+            &self.origin,
+            None,
+            format!(
+                "still not a complete document after {} ms without changes: {reason}",
+                ctx.quiet.as_millis()
+            ),
+        ));
+        self.send(batch, out)
     }
 
     /// Reads and sends the file's new complete lines, a budget's worth per batch, so a big
@@ -599,6 +640,14 @@ fn read_whole(path: &Path) -> std::io::Result<files::WholeRead> {
         )));
     }
     files::read_whole(&mut file, len)
+}
+
+/// What stands for the content of a file read in place: its size and modification time.
+fn hash_of_stamp(stamp: Option<(u64, SystemTime)>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    stamp.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn content_hash(bytes: &[u8]) -> u64 {
