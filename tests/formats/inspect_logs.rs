@@ -577,50 +577,98 @@ fn load_outline(loaded: &toolcap::formats::Loaded) -> Value {
     })
 }
 
-/// A `.eval` file is read where its members lie, never held whole, and gives what its bytes
-/// read whole give; a zip whose directory is not written yet is told apart, and anything else
-/// is left to the whole read.
+/// The parts a file read in place gives, joined, and how the load went.
+fn in_place(path: &Path) -> (Vec<toolcap::model::Batch>, toolcap::formats::InPlace) {
+    use std::sync::Arc;
+    let origin = toolcap::model::Origin::File(Arc::new(path.to_path_buf()));
+    let mut parts = Vec::new();
+    let went = toolcap::formats::load_in_place(toolcap::formats::REGISTRY, &origin, path, |part| {
+        parts.push(part);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let Ok(went) = went;
+    (parts, went)
+}
+
+/// A `.eval` file is read where its members lie, never held whole, its runs handed over a group
+/// of samples at a time, and all of them together are what its bytes read whole give; a zip
+/// whose directory is not written yet is told apart, and anything else is left to the whole
+/// read.
 #[test]
 fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
+    use std::io::Write;
     use std::sync::Arc;
-    use toolcap::formats::{InPlace, REGISTRY, load_bytes, load_in_place};
-    use toolcap::model::Origin;
-
-    for run in ["A", "B"] {
-        let path = eval_log(run);
-        let origin = Origin::File(Arc::new(path.clone()));
-        let InPlace::Loaded(in_place) = load_in_place(REGISTRY, &origin, &path) else {
-            panic!("{run}: not read in place");
-        };
-        let whole = load_bytes(origin, &std::fs::read(&path).unwrap());
-        assert_eq!(in_place.batch.spans.len(), whole.batch.spans.len());
-        assert!(!in_place.batch.spans.is_empty());
-        assert_eq!(load_outline(&in_place), load_outline(&whole), "{run}");
-    }
+    use toolcap::formats::{InPlace, Loaded, load_bytes};
+    use toolcap::model::{Batch, Origin};
 
     let dir = tempfile::tempdir().unwrap();
+    // Run A's samples written 10 times over with new ids: 80 samples, more than one group.
+    let json_form: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let many = dir.path().join("many.eval");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&many).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut header = json_form.clone();
+    header.as_object_mut().unwrap().remove("samples");
+    zip.start_file("header.json", options).unwrap();
+    zip.write_all(header.to_string().as_bytes()).unwrap();
+    for copy in 0..10 {
+        for sample in json_form["samples"].as_array().unwrap() {
+            let mut sample = sample.clone();
+            let id = format!("{}-{copy}", sample["id"].as_str().unwrap());
+            sample["id"] = Value::from(id.clone());
+            zip.start_file(format!("samples/{id}_epoch_1.json"), options)
+                .unwrap();
+            zip.write_all(sample.to_string().as_bytes()).unwrap();
+        }
+    }
+    zip.finish().unwrap();
+
+    for path in [eval_log("A"), eval_log("B"), many.clone()] {
+        let (parts, went) = in_place(&path);
+        let InPlace::Loaded(detection) = went else {
+            panic!("{}: not read in place", path.display());
+        };
+        if path == many {
+            // The header's part (empty), three groups of samples, the coverage.
+            assert_eq!(parts.len(), 5);
+            assert!(parts[1..4].iter().all(|part| !part.spans.is_empty()));
+        }
+        let mut batch = Batch::default();
+        parts.into_iter().for_each(|part| batch.extend(part));
+        let origin = Origin::File(Arc::new(path.clone()));
+        let joined = Loaded {
+            origin: origin.clone(),
+            detection,
+            batch,
+        };
+        let whole = load_bytes(origin, &std::fs::read(&path).unwrap());
+        assert!(!whole.batch.spans.is_empty());
+        assert_eq!(
+            load_outline(&joined),
+            load_outline(&whole),
+            "{}",
+            path.display()
+        );
+    }
+
     let bytes = std::fs::read(eval_log("A")).unwrap();
     // Cut before its directory, as while Inspect writes it.
     let cut = dir.path().join("cut.eval");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let origin = Origin::File(Arc::new(cut.clone()));
-    assert!(matches!(
-        load_in_place(REGISTRY, &origin, &cut),
-        InPlace::Incomplete(_)
-    ));
+    let (parts, went) = in_place(&cut);
+    assert!(matches!(went, InPlace::Incomplete(_)));
+    assert!(parts.is_empty());
     // A zip that is not an Inspect log, and a JSON document.
     let other_zip = dir.path().join("other.zip");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&other_zip).unwrap());
     zip.start_file("notes.txt", zip::write::SimpleFileOptions::default())
         .unwrap();
-    std::io::Write::write_all(&mut zip, b"hello").unwrap();
+    zip.write_all(b"hello").unwrap();
     zip.finish().unwrap();
     for path in [other_zip, log("A")] {
-        let origin = Origin::File(Arc::new(path.clone()));
-        assert!(
-            matches!(load_in_place(REGISTRY, &origin, &path), InPlace::Whole),
-            "{}",
-            path.display()
-        );
+        let (parts, went) = in_place(&path);
+        assert!(matches!(went, InPlace::Whole), "{}", path.display());
+        assert!(parts.is_empty());
     }
 }

@@ -93,9 +93,13 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
 
     // Seven of eight samples are written; the eighth waits at the gate.
     let mut store = Store::new();
-    follow_until(&mut rx, &mut store, "seven samples", |store| {
-        store.len() >= 7
-    })
+    // The runs come a group of samples at a time, the log's coverage after them.
+    follow_until(
+        &mut rx,
+        &mut store,
+        "seven samples and the coverage",
+        |store| store.len() >= 7 && !progress_notes(store).is_empty(),
+    )
     .await;
     assert_eq!(store.len(), 7);
     let notes = progress_notes(&store);

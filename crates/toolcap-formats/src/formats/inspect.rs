@@ -130,18 +130,22 @@ impl Format for InspectEval {
     }
 
     fn parse(&self, input: &Input) -> Batch {
+        let mut batch = Batch::default();
         match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
-            Ok(zip) => read_log(&zip, input),
-            Err(why) => {
-                let mut batch = Batch::default();
-                batch.problems.push(Problem::error(
-                    input.origin,
-                    None,
-                    format!("not a readable zip: {why}"),
-                ));
-                batch
+            Ok(zip) => {
+                let read = read_log(&zip, input, |part| {
+                    batch.extend(part);
+                    Ok::<(), std::convert::Infallible>(())
+                });
+                let Ok(()) = read;
             }
+            Err(why) => batch.problems.push(Problem::error(
+                input.origin,
+                None,
+                format!("not a readable zip: {why}"),
+            )),
         }
+        batch
     }
 }
 
@@ -150,9 +154,14 @@ impl Format for InspectEval {
 trait ZipSource: std::io::Read + std::io::Seek + Clone + Send + Sync {}
 impl<T: std::io::Read + std::io::Seek + Clone + Send + Sync> ZipSource for T {}
 
-/// A log's samples made into runs: the header (or the journal's start) first, then every
-/// `samples/*.json` member.
-fn read_log<R: ZipSource>(zip: &zip::ZipArchive<R>, input: &Input) -> Batch {
+/// A log's samples made into runs, handed to `sink` a group of samples at a time in the log's
+/// order: the header (or the journal's start) first, then every `samples/*.json` member, then
+/// the log's coverage. An error from `sink` stops the reading and is returned.
+fn read_log<R: ZipSource, E>(
+    zip: &zip::ZipArchive<R>,
+    input: &Input,
+    mut sink: impl FnMut(Batch) -> Result<(), E>,
+) -> Result<(), E> {
     let mut batch = Batch::default();
     let budget = AtomicU64::new(MAX_DECOMPRESSED_BYTES);
     let names: Vec<String> = zip
@@ -173,7 +182,7 @@ fn read_log<R: ZipSource>(zip: &zip::ZipArchive<R>, input: &Input) -> Batch {
             None,
             "no readable header.json or _journal/start.json",
         ));
-        return batch;
+        return sink(batch);
     };
     let in_progress = header_name != Some("header.json") || header["status"] == "started";
     let samples: Vec<&String> = names
@@ -182,7 +191,8 @@ fn read_log<R: ZipSource>(zip: &zip::ZipArchive<R>, input: &Input) -> Batch {
         .collect();
     // Samples are read a group at a time on every core, each group through its own clone of
     // the zip (one directory shared by all); each sample's document is made into spans and
-    // dropped, and the groups' runs join in the log's order.
+    // dropped, and the groups' runs go to `sink` in the log's order as they are made, so the
+    // whole log's spans are never held here at once.
     let mut runs = SampleRuns::new(input, EVAL_NAME, &header["eval"]);
     let eval = &header["eval"];
     let read_group = |(k, group): (usize, &[&String])| {
@@ -199,19 +209,25 @@ fn read_log<R: ZipSource>(zip: &zip::ZipArchive<R>, input: &Input) -> Batch {
         runs.build(&mut part);
         (part, runs.counts())
     };
-    let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
-    let parts = if input.may_use_every_core {
-        crate::machine::map_all(groups, read_group)
-    } else {
-        groups.map(read_group).collect()
-    };
-    for (part, counts) in parts {
-        batch.extend(part);
+    sink(batch)?;
+    let mut take = |(part, counts): (Batch, [usize; 3])| {
         runs.count(counts);
+        sink(part)
+    };
+    let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
+    if input.may_use_every_core {
+        crate::machine::map_in_order(groups, GROUPS_AHEAD, read_group, &mut take)?;
+    } else {
+        groups.map(read_group).try_for_each(&mut take)?;
     }
-    runs.finish(in_progress, &mut batch);
-    batch
+    let mut last = Batch::default();
+    runs.finish(in_progress, &mut last);
+    sink(last)
 }
+
+/// Groups read ahead of the one `sink` takes next: enough to keep every core busy, few enough
+/// that a slow taker does not make the log's spans pile up.
+const GROUPS_AHEAD: usize = 8;
 
 /// An Inspect log's file, read where its members lie instead of whole: the zip's directory
 /// first, then each sample's member in turn, so a log of any size costs what its runs cost.
@@ -264,9 +280,14 @@ impl EvalFile {
         EVAL_REASON.to_owned()
     }
 
-    /// The log's runs, read as [`InspectEval`] reads the same bytes.
-    pub fn parse(&self, input: &Input) -> Batch {
-        read_log(&self.zip, input)
+    /// The log's runs, read as [`InspectEval`] reads the same bytes, handed to `sink` a group
+    /// of samples at a time (see [`read_log`]).
+    pub fn parse<E>(
+        &self,
+        input: &Input,
+        sink: impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        read_log(&self.zip, input, sink)
     }
 }
 

@@ -409,8 +409,8 @@ fn parsed(mut batch: Batch, input: &Input) -> Batch {
 
 /// How [`load_in_place`] went.
 pub enum InPlace {
-    /// Read where its parts lie in the file.
-    Loaded(Loaded),
+    /// Read where its parts lie in the file, as this format for this reason.
+    Loaded(Detection),
     /// Starts as an archive whose directory does not read yet: still being written, or
     /// damaged. Read whole, it is reported as it is.
     Incomplete(String),
@@ -419,38 +419,40 @@ pub enum InPlace {
 }
 
 /// Loads a file that a format reads where its parts lie, without holding the file whole: an
-/// Inspect `.eval` log (a zip), read member by member. The same runs, problems and detection as
-/// [`load_bytes_with`] gives for the file's bytes.
-pub fn load_in_place(registry: &[&'static dyn Format], origin: &Origin, path: &Path) -> InPlace {
+/// Inspect `.eval` log (a zip), read member by member. Its runs go to `sink` a part at a time,
+/// and all the parts together are what [`load_bytes_with`] gives for the file's bytes. An error
+/// from `sink` stops the load and is returned.
+pub fn load_in_place<E>(
+    registry: &[&'static dyn Format],
+    origin: &Origin,
+    path: &Path,
+    mut sink: impl FnMut(Batch) -> Result<(), E>,
+) -> Result<InPlace, E> {
     #[cfg(unix)]
     {
         use inspect::{EvalFile, OpenedEval};
         let eval: &dyn Format = &inspect::InspectEval;
         if !registry.iter().any(|format| format.name() == eval.name()) {
-            return InPlace::Whole;
+            return Ok(InPlace::Whole);
         }
         match EvalFile::open(path) {
             Ok(OpenedEval::Log(file)) => {
                 let input = Input::new(origin, &[], extension_of(origin));
-                let batch = parsed(file.parse(&input), &input);
-                InPlace::Loaded(Loaded {
-                    origin: origin.clone(),
-                    detection: Detection {
-                        format: Some(eval.name()),
-                        reason: file.reason(),
-                    },
-                    batch,
-                })
+                file.parse(&input, |part| sink(parsed(part, &input)))?;
+                Ok(InPlace::Loaded(Detection {
+                    format: Some(eval.name()),
+                    reason: file.reason(),
+                }))
             }
-            Ok(OpenedEval::Incomplete(why)) => InPlace::Incomplete(why),
+            Ok(OpenedEval::Incomplete(why)) => Ok(InPlace::Incomplete(why)),
             // Unreadable files are reported by the whole read.
-            Ok(OpenedEval::Other) | Err(_) => InPlace::Whole,
+            Ok(OpenedEval::Other) | Err(_) => Ok(InPlace::Whole),
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = (registry, origin, path);
-        InPlace::Whole
+        let _ = (registry, origin, path, &mut sink);
+        Ok(InPlace::Whole)
     }
 }
 

@@ -268,12 +268,19 @@ pub fn load_file(path: &Path) -> Loaded {
     } else {
         Origin::File(std::sync::Arc::new(path.to_path_buf()))
     };
-    if !stdin
-        && !special
-        && let formats::InPlace::Loaded(loaded) =
-            formats::load_in_place(formats::REGISTRY, &origin, path)
-    {
-        return loaded;
+    if !stdin && !special {
+        let mut batch = Batch::default();
+        let in_place = formats::load_in_place(formats::REGISTRY, &origin, path, |part| {
+            batch.extend(part);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        if let Ok(formats::InPlace::Loaded(detection)) = in_place {
+            return Loaded {
+                origin,
+                detection,
+                batch,
+            };
+        }
     }
     let read = if stdin {
         read_whole(&mut std::io::stdin().lock(), 0)

@@ -116,11 +116,24 @@ impl TrackedFile {
         {
             return Ok(Ok(()));
         }
-        match formats::load_in_place(ctx.registry, &self.origin, &self.path) {
+        let (origin, path) = (self.origin.clone(), self.path.clone());
+        let mut forgotten = false;
+        let in_place = formats::load_in_place(ctx.registry, &origin, &path, |part| {
+            // What the file gave before goes just before its first new runs come.
+            if !forgotten {
+                forgotten = true;
+                self.forget(out)?;
+            }
+            self.send(part, out)
+        })?;
+        match in_place {
             InPlace::Whole => {}
-            InPlace::Loaded(loaded) => {
+            InPlace::Loaded(_) => {
                 self.error_reported = false;
-                self.settle_document(loaded.batch, hash_of_stamp(stamp), out)?;
+                self.mode = Mode::Document {
+                    settled: Some(hash_of_stamp(stamp)),
+                };
+                self.deadline = None;
                 self.settled_stamp = stamp;
                 return Ok(Ok(()));
             }
