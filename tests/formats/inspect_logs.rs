@@ -577,17 +577,18 @@ fn load_outline(loaded: &toolcap::formats::Loaded) -> Value {
     })
 }
 
-/// The parts a file read in place gives, joined, and how the load went.
-fn in_place(path: &Path) -> (Vec<toolcap::model::Batch>, toolcap::formats::InPlace) {
+/// The pieces a file read in place gives, and how the load went.
+fn in_place(path: &Path) -> (Vec<toolcap::formats::Piece>, toolcap::formats::InPlace) {
     use std::sync::Arc;
     let origin = toolcap::model::Origin::File(Arc::new(path.to_path_buf()));
-    let mut parts = Vec::new();
-    let went = toolcap::formats::load_in_place(toolcap::formats::REGISTRY, &origin, path, |part| {
-        parts.push(part);
-        Ok::<(), std::convert::Infallible>(())
-    });
+    let mut pieces = Vec::new();
+    let went =
+        toolcap::formats::load_in_place(toolcap::formats::REGISTRY, &origin, path, |piece| {
+            pieces.push(piece);
+            Ok::<(), std::convert::Infallible>(())
+        });
     let Ok(went) = went;
-    (parts, went)
+    (pieces, went)
 }
 
 /// A `.eval` file is read where its members lie, never held whole, its runs handed over a group
@@ -625,17 +626,38 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
     zip.finish().unwrap();
 
     for path in [eval_log("A"), eval_log("B"), many.clone()] {
-        let (parts, went) = in_place(&path);
+        let (pieces, went) = in_place(&path);
         let InPlace::Loaded(detection) = went else {
             panic!("{}: not read in place", path.display());
         };
+        let more: Vec<bool> = pieces.iter().map(|piece| piece.more).collect();
+        assert_eq!(more.iter().filter(|more| !**more).count(), 1);
+        assert_eq!(more.last(), Some(&false));
         if path == many {
-            // The header's part (empty), three groups of samples, the coverage.
-            assert_eq!(parts.len(), 5);
-            assert!(parts[1..4].iter().all(|part| !part.spans.is_empty()));
+            // The header's piece (empty), three groups of samples, the coverage; how far the
+            // reading is grows to the whole file's members.
+            assert_eq!(pieces.len(), 5);
+            assert!(
+                pieces[1..4]
+                    .iter()
+                    .all(|piece| !piece.batch.spans.is_empty())
+            );
+            let progress: Vec<(u64, u64)> = pieces.iter().map(|p| p.progress.unwrap()).collect();
+            let total = progress[0].1;
+            assert!(total > 0);
+            assert!(progress.iter().all(|(_, of)| *of == total));
+            // Each group reads further; the last one may reach the end itself.
+            assert!(progress[..4].windows(2).all(|pair| pair[0].0 < pair[1].0));
+            assert_eq!(progress[0].0, 0);
+            assert_eq!(progress[4].0, total);
+        } else {
+            // One group: nothing to say about progress.
+            assert!(pieces.iter().all(|piece| piece.progress.is_none()));
         }
         let mut batch = Batch::default();
-        parts.into_iter().for_each(|part| batch.extend(part));
+        pieces
+            .into_iter()
+            .for_each(|piece| batch.extend(piece.batch));
         let origin = Origin::File(Arc::new(path.clone()));
         let joined = Loaded {
             origin: origin.clone(),
@@ -656,9 +678,9 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
     // Cut before its directory, as while Inspect writes it.
     let cut = dir.path().join("cut.eval");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let (parts, went) = in_place(&cut);
+    let (pieces, went) = in_place(&cut);
     assert!(matches!(went, InPlace::Incomplete(_)));
-    assert!(parts.is_empty());
+    assert!(pieces.is_empty());
     // A zip that is not an Inspect log, and a JSON document.
     let other_zip = dir.path().join("other.zip");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&other_zip).unwrap());
@@ -667,8 +689,8 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
     zip.write_all(b"hello").unwrap();
     zip.finish().unwrap();
     for path in [other_zip, log("A")] {
-        let (parts, went) = in_place(&path);
+        let (pieces, went) = in_place(&path);
         assert!(matches!(went, InPlace::Whole), "{}", path.display());
-        assert!(parts.is_empty());
+        assert!(pieces.is_empty());
     }
 }

@@ -133,8 +133,8 @@ impl Format for InspectEval {
         let mut batch = Batch::default();
         match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
             Ok(zip) => {
-                let read = read_log(&zip, input, |part| {
-                    batch.extend(part);
+                let read = read_log(&zip, input, |piece| {
+                    batch.extend(piece.batch);
                     Ok::<(), std::convert::Infallible>(())
                 });
                 let Ok(()) = read;
@@ -160,7 +160,7 @@ impl<T: std::io::Read + std::io::Seek + Clone + Send + Sync> ZipSource for T {}
 fn read_log<R: ZipSource, E>(
     zip: &zip::ZipArchive<R>,
     input: &Input,
-    mut sink: impl FnMut(Batch) -> Result<(), E>,
+    mut sink: impl FnMut(Piece) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut batch = Batch::default();
     let budget = AtomicU64::new(MAX_DECOMPRESSED_BYTES);
@@ -182,13 +182,15 @@ fn read_log<R: ZipSource, E>(
             None,
             "no readable header.json or _journal/start.json",
         ));
-        return sink(batch);
+        return sink(Piece::last(batch));
     };
     let in_progress = header_name != Some("header.json") || header["status"] == "started";
     let samples: Vec<&String> = names
         .iter()
         .filter(|name| name.starts_with("samples/") && name.ends_with(".json"))
         .collect();
+    // Progress is worth saying only for a log read in several groups.
+    let total = (samples.len() > SAMPLES_PER_GROUP).then(|| zip.central_directory_start());
     // Samples are read a group at a time on every core, each group through its own clone of
     // the zip (one directory shared by all); each sample's document is made into spans and
     // dropped, and the groups' runs go to `sink` in the log's order as they are made, so the
@@ -200,19 +202,35 @@ fn read_log<R: ZipSource, E>(
         let mut runs = SampleRuns::new(input, EVAL_NAME, eval);
         runs.before = k * SAMPLES_PER_GROUP;
         let mut zip = zip.clone();
+        // Where the group's members end in the file: how far the reading has come.
+        let mut end = 0;
         for name in group {
+            if let Ok(entry) = zip.by_name_raw(name.as_bytes()) {
+                let start = entry.data_start().unwrap_or(0);
+                end = end.max(start + entry.compressed_size());
+            }
             if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
                 runs.record = record_of(&mut zip, name, input);
                 runs.add(&sample, &mut part);
             }
         }
         runs.build(&mut part);
-        (part, runs.counts())
+        (part, runs.counts(), end)
     };
-    sink(batch)?;
-    let mut take = |(part, counts): (Batch, [usize; 3])| {
+    sink(Piece {
+        batch,
+        progress: total.map(|total| (0, total)),
+        more: true,
+    })?;
+    let mut read_so_far = 0;
+    let mut take = |(part, counts, end): (Batch, [usize; 3], u64)| {
         runs.count(counts);
-        sink(part)
+        read_so_far = read_so_far.max(end);
+        sink(Piece {
+            batch: part,
+            progress: total.map(|total| (read_so_far.min(total), total)),
+            more: true,
+        })
     };
     let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
     if input.may_use_every_core {
@@ -222,7 +240,30 @@ fn read_log<R: ZipSource, E>(
     }
     let mut last = Batch::default();
     runs.finish(in_progress, &mut last);
-    sink(last)
+    sink(Piece {
+        batch: last,
+        progress: total.map(|total| (total, total)),
+        more: false,
+    })
+}
+
+/// Runs of a log read in pieces, and how far the reading is.
+pub struct Piece {
+    pub batch: Batch,
+    /// Bytes of the file read so far and in all, for a log read in several groups of samples.
+    pub progress: Option<(u64, u64)>,
+    /// More pieces follow.
+    pub more: bool,
+}
+
+impl Piece {
+    fn last(batch: Batch) -> Self {
+        Piece {
+            batch,
+            progress: None,
+            more: false,
+        }
+    }
 }
 
 /// Groups read ahead of the one `sink` takes next: enough to keep every core busy, few enough
@@ -285,7 +326,7 @@ impl EvalFile {
     pub fn parse<E>(
         &self,
         input: &Input,
-        sink: impl FnMut(Batch) -> Result<(), E>,
+        sink: impl FnMut(Piece) -> Result<(), E>,
     ) -> Result<(), E> {
         read_log(&self.zip, input, sink)
     }

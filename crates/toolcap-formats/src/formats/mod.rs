@@ -407,6 +407,8 @@ fn parsed(mut batch: Batch, input: &Input) -> Batch {
     batch
 }
 
+pub use inspect::Piece;
+
 /// How [`load_in_place`] went.
 pub enum InPlace {
     /// Read where its parts lie in the file, as this format for this reason.
@@ -419,14 +421,14 @@ pub enum InPlace {
 }
 
 /// Loads a file that a format reads where its parts lie, without holding the file whole: an
-/// Inspect `.eval` log (a zip), read member by member. Its runs go to `sink` a part at a time,
-/// and all the parts together are what [`load_bytes_with`] gives for the file's bytes. An error
-/// from `sink` stops the load and is returned.
+/// Inspect `.eval` log (a zip), read member by member. Its runs go to `sink` a piece at a time,
+/// and all the pieces' batches together are what [`load_bytes_with`] gives for the file's
+/// bytes. An error from `sink` stops the load and is returned.
 pub fn load_in_place<E>(
     registry: &[&'static dyn Format],
     origin: &Origin,
     path: &Path,
-    mut sink: impl FnMut(Batch) -> Result<(), E>,
+    mut sink: impl FnMut(Piece) -> Result<(), E>,
 ) -> Result<InPlace, E> {
     #[cfg(unix)]
     {
@@ -438,7 +440,12 @@ pub fn load_in_place<E>(
         match EvalFile::open(path) {
             Ok(OpenedEval::Log(file)) => {
                 let input = Input::new(origin, &[], extension_of(origin));
-                file.parse(&input, |part| sink(parsed(part, &input)))?;
+                file.parse(&input, |piece| {
+                    sink(Piece {
+                        batch: parsed(piece.batch, &input),
+                        ..piece
+                    })
+                })?;
                 Ok(InPlace::Loaded(Detection {
                     format: Some(eval.name()),
                     reason: file.reason(),

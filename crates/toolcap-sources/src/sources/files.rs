@@ -270,8 +270,8 @@ pub fn load_file(path: &Path) -> Loaded {
     };
     if !stdin && !special {
         let mut batch = Batch::default();
-        let in_place = formats::load_in_place(formats::REGISTRY, &origin, path, |part| {
-            batch.extend(part);
+        let in_place = formats::load_in_place(formats::REGISTRY, &origin, path, |piece| {
+            batch.extend(piece.batch);
             Ok::<(), std::convert::Infallible>(())
         });
         if let Ok(formats::InPlace::Loaded(detection)) = in_place {

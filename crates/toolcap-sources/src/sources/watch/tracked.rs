@@ -118,13 +118,14 @@ impl TrackedFile {
         }
         let (origin, path) = (self.origin.clone(), self.path.clone());
         let mut forgotten = false;
-        let in_place = formats::load_in_place(ctx.registry, &origin, &path, |part| {
+        let started = Instant::now();
+        let in_place = formats::load_in_place(ctx.registry, &origin, &path, |piece| {
             // What the file gave before goes just before its first new runs come.
             if !forgotten {
                 forgotten = true;
                 self.forget(out)?;
             }
-            self.send(part, out)
+            self.send_piece(piece.batch, piece.progress, piece.more, started, out)
         })?;
         match in_place {
             InPlace::Whole => {}
