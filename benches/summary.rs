@@ -122,6 +122,7 @@ fn build_store() -> Store {
                     threshold: None,
                     label: label.into(),
                     reason: format!("[judge] {label}\nthe agent went on for turn {}", r % 11),
+                    reason_quotes_output: false,
                     scorers: Vec::new(),
                 },
             ));

@@ -210,7 +210,7 @@ pub fn evaluator_lines(
         ));
     }
     let mut lines = vec![Line::from(first)];
-    labelled(&mut lines, "reason", &eval.reason);
+    labelled(&mut lines, "reason", &eval.shown_reason(mode));
     for scorer in scorers {
         let (glyph, style) = verdict(scorer.fails_by_default());
         lines.push(Line::from(vec![

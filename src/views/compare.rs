@@ -777,7 +777,7 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
         facets: facets.list().into_iter().map(|f| f.name()).collect(),
         eval: inv.eval().map(|eval| EvalSide {
             label: redact::shown_data(&eval.label, mode).into_owned(),
-            reason: redact::shown_data(&eval.reason, mode).into_owned(),
+            reason: redact::shown_data(&eval.shown_reason(mode), mode).into_owned(),
             score: eval.score,
         }),
         note: selection

@@ -384,7 +384,7 @@ fn write_invocation(
             if eval.reason.is_empty() {
                 String::new()
             } else {
-                format!(" — {}", redact::shown_line(&eval.reason, mode))
+                format!(" — {}", redact::shown_line(&eval.shown_reason(mode), mode))
             }
         );
     }

@@ -350,7 +350,7 @@ impl<'a> InvocationOut<'a> {
             eval: inv.eval().map(|eval| EvalOut {
                 label: redact::shown_data(&eval.label, mode).into_owned(),
                 passed: eval.passed,
-                reason: redact::shown_data(&eval.reason, mode).into_owned(),
+                reason: redact::shown_data(&eval.shown_reason(mode), mode).into_owned(),
                 score: eval.score,
                 scorers: eval
                     .scorers

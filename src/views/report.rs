@@ -118,7 +118,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                 if eval.failed { " — failed" } else { "" }
             );
             if !eval.reason.is_empty() {
-                let _ = writeln!(body, "- reason: {}", code(&eval.reason));
+                let _ = writeln!(body, "- reason: {}", code(&eval.shown_reason(mode)));
             }
         }
         if let Some(note) = selection.notes().of_run(&inv.id.text()) {

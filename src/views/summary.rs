@@ -74,7 +74,7 @@ fn table_markdown(out: &mut String, table: &Table, mode: Reveal) {
         let _ = writeln!(
             out,
             "| {} | {} | {} |",
-            cell(&row.label, mode),
+            cell(&row.shown_label(mode), mode),
             counts.join(" | "),
             filter_cell(row)
         );
@@ -118,7 +118,7 @@ pub fn markdown(breakdown: &Breakdown, mode: Reveal) -> String {
 
 fn row_json(row: &Row, mode: Reveal, with_calls: bool) -> Value {
     let mut value = json!({
-        "label": redact::shown_data(&row.label, mode),
+        "label": redact::shown_data(&row.shown_label(mode), mode),
         "runs": row.runs,
         "query": row.query,
     });

@@ -694,3 +694,76 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
         assert!(pieces.is_empty());
     }
 }
+
+/// The run's reason, made of the failing scorers' explanations, quotes the completion as they
+/// do: redacted, it shows its length only, in every output (text, JSON, the report and its
+/// summary table) and in search; a sample error's reason is free text, masked as such.
+#[test]
+fn a_reason_made_of_explanations_shows_its_length_until_revealed() {
+    let revealed = dump(&log("B"));
+    let reason = run(&revealed, "geo-05")["eval"]["reason"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(reason, "includes: Atlantis's capital is Atlantis City.");
+    let length = format!("text ({} chars)", reason.chars().count());
+
+    let redacted = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(log("B"))
+        .output()
+        .unwrap();
+    let redacted: Value = serde_json::from_slice(&redacted.stdout).unwrap();
+    assert_eq!(run(&redacted, "geo-05")["eval"]["reason"], length.as_str());
+    // Every scored failing run's reason is hidden so; the sample error's is not.
+    for id in ["geo-03", "geo-04", "geo-06"] {
+        let shown = run(&redacted, id)["eval"]["reason"].as_str().unwrap();
+        assert!(shown.starts_with("text ("), "{id}: {shown}");
+    }
+    let error = run(&redacted, "geo-08")["eval"]["reason"].as_str().unwrap();
+    assert!(
+        error.contains("population service returned HTTP 503"),
+        "{error}"
+    );
+
+    let output = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+            .args(args)
+            .arg(log("B"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    for args in [&["dump"][..], &["report"], &["report", "--json"]] {
+        let text = output(args);
+        assert!(!text.contains("Atlantis City"), "{args:?}: {text}");
+        assert!(!text.contains("100 / (5 - 5)"), "{args:?}");
+    }
+    assert!(output(&["report"]).contains(&length));
+    assert!(output(&["report", "--reveal"]).contains("Atlantis City"));
+
+    // Search sees what is shown: the quoted words only once revealed.
+    let found = |extra: &[&str]| {
+        let mut args = vec!["--filter", "\"atlantis city\""];
+        args.extend_from_slice(extra);
+        failing_in_b(&args)
+    };
+    assert!(found(&[]).is_empty());
+    assert_eq!(found(&["--reveal"]), ["geo-05"]);
+
+    // The summary's reasons table: quoted reasons show their length and offer no filter.
+    let report: Value = serde_json::from_str(&output(&["report", "--json"])).unwrap();
+    let reasons = report["summary"]["tables"]["reasons"].as_array().unwrap();
+    let quoted: Vec<&Value> = reasons
+        .iter()
+        .filter(|row| row["label"].as_str().unwrap().starts_with("text ("))
+        .collect();
+    assert_eq!(quoted.len(), 4, "{reasons:?}");
+    assert!(quoted.iter().all(|row| row["query"].is_null()));
+    assert!(
+        reasons
+            .iter()
+            .any(|row| row["label"].as_str().unwrap().contains("HTTP 503")
+                && row["query"].is_string())
+    );
+}

@@ -349,6 +349,25 @@ fn arguments_are_redacted_until_r_and_secrets_stay_masked() {
     assert!(revealed.contains("made up a refund policy"), "{revealed}");
 }
 
+/// B's geo-05 fails on `includes`, whose explanation repeats the completion: the verdict's
+/// reason shows its length until `r`, as the completion does.
+#[test]
+fn a_reason_quoting_the_completion_shows_only_once_revealed() {
+    let mut state = inspect_view(160, 48);
+    select_case(&mut state, "geo-05", 1);
+    let redacted = screen(&state);
+    assert!(redacted.contains("reason"), "{redacted}");
+    assert!(redacted.contains("text (46 chars)"), "{redacted}");
+    assert!(!redacted.contains("Atlantis City"), "{redacted}");
+    press(&mut state, "r");
+    let revealed = screen(&state);
+    // Wrapped in the half-width column.
+    assert!(
+        revealed.contains("reason  includes: Atlantis's capital is Atlantis"),
+        "{revealed}"
+    );
+}
+
 #[test]
 fn the_arksim_pair_shows_its_gold_and_d_opens_both_diffs() {
     let (mut state, _dir) = arksim_view(140, 40);

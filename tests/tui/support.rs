@@ -255,6 +255,7 @@ pub fn sample_batch() -> Batch {
                 threshold: None,
                 label: "pass".into(),
                 reason: String::new(),
+                reason_quotes_output: false,
                 scorers: Vec::new(),
             },
         )],

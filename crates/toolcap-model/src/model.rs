@@ -503,9 +503,35 @@ pub struct EvalVerdict {
     pub threshold: Option<f64>,
     pub label: String,
     pub reason: String,
+    /// The reason quotes what the model produced (an Inspect scorer's explanation repeats the
+    /// completion): it is shown as the quote is, its length until revealed
+    /// ([`EvalVerdict::shown_reason`]).
+    pub reason_quotes_output: bool,
     /// Each scorer's own verdict, when the evaluation is several scorers' (Inspect): which of
     /// them decide is a [`ScorerRule`]'s choice.
     pub scorers: Vec<ScorerVerdict>,
+}
+
+impl EvalVerdict {
+    /// The reason as the views start from under `mode`: a reason quoting the model's output
+    /// is its length while redacted (see [`crate::redact::shown_quote`]); any other reason is
+    /// itself. Each view then masks it as it masks free text.
+    pub fn shown_reason(&self, mode: crate::redact::Reveal) -> Cow<'_, str> {
+        shown_reason(&self.reason, self.reason_quotes_output, mode)
+    }
+}
+
+/// [`EvalVerdict::shown_reason`] for a reason held apart from its verdict.
+pub fn shown_reason(
+    reason: &str,
+    quotes_output: bool,
+    mode: crate::redact::Reveal,
+) -> Cow<'_, str> {
+    if quotes_output && mode == crate::redact::Reveal::Redacted && !reason.is_empty() {
+        Cow::Owned(crate::redact::shown_quote(reason, mode))
+    } else {
+        Cow::Borrowed(reason)
+    }
 }
 
 /// One scorer's verdict on a run, as the log has it.
@@ -614,6 +640,7 @@ impl ScorerRule {
             return;
         }
         let mut reasons = Vec::new();
+        let mut quotes_output = false;
         let mut passed = true;
         for choice in &self.deciding {
             let Some(scorer) = verdict.scorers.iter().find(|s| s.name == choice.name) else {
@@ -628,7 +655,10 @@ impl ScorerRule {
             if failed {
                 passed = false;
                 let why = match (&scorer.explanation, choice.at_least) {
-                    (Some(explanation), _) => explanation.clone(),
+                    (Some(explanation), _) => {
+                        quotes_output = true;
+                        explanation.clone()
+                    }
                     (None, Some(mark)) => format!("{} < {mark}", scorer.value_text()),
                     (None, None) => scorer.value_text(),
                 };
@@ -637,6 +667,7 @@ impl ScorerRule {
         }
         verdict.passed = passed;
         verdict.reason = reasons.join("; ");
+        verdict.reason_quotes_output = quotes_output;
     }
 }
 

@@ -39,6 +39,9 @@ pub struct Row {
     pub failed_calls: Option<usize>,
     /// The query listing exactly the counted runs; `None` when the row is not filterable.
     pub query: Option<String>,
+    /// The label quotes what a model produced (an Inspect scorer's explanation as a reason):
+    /// shown as the quote is, and never offered as a filter.
+    pub quotes_output: bool,
 }
 
 impl Row {
@@ -49,6 +52,7 @@ impl Row {
             calls: None,
             failed_calls: None,
             query: query.filter(|q| showable(q)),
+            quotes_output: false,
         }
     }
 
@@ -58,6 +62,12 @@ impl Row {
             (Some(failed), Some(calls)) if calls > 0 => Some(failed as f64 / calls as f64),
             _ => None,
         }
+    }
+
+    /// The label as views start from under `mode` (see [`Row::quotes_output`]); each view then
+    /// masks it as free text.
+    pub fn shown_label(&self, mode: crate::redact::Reveal) -> std::borrow::Cow<'_, str> {
+        crate::model::shown_reason(&self.label, self.quotes_output, mode)
     }
 }
 
@@ -229,6 +239,8 @@ struct Group<'a> {
     failed_calls: usize,
     /// The last run counted, so a run counts once per group.
     last_run: usize,
+    /// Some run's text of this group quotes a model's output.
+    quotes_output: bool,
 }
 
 impl<'a> Groups<'a> {
@@ -252,6 +264,7 @@ impl<'a> Groups<'a> {
             calls: 0,
             failed_calls: 0,
             last_run: usize::MAX,
+            quotes_output: false,
         });
         let i = self.groups.len() - 1;
         self.index_of_key.insert(key, i);
@@ -278,6 +291,7 @@ impl<'a> Groups<'a> {
             mine.runs += group.runs;
             mine.calls += group.calls;
             mine.failed_calls += group.failed_calls;
+            mine.quotes_output |= group.quotes_output;
         }
     }
 
@@ -289,7 +303,12 @@ impl<'a> Groups<'a> {
             .map(|g| Row {
                 calls: with_calls.then_some(g.calls),
                 failed_calls: with_calls.then_some(g.failed_calls),
-                ..Row::new(g.label, g.runs, query(g.label))
+                quotes_output: g.quotes_output,
+                ..Row::new(
+                    g.label,
+                    g.runs,
+                    (!g.quotes_output).then(|| query(g.label)).flatten(),
+                )
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -368,7 +387,8 @@ impl<'a> Tally<'a> {
                 self.labels.count_run(&eval.label, run);
                 let line = first_line(&eval.reason);
                 if !line.is_empty() {
-                    self.reasons.count_run(line, run);
+                    let i = self.reasons.count_run(line, run);
+                    self.reasons.groups[i].quotes_output |= eval.reason_quotes_output;
                 }
             }
             for scorer in &eval.scorers {

@@ -223,7 +223,7 @@ pub fn title(keymap: &Keymap, breakdown: &Breakdown) -> String {
 fn row_line(row: &Row, selected: bool, label_width: usize, app: &App) -> Line<'static> {
     let theme = &app.config.theme;
     // Trace text, shown like all of it: masked until revealed, made inert.
-    let label = redact::shown_line(&row.label, app.reveal);
+    let label = redact::shown_line(&row.shown_label(app.reveal), app.reveal);
     let label = fit(&label, label_width);
     let runs = if row.runs == 1 { "run " } else { "runs" };
     let mut text = format!("  {label:<label_width$} {:>6} {runs}", row.runs);

@@ -95,7 +95,8 @@ pub struct Transcript {
     pub invocation: String,
     title: String,
     entries: Vec<Entry>,
-    verdict: Option<(bool, String, String)>,
+    /// Passed, label, reason and whether the reason quotes the model's output.
+    verdict: Option<(bool, String, String, bool)>,
     pub cursor: usize,
     pub scroll: usize,
     expand_system: bool,
@@ -225,9 +226,14 @@ impl Transcript {
                 message: answer,
             });
         }
-        let verdict = inv
-            .eval()
-            .map(|eval| (eval.passed, eval.label.clone(), eval.reason.clone()));
+        let verdict = inv.eval().map(|eval| {
+            (
+                eval.passed,
+                eval.label.clone(),
+                eval.reason.clone(),
+                eval.reason_quotes_output,
+            )
+        });
         Transcript {
             invocation: inv.id.to_string(),
             title: inv
@@ -390,7 +396,7 @@ impl Transcript {
     }
 
     fn verdict_lines(&self, mode: Reveal, theme: &Theme, width: u16) -> Vec<Line<'static>> {
-        let Some((passed, label, reason)) = &self.verdict else {
+        let Some((passed, label, reason, quotes_output)) = &self.verdict else {
             return vec![Line::styled(
                 "── no evaluator verdict ──",
                 theme.style(Role::Dim),
@@ -407,7 +413,8 @@ impl Transcript {
             ),
             theme.style(role),
         )];
-        for line in redact::mask_text(reason, mode).lines() {
+        let reason = crate::model::shown_reason(reason, *quotes_output, mode);
+        for line in redact::mask_text(&reason, mode).lines() {
             lines.extend(wrap_line_at_words(
                 Line::styled(redact::sanitize_line(line), theme.style(Role::Text)),
                 width,

@@ -1059,6 +1059,8 @@ impl<'a> Sample<'a> {
         EvalVerdict {
             passed: failing.is_empty(),
             label: labels.join(" "),
+            // The explanations repeat the completion, as the scorers' own do.
+            reason_quotes_output: !reasons.is_empty(),
             reason: reasons.join("; "),
             scorers,
             ..EvalVerdict::default()

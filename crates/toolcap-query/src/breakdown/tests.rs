@@ -44,6 +44,7 @@ fn failed_verdict(label: &str, reason: &str) -> EvalVerdict {
         threshold: None,
         label: label.into(),
         reason: reason.into(),
+        reason_quotes_output: false,
         scorers: Vec::new(),
     }
 }

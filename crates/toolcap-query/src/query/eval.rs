@@ -269,7 +269,8 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
     };
     match term {
         Term::Text(text) => {
-            let inv_hit = invocation_texts(inv).any(|t| shown_contains(t, text, ctx.reveal));
+            let inv_hit =
+                invocation_texts(inv, ctx.reveal).any(|t| shown_contains(&t, text, ctx.reveal));
             let test = |s: &Span| span_has_text(s, text, ctx.reveal);
             // Revealed payloads are searched too, and the index never holds payloads.
             let spans = match ctx.reveal {
@@ -391,7 +392,7 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         Term::Eval(v) => inv_level(inv.eval().is_some_and(|e| e.label.to_lowercase() == *v)),
         Term::Reason(v) => inv_level(
             inv.eval()
-                .is_some_and(|e| first_line(&e.reason).to_lowercase() == *v),
+                .is_some_and(|e| first_line(&e.shown_reason(ctx.reveal)).to_lowercase() == *v),
         ),
         Term::Error(v) => span_level(spans_where(inv, |s| {
             s.status.is_error()

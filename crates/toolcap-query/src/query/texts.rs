@@ -26,13 +26,21 @@ pub(super) fn invocation_names(inv: &Invocation) -> impl Iterator<Item = &str> {
         .chain(std::iter::once(inv.summary().name.as_str()))
 }
 
-/// Run-level text an exact search looks at: names and the evaluator's verdict.
-pub(super) fn invocation_texts(inv: &Invocation) -> impl Iterator<Item = &str> {
-    invocation_names(inv).chain(
-        inv.eval()
-            .into_iter()
-            .flat_map(|e| [e.label.as_str(), e.reason.as_str()]),
-    )
+/// Run-level text an exact search looks at under `reveal`: names and the evaluator's verdict,
+/// its reason as the views show it (a reason quoting the model's output is not searched while
+/// redacted, as the output is not).
+pub(super) fn invocation_texts(
+    inv: &Invocation,
+    reveal: Reveal,
+) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+    let names = invocation_names(inv).map(std::borrow::Cow::Borrowed);
+    let verdict = inv.eval().into_iter().flat_map(move |e| {
+        [
+            std::borrow::Cow::Borrowed(e.label.as_str()),
+            e.shown_reason(reveal),
+        ]
+    });
+    names.chain(verdict)
 }
 
 /// What a bare word is matched against on a span: its name, tool, agent, model and service.

@@ -94,6 +94,8 @@ pub struct EvalFacet {
     pub score: Option<f64>,
     pub threshold: Option<f64>,
     pub reason: String,
+    /// See [`EvalVerdict::reason_quotes_output`].
+    pub reason_quotes_output: bool,
 }
 
 impl EvalFacet {
@@ -113,7 +115,13 @@ impl EvalFacet {
             score: verdict.score,
             threshold: verdict.threshold,
             reason: verdict.reason.clone(),
+            reason_quotes_output: verdict.reason_quotes_output,
         }
+    }
+
+    /// The reason as views start from under `mode` (see [`EvalVerdict::shown_reason`]).
+    pub fn shown_reason(&self, mode: crate::redact::Reveal) -> std::borrow::Cow<'_, str> {
+        crate::model::shown_reason(&self.reason, self.reason_quotes_output, mode)
     }
 }
 
@@ -282,6 +290,7 @@ mod tests {
             }
             .into(),
             reason: "the agent called get_weather".into(),
+            reason_quotes_output: false,
             scorers: Vec::new(),
         }
     }

@@ -244,6 +244,8 @@ fn verdict(annotations: &[&Annotation]) -> EvalVerdict {
         reason: result
             .and_then(|r| r.explanation.clone())
             .unwrap_or_default(),
+        // An annotator's explanation is its own text, not a copy of the model's output.
+        reason_quotes_output: false,
         scorers: Vec::new(),
     }
 }

@@ -174,6 +174,8 @@ fn verdict_of(turn: &Value) -> EvalVerdict {
         reason: jsonrec::str_at(turn, "turn_behavior_failure_reason")
             .unwrap_or("")
             .to_owned(),
+        // The evaluator's own words about the turn, not a copy of the model's answer.
+        reason_quotes_output: false,
         scorers: Vec::new(),
     }
 }
