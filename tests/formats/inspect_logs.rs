@@ -24,6 +24,17 @@ pub(crate) fn dump(path: &Path) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// `dump --json` of `path` as written without `--reveal`.
+fn dump_redacted(path: &Path) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .args(["dump", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn run<'a>(document: &'a Value, sample: &str) -> &'a Value {
     document["invocations"]
         .as_array()
@@ -374,12 +385,7 @@ fn each_scorer_is_in_the_json_and_scorer_queries_find_its_verdicts() {
     assert_eq!(scorers[0]["failing"], true);
     assert_eq!(scorers[0]["answer"], "(no tool calls)");
     // Redacted, what quotes the completion shows its length only, like the completion itself.
-    let redacted = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
-        .args(["dump", "--json"])
-        .arg(log("B"))
-        .output()
-        .unwrap();
-    let redacted: Value = serde_json::from_slice(&redacted.stdout).unwrap();
+    let redacted = dump_redacted(&log("B"));
     let includes = &run(&redacted, "geo-04")["eval"]["scorers"][1];
     assert_eq!(includes["answer"], "text (14 chars)", "17 * 23 = 391.");
     assert_eq!(includes["explanation"], "text (14 chars)");
@@ -708,12 +714,7 @@ fn a_reason_made_of_explanations_shows_its_length_until_revealed() {
     assert_eq!(reason, "includes: Atlantis's capital is Atlantis City.");
     let length = format!("text ({} chars)", reason.chars().count());
 
-    let redacted = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
-        .args(["dump", "--json"])
-        .arg(log("B"))
-        .output()
-        .unwrap();
-    let redacted: Value = serde_json::from_slice(&redacted.stdout).unwrap();
+    let redacted = dump_redacted(&log("B"));
     assert_eq!(run(&redacted, "geo-05")["eval"]["reason"], length.as_str());
     // Every scored failing run's reason is hidden so; the sample error's is not.
     for id in ["geo-03", "geo-04", "geo-06"] {
