@@ -202,15 +202,15 @@ fn read_log<R: ZipSource, E>(
         let mut runs = SampleRuns::new(input, EVAL_NAME, eval);
         runs.before = k * SAMPLES_PER_GROUP;
         let mut zip = zip.clone();
-        // Where the group's members end in the file: how far the reading has come.
+        // Where the group's members end in the file: how far the reading has come (known
+        // for a log read from its file, the only one whose progress is said).
         let mut end = 0;
         for name in group {
-            if let Ok(entry) = zip.by_name_raw(name.as_bytes()) {
-                let start = entry.data_start().unwrap_or(0);
-                end = end.max(start + entry.compressed_size());
-            }
             if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
                 runs.record = record_of(&mut zip, name, input);
+                if let Some(record) = &runs.record {
+                    end = end.max(record.offset + record.len);
+                }
                 runs.add(&sample, &mut part);
             }
         }
