@@ -95,6 +95,11 @@ pub fn targets() -> Vec<Target> {
         }),
     });
     targets.push(Target {
+        name: "file-in-place".into(),
+        seed_encoding: SeedEncoding::Plain,
+        run: Box::new(load_file_in_place),
+    });
+    targets.push(Target {
         name: "gzip-file".into(),
         seed_encoding: SeedEncoding::Gzip,
         run: Box::new(|data| {
@@ -126,6 +131,23 @@ pub fn targets() -> Vec<Target> {
         });
     }
     targets
+}
+
+/// The bytes as a file read in place (an Inspect `.eval` zip read member by member from disk),
+/// every piece taken into a store. The file is this thread's own, written again per input.
+fn load_file_in_place(data: &[u8]) {
+    let dir = std::env::temp_dir().join(format!("toolcap-fuzz-{}", std::process::id()));
+    let path = dir.join(format!("{:?}.eval", std::thread::current().id()));
+    if std::fs::create_dir_all(&dir).is_err() || std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let origin = Origin::File(std::sync::Arc::new(path.clone()));
+    let mut store = Store::new();
+    let _ = formats::load_in_place(formats::REGISTRY, &origin, &path, |piece| {
+        store.ingest(piece.batch);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let _ = std::fs::remove_file(&path);
 }
 
 /// What the receiver does with a body, end to end: decompression, the one decode and id check,
