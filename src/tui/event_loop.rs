@@ -7,9 +7,10 @@
 //!
 //! While a big file is read, the views are rebuilt at most once per [`SETTLE_EVERY`]: each
 //! rebuild sorts and arranges every run listed so far, so rebuilding at every drain would
-//! spend more on the list than on reading. The only timer is the one that settles what came
-//! in since the last rebuild when no more data follows; a slow tick looks at the notes file for
-//! notes written by another process.
+//! spend more on the list than on reading. One timer settles what came in since the last
+//! rebuild when no more data follows; another brings the open summary up to date once it is
+//! due (it is computed again at most as often as its cost allows while runs arrive); a slow
+//! tick looks at the notes file for notes written by another process.
 
 use std::io;
 use std::time::Duration;
@@ -35,6 +36,14 @@ const RESULT_BATCH: usize = 64;
 const SETTLE_EVERY: Duration = Duration::from_millis(100);
 /// How often the notes file is looked at for notes written by another process.
 const NOTES_EVERY: Duration = Duration::from_secs(2);
+
+/// Sleeps until `due`; never ready without one.
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
 
 /// The next chunks of query results; never ready when there is no channel.
 async fn next_results(
@@ -156,6 +165,9 @@ where
             mouse_captured = app.mouse_capture;
             set_mouse_capture(mouse_captured);
         }
+        // The open summary, out of date while runs arrive, is computed again at this time.
+        let summary_due =
+            crate::tui::overlays::summary::due(app).map(tokio::time::Instant::from_std);
         tokio::select! {
             // Keys first, then what a running search found, then data; background work
             // (scoring rows off screen) only when none is waiting, one short step at a time.
@@ -205,6 +217,9 @@ where
                 app::settle(app);
                 settled_at = tokio::time::Instant::now();
                 unsettled = false;
+            }
+            () = sleep_until_due(summary_due), if summary_due.is_some() => {
+                app::summary_due(app);
             }
             _ = notes_tick.tick(), if watching_notes => {
                 app::notes::reload_if_changed(app);

@@ -186,3 +186,49 @@ fn the_export_carries_the_summary_of_what_is_listed() {
         assert_eq!(exported["failed_calls"], row.failed_calls.unwrap());
     }
 }
+
+/// While runs arrive, a summary that is costly to compute is computed again only once it is due
+/// (its cost times nine later, a second at most); until then it keeps what it had and its title
+/// says it is updating, and the event loop wakes at the due time.
+#[test]
+fn a_costly_summary_waits_its_turn_while_runs_arrive_then_catches_up() {
+    use std::time::{Duration, Instant};
+    use toolcap::sources::IngestEvent;
+    use toolcap::tui::overlays::summary::{due, refresh_at};
+
+    let mut app = app_over(&arksim_run(), 120, 44);
+    press(&mut app, "S");
+    assert_eq!(summary(&app).breakdown.listed, 7);
+    // As if the last computation had taken 100 ms, just now.
+    let computed_at = Instant::now();
+    let took = |app: &mut App, took: Duration| {
+        if let Some(Overlay::Summary(open)) = &mut app.overlay {
+            open.computed_at = computed_at;
+            open.took = took;
+        }
+    };
+    took(&mut app, Duration::from_millis(100));
+    assert_eq!(due(&app), None, "nothing changed");
+
+    let more = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/corpus/toolscore/v01_custom_exact_with_timing/trace.json");
+    let batch = toolcap::sources::files::load_file(&more).batch;
+    app::take_in(&mut app, [IngestEvent::Batch(batch)]);
+    app::settle(&mut app);
+    let listed = app.list.len();
+    assert!(listed > 7);
+    assert_eq!(summary(&app).breakdown.listed, 7, "not yet due");
+    assert_eq!(due(&app), Some(computed_at + Duration::from_millis(900)));
+    assert!(screen_text(&app).contains("· updating"));
+    // However costly, a changed list shows within a second.
+    took(&mut app, Duration::from_secs(5));
+    assert_eq!(due(&app), Some(computed_at + Duration::from_secs(1)));
+    took(&mut app, Duration::from_millis(100));
+
+    refresh_at(&mut app, computed_at + Duration::from_millis(500));
+    assert_eq!(summary(&app).breakdown.listed, 7, "still early");
+    refresh_at(&mut app, computed_at + Duration::from_millis(900));
+    assert_eq!(summary(&app).breakdown.listed, listed);
+    assert_eq!(due(&app), None);
+    assert!(!screen_text(&app).contains("· updating"));
+}

@@ -472,6 +472,12 @@ pub fn background_step(app: &mut App) {
     app.store.build_search_indexes(SEARCH_INDEX_STEP_SPANS);
 }
 
+/// The open summary's due time came (see `overlays::summary::due`): computed again and drawn.
+pub fn summary_due(app: &mut App) {
+    crate::tui::overlays::summary::refresh(app);
+    app.version += 1;
+}
+
 /// Spans indexed per background step: a few milliseconds, so a key waits at most that long.
 const SEARCH_INDEX_STEP_SPANS: usize = 2_000;
 

@@ -7,6 +7,8 @@
 //! it again when the list changed (a new filter, runs arriving live), and `render` is a pure
 //! function of the state and the app.
 
+use std::time::{Duration, Instant};
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -51,7 +53,18 @@ pub struct Summary {
     pub list_version: u64,
     /// Index into [`Summary::rows`].
     pub selected: usize,
+    /// When the breakdown was computed, and how long that took: while runs keep arriving, it
+    /// is computed again only once the UI thread has spent [`OTHER_WORK_PER_SUMMARY`] times as
+    /// long on everything else (see [`due`]).
+    pub computed_at: Instant,
+    pub took: Duration,
 }
+
+/// While the list keeps changing, the summary takes at most one part in this many of the UI
+/// thread's time: computing it over 100,000 runs takes tens of milliseconds.
+const OTHER_WORK_PER_SUMMARY: u32 = 9;
+/// However long the last computation took, a changed list shows in the summary this soon.
+const LONGEST_WAIT: Duration = Duration::from_secs(1);
 
 /// One line of the summary's body: a section heading or a row of it.
 enum Item<'a> {
@@ -62,11 +75,20 @@ enum Item<'a> {
 impl Summary {
     /// The summary of what `app` lists now.
     pub fn of(app: &App) -> Summary {
+        let computed_at = Instant::now();
+        let breakdown = breakdown_of(app);
         Summary {
-            breakdown: breakdown_of(app),
+            breakdown,
             list_version: app.list.version,
             selected: 0,
+            computed_at,
+            took: computed_at.elapsed(),
         }
+    }
+
+    /// Whether the list changed since the breakdown was computed.
+    pub fn is_stale(&self, app: &App) -> bool {
+        self.list_version != app.list.version
     }
 
     /// Every selectable row in the order shown: the tables, then the distributions' bins.
@@ -133,7 +155,10 @@ impl Summary {
     pub fn render(&self, frame: &mut Frame, screen: Rect, app: &App) {
         let theme = &app.config.theme;
         let area = centered(screen, 90, 90);
-        let title = title(&app.config.keymap, &self.breakdown);
+        let mut title = title(&app.config.keymap, &self.breakdown);
+        if self.is_stale(app) {
+            title.push_str("· updating ");
+        }
         let block = Block::bordered()
             .title(Span::styled(title, theme.style(Role::Title)))
             .border_style(theme.border(true));
@@ -364,19 +389,41 @@ pub fn open(app: &mut App) {
     app.overlay = Some(Overlay::Summary(Box::new(Summary::of(app))));
 }
 
-/// Computes the open summary again when the list changed under it (a filter, runs arriving);
-/// the selection stays where it was, within the rows.
+/// When the open summary, out of date, is to be computed again: `None` when it is current or
+/// closed. A summary that took `t` to compute waits `OTHER_WORK_PER_SUMMARY × t` (at most
+/// [`LONGEST_WAIT`]) after it was computed, so runs arriving live never keep the UI thread
+/// busy with it; one that took microseconds is due at once.
+pub fn due(app: &App) -> Option<Instant> {
+    match &app.overlay {
+        Some(Overlay::Summary(summary)) if summary.is_stale(app) => {
+            let wait = (summary.took * OTHER_WORK_PER_SUMMARY).min(LONGEST_WAIT);
+            Some(summary.computed_at + wait)
+        }
+        _ => None,
+    }
+}
+
+/// Computes the open summary again when the list changed under it (a filter, runs arriving)
+/// and it is due (see [`due`]); the selection stays where it was, within the rows. Until then
+/// its title says it is updating, and the event loop wakes at the due time.
 pub fn refresh(app: &mut App) {
-    let stale =
-        matches!(&app.overlay, Some(Overlay::Summary(s)) if s.list_version != app.list.version);
-    if !stale {
+    refresh_at(app, Instant::now());
+}
+
+/// [`refresh`] as at `now`.
+pub fn refresh_at(app: &mut App, now: Instant) {
+    if due(app).is_none_or(|due| now < due) {
         return;
     }
+    let computed_at = Instant::now();
     let breakdown = breakdown_of(app);
+    let took = computed_at.elapsed();
     let version = app.list.version;
     if let Some(Overlay::Summary(summary)) = &mut app.overlay {
         summary.breakdown = breakdown;
         summary.list_version = version;
+        summary.computed_at = computed_at;
+        summary.took = took;
         summary.selected = summary.selected.min(summary.rows().len().saturating_sub(1));
     }
 }
