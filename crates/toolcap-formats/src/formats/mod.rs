@@ -33,6 +33,8 @@ pub mod openai_agents;
 pub mod openarmature;
 pub mod otlp;
 
+pub use inspect::Piece;
+
 /// The longest line of a JSON-lines trace file: a longer one is reported and skipped rather
 /// than buffered, by every reader (and `serve` refuses a request that would make one).
 pub const MAX_LINE_BYTES: u64 = 64 << 20;
@@ -406,8 +408,6 @@ fn parsed(mut batch: Batch, input: &Input) -> Batch {
     }
     batch
 }
-
-pub use inspect::Piece;
 
 /// How [`load_in_place`] went.
 pub enum InPlace {
