@@ -271,13 +271,24 @@ pub fn sample_store() -> Store {
 
 /// An app over the sample store with the default config (no user config file, colours on).
 pub fn sample_app(width: u16, height: u16) -> App {
-    let mut app = App::new(
-        sample_store(),
-        config::from_toml("", false),
-        Reveal::Redacted,
-    );
+    app_over_store(sample_store(), width, height)
+}
+
+/// An app over `store` with the default config, redacted, sized `width` × `height`.
+pub fn app_over_store(store: Store, width: u16, height: u16) -> App {
+    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
     app::update(&mut app, Action::Resize { width, height });
     app
+}
+
+/// An app over what `source` (a file or directory) loads, as [`app_over_store`].
+pub fn app_over_source(source: &std::path::Path, width: u16, height: u16) -> App {
+    let (store, _) = toolcap::sources::load::load_into(
+        Store::new(),
+        &[source.to_path_buf()],
+        &toolcap::sources::remote::RemoteOptions::default(),
+    );
+    app_over_store(store, width, height)
 }
 
 /// Presses keys through the real keymap (named as [`key_events`] names them).

@@ -9,15 +9,13 @@ use std::process::Command;
 use insta::assert_snapshot;
 use toolcap::notes::{NOTES_DIR, NOTES_FILE, Note, Notes};
 use toolcap::redact::Reveal;
-use toolcap::sources::load::load_into;
-use toolcap::sources::remote::RemoteOptions;
 use toolcap::store::Store;
 use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App};
 use toolcap::tui::config;
 use toolcap::tui::overlays::help::help_lines;
 
-use super::support::{draw, press, sample_app, screen_text};
+use super::support::{app_over_source, draw, press, sample_app, screen_text};
 
 /// Two Inspect epochs runs of five samples × three epochs, copied so notes can be written
 /// beside them.
@@ -25,12 +23,32 @@ fn epochs_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inspect-ai/epochs/A");
     let copy = dir.path().join("A");
-    std::fs::create_dir(&copy).unwrap();
-    for entry in std::fs::read_dir(source).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
-    }
+    copy_files(&source, &copy);
     (dir, copy)
+}
+
+/// A new directory `to` holding copies of the files in `from` (not of its notes directory).
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// `annotate SOURCE --id ID --index INDEX --label LABEL [--note NOTE]`, which must succeed.
+fn annotate(source: &Path, id: &str, index: u64, label: &str, note: Option<&str>) {
+    let (source, index) = (source.to_str().unwrap(), index.to_string());
+    let mut args = vec![
+        "annotate", source, "--id", id, "--index", &index, "--label", label,
+    ];
+    if let Some(note) = note {
+        args.extend(["--note", note]);
+    }
+    let written = binary(&args);
+    assert_eq!(written.status.code(), Some(0), "{written:?}");
 }
 
 fn binary(args: &[&str]) -> std::process::Output {
@@ -44,14 +62,8 @@ fn binary(args: &[&str]) -> std::process::Output {
 }
 
 fn app_over(source: &Path, width: u16, height: u16) -> App {
-    let (store, _) = load_into(
-        Store::new(),
-        &[source.to_path_buf()],
-        &RemoteOptions::default(),
-    );
-    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
-    app::update(&mut app, Action::Resize { width, height });
-    app::notes::use_notes_file(&mut app, source.join(NOTES_DIR).join(NOTES_FILE));
+    let mut app = app_over_source(source, width, height);
+    app::notes::use_notes_file(&mut app, sidecar(source));
     app
 }
 
@@ -62,20 +74,13 @@ fn sidecar(source: &Path) -> PathBuf {
 #[test]
 fn a_note_written_headless_is_found_by_label_in_the_list_and_shown_in_the_detail() {
     let (_dir, source) = epochs_copy();
-    let source_arg = source.to_str().unwrap();
-    let written = binary(&[
-        "annotate",
-        source_arg,
-        "--id",
+    annotate(
+        &source,
         "cap-04",
-        "--index",
-        "2",
-        "--label",
+        2,
         "tool-bug",
-        "--note",
-        "lookup tool returns Bonn",
-    ]);
-    assert_eq!(written.status.code(), Some(0), "{written:?}");
+        Some("lookup tool returns Bonn"),
+    );
 
     let mut app = app_over(&source, 120, 30);
     assert_eq!(app.store.len(), 15);
@@ -107,19 +112,7 @@ fn a_note_written_headless_is_found_by_label_in_the_list_and_shown_in_the_detail
 fn a_note_written_headless_is_found_by_dump_filter_and_listed_in_the_report() {
     let (dir, source) = epochs_copy();
     let src = source.to_str().unwrap();
-    let written = binary(&[
-        "annotate",
-        src,
-        "--id",
-        "cap-02",
-        "--index",
-        "2",
-        "--label",
-        "model-error",
-        "--note",
-        "answers Sydney",
-    ]);
-    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    annotate(&source, "cap-02", 2, "model-error", Some("answers Sydney"));
     let dumped = binary(&["dump", "--json", "--filter", "label:model-error", src]);
     let doc: serde_json::Value = serde_json::from_slice(&dumped.stdout).unwrap();
     let listed = doc["invocations"].as_array().unwrap();
@@ -226,17 +219,7 @@ fn a_note_another_process_writes_shows_once_the_file_changed() {
     assert_eq!(app.list.len(), 0);
     assert!(!app::notes::reload_if_changed(&mut app), "nothing changed");
 
-    let written = binary(&[
-        "annotate",
-        source.to_str().unwrap(),
-        "--id",
-        "cap-02",
-        "--index",
-        "1",
-        "--label",
-        "flaky",
-    ]);
-    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    annotate(&source, "cap-02", 1, "flaky", None);
     assert!(app::notes::reload_if_changed(&mut app));
     assert_eq!(app.list.len(), 1, "the filter is evaluated again");
     assert!(!app::notes::reload_if_changed(&mut app), "read once");
@@ -279,21 +262,12 @@ fn a_secret_and_an_email_in_a_note_are_masked_in_every_output_while_redacted() {
     let (dir, source) = epochs_copy();
     let text = format!("ask {PLANTED_EMAIL}; key {PLANTED_SECRET}");
     let src = source.to_str().unwrap();
-    for (index, label) in [("2", "known"), ("3", "flaky")] {
-        let written = binary(&[
-            "annotate", src, "--id", "cap-04", "--index", index, "--label", label, "--note", &text,
-        ]);
-        assert_eq!(written.status.code(), Some(0), "{written:?}");
+    for (index, label) in [(2, "known"), (3, "flaky")] {
+        annotate(&source, "cap-04", index, label, Some(&text));
     }
     // B: the same runs again, so cap-04 still fails there and compare carries A's notes.
     let b = dir.path().join("B");
-    std::fs::create_dir(&b).unwrap();
-    for entry in std::fs::read_dir(&source).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), b.join(entry.file_name())).unwrap();
-        }
-    }
+    copy_files(&source, &b);
     let report_md = dir.path().join("report.md");
     let outputs: Vec<(&str, Vec<&str>)> = vec![
         ("dump", vec!["dump", src]),
@@ -506,22 +480,11 @@ fn killed_writer_child() {
 fn compare_carries_the_notes_of_cases_still_failing() {
     let (dir, a) = epochs_copy();
     let b = dir.path().join("B");
-    std::fs::create_dir(&b).unwrap();
-    for entry in std::fs::read_dir(&a).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), b.join(entry.file_name())).unwrap();
-    }
+    copy_files(&a, &b);
+    annotate(&a, "cap-04", 1, "known", Some("Bonn in the gold"));
+    annotate(&a, "cap-04", 3, "known", Some("Bonn again"));
+    annotate(&b, "cap-04", 3, "gold-wrong", Some("fix the gold"));
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let annotate = |source: &str, index: &str, label: &str, note: &str| {
-        let written = binary(&[
-            "annotate", source, "--id", "cap-04", "--index", index, "--label", label, "--note",
-            note,
-        ]);
-        assert_eq!(written.status.code(), Some(0), "{written:?}");
-    };
-    annotate(a, "1", "known", "Bonn in the gold");
-    annotate(a, "3", "known", "Bonn again");
-    annotate(b, "3", "gold-wrong", "fix the gold");
     let json = binary(&["compare", "--json", a, b]);
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let still: Vec<&serde_json::Value> = doc["still_failing"].as_array().unwrap().iter().collect();
@@ -569,24 +532,8 @@ fn the_compare_view_shows_each_side_s_note_and_a_carried_one() {
     use toolcap::views::compare::{KeyRule, compare};
     let (dir, a) = epochs_copy();
     let b = dir.path().join("B");
-    std::fs::create_dir(&b).unwrap();
-    for entry in std::fs::read_dir(&a).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), b.join(entry.file_name())).unwrap();
-    }
-    let written = binary(&[
-        "annotate",
-        a.to_str().unwrap(),
-        "--id",
-        "cap-04",
-        "--index",
-        "1",
-        "--label",
-        "known",
-        "--note",
-        "Bonn in the gold",
-    ]);
-    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    copy_files(&a, &b);
+    annotate(&a, "cap-04", 1, "known", Some("Bonn in the gold"));
     let load = |source: &Path| -> &'static Store {
         let (mut store, _) = toolcap::sources::load::load_store(&[source.to_path_buf()]);
         if let Some(sidecar) = toolcap::notes::sidecar_for(source) {

@@ -8,28 +8,12 @@ use insta::assert_snapshot;
 use serde_json::Value;
 use toolcap::redact::Reveal;
 use toolcap::sources::SourceStatus;
-use toolcap::sources::load::load_into;
-use toolcap::sources::remote::RemoteOptions;
-use toolcap::store::Store;
-use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App};
-use toolcap::tui::config;
 use toolcap::tui::overlays::Overlay;
 use toolcap::tui::overlays::help::help_lines;
 use toolcap::tui::overlays::summary::Summary;
 
-use super::support::{press, screen_text};
-
-fn app_over(source: &Path, width: u16, height: u16) -> App {
-    let (store, _) = load_into(
-        Store::new(),
-        &[source.to_path_buf()],
-        &RemoteOptions::default(),
-    );
-    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
-    app::update(&mut app, Action::Resize { width, height });
-    app
-}
+use super::support::{app_over_source, press, screen_text};
 
 fn arksim_run() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/arksim/run-direct")
@@ -44,7 +28,7 @@ fn summary(app: &App) -> &Summary {
 
 #[test]
 fn the_summary_tables_the_listed_runs_and_enter_filters_by_a_row() {
-    let mut app = app_over(&arksim_run(), 120, 44);
+    let mut app = app_over_source(&arksim_run(), 120, 44);
     assert_eq!(app.list.len(), 7);
     press(&mut app, "S");
     let open = summary(&app);
@@ -88,7 +72,7 @@ fn the_summary_tables_the_listed_runs_and_enter_filters_by_a_row() {
 
 #[test]
 fn while_live_the_summary_draws_failures_over_time() {
-    let mut app = app_over(&arksim_run(), 120, 50);
+    let mut app = app_over_source(&arksim_run(), 120, 50);
     press(&mut app, "S");
     assert!(!screen_text(&app).contains("Failing runs over time"));
     app.sources.push(SourceStatus::Watching {
@@ -111,7 +95,7 @@ fn while_live_the_summary_draws_failures_over_time() {
 
 #[test]
 fn the_help_lists_the_summary_key() {
-    let app = app_over(&arksim_run(), 120, 40);
+    let app = app_over_source(&arksim_run(), 120, 40);
     let help: Vec<String> = help_lines(&app).iter().map(|l| l.to_string()).collect();
     assert!(
         help.iter()
@@ -142,7 +126,7 @@ fn a_secret_planted_in_a_reason_is_masked_in_the_summary() {
     turn["turn_behavior_failure_reason"] = format!("SUMMARYMARK {secret} for {email}").into();
     std::fs::write(&path, serde_json::to_string(&evaluation).unwrap()).unwrap();
 
-    let mut app = app_over(dir.path(), 140, 44);
+    let mut app = app_over_source(dir.path(), 140, 44);
     press(&mut app, "S");
     let screen = screen_text(&app);
     assert!(
@@ -158,7 +142,7 @@ fn a_secret_planted_in_a_reason_is_masked_in_the_summary() {
 #[test]
 fn the_export_carries_the_summary_of_what_is_listed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_over(&arksim_run(), 120, 40);
+    let mut app = app_over_source(&arksim_run(), 120, 40);
     press(&mut app, "/is:eval-failed<enter>S");
     let shown = summary(&app).breakdown.clone();
     assert_eq!(shown.listed, 4);
@@ -196,7 +180,7 @@ fn a_costly_summary_waits_its_turn_while_runs_arrive_then_catches_up() {
     use toolcap::sources::IngestEvent;
     use toolcap::tui::overlays::summary::{due, refresh_at};
 
-    let mut app = app_over(&arksim_run(), 120, 44);
+    let mut app = app_over_source(&arksim_run(), 120, 44);
     press(&mut app, "S");
     assert_eq!(summary(&app).breakdown.listed, 7);
     // As if the last computation had taken 100 ms, just now.

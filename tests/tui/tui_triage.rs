@@ -12,7 +12,7 @@ use toolcap::tui::action::Action;
 use toolcap::tui::app::{self, App, ListRow, Pane, SortKey};
 use toolcap::tui::config;
 
-use crate::support::{press, screen_text, span};
+use crate::support::{app_over_source, press, screen_text, span};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -21,13 +21,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn app_over(name: &str, width: u16, height: u16) -> App {
-    let mut store = Store::new();
-    for loaded in toolcap::sources::files::load_sources(&[fixture(name)]) {
-        store.ingest(loaded.batch);
-    }
-    let mut app = App::new(store, config::from_toml("", false), Reveal::Redacted);
-    app::update(&mut app, Action::Resize { width, height });
-    app
+    app_over_source(&fixture(name), width, height)
 }
 
 /// (invocation name, selected span name) of the selection.
