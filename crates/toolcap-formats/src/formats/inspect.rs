@@ -176,6 +176,7 @@ fn read_log<R: ZipSource, E>(
         .find(|wanted| names.iter().any(|name| name == wanted));
     let header =
         header_name.and_then(|name| read(&mut zip.clone(), name, &budget, input, &mut batch));
+    let header = header.map(|(header, _)| header);
     let Some(header) = header else {
         batch.problems.push(Problem::error(
             input.origin,
@@ -206,8 +207,8 @@ fn read_log<R: ZipSource, E>(
         // for a log read from its file, the only one whose progress is said).
         let mut end = 0;
         for name in group {
-            if let Some(sample) = read(&mut zip, name, &budget, input, &mut part) {
-                runs.record = record_of(&mut zip, name, input);
+            if let Some((sample, lies)) = read(&mut zip, name, &budget, input, &mut part) {
+                runs.record = record_of(lies, input);
                 if let Some(record) = &runs.record {
                     end = end.max(record.offset + record.len);
                 }
@@ -380,37 +381,42 @@ const SAMPLES_PER_GROUP: usize = 32;
 /// Where a sample's member lies in the log file, for its payloads to stay there: the
 /// compressed bytes of one member are a record [`InspectEval::load_payload`] reads again.
 /// `None` when the log did not come from a file as it is on disk.
-fn record_of<R: ZipSource>(
-    zip: &mut zip::ZipArchive<R>,
-    name: &str,
-    input: &Input,
-) -> Option<std::sync::Arc<RecordRef>> {
+fn record_of(lies: Option<MemberAt>, input: &Input) -> Option<std::sync::Arc<RecordRef>> {
     let Origin::File(path) = input.origin else {
         return None;
     };
     if input.was_gzip || input.base_offset != 0 {
         return None;
     }
-    let entry = zip.by_name_raw(name.as_bytes()).ok()?;
+    let MemberAt { offset, len } = lies?;
     Some(std::sync::Arc::new(RecordRef {
         path: path.clone(),
-        offset: entry.data_start()?,
-        len: entry.compressed_size(),
+        offset,
+        len,
         gzip: false,
         format: EVAL_NAME,
     }))
 }
 
-/// A member read as JSON, or `None` with the reason in `batch`'s problems.
+/// Where a member's compressed bytes lie in the zip.
+#[derive(Clone, Copy)]
+struct MemberAt {
+    offset: u64,
+    len: u64,
+}
+
+/// A member read as JSON, and where it lies; or `None` with the reason in `batch`'s problems.
 fn read<R: ZipSource>(
     zip: &mut zip::ZipArchive<R>,
     name: &str,
     budget: &AtomicU64,
     input: &Input,
     batch: &mut Batch,
-) -> Option<Value> {
-    let document = member(zip, name, budget).and_then(|bytes| {
-        serde_json::from_slice::<Value>(&bytes).map_err(|why| format!("not JSON: {why}"))
+) -> Option<(Value, Option<MemberAt>)> {
+    let document = member(zip, name, budget).and_then(|(bytes, lies)| {
+        serde_json::from_slice::<Value>(&bytes)
+            .map(|document| (document, lies))
+            .map_err(|why| format!("not JSON: {why}"))
     });
     document
         .map_err(|why| {
@@ -423,16 +429,20 @@ fn read<R: ZipSource>(
         .ok()
 }
 
-/// One member decompressed, charged to `budget`.
+/// One member decompressed, charged to `budget`, and where its compressed bytes lie.
 fn member<R: ZipSource>(
     zip: &mut zip::ZipArchive<R>,
     name: &str,
     budget: &AtomicU64,
-) -> Result<Vec<u8>, String> {
+) -> Result<(Vec<u8>, Option<MemberAt>), String> {
     use std::io::Read;
     let mut entry = zip
         .by_name_raw(name.as_bytes())
         .map_err(|why| why.to_string())?;
+    let lies = entry.data_start().map(|offset| MemberAt {
+        offset,
+        len: entry.compressed_size(),
+    });
     let method = entry.compression();
     let left = budget.load(Ordering::Relaxed);
     let mut raw = Vec::new();
@@ -465,7 +475,7 @@ fn member<R: ZipSource>(
             MAX_DECOMPRESSED_BYTES >> 20
         ));
     }
-    Ok(out)
+    Ok((out, lies))
 }
 
 /// The spans last made from a member for [`InspectEval::load_payload`], per thread.
