@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::{Outcome, any_key};
 use crate::formats;
-use crate::model::{Health, SpanKind};
+use crate::model::{EvalVerdict, Health, SpanKind};
 use crate::redact::{self, Reveal};
 use crate::store::Invocation;
 use crate::tui::action::Action;
@@ -95,8 +95,8 @@ pub struct Transcript {
     pub invocation: String,
     title: String,
     entries: Vec<Entry>,
-    /// Passed, label, reason and whether the reason quotes the model's output.
-    verdict: Option<(bool, String, String, bool)>,
+    /// The evaluator's verdict, shown last.
+    verdict: Option<EvalVerdict>,
     pub cursor: usize,
     pub scroll: usize,
     expand_system: bool,
@@ -226,14 +226,7 @@ impl Transcript {
                 message: answer,
             });
         }
-        let verdict = inv.eval().map(|eval| {
-            (
-                eval.passed,
-                eval.label.clone(),
-                eval.reason.clone(),
-                eval.reason_quotes_output,
-            )
-        });
+        let verdict = inv.eval().cloned();
         Transcript {
             invocation: inv.id.to_string(),
             title: inv
@@ -396,25 +389,24 @@ impl Transcript {
     }
 
     fn verdict_lines(&self, mode: Reveal, theme: &Theme, width: u16) -> Vec<Line<'static>> {
-        let Some((passed, label, reason, quotes_output)) = &self.verdict else {
+        let Some(verdict) = &self.verdict else {
             return vec![Line::styled(
                 "── no evaluator verdict ──",
                 theme.style(Role::Dim),
             )];
         };
-        let (glyph, role) = match passed {
+        let (glyph, role) = match verdict.passed {
             true => ("✓ passed", Role::StatusOk),
             false => ("✗ failed", Role::StatusError),
         };
         let mut lines = vec![Line::styled(
             format!(
                 "── verdict · {glyph} · {} ──",
-                redact::shown_line(label, mode)
+                redact::shown_line(&verdict.label, mode)
             ),
             theme.style(role),
         )];
-        let reason = crate::model::shown_reason(reason, *quotes_output, mode);
-        for line in redact::mask_text(&reason, mode).lines() {
+        for line in redact::mask_text(&verdict.shown_reason(mode), mode).lines() {
             lines.extend(wrap_line_at_words(
                 Line::styled(redact::sanitize_line(line), theme.style(Role::Text)),
                 width,
