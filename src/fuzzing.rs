@@ -133,8 +133,8 @@ pub fn targets() -> Vec<Target> {
     targets
 }
 
-/// The bytes as a file read in place (an Inspect `.eval` zip read member by member from disk),
-/// every piece taken into a store. The file is this thread's own, written again per input.
+/// The bytes as a file read in place (an Inspect `.eval` zip read member by member from disk,
+/// or an Inspect JSON log read as a stream), every piece taken into a store. The file is this thread's own, written again per input.
 fn load_file_in_place(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!("toolcap-fuzz-{}", std::process::id()));
     let path = dir.join(format!("{:?}.eval", std::thread::current().id()));

@@ -2,6 +2,7 @@
 //! see its SOURCES.md): every sample is a run keyed by sample id and epoch, with the scorers'
 //! verdict, the tool calls and their errors, and the model calls' tokens as the log has them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -687,18 +688,206 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
     let (pieces, went) = in_place(&cut);
     assert!(matches!(went, InPlace::Incomplete(_)));
     assert!(pieces.is_empty());
-    // A zip that is not an Inspect log, and a JSON document.
+    // A zip that is not an Inspect log.
     let other_zip = dir.path().join("other.zip");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&other_zip).unwrap());
     zip.start_file("notes.txt", zip::write::SimpleFileOptions::default())
         .unwrap();
     zip.write_all(b"hello").unwrap();
     zip.finish().unwrap();
-    for path in [other_zip, log("A")] {
+    let (pieces, went) = in_place(&other_zip);
+    assert!(matches!(went, InPlace::Whole));
+    assert!(pieces.is_empty());
+}
+
+/// [`load_outline`] without the payloads' bodies: a log read from its file keeps them there,
+/// one read from bytes in memory holds them.
+fn outline_without_bodies(loaded: &toolcap::formats::Loaded) -> Value {
+    let mut outline = load_outline(loaded);
+    for span in outline["spans"].as_array_mut().unwrap() {
+        span.as_array_mut().unwrap().pop();
+    }
+    outline
+}
+
+/// `log` written as Inspect writes it, its keys in Inspect's order (`version` first), indented.
+fn in_inspect_order(log: &Value) -> Vec<u8> {
+    const ORDER: [&str; 11] = [
+        "version",
+        "status",
+        "eval",
+        "plan",
+        "results",
+        "stats",
+        "error",
+        "invalidated",
+        "tags",
+        "metadata",
+        "samples",
+    ];
+    let object = log.as_object().unwrap();
+    let mut keys: Vec<&String> = object.keys().collect();
+    keys.sort_by_key(|key| ORDER.iter().position(|k| k == key).unwrap_or(ORDER.len()));
+    let members: Vec<String> = keys
+        .iter()
+        .map(|key| {
+            let value = serde_json::to_string_pretty(&object[key.as_str()]).unwrap();
+            format!(
+                "  {}: {}",
+                Value::from(key.as_str()),
+                value.replace('\n', "\n  ")
+            )
+        })
+        .collect();
+    format!("{{\n{}\n}}\n", members.join(",\n")).into_bytes()
+}
+
+/// A JSON log is read from its file as a stream, a group of samples at a time, never held
+/// whole, and gives what its bytes read whole give, payloads included (they stay in the file,
+/// each sample's text their record); a log that breaks off keeps the samples before the
+/// break; one not finished yet is told apart; other documents are left to the whole read.
+#[test]
+fn a_json_log_file_is_read_as_a_stream_and_gives_what_its_bytes_give() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use toolcap::formats::{InPlace, Loaded, load_bytes};
+    use toolcap::model::{Batch, Origin, PayloadBody};
+
+    let dir = tempfile::tempdir().unwrap();
+    // Run A's samples written 10 times over with new ids: 80 samples, three groups.
+    let mut json_form: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let samples = json_form["samples"].as_array().unwrap().clone();
+    let mut many_samples = Vec::new();
+    for copy in 0..10 {
+        for sample in &samples {
+            let mut sample = sample.clone();
+            sample["id"] = Value::from(format!("{}-{copy}", sample["id"].as_str().unwrap()));
+            many_samples.push(sample);
+        }
+    }
+    json_form["samples"] = Value::from(many_samples);
+    let many = dir.path().join("many.json");
+    std::fs::write(&many, in_inspect_order(&json_form)).unwrap();
+
+    for path in [log("A"), log("B"), many.clone()] {
         let (pieces, went) = in_place(&path);
+        let InPlace::Loaded(detection) = went else {
+            panic!("{}: not read in place", path.display());
+        };
+        assert_eq!(detection.format, Some("inspect-json"));
+        let more: Vec<bool> = pieces.iter().map(|piece| piece.more).collect();
+        assert_eq!(more.iter().filter(|more| !**more).count(), 1);
+        assert_eq!(more.last(), Some(&false));
+        let len = std::fs::metadata(&path).unwrap().len();
+        let progress: Vec<(u64, u64)> = pieces.iter().map(|p| p.progress.unwrap()).collect();
+        assert!(progress.iter().all(|(_, of)| *of == len));
+        assert!(progress.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        assert_eq!(progress.last(), Some(&(len, len)));
+        if path == many {
+            // Three groups of samples, then the coverage.
+            assert_eq!(pieces.len(), 4);
+            assert!(
+                pieces[..3]
+                    .iter()
+                    .all(|piece| !piece.batch.spans.is_empty())
+            );
+        }
+        let mut batch = Batch::default();
+        pieces
+            .into_iter()
+            .for_each(|piece| batch.extend(piece.batch));
+        // Every payload lies in its sample's text: the record is exactly one sample.
+        let bytes = std::fs::read(&path).unwrap();
+        let mut records = 0;
+        for span in &batch.spans {
+            if let PayloadBody::InRecord { record, .. } = &span.input().body {
+                let text = &bytes[record.offset as usize..(record.offset + record.len) as usize];
+                let sample: Value = serde_json::from_slice(text).unwrap();
+                assert!(sample["id"].is_string() && sample["events"].is_array());
+                records += 1;
+            }
+        }
+        assert!(records > 0, "{}", path.display());
+        let origin = Origin::File(Arc::new(path.clone()));
+        let joined = Loaded {
+            origin: origin.clone(),
+            detection,
+            batch,
+        };
+        let whole = load_bytes(origin, &bytes);
+        assert!(!whole.batch.spans.is_empty());
+        assert_eq!(
+            outline_without_bodies(&joined),
+            outline_without_bodies(&whole),
+            "{}",
+            path.display()
+        );
+    }
+    // The payloads read back from the file are those a read of the bytes holds (a gzip file
+    // is read whole).
+    let gzipped = dir.path().join("many.json.gz");
+    let mut gzip = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gzipped).unwrap(),
+        flate2::Compression::fast(),
+    );
+    gzip.write_all(&std::fs::read(&many).unwrap()).unwrap();
+    gzip.finish().unwrap();
+    let from_file = payload_texts(&dump(&many));
+    assert!(from_file.iter().any(|(_, _, input, _)| input.is_array()));
+    assert_eq!(from_file, payload_texts(&dump(&gzipped)));
+
+    // Broken off in its samples, yet ending in a brace (as a log being rewritten may read):
+    // told apart, with the runs before the break and where it broke.
+    let bytes = std::fs::read(&many).unwrap();
+    let broken = dir.path().join("broken.json");
+    let mut cut = bytes[..bytes.len() * 3 / 4].to_vec();
+    cut.extend_from_slice(b"\n}\n");
+    std::fs::write(&broken, &cut).unwrap();
+    let (pieces, went) = in_place(&broken);
+    let InPlace::Incomplete(why) = went else {
+        panic!("a broken log reads as complete");
+    };
+    let runs: usize = pieces.iter().map(|piece| piece.batch.cases.len()).sum();
+    assert!((32..80).contains(&runs), "{runs} runs");
+    assert!(
+        why.contains(&format!("the log breaks off after {runs} samples")) && why.contains("line"),
+        "{why}"
+    );
+    assert!(pieces.iter().all(|piece| piece.more));
+
+    // Not finished yet: told apart, nothing read.
+    let unfinished = dir.path().join("unfinished.json");
+    std::fs::write(&unfinished, &bytes[..bytes.len() / 2]).unwrap();
+    let (pieces, went) = in_place(&unfinished);
+    assert!(matches!(went, InPlace::Incomplete(_)));
+    assert!(pieces.is_empty());
+
+    // A document that is not a log, and a log whose keys are sorted (`eval` before `version`):
+    // both left to the whole read, which still reads the log.
+    let not_a_log = dir.path().join("versioned.json");
+    std::fs::write(&not_a_log, br#"{"version": 1, "resourceSpans": []}"#).unwrap();
+    let sorted = dir.path().join("sorted.json");
+    let sorted_form: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let sorted_form: BTreeMap<String, Value> = sorted_form.into_iter().collect();
+    std::fs::write(&sorted, serde_json::to_vec(&sorted_form).unwrap()).unwrap();
+    for path in [&not_a_log, &sorted] {
+        let (pieces, went) = in_place(path);
         assert!(matches!(went, InPlace::Whole), "{}", path.display());
         assert!(pieces.is_empty());
     }
+    assert_eq!(verdicts(&dump(&sorted)), verdicts(&dump(&log("A"))),);
+
+    // A taker that stops after the first piece stops the reading.
+    let origin = Origin::File(Arc::new(many.clone()));
+    let mut taken = 0;
+    let stopped =
+        toolcap::formats::load_in_place(toolcap::formats::REGISTRY, &origin, &many, |_| {
+            taken += 1;
+            Err("enough")
+        });
+    assert!(matches!(stopped, Err("enough")));
+    assert_eq!(taken, 1);
 }
 
 /// The run's reason, made of the failing scorers' explanations, quotes the completion as they

@@ -142,17 +142,37 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
 /// whole, its runs come.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_log_without_its_directory_is_waited_for_then_read_in_place() {
-    use crate::support::{Recorder, wait_for};
-    use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
-
     let whole = std::fs::read(root().join(
         "tests/fixtures/inspect-ai/A/2026-12-05T23-41-56-00-00_geo-tools_AqDaXwGFYwbT89CTuYLT32.eval",
     ))
     .unwrap();
+    let cut = whole[..whole.len() / 2].to_vec();
+    waited_for_then_read("run.eval", &cut, &whole, "still not a complete document").await;
+}
+
+/// A JSON log is read as a stream: one that breaks off in its samples (as while Inspect
+/// rewrites it) is waited for like an unfinished zip, and once whole, all its runs come.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_json_log_that_breaks_off_is_waited_for_then_read_as_a_stream() {
+    let whole = std::fs::read(root().join(
+        "tests/fixtures/inspect-ai/A/2026-12-05T23-41-58-00-00_geo-tools_W2smyxMsnHsNeycSC4xsC9.json",
+    ))
+    .unwrap();
+    let mut cut = whole[..whole.len() * 3 / 4].to_vec();
+    cut.extend_from_slice(b"\n}\n");
+    waited_for_then_read("run.json", &cut, &whole, "the log breaks off after").await;
+}
+
+/// Writes `cut` as `name` in a watched directory: the watcher says `said` once the file stays
+/// so for a quiet period, and holds none of its runs; then `whole`: all its runs come.
+async fn waited_for_then_read(name: &str, cut: &[u8], whole: &[u8], said: &str) {
+    use crate::support::{Recorder, wait_for};
+    use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
+
     let dir = tempfile::tempdir().unwrap();
     let root_dir = dir.path().canonicalize().unwrap();
-    let log = root_dir.join("run.eval");
-    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+    let log = root_dir.join(name);
+    std::fs::write(&log, cut).unwrap();
 
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let options = WatchOptions {
@@ -163,21 +183,21 @@ async fn a_log_without_its_directory_is_waited_for_then_read_in_place() {
     let _watch = spawn_watcher_with(vec![root_dir.clone()], tx, options).expect("watch");
     let mut rec = Recorder::default();
     wait_for(&mut rx, &mut rec, "the incomplete log said", |r| {
-        r.problems
-            .iter()
-            .any(|p| p.message.contains("still not a complete document"))
+        r.problems.iter().any(|p| {
+            p.message.contains("still not a complete document") && p.message.contains(said)
+        })
     })
     .await;
-    assert_eq!(rec.total_spans(), 0);
+    assert_eq!(rec.by_file.get(&log).map_or(0, Vec::len), 0);
 
-    std::fs::write(&log, &whole).unwrap();
+    std::fs::write(&log, whole).unwrap();
     wait_for(&mut rx, &mut rec, "the log's eight runs", |r| {
         r.problems.iter().any(|p| p.message.contains("8 samples, "))
     })
     .await;
     let spans = rec.by_file.get(&log).map_or(0, Vec::len);
     let origin = toolcap::model::Origin::File(std::sync::Arc::new(log.clone()));
-    let expected = toolcap::formats::load_bytes(origin, &whole)
+    let expected = toolcap::formats::load_bytes(origin, whole)
         .batch
         .spans
         .len();

@@ -23,6 +23,15 @@ use crate::model::{Batch, Case, EvalVerdict, Origin, Problem, RecordRef, ScorerV
 pub struct InspectJson;
 
 const NAME: &str = "inspect-json";
+const JSON_REASON: &str = "Inspect AI log: \"version\" and \"eval\" with a \"task\"";
+
+mod json_log;
+pub use json_log::{JsonLogFile, JsonLogRead, OpenedJsonLog};
+
+/// Why a log read from its file ([`JsonLogFile`]) was read as [`InspectJson`].
+pub fn json_reason() -> String {
+    JSON_REASON.to_owned()
+}
 
 impl Format for InspectJson {
     fn name(&self) -> &'static str {
@@ -34,7 +43,12 @@ impl Format for InspectJson {
         let is_log = head.get("version").is_some_and(Value::is_number)
             && head.get("eval").is_some_and(|e| e.get("task").is_some())
             && (head.contains_key("samples") || head.contains_key("status"));
-        is_log.then(|| "Inspect AI log: \"version\" and \"eval\" with a \"task\"".to_owned())
+        is_log.then(|| JSON_REASON.to_owned())
+    }
+
+    /// `record` is one sample's text in a log read from its file ([`JsonLogFile`]).
+    fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
+        payload_of_sample(record, locator)
     }
 
     fn parse(&self, input: &Input) -> Batch {
@@ -101,32 +115,9 @@ impl Format for InspectEval {
     }
 
     /// `record` is one sample's member as the zip holds it (zstd, deflate or stored);
-    /// `locator` is `trace/span#attribute`. The sample's spans are made again and the
-    /// attribute's text taken from the one span.
+    /// `locator` is `trace/span#attribute` (see [`payload_of_sample`]).
     fn load_payload(&self, record: &[u8], locator: &str) -> Option<String> {
-        let (ids, key) = locator.rsplit_once('#')?;
-        let (trace_id, span_id) = ids.split_once('/')?;
-        LAST_SAMPLE.with_borrow_mut(|last| {
-            // A search reads a run's payloads one after another: its sample is made into
-            // spans once, not once per payload.
-            let held = last
-                .as_ref()
-                .is_some_and(|held| held.record == record && held.trace_id == trace_id);
-            if !held {
-                *last = Some(SampleSpans {
-                    record: record.to_vec(),
-                    trace_id: trace_id.to_owned(),
-                    spans: spans_of_member(record, trace_id)?,
-                });
-            }
-            let spans = &last.as_ref()?.spans;
-            let span = spans.iter().find(|span| span["spanId"] == span_id)?;
-            let attributes = span["attributes"].as_array()?;
-            let attribute = attributes.iter().find(|a| a["key"] == key)?;
-            attribute["value"]["stringValue"]
-                .as_str()
-                .map(str::to_owned)
-        })
+        payload_of_sample(record, locator)
     }
 
     fn parse(&self, input: &Input) -> Batch {
@@ -478,7 +469,36 @@ fn member<R: ZipSource>(
     Ok((out, lies))
 }
 
-/// The spans last made from a member for [`InspectEval::load_payload`], per thread.
+/// A payload of the sample in `record` (a `.eval` member as the zip holds it, or a sample's
+/// text in a JSON log); `locator` is `trace/span#attribute`. The sample's spans are made again
+/// and the attribute's text taken from the one span.
+fn payload_of_sample(record: &[u8], locator: &str) -> Option<String> {
+    let (ids, key) = locator.rsplit_once('#')?;
+    let (trace_id, span_id) = ids.split_once('/')?;
+    LAST_SAMPLE.with_borrow_mut(|last| {
+        // A search reads a run's payloads one after another: its sample is made into
+        // spans once, not once per payload.
+        let held = last
+            .as_ref()
+            .is_some_and(|held| held.record == record && held.trace_id == trace_id);
+        if !held {
+            *last = Some(SampleSpans {
+                record: record.to_vec(),
+                trace_id: trace_id.to_owned(),
+                spans: spans_of_member(record, trace_id)?,
+            });
+        }
+        let spans = &last.as_ref()?.spans;
+        let span = spans.iter().find(|span| span["spanId"] == span_id)?;
+        let attributes = span["attributes"].as_array()?;
+        let attribute = attributes.iter().find(|a| a["key"] == key)?;
+        attribute["value"]["stringValue"]
+            .as_str()
+            .map(str::to_owned)
+    })
+}
+
+/// The spans last made from a sample for [`payload_of_sample`], per thread.
 struct SampleSpans {
     record: Vec<u8>,
     trace_id: String,

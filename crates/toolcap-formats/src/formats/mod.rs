@@ -413,54 +413,67 @@ fn parsed(mut batch: Batch, input: &Input) -> Batch {
 pub enum InPlace {
     /// Read where its parts lie in the file, as this format for this reason.
     Loaded(Detection),
-    /// Starts as an archive whose directory does not read yet: still being written, or
-    /// damaged. Read whole, it is reported as it is.
+    /// Still being written, or damaged, and why: an archive whose directory does not read yet
+    /// (nothing went to the sink), or a log document that breaks off (the runs before the break
+    /// went to the sink, the log's coverage did not). Read whole, it is reported as it is.
     Incomplete(String),
     /// No format in the registry reads it in place: read it whole, as any document.
     Whole,
 }
 
 /// Loads a file that a format reads where its parts lie, without holding the file whole: an
-/// Inspect `.eval` log (a zip), read member by member. Its runs go to `sink` a piece at a time,
-/// and all the pieces' batches together are what [`load_bytes_with`] gives for the file's
-/// bytes. An error from `sink` stops the load and is returned.
+/// Inspect `.eval` log (a zip), read member by member, or an Inspect JSON log, read as a stream
+/// sample by sample. Its runs go to `sink` a piece at a time, and all the pieces' batches
+/// together are what [`load_bytes_with`] gives for the file's bytes. An error from `sink` stops
+/// the load and is returned.
 pub fn load_in_place<E>(
     registry: &[&'static dyn Format],
     origin: &Origin,
     path: &Path,
     mut sink: impl FnMut(Piece) -> Result<(), E>,
 ) -> Result<InPlace, E> {
+    use inspect::{JsonLogFile, JsonLogRead, OpenedJsonLog};
+    let in_registry = |format: &dyn Format| registry.iter().any(|f| f.name() == format.name());
+    let input = Input::new(origin, &[], extension_of(origin));
+    let mut sink = |piece: Piece| {
+        sink(Piece {
+            batch: parsed(piece.batch, &input),
+            ..piece
+        })
+    };
     #[cfg(unix)]
-    {
+    if in_registry(&inspect::InspectEval) {
         use inspect::{EvalFile, OpenedEval};
-        let eval: &dyn Format = &inspect::InspectEval;
-        if !registry.iter().any(|format| format.name() == eval.name()) {
-            return Ok(InPlace::Whole);
-        }
         match EvalFile::open(path) {
             Ok(OpenedEval::Log(file)) => {
-                let input = Input::new(origin, &[], extension_of(origin));
-                file.parse(&input, |piece| {
-                    sink(Piece {
-                        batch: parsed(piece.batch, &input),
-                        ..piece
-                    })
-                })?;
-                Ok(InPlace::Loaded(Detection {
-                    format: Some(eval.name()),
+                file.parse(&input, &mut sink)?;
+                return Ok(InPlace::Loaded(Detection {
+                    format: Some(inspect::InspectEval.name()),
                     reason: file.reason(),
-                }))
+                }));
             }
-            Ok(OpenedEval::Incomplete(why)) => Ok(InPlace::Incomplete(why)),
+            Ok(OpenedEval::Incomplete(why)) => return Ok(InPlace::Incomplete(why)),
             // Unreadable files are reported by the whole read.
-            Ok(OpenedEval::Other) | Err(_) => Ok(InPlace::Whole),
+            Ok(OpenedEval::Other) | Err(_) => {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = (registry, origin, path, &mut sink);
-        Ok(InPlace::Whole)
+    if in_registry(&inspect::InspectJson) {
+        match JsonLogFile::open(path) {
+            Ok(OpenedJsonLog::Log(file)) => match file.parse(&input, &mut sink)? {
+                JsonLogRead::Read => {
+                    return Ok(InPlace::Loaded(Detection {
+                        format: Some(inspect::InspectJson.name()),
+                        reason: inspect::json_reason(),
+                    }));
+                }
+                JsonLogRead::BrokenOff(why) => return Ok(InPlace::Incomplete(why)),
+                JsonLogRead::NotRead => {}
+            },
+            Ok(OpenedJsonLog::Incomplete(why)) => return Ok(InPlace::Incomplete(why)),
+            Ok(OpenedJsonLog::Other) | Err(_) => {}
+        }
     }
+    Ok(InPlace::Whole)
 }
 
 /// Parses a chunk of a source whose format is already known (a tailed JSONL file's new lines):
