@@ -552,3 +552,61 @@ fn the_footer_shows_the_keys_that_matter_first_and_cuts_no_hint() {
         "{footer}"
     );
 }
+
+/// A file written again (an Inspect eval flushing its log, an exporter rewriting its document)
+/// is read anew and replaces what it gave: the run and the span the user was reading stay
+/// under the cursor, whether the replacement comes as a forgetting and the new runs in one
+/// drain, or as one batch that replaces the file's runs (what the watcher sends). Forgotten
+/// alone, the file takes its runs along, verdicts included.
+#[test]
+fn a_rewritten_file_keeps_the_run_and_the_span_under_the_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.eval");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/fixtures/inspect-ai/B/2026-12-05T23-42-01-00-00_geo-tools_DV5fX5XLZzgvXkffEiooEW.eval",
+        ),
+        &log,
+    )
+    .unwrap();
+    let mut app = crate::support::app_over_source(&log, 130, 40);
+    press(&mut app, "jjj<tab>jjjjj");
+    let picked = |app: &App| {
+        let inv = app.invocation().unwrap();
+        let span = &inv.spans[app.selected_span_index().unwrap()];
+        (
+            inv.id.to_string(),
+            span.span_id.to_string(),
+            span.name.to_string(),
+        )
+    };
+    let before = picked(&app);
+    assert_eq!(before.2, "generate", "the test picks a span below the root");
+    let batch = || toolcap::sources::files::load_file(&log).batch;
+
+    app::ingest_many(
+        &mut app,
+        [
+            IngestEvent::Forget(log.clone()),
+            IngestEvent::Batch(batch()),
+        ],
+    );
+    assert_eq!(picked(&app), before);
+
+    app::ingest(
+        &mut app,
+        IngestEvent::Batch(Batch {
+            replaces: Some(log.clone()),
+            ..batch()
+        }),
+    );
+    assert_eq!(picked(&app), before);
+    assert_eq!(app.store.len(), 8);
+
+    app::ingest(&mut app, IngestEvent::Forget(log.clone()));
+    assert_eq!(
+        app.store.len(),
+        0,
+        "no run is left holding a verdict of a forgotten file"
+    );
+}

@@ -203,4 +203,19 @@ async fn waited_for_then_read(name: &str, cut: &[u8], whole: &[u8], said: &str) 
         .len();
     assert!(expected > 8);
     assert_eq!(spans, expected);
+
+    // Written again (an eval flushing its log): the new read replaces the old one in the
+    // batch that brings its first runs, with no forgetting of its own before it.
+    let (forgets, replaced) = (rec.forgets.len(), rec.replaced.len());
+    std::fs::write(&log, whole).unwrap();
+    wait_for(&mut rx, &mut rec, "the log read again", |r| {
+        r.replaced.len() > replaced
+    })
+    .await;
+    assert_eq!(rec.replaced[replaced..], *std::slice::from_ref(&log));
+    assert_eq!(rec.forgets.len(), forgets + 1);
+    wait_for(&mut rx, &mut rec, "all its runs again", |r| {
+        r.by_file.get(&log).map_or(0, Vec::len) == expected
+    })
+    .await;
 }

@@ -95,6 +95,8 @@ pub struct Recorder {
     pub by_file: BTreeMap<PathBuf, Vec<Got>>,
     pub problems: Vec<Problem>,
     pub forgets: Vec<PathBuf>,
+    /// Files whose re-read came as one batch replacing what they gave (also in `forgets`).
+    pub replaced: Vec<PathBuf>,
     pub statuses: Vec<SourceStatus>,
     /// Every span ever delivered, including ones later forgotten.
     pub delivered: usize,
@@ -103,7 +105,11 @@ pub struct Recorder {
 impl Recorder {
     pub fn apply(&mut self, event: IngestEvent) {
         match event {
-            IngestEvent::Batch(batch) => {
+            IngestEvent::Batch(mut batch) => {
+                if let Some(path) = batch.replaces.take() {
+                    self.replaced.push(path.clone());
+                    self.apply(IngestEvent::Forget(path));
+                }
                 for span in batch.spans {
                     self.delivered += 1;
                     let key = match span.origin() {

@@ -712,6 +712,9 @@ pub struct Batch {
     pub invocation_names: Vec<(String, String)>,
     /// The evaluation case each invocation runs, keyed by invocation id (see [`Case`]).
     pub cases: Vec<(String, Case)>,
+    /// A file read again: what was read from it before goes when this batch comes, in the
+    /// same step, so its runs never vanish from the views in between.
+    pub replaces: Option<PathBuf>,
 }
 
 /// Which evaluation case a run is: the same case in a rerun has the same key, whatever ids the
@@ -729,6 +732,9 @@ pub struct Case {
 
 impl Batch {
     pub fn extend(&mut self, other: Batch) {
+        if self.replaces.is_none() {
+            self.replaces = other.replaces;
+        }
         self.spans.extend(other.spans);
         self.problems.extend(other.problems);
         self.evals.extend(other.evals);

@@ -16,7 +16,19 @@ impl Invocation {
         self.extras.as_ref()?.display_name.as_deref()
     }
     pub fn set_eval(&mut self, eval: Option<EvalVerdict>) {
-        self.change_extras(|extras| extras.eval = eval.map(Box::new));
+        self.set_eval_from(eval, None);
+    }
+    /// Sets the verdict and the file it came from with the run's spans (see
+    /// `RunExtras::eval_origin`).
+    pub fn set_eval_from(&mut self, eval: Option<EvalVerdict>, origin: Option<Arc<Origin>>) {
+        self.change_extras(|extras| {
+            extras.eval = eval.map(Box::new);
+            extras.eval_origin = origin;
+        });
+    }
+    /// The file the verdict came from with the run's spans, if it did.
+    pub fn eval_origin(&self) -> Option<&Arc<Origin>> {
+        self.extras.as_ref()?.eval_origin.as_ref()
     }
     pub fn set_gold(&mut self, gold: Option<GoldSpec>) {
         self.change_extras(|extras| extras.gold = gold.map(Box::new));

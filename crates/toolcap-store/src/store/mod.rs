@@ -247,6 +247,10 @@ pub struct Invocation {
 #[derive(Debug, Clone, Default)]
 struct RunExtras {
     eval: Option<Box<EvalVerdict>>,
+    /// The file the verdict came from with the run's own spans (an Inspect sample), which
+    /// takes it along when forgotten; `None` for a verdict of its own file (arksim's
+    /// evaluation), which stays while the spans' file is read again.
+    eval_origin: Option<Arc<Origin>>,
     gold: Option<Box<GoldSpec>>,
     display_name: Option<Box<str>>,
     /// The evaluation case the run is (see [`crate::model::Case`]).
@@ -263,6 +267,7 @@ struct RunExtras {
 impl RunExtras {
     fn is_empty(&self) -> bool {
         self.eval.is_none()
+            && self.eval_origin.is_none()
             && self.gold.is_none()
             && self.display_name.is_none()
             && self.case.is_none()
@@ -517,7 +522,10 @@ impl Store {
     /// Takes in a batch without rebuilding trees: a live source's drain of many small batches
     /// into one big run then costs one rebuild ([`Store::settle`]) instead of one per batch.
     /// Trees and summaries of changed invocations are stale until `settle`.
-    pub fn apply(&mut self, batch: Batch) {
+    pub fn apply(&mut self, mut batch: Batch) {
+        if let Some(path) = batch.replaces.take() {
+            self.remove_origin(&path);
+        }
         let mut dirty = std::mem::take(&mut self.unsettled);
         for (from, to) in batch.aliases {
             if from == to {
@@ -552,6 +560,8 @@ impl Store {
         // cannot use.
         let groups = same_trace_groups(&batch.spans);
         let mut spans = batch.spans.into_iter();
+        // Where the runs given a verdict in this batch have their spans from.
+        let mut origin_of: HashMap<Id, Arc<Origin>> = HashMap::default();
         for group in groups {
             let mut target = None;
             for span in spans.by_ref().take(group) {
@@ -561,6 +571,12 @@ impl Store {
                     self.reserve_spans(&target, group);
                     target
                 });
+                if !batch.evals.is_empty()
+                    && !origin_of.contains_key(target)
+                    && let Some(origin) = span.provenance.as_ref().and_then(|p| p.origin.clone())
+                {
+                    origin_of.insert(target.clone(), origin);
+                }
                 self.insert_span(target, span, &mut dirty);
             }
         }
@@ -568,18 +584,19 @@ impl Store {
             self.scorer_rule.decide(&mut eval);
             let target = self.resolve(&Id::from(id));
             let entry = self.entry(&target);
+            let origin = origin_of.get(&target).cloned();
             let disagreement = entry
                 .eval()
                 .filter(|held| **held != eval)
                 .map(|held| (held.passed, describe_verdict(held)));
             match disagreement {
-                None => entry.set_eval(Some(eval)),
+                None => entry.set_eval_from(Some(eval), origin),
                 Some((held_passed, held)) => {
                     let new = describe_verdict(&eval);
                     // Two evaluations of one run that disagree: the failing verdict is shown, so
                     // the run never looks greener than one of its judges said.
                     if held_passed || !eval.passed {
-                        entry.set_eval(Some(eval));
+                        entry.set_eval_from(Some(eval), origin);
                     }
                     self.problems.push(Problem::warning(
                         format!("run {target}"),
@@ -697,13 +714,17 @@ impl Store {
         let mut emptied = Vec::new();
         for (id, inv) in self.invocations.iter_mut() {
             let from_origin = |s: &Span| s.origin() == Some(&origin);
-            if !inv.spans.iter().any(from_origin) {
+            let verdict_from_origin = inv.eval_origin().is_some_and(|o| **o == origin);
+            if !verdict_from_origin && !inv.spans.iter().any(from_origin) {
                 continue;
             }
             let inv = Arc::make_mut(inv);
             inv.changed_at = self.generation + 1;
+            if verdict_from_origin {
+                inv.set_eval_from(None, None);
+            }
             let removed = inv.retain_spans(|s| !from_origin(s));
-            if removed > 0 {
+            if removed > 0 || verdict_from_origin {
                 if inv.spans.is_empty() && inv.eval().is_none() && inv.gold().is_none() {
                     emptied.push(id.clone());
                 } else {

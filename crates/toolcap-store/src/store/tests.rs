@@ -15,6 +15,11 @@ fn span(trace: &str, id: &str, parent: Option<&str>, start: u64) -> Span {
     }
 }
 
+/// The origin of spans read from the file `name`.
+fn origin(name: &str) -> Option<Arc<Origin>> {
+    Some(Arc::new(Origin::File(Arc::new(name.into()))))
+}
+
 fn ingest(store: &mut Store, spans: Vec<Span>) {
     store.ingest(Batch {
         spans,
@@ -634,11 +639,6 @@ fn a_store_that_never_indexes_has_no_indexes_to_build() {
 /// A run rebuilt because a file it was read from went away waits for its index again.
 #[test]
 fn a_run_rebuilt_when_a_file_goes_waits_for_its_index_again() {
-    let origin = |name: &str| {
-        Some(std::sync::Arc::new(Origin::File(std::sync::Arc::new(
-            name.into(),
-        ))))
-    };
     let mut store = Store::new().indexing_later();
     let mut kept = span("t", "root", None, 1);
     kept.set_origin(origin("kept.jsonl"));
@@ -652,4 +652,59 @@ fn a_run_rebuilt_when_a_file_goes_waits_for_its_index_again() {
     assert!(store.has_search_indexes_to_build());
     store.build_search_indexes(usize::MAX);
     assert!(store.get("t").unwrap().search_index().heap_bytes() > 0);
+}
+
+/// A verdict that came with its run's own spans (an Inspect sample) is the file's: forgetting
+/// the file takes the run along, so no run is left listed with a verdict of a file that no
+/// longer says it. A verdict from a file of its own (arksim's evaluation, with its evaluation
+/// span) stays while the spans' file is read again, and goes with its own file.
+#[test]
+fn a_verdict_goes_with_the_file_it_came_from() {
+    let verdict = |passed| crate::model::EvalVerdict {
+        passed,
+        label: if passed { "C" } else { "I" }.into(),
+        ..Default::default()
+    };
+    let mut store = Store::new();
+    let mut sample = span("sample", "root", None, 1);
+    sample.set_origin(origin("log.eval"));
+    store.ingest(Batch {
+        spans: vec![sample],
+        evals: vec![("sample".into(), verdict(false))],
+        ..Default::default()
+    });
+    let mut turn = span("turn", "root", None, 1);
+    turn.set_origin(origin("simulation.json"));
+    let mut evaluation = span("turn", "evaluation", Some("root"), 2);
+    evaluation.set_origin(origin("evaluation.json"));
+    ingest(&mut store, vec![turn]);
+    store.ingest(Batch {
+        spans: vec![evaluation],
+        evals: vec![("turn".into(), verdict(false))],
+        ..Default::default()
+    });
+    store.settle();
+    assert_eq!(store.len(), 2);
+
+    // The log rewritten with a new verdict: the old one goes with it, no disagreement.
+    let mut rescored = span("sample", "root", None, 1);
+    rescored.set_origin(origin("log.eval"));
+    store.ingest(Batch {
+        spans: vec![rescored],
+        evals: vec![("sample".into(), verdict(true))],
+        replaces: Some("log.eval".into()),
+        ..Default::default()
+    });
+    store.settle();
+    assert!(store.get("sample").unwrap().eval().unwrap().passed);
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+    store.remove_origin(Path::new("log.eval"));
+    assert!(store.get("sample").is_none());
+
+    store.remove_origin(Path::new("simulation.json"));
+    let turn = store.get("turn").unwrap();
+    assert_eq!(turn.spans.len(), 1);
+    assert!(!turn.eval().unwrap().passed);
+    store.remove_origin(Path::new("evaluation.json"));
+    assert!(store.get("turn").is_none());
 }

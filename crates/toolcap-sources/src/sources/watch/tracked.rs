@@ -117,15 +117,18 @@ impl TrackedFile {
             return Ok(Ok(()));
         }
         let (origin, path) = (self.origin.clone(), self.path.clone());
-        let mut forgotten = false;
+        let mut replaced = false;
         let started = Instant::now();
         let in_place = formats::load_in_place(ctx.registry, &origin, &path, |piece| {
-            // What the file gave before goes just before its first new runs come.
-            if !forgotten {
-                forgotten = true;
-                self.forget(out)?;
+            let mut batch = piece.batch;
+            // What the file gave before goes with its first new runs, in the same step; an
+            // empty piece ahead of them (a log's header) only says how far the reading is.
+            let only_progress = is_empty(&batch) && piece.more;
+            if !replaced && !only_progress {
+                replaced = true;
+                self.replacing(&mut batch);
             }
-            self.send_piece(piece.batch, piece.progress, piece.more, started, out)
+            self.send_piece(batch, piece.progress, piece.more, started, out)
         })?;
         match in_place {
             InPlace::Whole => {}
@@ -217,11 +220,16 @@ impl TrackedFile {
     }
 
     /// Replaces what the document sent before with `batch`, the runs of the content `hash`.
-    fn settle_document(&mut self, batch: Batch, hash: u64, out: &Emitter) -> Result<(), Closed> {
+    fn settle_document(
+        &mut self,
+        mut batch: Batch,
+        hash: u64,
+        out: &Emitter,
+    ) -> Result<(), Closed> {
         if self.settled() == Some(hash) {
             return Ok(());
         }
-        self.forget(out)?;
+        self.replacing(&mut batch);
         self.mode = Mode::Document {
             settled: Some(hash),
         };
@@ -529,7 +537,17 @@ impl TrackedFile {
         out.send(IngestEvent::Batch(batch))
     }
 
-    /// Tells the app to drop what it has from this file (before a re-read or when it vanished).
+    /// Makes `batch`, the first of a re-read, replace what the file sent before: both in one
+    /// event, so no view settles in between without the file's runs (the cursor stays put).
+    fn replacing(&mut self, batch: &mut Batch) {
+        if self.emitted {
+            self.emitted = false;
+            batch.replaces = Some(self.path.clone());
+        }
+    }
+
+    /// Tells the app to drop what it has from this file (when it vanished, or before a
+    /// re-read that may send nothing).
     pub fn forget(&mut self, out: &Emitter) -> Result<(), Closed> {
         if self.emitted {
             self.emitted = false;
@@ -597,7 +615,8 @@ fn detect_in_chunk(
 }
 
 fn is_empty(batch: &Batch) -> bool {
-    batch.spans.is_empty()
+    batch.replaces.is_none()
+        && batch.spans.is_empty()
         && batch.problems.is_empty()
         && batch.evals.is_empty()
         && batch.golds.is_empty()
