@@ -598,11 +598,15 @@ impl Breakdown {
         let mut distributions = vec![
             Distribution {
                 measure: Measure::Latency,
-                bins: bins(Measure::Latency, &durations, &LATENCY_EDGES_MS),
+                bins: bins(
+                    Measure::Latency,
+                    &durations,
+                    &edges_over(&durations, &LATENCY_EDGES_MS),
+                ),
             },
             Distribution {
                 measure: Measure::Tokens,
-                bins: bins(Measure::Tokens, &tokens, &TOKEN_EDGES),
+                bins: bins(Measure::Tokens, &tokens, &edges_over(&tokens, &TOKEN_EDGES)),
             },
         ];
         if !scores.is_empty() {
@@ -716,25 +720,92 @@ fn tool_error_rows(tool_errors: HashMap<(String, String), ToolErrorCount>) -> Ve
     rows
 }
 
-/// Latency bin edges (milliseconds): decades, with a minute and ten between 10 s and 10 min.
-const LATENCY_EDGES_MS: [f64; 8] = [
+/// Latency bin edges (milliseconds) for runs spread over more than a factor of ten: steps of
+/// 1, 2 and 5, then minutes and the hour.
+const LATENCY_EDGES_MS: [f64; 22] = [
     1.0,
+    2.0,
+    5.0,
     10.0,
+    20.0,
+    50.0,
     100.0,
+    200.0,
+    500.0,
     1_000.0,
+    2_000.0,
+    5_000.0,
     10_000.0,
+    20_000.0,
+    30_000.0,
     60_000.0,
+    120_000.0,
+    300_000.0,
     600_000.0,
+    1_200_000.0,
+    1_800_000.0,
     3_600_000.0,
 ];
-const TOKEN_EDGES: [f64; 6] = [
+/// Token bin edges for runs spread over more than a factor of ten: steps of 1, 2 and 5.
+const TOKEN_EDGES: [f64; 19] = [
+    10.0,
+    20.0,
+    50.0,
     100.0,
+    200.0,
+    500.0,
     1_000.0,
+    2_000.0,
+    5_000.0,
     10_000.0,
+    20_000.0,
+    50_000.0,
     100_000.0,
+    200_000.0,
+    500_000.0,
     1_000_000.0,
+    2_000_000.0,
+    5_000_000.0,
     10_000_000.0,
 ];
+
+/// Steps a distribution over a narrow range is cut into: at most this many, and one more when
+/// the steps fall across both of its ends.
+const NARROW_BINS: f64 = 8.0;
+
+/// Bin edges for `values`: runs within a factor of ten of each other (an eval's samples, most
+/// often) in equal steps of 1, 2 or 5 times a power of ten, about [`NARROW_BINS`] of them, so
+/// they do not all fall in one bar; runs spread wider in the steps of `spread`.
+fn edges_over(values: &[f64], spread: &[f64]) -> Vec<f64> {
+    let finite = || {
+        values
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    let lo = finite().fold(f64::INFINITY, f64::min);
+    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
+    if !(lo > 0.0 && hi > lo && hi <= lo * 10.0) {
+        return spread.to_vec();
+    }
+    let wanted = (hi - lo) / NARROW_BINS;
+    let power = 10f64.powi(wanted.log10().floor() as i32);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|step| *step >= wanted)
+        .unwrap_or(10.0 * power);
+    // Whole steps from the one at or under the lowest value to past the highest, each edge
+    // read back from its own text so that the bins and their queries agree exactly.
+    let first = (lo / step).floor() as i64;
+    let last = (hi / step).floor() as i64 + 1;
+    (first..=last)
+        .map(|k| {
+            let edge = k as f64 * step;
+            format!("{edge:.6}").parse().unwrap_or(edge)
+        })
+        .collect()
+}
 
 /// Ten equal bins over the scores' range, their edges rounded to what a query spells exactly
 /// (each edge is read back from its own text, so the bins and their queries agree).
@@ -796,7 +867,7 @@ fn bins(measure: Measure, values: &[f64], edges: &[f64]) -> Vec<Row> {
 }
 
 fn format_ms(ms: f64) -> String {
-    if ms >= 60_000.0 {
+    if ms >= 60_000.0 && ms % 60_000.0 == 0.0 {
         format!("{}m", ms / 60_000.0)
     } else if ms >= 1_000.0 {
         format!("{}s", ms / 1_000.0)

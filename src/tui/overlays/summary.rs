@@ -323,11 +323,12 @@ fn render_charts(frame: &mut Frame, area: Rect, app: &App, distributions: &[Dist
                     .label(Line::raw(label))
             })
             .collect();
+        // From where the first bar starts to where the last one ends.
         let range = match (distribution.bins.first(), distribution.bins.last(), fits) {
             (Some(first), Some(last), false) => format!(
                 "· {} … {} ",
-                redact::sanitize_line(&first.label),
-                redact::sanitize_line(&last.label)
+                redact::sanitize_line(first.label.split(" – ").next().unwrap_or("")),
+                redact::sanitize_line(last.label.rsplit(" – ").next().unwrap_or(""))
             ),
             _ => String::new(),
         };

@@ -182,6 +182,36 @@ fn bins_cover_every_run_and_their_queries_list_them() {
     assert_eq!(breakdown.failures_over_time.len(), TIME_BUCKETS);
 }
 
+/// Runs within a factor of ten of each other (an eval's samples) are cut into equal steps of
+/// 1, 2 or 5 times a power of ten, a few bars rather than one; runs spread wider take the
+/// 1-2-5 series; every edge is exact, so its query spells it.
+#[test]
+fn a_narrow_spread_of_runs_is_cut_into_a_few_equal_nice_steps() {
+    let samples = [183.6, 212.0, 240.2, 184.1, 204.9];
+    let edges = edges_over(&samples, &LATENCY_EDGES_MS);
+    assert_eq!(
+        edges,
+        [180.0, 190.0, 200.0, 210.0, 220.0, 230.0, 240.0, 250.0]
+    );
+    let rows = bins(Measure::Latency, &samples, &edges);
+    assert!(rows.len() >= 4 && rows.len() <= 9, "{rows:?}");
+    assert_eq!(rows.iter().map(|r| r.runs).sum::<usize>(), samples.len());
+    assert_eq!(rows[0].label, "180ms – 190ms");
+    assert_eq!(rows[0].query.as_deref(), Some("dur>=180 dur<190"));
+
+    let small = edges_over(&[0.21, 0.25, 0.33], &LATENCY_EDGES_MS);
+    assert!(small.iter().all(|e| format!("{e}").len() <= 5), "{small:?}");
+    assert!(small.len() <= 10);
+
+    // Wider than a factor of ten, all equal, or nothing above zero: the fixed series.
+    for spread in [&[50.0, 2_000.0][..], &[120.0, 120.0], &[0.0, 0.0]] {
+        assert_eq!(edges_over(spread, &LATENCY_EDGES_MS), LATENCY_EDGES_MS);
+    }
+    let tokens = edges_over(&[620.0, 653.0, 274.0, 648.0], &TOKEN_EDGES);
+    assert_eq!(tokens.first(), Some(&250.0));
+    assert!(tokens.windows(2).all(|pair| pair[1] - pair[0] == 50.0));
+}
+
 #[test]
 fn an_empty_list_has_zero_counts_and_no_tables_to_fill() {
     let breakdown = Breakdown::of(&[], &NoGold);
