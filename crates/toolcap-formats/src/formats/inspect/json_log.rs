@@ -61,17 +61,16 @@ impl JsonLogFile {
         use std::io::{Seek, SeekFrom};
         let mut file = File::open(path)?;
         let len = file.metadata()?.len();
-        let mut head = vec![0; HEAD_BYTES];
-        let read = read_up_to(&mut file, &mut head)?;
-        if !starts_with_version_key(&head[..read]) {
+        let mut head = Vec::with_capacity(HEAD_BYTES);
+        (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head)?;
+        if !starts_with_version_key(&head) {
             return Ok(OpenedJsonLog::Other);
         }
         // The last characters say whether the writer has finished the document.
-        let tail_len = len.min(HEAD_BYTES as u64);
-        file.seek(SeekFrom::Start(len - tail_len))?;
-        let mut tail = vec![0; tail_len as usize];
-        let read = read_up_to(&mut file, &mut tail)?;
-        if tail[..read].trim_ascii_end().last() != Some(&b'}') {
+        file.seek(SeekFrom::Start(len.saturating_sub(HEAD_BYTES as u64)))?;
+        let mut tail = Vec::with_capacity(HEAD_BYTES);
+        (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut tail)?;
+        if tail.trim_ascii_end().last() != Some(&b'}') {
             return Ok(OpenedJsonLog::Incomplete(
                 "the JSON document does not end yet".to_owned(),
             ));
@@ -107,7 +106,7 @@ impl JsonLogFile {
                 let mut runs = SampleRuns::new(input, NAME, &eval);
                 runs.before = k * SAMPLES_PER_GROUP;
                 let mut end = 0;
-                for RawSample { text, at } in group {
+                for (n, RawSample { text, at }) in group.into_iter().enumerate() {
                     end = at.offset + at.len;
                     runs.record = record_at(at, input);
                     match serde_json::from_str::<Value>(text.get()) {
@@ -115,7 +114,7 @@ impl JsonLogFile {
                         Err(why) => part.problems.push(Problem::error(
                             input.origin,
                             None,
-                            format!("sample #{}: {why}", runs.before + runs.counts()[0] + 1),
+                            format!("sample #{}: {why}", runs.before + n),
                         )),
                     }
                 }
@@ -222,17 +221,6 @@ fn read_document(file: JsonLogFile, makers: mpsc::SyncSender<FromReader>) -> Rea
         log.outcome.error = Some(why);
     }
     log.outcome
-}
-
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..])? {
-            0 => break,
-            read => filled += read,
-        }
-    }
-    Ok(filled)
 }
 
 /// True for `{` then, past white space, the key `"version"`: the first key of every log

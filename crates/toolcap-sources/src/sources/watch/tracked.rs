@@ -253,11 +253,11 @@ impl TrackedFile {
             self.deadline = Some(Instant::now() + ctx.quiet);
             return Ok(());
         }
-        self.forget(out)?;
         self.mode = Mode::Document {
             settled: Some(hash),
         };
         let mut batch = Batch::default();
+        self.replacing(&mut batch);
         batch.problems.push(Problem::error(
             &self.origin,
             None,
