@@ -184,6 +184,33 @@ async fn a_truncated_and_rewritten_file_is_forgotten_and_read_again() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_file_replaced_whole_comes_back_as_one_replacing_batch() {
+    let (_dir, root) = temp_root();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let path = root.join("t.jsonl");
+    std::fs::write(&path, lines(&["old1", "old2"])).expect("write");
+    let (_watch, mut rx) = start(&root, Duration::from_secs(60), 64);
+    let mut rec = Recorder::default();
+    wait_for(&mut rx, &mut rec, "the first version", |r| {
+        r.ids(&path).len() == 2
+    })
+    .await;
+
+    // Written beside and renamed over, as editors and log rotators do: the watcher never sees
+    // the file empty, so the old runs go in the same event as the new ones come.
+    let next = outside.path().join("next.jsonl");
+    std::fs::write(&next, lines(&["new1", "new2", "new3"])).expect("write beside");
+    std::fs::rename(&next, &path).expect("rename over");
+    wait_for(&mut rx, &mut rec, "the new version", |r| {
+        r.ids(&path) == strings(&["new1", "new2", "new3"])
+    })
+    .await;
+    assert_eq!(rec.replaced, vec![path.clone()]);
+    assert_eq!(rec.forgets, vec![path.clone()], "no forgetting of its own");
+    assert!(rec.problems.is_empty(), "{:?}", rec.problems);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_file_renamed_away_is_forgotten_and_a_new_one_read() {
     let (_dir, root) = temp_root();
     let outside = tempfile::tempdir().expect("tempdir");

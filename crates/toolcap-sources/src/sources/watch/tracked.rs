@@ -62,8 +62,11 @@ pub(super) struct TrackedFile {
     origin: Origin,
     extension: Option<String>,
     mode: Mode,
-    /// Something from this file reached the app, so a re-read must send `Forget` first.
+    /// Something from this file reached the app, so a re-read must replace it.
     emitted: bool,
+    /// What the file sent before goes with the next batch it sends (see
+    /// [`TrackedFile::replace_with_next`]).
+    replace_pending: bool,
     /// When to look again if nothing changes (a pending line or an incomplete document).
     pub deadline: Option<Instant>,
     error_reported: bool,
@@ -90,6 +93,7 @@ impl TrackedFile {
             extension,
             mode,
             emitted: false,
+            replace_pending: false,
             deadline: None,
             error_reported: false,
             settled_stamp: None,
@@ -103,6 +107,16 @@ impl TrackedFile {
         ctx: &Ctx,
         out: &Emitter,
     ) -> Result<Result<(), Gone>, Closed> {
+        let looked = self.look(why, ctx, out);
+        // A re-read that sent nothing (the file emptied, or gone) still drops what it gave.
+        if self.replace_pending {
+            self.replace_pending = false;
+            out.send(IngestEvent::Forget(self.path.clone()))?;
+        }
+        looked
+    }
+
+    fn look(&mut self, why: Why, ctx: &Ctx, out: &Emitter) -> Result<Result<(), Gone>, Closed> {
         if why == Why::Settle {
             self.deadline = None;
         }
@@ -120,13 +134,13 @@ impl TrackedFile {
         let mut replaced = false;
         let started = Instant::now();
         let in_place = formats::load_in_place(ctx.registry, &origin, &path, |piece| {
-            let mut batch = piece.batch;
+            let batch = piece.batch;
             // What the file gave before goes with its first new runs, in the same step; an
             // empty piece ahead of them (a log's header) only says how far the reading is.
             let only_progress = is_empty(&batch) && piece.more;
             if !replaced && !only_progress {
                 replaced = true;
-                self.replacing(&mut batch);
+                self.replace_with_next();
             }
             self.send_piece(batch, piece.progress, piece.more, started, out)
         })?;
@@ -161,7 +175,7 @@ impl TrackedFile {
         let bytes = match read.into_whole() {
             Some(bytes) if !starts_as_json_lines(&bytes) => bytes,
             _ => {
-                self.forget(out)?;
+                self.replace_with_next();
                 self.mode = Mode::Lines {
                     tailer: Tailer::new(&self.path),
                     format: None,
@@ -220,16 +234,11 @@ impl TrackedFile {
     }
 
     /// Replaces what the document sent before with `batch`, the runs of the content `hash`.
-    fn settle_document(
-        &mut self,
-        mut batch: Batch,
-        hash: u64,
-        out: &Emitter,
-    ) -> Result<(), Closed> {
+    fn settle_document(&mut self, batch: Batch, hash: u64, out: &Emitter) -> Result<(), Closed> {
         if self.settled() == Some(hash) {
             return Ok(());
         }
-        self.replacing(&mut batch);
+        self.replace_with_next();
         self.mode = Mode::Document {
             settled: Some(hash),
         };
@@ -256,8 +265,8 @@ impl TrackedFile {
         self.mode = Mode::Document {
             settled: Some(hash),
         };
+        self.replace_with_next();
         let mut batch = Batch::default();
-        self.replacing(&mut batch);
         batch.problems.push(Problem::error(
             &self.origin,
             None,
@@ -417,9 +426,10 @@ impl TrackedFile {
             None => Ok(Ok(())),
             Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Err(Gone)),
             Some(Err(e)) => self.report_error(e.to_string(), out).map(Ok),
-            // Rewritten while read: what was sent goes, and the file is read again.
+            // Rewritten while read: what was sent goes with the first of the new, and the file
+            // is read again.
             Some(Ok(_)) => {
-                self.forget(out)?;
+                self.replace_with_next();
                 self.mode = if self.extension_is_lines() {
                     Mode::Lines {
                         tailer: Tailer::new(&self.path),
@@ -455,7 +465,7 @@ impl TrackedFile {
         };
         self.error_reported = false;
         if poll.reset {
-            self.forget(out)?;
+            self.replace_with_next();
             if self.extension_is_lines() {
                 self.mode = Mode::Lines {
                     tailer: Tailer::new(&self.path),
@@ -529,7 +539,11 @@ impl TrackedFile {
         lines_by_name(&self.path)
     }
 
-    fn send(&mut self, batch: Batch, out: &Emitter) -> Result<(), Closed> {
+    fn send(&mut self, mut batch: Batch, out: &Emitter) -> Result<(), Closed> {
+        if self.replace_pending {
+            self.replace_pending = false;
+            batch.replaces = Some(self.path.clone());
+        }
         if is_empty(&batch) {
             return Ok(());
         }
@@ -537,20 +551,22 @@ impl TrackedFile {
         out.send(IngestEvent::Batch(batch))
     }
 
-    /// Makes `batch`, the first of a re-read, replace what the file sent before: both in one
-    /// event, so no view settles in between without the file's runs (the cursor stays put).
-    fn replacing(&mut self, batch: &mut Batch) {
+    /// Makes the next batch sent, the first of a re-read, replace what the file sent before:
+    /// both in one event, so no view settles in between without the file's runs (the cursor
+    /// stays put). A look that ends without sending one forgets on its own.
+    fn replace_with_next(&mut self) {
         if self.emitted {
             self.emitted = false;
-            batch.replaces = Some(self.path.clone());
+            self.replace_pending = true;
         }
     }
 
     /// Tells the app to drop what it has from this file (when it vanished, or before a
     /// re-read that may send nothing).
     pub fn forget(&mut self, out: &Emitter) -> Result<(), Closed> {
-        if self.emitted {
+        if self.emitted || self.replace_pending {
             self.emitted = false;
+            self.replace_pending = false;
             out.send(IngestEvent::Forget(self.path.clone()))?;
         }
         Ok(())
