@@ -134,7 +134,9 @@ pub fn targets() -> Vec<Target> {
 }
 
 /// The bytes as a file read in place (an Inspect `.eval` zip read member by member from disk,
-/// or an Inspect JSON log read as a stream), every piece taken into a store. The file is this thread's own, written again per input.
+/// or an Inspect JSON log read as a stream), every piece taken into a store, then read again
+/// after what the first read remembered (a running eval's log followed). The file is this
+/// thread's own, written again per input.
 fn load_file_in_place(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!("toolcap-fuzz-{}", std::process::id()));
     let path = dir.join(format!("{:?}.eval", std::thread::current().id()));
@@ -143,10 +145,13 @@ fn load_file_in_place(data: &[u8]) {
     }
     let origin = Origin::File(std::sync::Arc::new(path.clone()));
     let mut store = Store::new();
-    let _ = formats::load_in_place(formats::REGISTRY, &origin, &path, |piece| {
-        store.ingest(piece.batch);
-        Ok::<(), std::convert::Infallible>(())
-    });
+    let mut so_far = None;
+    for _ in 0..2 {
+        let _ = formats::follow_in_place(formats::REGISTRY, &origin, &path, &mut so_far, |piece| {
+            store.ingest(piece.batch);
+            Ok::<(), std::convert::Infallible>(())
+        });
+    }
     let _ = std::fs::remove_file(&path);
 }
 

@@ -700,6 +700,160 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
     assert!(pieces.is_empty());
 }
 
+/// The pieces a read of a file as it changes gives, after what `so_far` remembers of its last.
+fn followed(
+    path: &Path,
+    so_far: &mut Option<toolcap::formats::EvalSoFar>,
+) -> (toolcap::model::Batch, Vec<bool>) {
+    use std::sync::Arc;
+    let origin = toolcap::model::Origin::File(Arc::new(path.to_path_buf()));
+    let mut batch = toolcap::model::Batch::default();
+    let mut adds = Vec::new();
+    let went = toolcap::formats::follow_in_place(
+        toolcap::formats::REGISTRY,
+        &origin,
+        path,
+        so_far,
+        |piece| {
+            adds.push(piece.adds);
+            batch.extend(piece.batch);
+            Ok::<(), std::convert::Infallible>(())
+        },
+    );
+    let Ok(toolcap::formats::InPlace::Loaded(_)) = went else {
+        panic!("{}: not read in place", path.display());
+    };
+    (batch, adds)
+}
+
+/// A running eval's log read again takes only the samples added since (Inspect appends each
+/// flush's samples to the zip and writes its directory anew); with the first read's runs they
+/// are what the whole file gives, the coverage said anew. A log whose members moved or changed,
+/// or that is finished, is read whole again.
+#[test]
+fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use toolcap::formats::load_bytes;
+    use toolcap::model::{Batch, Origin};
+
+    let dir = tempfile::tempdir().unwrap();
+    let json_form: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let samples = json_form["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 8);
+    let mut start = json_form.clone();
+    start.as_object_mut().unwrap().remove("samples");
+    start["status"] = Value::from("started");
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let add = |zip: &mut zip::ZipWriter<std::fs::File>, samples: &[Value]| {
+        for sample in samples {
+            let name = format!("samples/{}_epoch_1.json", sample["id"].as_str().unwrap());
+            zip.start_file(name, options).unwrap();
+            zip.write_all(sample.to_string().as_bytes()).unwrap();
+        }
+    };
+    let running = dir.path().join("running.eval");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&running).unwrap());
+    zip.start_file("_journal/start.json", options).unwrap();
+    zip.write_all(start.to_string().as_bytes()).unwrap();
+    add(&mut zip, &samples[..3]);
+    zip.finish().unwrap();
+    let appended = |samples: &[Value]| {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&running)
+            .unwrap();
+        let mut zip = zip::ZipWriter::new_append(file).unwrap();
+        add(&mut zip, samples);
+        zip.finish().unwrap();
+    };
+    let whole = || {
+        load_bytes(
+            Origin::File(Arc::new(running.clone())),
+            &std::fs::read(&running).unwrap(),
+        )
+    };
+    // Payload bodies aside: a log read in place keeps them in the file.
+    let outline = |batch: Batch| {
+        let whole = whole();
+        outline_without_bodies(&toolcap::formats::Loaded { batch, ..whole })
+    };
+    let ids = |batch: &Batch| -> Vec<String> {
+        batch
+            .cases
+            .iter()
+            .map(|(_, case)| case.id.clone())
+            .collect()
+    };
+    let coverage = |batch: &Batch| -> Vec<String> {
+        batch.problems.iter().map(|p| p.message.clone()).collect()
+    };
+
+    let mut so_far = None;
+    let (first, adds) = followed(&running, &mut so_far);
+    assert!(adds.iter().all(|adds| !adds));
+    assert!(so_far.is_some(), "a running eval's read is remembered");
+    assert_eq!(ids(&first).len(), 3);
+
+    appended(&samples[3..6]);
+    let (second, adds) = followed(&running, &mut so_far);
+    assert!(adds.iter().all(|adds| *adds), "{adds:?}");
+    let new_ids: Vec<String> = samples[3..6]
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids(&second), new_ids, "only the added samples");
+    assert_eq!(
+        coverage(&second),
+        [
+            "Inspect log of geo_tools (eval in progress: 6 of 8 written): 6 samples, 6 scored, 0 errored, 0 neither (errored samples count as failing)"
+        ]
+    );
+    let mut joined = first;
+    joined.extend(Batch {
+        renews_notes: Some(running.clone()),
+        ..second
+    });
+    assert_eq!(outline(joined), outline_without_bodies(&whole()));
+
+    // Finished: the header is written and the log read whole.
+    appended(&samples[6..]);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&running)
+        .unwrap();
+    let mut zip = zip::ZipWriter::new_append(file).unwrap();
+    zip.start_file("header.json", options).unwrap();
+    let mut header = start.clone();
+    header["status"] = Value::from("success");
+    zip.write_all(header.to_string().as_bytes()).unwrap();
+    zip.finish().unwrap();
+    let (last, adds) = followed(&running, &mut so_far);
+    assert!(adds.iter().all(|adds| !adds));
+    assert!(so_far.is_none(), "a finished log is not followed");
+    assert_eq!(ids(&last).len(), 8);
+
+    // Written anew, then again with one sample ahead of the others: they moved, so the log is
+    // read whole.
+    let written_anew = |samples: &[Value]| {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&running).unwrap());
+        zip.start_file("_journal/start.json", options).unwrap();
+        zip.write_all(start.to_string().as_bytes()).unwrap();
+        add(&mut zip, samples);
+        zip.finish().unwrap();
+    };
+    written_anew(&samples[1..3]);
+    followed(&running, &mut so_far);
+    assert!(so_far.is_some());
+    written_anew(&samples[..3]);
+    let (moved, adds) = followed(&running, &mut so_far);
+    assert!(adds.iter().all(|adds| !adds), "members moved: read whole");
+    assert_eq!(ids(&moved).len(), 3);
+}
+
 /// [`load_outline`] without the payloads' bodies: a log read from its file keeps them there,
 /// one read from bytes in memory holds them.
 fn outline_without_bodies(loaded: &toolcap::formats::Loaded) -> Value {

@@ -1,10 +1,11 @@
 """Runs gen_inspect_logs.py's geo task (variant A) with Inspect AI's own recorder into an `.eval`
 log, one sample at a time, each sample written to the log as it finishes (log_buffer=1). The
-last sample's first model call waits for a line on FIFO, so until the test writes one the log
-on disk is an eval in progress: `_journal/start.json` and the samples so far, no header.json.
+fourth and the last sample's first model calls each wait for a line on FIFO, so until the test
+writes one the log on disk is an eval in progress: `_journal/start.json` and the samples so
+far (three, then seven), no header.json.
 
 Usage: inspect_live.py LOG_DIR FIFO GENERATOR_DIR
-Prints `waiting` when the last sample blocks and `done <log path>` at the end."""
+Prints `waiting` each time a sample blocks and `done <log path>` at the end."""
 
 import sys
 
@@ -20,17 +21,16 @@ from inspect_ai.solver._task_state import sample_state  # noqa: E402
 
 log_dir, fifo = sys.argv[1], sys.argv[2]
 scripted = geo.scripted_model(geo.GEO_SCRIPTS["A"], "A")
-last = geo.GEO_SAMPLES[-1][0]
-released = False
+held = {geo.GEO_SAMPLES[3][0], geo.GEO_SAMPLES[-1][0]}
 
 
 def outputs(input, tools, tool_choice, config):  # noqa: A002 - mockllm's signature
-    global released
-    if sample_state().sample_id == last and not released:
+    sample_id = sample_state().sample_id
+    if sample_id in held:
+        held.discard(sample_id)
         print("waiting", flush=True)
         with open(fifo) as f:
             f.readline()
-        released = True
     return scripted(input, tools, tool_choice, config)
 
 

@@ -27,10 +27,20 @@ fn next_line(child: &mut Child, lines: &mut BufReader<ChildStdout>) -> String {
     line.trim().to_owned()
 }
 
+/// What the watcher sent while followed: batches that replaced runs the log gave, forgets,
+/// and spans.
+#[derive(Default)]
+struct Sent {
+    replacing: usize,
+    forgets: usize,
+    spans: usize,
+}
+
 /// Applies the watcher's events to `store` until `enough` says the store has what is awaited.
 async fn follow_until(
     rx: &mut tokio::sync::mpsc::Receiver<IngestEvent>,
     store: &mut Store,
+    sent: &mut Sent,
     what: &str,
     enough: impl Fn(&Store) -> bool,
 ) {
@@ -40,8 +50,15 @@ async fn follow_until(
             .unwrap_or_else(|_| panic!("the watcher never showed {what}"))
             .expect("the watcher is running");
         match event {
-            IngestEvent::Batch(batch) => store.apply(batch),
-            IngestEvent::Forget(path) => store.remove_origin(&path),
+            IngestEvent::Batch(batch) => {
+                sent.replacing += usize::from(batch.replaces.is_some() && !store.is_empty());
+                sent.spans += batch.spans.len();
+                store.apply(batch)
+            }
+            IngestEvent::Forget(path) => {
+                sent.forgets += 1;
+                store.remove_origin(&path)
+            }
             IngestEvent::Status(_) => {}
         }
         store.settle();
@@ -89,25 +106,44 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(eval.stdout.take().unwrap());
-    assert_eq!(next_line(&mut eval, &mut lines), "waiting");
-
-    // Seven of eight samples are written; the eighth waits at the gate.
     let mut store = Store::new();
-    // The runs come a group of samples at a time, the log's coverage after them.
-    follow_until(
-        &mut rx,
-        &mut store,
-        "seven samples and the coverage",
-        |store| store.len() >= 7 && !progress_notes(store).is_empty(),
-    )
-    .await;
-    assert_eq!(store.len(), 7);
-    let notes = progress_notes(&store);
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(
-        notes[0].contains("eval in progress: 7 of 8 written"),
-        "{notes:?}"
-    );
+    let mut sent = Sent::default();
+    let open_gate = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&gate)
+            .unwrap()
+            .write_all(b"go\n")
+            .unwrap()
+    };
+
+    // Three samples are written, then seven; the fourth and the eighth wait at the gate. The
+    // runs come a group of samples at a time, the log's coverage after them.
+    for (written, then) in [(3, "3 of 8"), (7, "7 of 8")] {
+        assert_eq!(next_line(&mut eval, &mut lines), "waiting");
+        follow_until(
+            &mut rx,
+            &mut store,
+            &mut sent,
+            &format!("{written} samples and the coverage"),
+            |store| {
+                store.len() >= written
+                    && progress_notes(store).iter().any(|note| note.contains(then))
+            },
+        )
+        .await;
+        assert_eq!(store.len(), written);
+        let notes = progress_notes(&store);
+        assert_eq!(notes.len(), 1, "the coverage said once: {notes:?}");
+        if written == 3 {
+            open_gate();
+        }
+    }
+    // The log read again once samples were written took only the samples added: no run was
+    // replaced, and every span came once.
+    assert_eq!((sent.replacing, sent.forgets), (0, 0));
+    let held: usize = store.invocations().map(|run| run.spans.len()).sum();
+    assert_eq!(sent.spans, held);
     // The log as it is now, read by Inspect: it says the eval is running, and every sample
     // written so far is shown as Inspect reads it.
     let snapshot = work.path().join("in-progress.eval");
@@ -118,18 +154,17 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
     assert_eq!(checked, 7);
 
     // Let the last sample finish: the finished log replaces what was shown.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&gate)
-        .unwrap()
-        .write_all(b"go\n")
-        .unwrap();
+    open_gate();
     let done = next_line(&mut eval, &mut lines);
     assert!(done.starts_with("done "), "{done}");
     assert!(eval.wait().unwrap().success());
-    follow_until(&mut rx, &mut store, "the finished log", |store| {
-        store.len() == 8 && progress_notes(store).is_empty()
-    })
+    follow_until(
+        &mut rx,
+        &mut store,
+        &mut sent,
+        "the finished log",
+        |store| store.len() == 8 && progress_notes(store).is_empty(),
+    )
     .await;
     let truth = inspect_truth(&[only_log(&logs)]);
     assert_eq!(truth[0]["status"], "success");

@@ -110,6 +110,12 @@ impl Recorder {
                     self.replaced.push(path.clone());
                     self.apply(IngestEvent::Forget(path));
                 }
+                if let Some(path) = batch.renews_notes.take() {
+                    let source = path.display().to_string();
+                    self.problems.retain(|p| {
+                        p.severity != toolcap::model::Severity::Note || p.source != source
+                    });
+                }
                 for span in batch.spans {
                     self.delivered += 1;
                     let key = match span.origin() {

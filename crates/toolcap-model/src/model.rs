@@ -715,6 +715,9 @@ pub struct Batch {
     /// A file read again: what was read from it before goes when this batch comes, in the
     /// same step, so its runs never vanish from the views in between.
     pub replaces: Option<PathBuf>,
+    /// A file read again only for what was added to it (a running eval's log): its notes,
+    /// which say what the file holds as a whole, are in this batch anew and the old ones go.
+    pub renews_notes: Option<PathBuf>,
 }
 
 /// Which evaluation case a run is: the same case in a rerun has the same key, whatever ids the
@@ -734,6 +737,12 @@ impl Batch {
     pub fn extend(&mut self, other: Batch) {
         if self.replaces.is_none() {
             self.replaces = other.replaces;
+        }
+        if let Some(path) = other.renews_notes {
+            let source = path.display().to_string();
+            self.problems
+                .retain(|p| p.severity != Severity::Note || p.source != source);
+            self.renews_notes.get_or_insert(path);
         }
         self.spans.extend(other.spans);
         self.problems.extend(other.problems);

@@ -124,11 +124,11 @@ impl Format for InspectEval {
         let mut batch = Batch::default();
         match zip::ZipArchive::new(std::io::Cursor::new(input.bytes)) {
             Ok(zip) => {
-                let read = read_log(&zip, input, |piece| {
+                let read = read_log(&zip, input, None, |piece| {
                     batch.extend(piece.batch);
                     Ok::<(), std::convert::Infallible>(())
                 });
-                let Ok(()) = read;
+                let Ok(_) = read;
             }
             Err(why) => batch.problems.push(Problem::error(
                 input.origin,
@@ -148,11 +148,18 @@ impl<T: std::io::Read + std::io::Seek + Clone + Send + Sync> ZipSource for T {}
 /// A log's samples made into runs, handed to `sink` a group of samples at a time in the log's
 /// order: the header (or the journal's start) first, then every `samples/*.json` member, then
 /// the log's coverage. An error from `sink` stops the reading and is returned.
+///
+/// With `after`, what a read of the same file remembered while its eval ran, and a directory
+/// that still holds every member that read took, each where it lay (Inspect appends each
+/// flush's samples and writes the directory anew), only the samples added since are read, and
+/// the pieces say they add to that read ([`Piece::adds`]). Gives what this read remembers when
+/// the eval is still running.
 fn read_log<R: ZipSource, E>(
     zip: &zip::ZipArchive<R>,
     input: &Input,
+    after: Option<&EvalSoFar>,
     mut sink: impl FnMut(Piece) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<Option<EvalSoFar>, E> {
     let mut batch = Batch::default();
     let budget = AtomicU64::new(MAX_DECOMPRESSED_BYTES);
     let names: Vec<String> = zip
@@ -168,18 +175,24 @@ fn read_log<R: ZipSource, E>(
     let header =
         header_name.and_then(|name| read(&mut zip.clone(), name, &budget, input, &mut batch));
     let header = header.map(|(header, _)| header);
-    let Some(header) = header else {
+    let (Some(header), Some(header_name)) = (header, header_name) else {
         batch.problems.push(Problem::error(
             input.origin,
             None,
             "no readable header.json or _journal/start.json",
         ));
-        return sink(Piece::last(batch));
+        sink(Piece::last(batch))?;
+        return Ok(None);
     };
-    let in_progress = header_name != Some("header.json") || header["status"] == "started";
+    let in_progress = header_name != "header.json" || header["status"] == "started";
+    // A read that took no samples said the log holds none, a warning no later read takes back.
+    let after = after.filter(|so_far| in_progress && so_far.counts[0] > 0 && so_far.still_in(zip));
+    let adds = after.is_some();
+    let read_before = |name: &str| after.is_some_and(|so_far| so_far.took(name));
     let samples: Vec<&String> = names
         .iter()
         .filter(|name| name.starts_with("samples/") && name.ends_with(".json"))
+        .filter(|name| !read_before(name))
         .collect();
     // Progress is worth saying only for a log read in several groups.
     let total = (samples.len() > SAMPLES_PER_GROUP).then(|| zip.central_directory_start());
@@ -188,11 +201,13 @@ fn read_log<R: ZipSource, E>(
     // dropped, and the groups' runs go to `sink` in the log's order as they are made, so the
     // whole log's spans are never held here at once.
     let mut runs = SampleRuns::new(input, EVAL_NAME, &header["eval"]);
+    let earlier = after.map_or([0; 3], |so_far| so_far.counts);
+    runs.count(earlier);
     let eval = &header["eval"];
     let read_group = |(k, group): (usize, &[&String])| {
         let mut part = Batch::default();
         let mut runs = SampleRuns::new(input, EVAL_NAME, eval);
-        runs.before = k * SAMPLES_PER_GROUP;
+        runs.before = earlier[0] + k * SAMPLES_PER_GROUP;
         let mut zip = zip.clone();
         // Where the group's members end in the file: how far the reading has come (known
         // for a log read from its file, the only one whose progress is said).
@@ -213,6 +228,7 @@ fn read_log<R: ZipSource, E>(
         batch,
         progress: total.map(|total| (0, total)),
         more: true,
+        adds,
     })?;
     let mut read_so_far = 0;
     let mut take = |(part, counts, end): (Batch, [usize; 3], u64)| {
@@ -222,6 +238,7 @@ fn read_log<R: ZipSource, E>(
             batch: part,
             progress: total.map(|total| (read_so_far.min(total), total)),
             more: true,
+            adds,
         })
     };
     let groups = samples.chunks(SAMPLES_PER_GROUP).enumerate();
@@ -230,12 +247,77 @@ fn read_log<R: ZipSource, E>(
     } else {
         groups.map(read_group).try_for_each(&mut take)?;
     }
+    // Every member this read took (those that failed too: their problems are said once),
+    // for the next read of a log still being written.
+    let so_far = in_progress.then(|| EvalSoFar {
+        members: std::iter::once(header_name)
+            .chain(after.iter().flat_map(|so_far| so_far.sample_names()))
+            .chain(samples.iter().map(|name| name.as_str()))
+            .filter_map(|name| Some((name.to_owned(), mark_of(zip, name)?)))
+            .collect(),
+        counts: runs.counts(),
+    });
     let mut last = Batch::default();
     runs.finish(in_progress, &mut last);
     sink(Piece {
         batch: last,
         progress: total.map(|total| (total, total)),
         more: false,
+        adds,
+    })?;
+    Ok(so_far)
+}
+
+/// What a read of a log still being written remembers, for the next read of the same file to
+/// take only the samples added since (see [`read_log`]).
+#[derive(Debug, Clone, Default)]
+pub struct EvalSoFar {
+    /// The header member read (the journal's start) and every sample member taken, each with
+    /// where it lay.
+    members: Vec<(String, Mark)>,
+    /// Samples taken so far: seen, scored, errored.
+    counts: [usize; 3],
+}
+
+impl EvalSoFar {
+    /// Whether `zip` still holds every member taken, each where it lay and as it was.
+    fn still_in<R: ZipSource>(&self, zip: &zip::ZipArchive<R>) -> bool {
+        !zip.has_duplicate_names()
+            && self
+                .members
+                .iter()
+                .all(|(name, mark)| mark_of(zip, name) == Some(*mark))
+    }
+
+    fn took(&self, name: &str) -> bool {
+        self.members.iter().any(|(taken, _)| taken == name)
+    }
+
+    fn sample_names(&self) -> impl Iterator<Item = &str> {
+        self.members
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .filter(|name| name.starts_with("samples/"))
+    }
+}
+
+/// Where a member's local header lies, its compressed size and its checksum, as the zip's
+/// directory says them (no reading): the same in a later directory for a member left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mark {
+    header_start: u64,
+    compressed: u64,
+    crc: u32,
+}
+
+fn mark_of<R: ZipSource>(zip: &zip::ZipArchive<R>, name: &str) -> Option<Mark> {
+    let entry = zip
+        .by_index_data(zip.index_for_name_raw(name.as_bytes())?)
+        .ok()?;
+    Some(Mark {
+        header_start: entry.header_start(),
+        compressed: entry.compressed_size(),
+        crc: entry.crc32(),
     })
 }
 
@@ -246,6 +328,10 @@ pub struct Piece {
     pub progress: Option<(u64, u64)>,
     /// More pieces follow.
     pub more: bool,
+    /// The piece adds to what the last read of the same file gave, instead of replacing it (a
+    /// running eval's log read again: only its new samples come, and the last piece says the
+    /// log's coverage anew).
+    pub adds: bool,
 }
 
 impl Piece {
@@ -254,6 +340,7 @@ impl Piece {
             batch,
             progress: None,
             more: false,
+            adds: false,
         }
     }
 }
@@ -314,13 +401,15 @@ impl EvalFile {
     }
 
     /// The log's runs, read as [`InspectEval`] reads the same bytes, handed to `sink` a group
-    /// of samples at a time (see [`read_log`]).
+    /// of samples at a time; after a read of the same file while its eval ran, only the
+    /// samples added since, when the rest is as it was (see [`read_log`]).
     pub fn parse<E>(
         &self,
         input: &Input,
+        after: Option<&EvalSoFar>,
         sink: impl FnMut(Piece) -> Result<(), E>,
-    ) -> Result<(), E> {
-        read_log(&self.zip, input, sink)
+    ) -> Result<Option<EvalSoFar>, E> {
+        read_log(&self.zip, input, after, sink)
     }
 }
 

@@ -33,7 +33,7 @@ pub mod openai_agents;
 pub mod openarmature;
 pub mod otlp;
 
-pub use inspect::Piece;
+pub use inspect::{EvalSoFar, Piece};
 
 /// The longest line of a JSON-lines trace file: a longer one is reported and skipped rather
 /// than buffered, by every reader (and `serve` refuses a request that would make one).
@@ -430,9 +430,24 @@ pub fn load_in_place<E>(
     registry: &[&'static dyn Format],
     origin: &Origin,
     path: &Path,
+    sink: impl FnMut(Piece) -> Result<(), E>,
+) -> Result<InPlace, E> {
+    follow_in_place(registry, origin, path, &mut None, sink)
+}
+
+/// [`load_in_place`] for a file read again as it changes: `so_far` is what the last read of
+/// the same file remembered of a log still being written, and this read's when it still is.
+/// A read that finds that log only added to gives only what was added, its pieces saying so
+/// ([`Piece::adds`]).
+pub fn follow_in_place<E>(
+    registry: &[&'static dyn Format],
+    origin: &Origin,
+    path: &Path,
+    so_far: &mut Option<EvalSoFar>,
     mut sink: impl FnMut(Piece) -> Result<(), E>,
 ) -> Result<InPlace, E> {
     use inspect::{JsonLogFile, JsonLogRead, OpenedJsonLog};
+    let after = so_far.take();
     let in_registry = |format: &dyn Format| registry.iter().any(|f| f.name() == format.name());
     let input = Input::new(origin, &[], extension_of(origin));
     let mut sink = |piece: Piece| {
@@ -446,7 +461,7 @@ pub fn load_in_place<E>(
         use inspect::{EvalFile, OpenedEval};
         match EvalFile::open(path) {
             Ok(OpenedEval::Log(file)) => {
-                file.parse(&input, &mut sink)?;
+                *so_far = file.parse(&input, after.as_ref(), &mut sink)?;
                 return Ok(InPlace::Loaded(Detection {
                     format: Some(inspect::InspectEval.name()),
                     reason: file.reason(),

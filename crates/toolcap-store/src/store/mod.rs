@@ -526,6 +526,11 @@ impl Store {
         if let Some(path) = batch.replaces.take() {
             self.remove_origin(&path);
         }
+        if let Some(path) = batch.renews_notes.take() {
+            let source = path.display().to_string();
+            self.problems
+                .retain(|p| p.severity != crate::model::Severity::Note || p.source != source);
+        }
         let mut dirty = std::mem::take(&mut self.unsettled);
         for (from, to) in batch.aliases {
             if from == to {

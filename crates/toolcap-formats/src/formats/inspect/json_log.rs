@@ -128,6 +128,7 @@ impl JsonLogFile {
                     batch: part,
                     progress: Some((end, len)),
                     more: true,
+                    adds: false,
                 })
             };
             let groups = groups.enumerate();
@@ -153,6 +154,7 @@ impl JsonLogFile {
                 batch: last,
                 progress: Some((len, len)),
                 more: false,
+                adds: false,
             })?;
             Ok(JsonLogRead::Read)
         })
@@ -176,6 +178,7 @@ fn finish<E>(
         batch: last,
         progress: Some((len, len)),
         more: false,
+        adds: false,
     })?;
     Ok(JsonLogRead::Read)
 }

@@ -67,6 +67,9 @@ pub(super) struct TrackedFile {
     /// What the file sent before goes with the next batch it sends (see
     /// [`TrackedFile::replace_with_next`]).
     replace_pending: bool,
+    /// What the last read of a log still being written remembers, for the next read to take
+    /// only what was added.
+    eval_so_far: Option<formats::EvalSoFar>,
     /// When to look again if nothing changes (a pending line or an incomplete document).
     pub deadline: Option<Instant>,
     error_reported: bool,
@@ -94,6 +97,7 @@ impl TrackedFile {
             mode,
             emitted: false,
             replace_pending: false,
+            eval_so_far: None,
             deadline: None,
             error_reported: false,
             settled_stamp: None,
@@ -133,17 +137,25 @@ impl TrackedFile {
         let (origin, path) = (self.origin.clone(), self.path.clone());
         let mut replaced = false;
         let started = Instant::now();
-        let in_place = formats::load_in_place(ctx.registry, &origin, &path, |piece| {
-            let batch = piece.batch;
-            // What the file gave before goes with its first new runs, in the same step; an
-            // empty piece ahead of them (a log's header) only says how far the reading is.
-            let only_progress = is_empty(&batch) && piece.more;
-            if !replaced && !only_progress {
-                replaced = true;
-                self.replace_with_next();
-            }
-            self.send_piece(batch, piece.progress, piece.more, started, out)
-        })?;
+        let mut so_far = self.eval_so_far.take();
+        let in_place =
+            formats::follow_in_place(ctx.registry, &origin, &path, &mut so_far, |piece| {
+                let mut batch = piece.batch;
+                // What the file gave before goes with its first new runs, in the same step; an
+                // empty piece ahead of them (a log's header) only says how far the reading is. A
+                // read that only adds to the last one replaces nothing but the file's notes.
+                let only_progress = is_empty(&batch) && piece.more;
+                if piece.adds {
+                    if !piece.more {
+                        batch.renews_notes = Some(path.clone());
+                    }
+                } else if !replaced && !only_progress {
+                    replaced = true;
+                    self.replace_with_next();
+                }
+                self.send_piece(batch, piece.progress, piece.more, started, out)
+            })?;
+        self.eval_so_far = so_far;
         match in_place {
             InPlace::Whole => {}
             InPlace::Loaded(_) => {
@@ -555,6 +567,7 @@ impl TrackedFile {
     /// both in one event, so no view settles in between without the file's runs (the cursor
     /// stays put). A look that ends without sending one forgets on its own.
     fn replace_with_next(&mut self) {
+        self.eval_so_far = None;
         if self.emitted {
             self.emitted = false;
             self.replace_pending = true;
@@ -564,6 +577,7 @@ impl TrackedFile {
     /// Tells the app to drop what it has from this file (when it vanished, or before a
     /// re-read that may send nothing).
     pub fn forget(&mut self, out: &Emitter) -> Result<(), Closed> {
+        self.eval_so_far = None;
         if self.emitted || self.replace_pending {
             self.emitted = false;
             self.replace_pending = false;
@@ -632,6 +646,7 @@ fn detect_in_chunk(
 
 fn is_empty(batch: &Batch) -> bool {
     batch.replaces.is_none()
+        && batch.renews_notes.is_none()
         && batch.spans.is_empty()
         && batch.problems.is_empty()
         && batch.evals.is_empty()
