@@ -188,11 +188,14 @@ fn read_log<R: ZipSource, E>(
     // A read that took no samples said the log holds none, a warning no later read takes back.
     let after = after.filter(|so_far| in_progress && so_far.counts[0] > 0 && so_far.still_in(zip));
     let adds = after.is_some();
-    let read_before = |name: &str| after.is_some_and(|so_far| so_far.took(name));
+    let taken: std::collections::HashSet<&str> = after
+        .iter()
+        .flat_map(|so_far| so_far.members.iter().map(|(name, _)| name.as_str()))
+        .collect();
     let samples: Vec<&String> = names
         .iter()
         .filter(|name| name.starts_with("samples/") && name.ends_with(".json"))
-        .filter(|name| !read_before(name))
+        .filter(|name| !taken.contains(name.as_str()))
         .collect();
     // Progress is worth saying only for a log read in several groups.
     let total = (samples.len() > SAMPLES_PER_GROUP).then(|| zip.central_directory_start());
@@ -287,10 +290,6 @@ impl EvalSoFar {
                 .members
                 .iter()
                 .all(|(name, mark)| mark_of(zip, name) == Some(*mark))
-    }
-
-    fn took(&self, name: &str) -> bool {
-        self.members.iter().any(|(taken, _)| taken == name)
     }
 
     fn sample_names(&self) -> impl Iterator<Item = &str> {
