@@ -83,6 +83,28 @@ fn note_markdown(note: &crate::notes::Note, mode: Reveal) -> String {
     out
 }
 
+/// Problems (and notes) listed in the Markdown; a file with thousands of bad lines has them all
+/// in the JSON beside it.
+const MAX_PROBLEMS_LISTED: usize = 50;
+
+/// `2 errors, 1 warning`.
+fn problem_counts(problems: &[&crate::model::Problem]) -> String {
+    let errors = problems
+        .iter()
+        .filter(|p| p.severity == crate::model::Severity::Error)
+        .count();
+    let warnings = problems.len() - errors;
+    let plural = |n: usize, word: &str| match n {
+        1 => format!("1 {word}"),
+        n => format!("{n} {word}s"),
+    };
+    format!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
 /// Builds the report of `selection` (the invocations currently listed).
 pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport {
     // Trace text is untrusted: shown as the screen shows it, then held in a code span so no
@@ -177,9 +199,23 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
     }
     let _ = writeln!(
         markdown,
-        "- {failing} failing of {} listed ({} loaded)\n- payloads: {}\n",
+        "- {failing} failing of {} listed ({} loaded)",
         selection.rows.len(),
         store.len(),
+    );
+    // What did not load is said at the top, so the counts above never read greener than the
+    // data; the problems themselves are listed at the end.
+    let (problems, notes): (Vec<_>, Vec<_>) = store.problems().iter().partition(|p| p.is_counted());
+    if !problems.is_empty() {
+        let _ = writeln!(
+            markdown,
+            "- loading: {} (listed under [Problems while loading](#problems-while-loading))",
+            problem_counts(&problems)
+        );
+    }
+    let _ = writeln!(
+        markdown,
+        "- payloads: {}\n",
         match mode {
             Reveal::Redacted => "redacted",
             Reveal::Revealed => "revealed (secrets masked)",
@@ -202,6 +238,33 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                 code(&inv.summary().name),
                 code(&inv.id.text()),
                 note_markdown(note, mode)
+            );
+        }
+        markdown.push('\n');
+    }
+    for (heading, list) in [("Problems while loading", problems), ("Notes", notes)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(markdown, "## {heading} ({})\n", list.len());
+        for p in list.iter().take(MAX_PROBLEMS_LISTED) {
+            let place = match p.line {
+                Some(line) => format!("{}:{line}", p.source),
+                None => p.source.clone(),
+            };
+            let _ = writeln!(
+                markdown,
+                "- {}: {}: {}",
+                p.severity.as_str(),
+                code(&place),
+                code(&p.message)
+            );
+        }
+        if list.len() > MAX_PROBLEMS_LISTED {
+            let _ = writeln!(
+                markdown,
+                "- … and {} more (the JSON's `problems` holds every one)",
+                list.len() - MAX_PROBLEMS_LISTED
             );
         }
         markdown.push('\n');

@@ -230,3 +230,70 @@ fn report_out_replaces_a_planted_symlink_and_writes_owner_only_files() {
     // Nothing else was left in the directory (no temporary files).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
 }
+
+/// A report of sources that did not all load says so at its top and lists what went wrong (file
+/// and line, masked as the screen masks it) at its end, with the notes (an Inspect log's
+/// coverage); the counts above never read as if everything loaded.
+#[test]
+fn a_report_says_at_its_top_what_did_not_load_and_lists_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let eval = "2026-12-05T23-42-01-00-00_geo-tools_DV5fX5XLZzgvXkffEiooEW.eval";
+    std::fs::copy(
+        fixture("tests/fixtures/inspect-ai/B").join(eval),
+        dir.path().join(eval),
+    )
+    .unwrap();
+    let secret = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let good = r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"x","startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}"#;
+    std::fs::write(
+        dir.path().join("bad.otlp.jsonl"),
+        format!("{good}\n{{\"resourceSpans\": \"{secret}\"}}\n"),
+    )
+    .unwrap();
+    let sources = [dir.path().to_path_buf()];
+    let markdown = String::from_utf8(run(&["report"], &sources).stdout).unwrap();
+    let head: Vec<&str> = markdown.lines().take(5).collect();
+    assert_eq!(head[2], "- 5 failing of 9 listed (9 loaded)", "{markdown}");
+    assert_eq!(
+        head[3],
+        "- loading: 1 error, 0 warnings (listed under [Problems while loading](#problems-while-loading))"
+    );
+    let listed = |heading: &str| -> Vec<String> {
+        let section = markdown.split(heading).nth(1).unwrap_or_default();
+        section
+            .lines()
+            .skip(2)
+            .take_while(|line| line.starts_with("- "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let bad = dir.path().join("bad.otlp.jsonl");
+    let problems = listed("## Problems while loading (1)");
+    assert_eq!(problems.len(), 1, "{markdown}");
+    assert!(
+        problems[0].starts_with(&format!(
+            "- error: `{}:2`: `not an OTLP/JSON request",
+            bad.display()
+        )),
+        "{problems:?}"
+    );
+    assert!(
+        !markdown.contains(secret),
+        "the secret in the bad line is masked"
+    );
+    let notes = listed("## Notes (1)");
+    assert_eq!(notes.len(), 1, "{markdown}");
+    assert!(
+        notes[0].contains("8 samples, 7 scored, 1 errored, 0 neither"),
+        "{notes:?}"
+    );
+
+    // Everything loaded: no loading line and no problems section.
+    std::fs::remove_file(&bad).unwrap();
+    let markdown = String::from_utf8(run(&["report"], &sources).stdout).unwrap();
+    assert!(!markdown.contains("- loading:"), "{markdown}");
+    assert!(
+        !markdown.contains("## Problems while loading"),
+        "{markdown}"
+    );
+}
