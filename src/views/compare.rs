@@ -538,7 +538,10 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> KeyedSide {
         (x.summary().start_unix_nano, &x.id).cmp(&(y.summary().start_unix_nano, &y.id))
     });
     let mut keyed = BTreeMap::new();
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        problems: ProblemCounts::of(store),
+        ..Summary::default()
+    };
     let (mut durations, mut tokens, mut scores) = (Vec::new(), Vec::new(), Vec::new());
     let mut occurrences: BTreeMap<(bool, String), u64> = BTreeMap::new();
     let mut kinds = KeyKinds::default();
@@ -671,6 +674,50 @@ pub struct Summary {
     pub tools: BTreeMap<String, ToolCounts>,
     pub duration_ms: Spread,
     pub tokens: Spread,
+    /// Errors and warnings met while loading the side: runs lost or guessed that no count
+    /// above holds.
+    pub problems: ProblemCounts,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ProblemCounts {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl ProblemCounts {
+    fn of(store: &Store) -> Self {
+        let problems = store.problems();
+        let errors = problems
+            .iter()
+            .filter(|p| p.severity == crate::model::Severity::Error)
+            .count();
+        let warnings = problems.iter().filter(|p| p.is_counted()).count() - errors;
+        ProblemCounts { errors, warnings }
+    }
+
+    /// `2 errors, 1 warning`, or `none`.
+    pub fn words(&self) -> String {
+        if *self == ProblemCounts::default() {
+            return "none".to_owned();
+        }
+        let plural = |n: usize, word: &str| match n {
+            1 => format!("1 {word}"),
+            n => format!("{n} {word}s"),
+        };
+        format!(
+            "{}, {}",
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning")
+        )
+    }
+}
+
+impl Summaries {
+    /// Whether either side met errors or warnings while loading.
+    pub fn any_problems(&self) -> bool {
+        self.a.problems != ProblemCounts::default() || self.b.problems != ProblemCounts::default()
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy, Serialize)]
@@ -851,6 +898,13 @@ pub fn text(comparison: &Comparison, a: &str, b: &str) -> String {
     ));
     let (sa, sb) = (&comparison.summary.a, &comparison.summary.b);
     out.push_str(&format!("pass rate: {} → {}\n", rate(sa), rate(sb)));
+    if comparison.summary.any_problems() {
+        out.push_str(&format!(
+            "problems while loading: {} → {} (`dump` a side to list them)\n",
+            sa.problems.words(),
+            sb.problems.words()
+        ));
+    }
     let labels: std::collections::BTreeSet<&String> =
         sa.eval_labels.keys().chain(sb.eval_labels.keys()).collect();
     for label in labels {
@@ -968,7 +1022,14 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
             .map_or("-".to_owned(), |rate| format!("{:.1}%", rate * 100.0))
     };
     out.push_str("| | A | B |\n| --- | --- | --- |\n");
-    for (row, va, vb) in [
+    let problems = comparison.summary.any_problems().then(|| {
+        (
+            "problems while loading",
+            sa.problems.words(),
+            sb.problems.words(),
+        )
+    });
+    let rows = [
         ("pass rate", percent(sa), percent(sb)),
         ("runs", sa.runs.to_string(), sb.runs.to_string()),
         ("failing", sa.failing.to_string(), sb.failing.to_string()),
@@ -978,6 +1039,10 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
             sb.evaluated.to_string(),
         ),
         ("errored", sa.errored.to_string(), sb.errored.to_string()),
+    ]
+    .into_iter()
+    .chain(problems)
+    .chain([
         ("mean evaluator score", score(sa), score(sb)),
         (
             "duration ms (median / p90)",
@@ -989,7 +1054,8 @@ pub fn markdown(comparison: &Comparison, a: &str, b: &str) -> String {
             spread(&sa.tokens),
             spread(&sb.tokens),
         ),
-    ] {
+    ]);
+    for (row, va, vb) in rows {
         out.push_str(&format!("| {row} | {va} | {vb} |\n"));
     }
     out.push_str("\n| class | cases |\n| --- | --- |\n");

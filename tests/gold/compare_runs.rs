@@ -606,3 +606,40 @@ fn three_epoch_inspect_runs_list_their_flaky_cases_exactly() {
         "{text}"
     );
 }
+
+/// A side that did not all load says so in every form of the comparison, beside its pass rate:
+/// lines lost there are runs no count holds.
+#[test]
+fn problems_loading_a_side_are_counted_beside_its_pass_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = otlp_run(dir.path(), 1, &["ex-2"]);
+    let b = otlp_run(dir.path(), 2, &["ex-2"]);
+    let mut text = std::fs::read_to_string(&b).unwrap();
+    text.push_str("{\"resourceSpans\": 7}\nnot json\n");
+    std::fs::write(&b, text).unwrap();
+
+    let json = json_of(&compare(&a, &b, &["--json"]));
+    assert_eq!(
+        json["summary"]["a"]["problems"],
+        serde_json::json!({"errors": 0, "warnings": 0})
+    );
+    assert_eq!(
+        json["summary"]["b"]["problems"],
+        serde_json::json!({"errors": 2, "warnings": 0})
+    );
+    let text = String::from_utf8(compare(&a, &b, &["--text"]).stdout).unwrap();
+    assert_eq!(
+        text.lines().nth(2),
+        Some("problems while loading: none → 2 errors, 0 warnings (`dump` a side to list them)"),
+        "{text}"
+    );
+    let markdown = String::from_utf8(compare(&a, &b, &["--md"]).stdout).unwrap();
+    assert!(
+        markdown.contains("| problems while loading | none | 2 errors, 0 warnings |"),
+        "{markdown}"
+    );
+
+    // Both sides whole: nothing said.
+    let text = String::from_utf8(compare(&a, &a, &["--text"]).stdout).unwrap();
+    assert!(!text.contains("problems while loading"), "{text}");
+}

@@ -62,6 +62,13 @@ pub fn class_blocks(
         a.errored.to_string(),
         b.errored.to_string(),
     ));
+    if comparison.summary.any_problems() {
+        blocks.push(figure(
+            "problems loading",
+            a.problems.words(),
+            b.problems.words(),
+        ));
+    }
     blocks.push(figure("mean evaluator score", score(a), score(b)));
     let labels: std::collections::BTreeSet<&String> =
         a.eval_labels.keys().chain(b.eval_labels.keys()).collect();
