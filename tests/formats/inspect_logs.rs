@@ -598,6 +598,24 @@ fn in_place(path: &Path) -> (Vec<toolcap::formats::Piece>, toolcap::formats::InP
     (pieces, went)
 }
 
+/// The first half of the log at `path`, written into `dir`, reads as incomplete and gives
+/// nothing: a log still being written.
+fn cut_in_half_is_incomplete(dir: &Path, path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    let cut = dir.join(format!(
+        "cut-{}",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let (pieces, went) = in_place(&cut);
+    assert!(
+        matches!(went, toolcap::formats::InPlace::Incomplete(_)),
+        "{}",
+        cut.display()
+    );
+    assert!(pieces.is_empty());
+}
+
 /// A `.eval` file is read where its members lie, never held whole, its runs handed over a group
 /// of samples at a time, and all of them together are what its bytes read whole give; a zip
 /// whose directory is not written yet is told apart, and anything else is left to the whole
@@ -681,13 +699,8 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
         );
     }
 
-    let bytes = std::fs::read(eval_log("A")).unwrap();
     // Cut before its directory, as while Inspect writes it.
-    let cut = dir.path().join("cut.eval");
-    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let (pieces, went) = in_place(&cut);
-    assert!(matches!(went, InPlace::Incomplete(_)));
-    assert!(pieces.is_empty());
+    cut_in_half_is_incomplete(dir.path(), &eval_log("A"));
     // A zip that is not an Inspect log.
     let other_zip = dir.path().join("other.zip");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&other_zip).unwrap());
@@ -1010,11 +1023,7 @@ fn a_json_log_file_is_read_as_a_stream_and_gives_what_its_bytes_give() {
     assert!(pieces.iter().all(|piece| piece.more));
 
     // Not finished yet: told apart, nothing read.
-    let unfinished = dir.path().join("unfinished.json");
-    std::fs::write(&unfinished, &bytes[..bytes.len() / 2]).unwrap();
-    let (pieces, went) = in_place(&unfinished);
-    assert!(matches!(went, InPlace::Incomplete(_)));
-    assert!(pieces.is_empty());
+    cut_in_half_is_incomplete(dir.path(), &many);
 
     // A document that is not a log, and a log whose keys are sorted (`eval` before `version`):
     // both left to the whole read, which still reads the log.
