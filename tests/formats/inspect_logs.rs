@@ -767,12 +767,15 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
         }
     };
     let running = dir.path().join("running.eval");
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(&running).unwrap());
-    zip.start_file("_journal/start.json", options).unwrap();
-    zip.write_all(start.to_string().as_bytes()).unwrap();
-    add(&mut zip, &samples[..3]);
-    zip.finish().unwrap();
-    let appended = |samples: &[Value]| {
+    let written_anew = |samples: &[Value]| {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&running).unwrap());
+        zip.start_file("_journal/start.json", options).unwrap();
+        zip.write_all(start.to_string().as_bytes()).unwrap();
+        add(&mut zip, samples);
+        zip.finish().unwrap();
+    };
+    // Samples appended, then the finished header if given, as Inspect's recorder does.
+    let appended = |samples: &[Value], header: Option<&Value>| {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -780,8 +783,13 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
             .unwrap();
         let mut zip = zip::ZipWriter::new_append(file).unwrap();
         add(&mut zip, samples);
+        if let Some(header) = header {
+            zip.start_file("header.json", options).unwrap();
+            zip.write_all(header.to_string().as_bytes()).unwrap();
+        }
         zip.finish().unwrap();
     };
+    written_anew(&samples[..3]);
     let whole = || {
         load_bytes(
             Origin::File(Arc::new(running.clone())),
@@ -810,7 +818,7 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
     assert!(so_far.is_some(), "a running eval's read is remembered");
     assert_eq!(ids(&first).len(), 3);
 
-    appended(&samples[3..6]);
+    appended(&samples[3..6], None);
     let (second, adds) = followed(&running, &mut so_far);
     assert!(adds.iter().all(|adds| *adds), "{adds:?}");
     let new_ids: Vec<String> = samples[3..6]
@@ -832,18 +840,9 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
     assert_eq!(outline(joined), outline_without_bodies(&whole()));
 
     // Finished: the header is written and the log read whole.
-    appended(&samples[6..]);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&running)
-        .unwrap();
-    let mut zip = zip::ZipWriter::new_append(file).unwrap();
-    zip.start_file("header.json", options).unwrap();
     let mut header = start.clone();
     header["status"] = Value::from("success");
-    zip.write_all(header.to_string().as_bytes()).unwrap();
-    zip.finish().unwrap();
+    appended(&samples[6..], Some(&header));
     let (last, adds) = followed(&running, &mut so_far);
     assert!(adds.iter().all(|adds| !adds));
     assert!(so_far.is_none(), "a finished log is not followed");
@@ -851,13 +850,6 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
 
     // Written anew, then again with one sample ahead of the others: they moved, so the log is
     // read whole.
-    let written_anew = |samples: &[Value]| {
-        let mut zip = zip::ZipWriter::new(std::fs::File::create(&running).unwrap());
-        zip.start_file("_journal/start.json", options).unwrap();
-        zip.write_all(start.to_string().as_bytes()).unwrap();
-        add(&mut zip, samples);
-        zip.finish().unwrap();
-    };
     written_anew(&samples[1..3]);
     followed(&running, &mut so_far);
     assert!(so_far.is_some());
