@@ -42,3 +42,30 @@ fn help_overlay() {
 fn full_screen_payload() {
     screens("fullscreen_payload", "<tab>nf");
 }
+
+/// The problems overlay wraps what it lists instead of cutting it: a running Inspect log's
+/// coverage note reads whole on an 80-column screen, under a heading that does not call it a
+/// skipped file.
+#[test]
+fn the_problems_overlay_wraps_a_long_note_whole() {
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inspect-running/geo-tools-3-of-8.eval");
+    let mut app = crate::support::app_over_source(&log, 80, 24);
+    press(&mut app, "p");
+    let screen = crate::support::screen_text(&app);
+    // The overlay's text, its lines joined: what a reader gets from the wrapped note.
+    let text: String = screen
+        .lines()
+        .filter_map(|line| line.split('│').nth(2))
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("notes (1), not counted as problems"),
+        "{screen}"
+    );
+    assert!(
+        text.contains("(eval in progress: 3 of 8 written): 3 samples, 3 scored, 0 errored, 0 neither (errored samples count as failing)"),
+        "{screen}"
+    );
+}

@@ -256,6 +256,11 @@ pub(crate) fn draw_scrolled(
     let theme = &app.config.theme;
     let area = centered(screen, 80, 90);
     let height = area.height.saturating_sub(2) as usize;
+    // Wrapped at words, not cut: a problem's file, line and message all stay readable.
+    let lines: Vec<Line<'static>> = lines
+        .into_iter()
+        .flat_map(|line| crate::tui::wrap::wrap_line_at_words(line, area.width.saturating_sub(2)))
+        .collect();
     let scroll = scroll.min(lines.len().saturating_sub(height));
     let block = Block::bordered()
         .title(Span::styled(title.to_owned(), theme.style(Role::Title)))

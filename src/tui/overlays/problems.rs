@@ -29,7 +29,8 @@ pub const KEYS: KeyContext = KeyContext {
 };
 
 /// The problems overlay's lines: errors and warnings in arrival order, then the notes (files
-/// skipped because they are not traces) under their own heading, so they never read as failures.
+/// skipped because they are not traces, an Inspect log's coverage) under their own heading, so
+/// they never read as failures.
 pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
     let theme = &app.config.theme;
     let problems = app.store.problems();
@@ -53,7 +54,7 @@ pub fn problem_lines(app: &App) -> Vec<Line<'static>> {
     if !notes.is_empty() {
         lines.push(Line::raw(""));
         lines.push(Line::styled(
-            format!("notes ({}): skipped, not counted as problems", notes.len()),
+            format!("notes ({}), not counted as problems", notes.len()),
             theme.style(Role::Dim),
         ));
         lines.extend(notes.iter().map(|p| {
