@@ -44,13 +44,20 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         spans.extend(triage_spans(app));
         let tally = ProblemTally::of(app.store.problems());
         let problems_key = global_key(&app.config.keymap, Action::ToggleProblems);
-        if let Some(text) = tally.status_text(problems_key.as_deref()) {
+        let counted = tally.status_text(problems_key.as_deref());
+        // Notes (an Inspect log's coverage, files skipped as not traces) are no failure, but
+        // the list that holds them is named; its key once.
+        let notes_key = problems_key.as_deref().filter(|_| counted.is_none());
+        if let Some(text) = counted {
             let role = if tally.errors > 0 {
                 Role::StatusError
             } else {
                 Role::StatusDegraded
             };
             spans.push(Span::styled(text, theme.style(role)));
+        }
+        if let Some(text) = tally.notes_text(notes_key) {
+            spans.push(Span::styled(text, theme.style(Role::Dim)));
         }
         // The message answers the last key: before the (long) source list, so it is not cut.
         if let Some(message) = &app.message {
@@ -324,11 +331,40 @@ impl ProblemTally {
         let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
         (!parts.is_empty()).then(|| format!(" · {}{key}", parts.join(", ")))
     }
+
+    /// ` · 3 notes (p)`; `None` without notes.
+    pub fn notes_text(&self, key: Option<&str>) -> Option<String> {
+        let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
+        match self.notes {
+            0 => None,
+            1 => Some(format!(" · 1 note{key}")),
+            n => Some(format!(" · {n} notes{key}")),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_are_counted_apart_from_problems_with_the_key_once() {
+        let tally = |errors, notes| ProblemTally {
+            errors,
+            warnings: 0,
+            notes,
+        };
+        assert_eq!(tally(0, 0).notes_text(Some("p")), None);
+        assert_eq!(
+            tally(0, 1).notes_text(Some("p")).as_deref(),
+            Some(" · 1 note (p)")
+        );
+        assert_eq!(tally(0, 3).notes_text(None).as_deref(), Some(" · 3 notes"));
+        assert_eq!(
+            tally(2, 3).status_text(Some("p")).as_deref(),
+            Some(" · 2 errors (p)")
+        );
+    }
 
     #[test]
     fn a_refused_feed_is_named_401_in_the_status_bar() {
