@@ -51,6 +51,7 @@ fn side(name: &str, fails: impl Fn(usize) -> bool) -> &'static Store {
                 id: format!("case-{k:05}"),
                 index: 1,
                 index_is_repeat: false,
+                task: None,
             },
         ));
         batch.evals.push((

@@ -132,6 +132,7 @@ fn build_store() -> Store {
                     id: format!("scenario-{}", r % 500),
                     index: (r % 4) as u64,
                     index_is_repeat: false,
+                    task: None,
                 },
             ));
         }

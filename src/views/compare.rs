@@ -11,7 +11,7 @@
 //! example), the runs of one id on one side are that case's repeats: when they disagree, the
 //! case is flaky on that side ([`Repeats`], [`Comparison::flaky`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -362,8 +362,16 @@ impl Comparison {
 /// Compares the runs of `a` with those of `b`, paired by `rule`, texts shown as `mode` shows
 /// them.
 pub fn compare(a: &Store, b: &Store, rule: &KeyRule, mode: Reveal) -> Comparison {
-    let side_a = keyed(a, rule, mode);
-    let side_b = keyed(b, rule, mode);
+    // Runs of several Inspect tasks: a sample id is unique only within its task, so the case
+    // is named by both (`task · id`) on both sides.
+    let tasks: BTreeSet<&str> = [a, b]
+        .into_iter()
+        .flat_map(Store::invocations)
+        .filter_map(|inv| inv.case()?.task.as_deref())
+        .collect();
+    let by_task = tasks.len() > 1;
+    let side_a = keyed(a, rule, by_task, mode);
+    let side_b = keyed(b, rule, by_task, mode);
     let (runs_a, mut runs_b) = (side_a.runs, side_b.runs);
     let summary = Summaries {
         a: side_a.summary,
@@ -502,12 +510,15 @@ struct Named<'a> {
     attribute: Option<&'a str>,
 }
 
-/// How `rule` names the case `inv` runs, if it does.
-fn named<'a>(inv: &Invocation, rule: &'a KeyRule) -> Option<Named<'a>> {
+/// How `rule` names the case `inv` runs, if it does; `by_task`, with its Inspect task.
+fn named<'a>(inv: &Invocation, rule: &'a KeyRule, by_task: bool) -> Option<Named<'a>> {
     match rule {
         KeyRule::Case => match inv.case() {
             Some(case) => Some(Named {
-                id: case.id.clone(),
+                id: match &case.task {
+                    Some(task) if by_task => format!("{task} · {}", case.id),
+                    _ => case.id.clone(),
+                },
                 index: Some(case.index),
                 index_is_repeat: case.index_is_repeat,
                 attribute: None,
@@ -531,7 +542,7 @@ fn named<'a>(inv: &Invocation, rule: &'a KeyRule) -> Option<Named<'a>> {
 /// Every run of `store` by its key, and how they were keyed. Two runs with one case key (a
 /// case run twice on one side, e.g. epochs) keep the first in start order; the later ones get
 /// the next free index of that case, so none is lost.
-fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> KeyedSide {
+fn keyed(store: &Store, rule: &KeyRule, by_task: bool, mode: Reveal) -> KeyedSide {
     let selection = Selection::all(store);
     let mut runs: Vec<&Invocation> = store.invocations().collect();
     runs.sort_by(|x, y| {
@@ -547,7 +558,7 @@ fn keyed(store: &Store, rule: &KeyRule, mode: Reveal) -> KeyedSide {
     let mut kinds = KeyKinds::default();
     let mut attributes: Vec<String> = Vec::new();
     for inv in runs {
-        let (id, index, by_name_key, index_is_repeat) = match named(inv, rule) {
+        let (id, index, by_name_key, index_is_repeat) = match named(inv, rule, by_task) {
             Some(named) => {
                 match named.attribute {
                     Some(name) => {

@@ -344,6 +344,10 @@ impl<'a> InvocationOut<'a> {
             case: inv.case().map(|case| CaseOut {
                 id: redact::shown_data(&case.id, mode).into_owned(),
                 index: case.index,
+                task: case
+                    .task
+                    .as_ref()
+                    .map(|task| redact::shown_data(task, mode).into_owned()),
             }),
             counts: CountsOut(&summary.counts),
             duration_ms: round3(summary.duration_ms()),
@@ -413,6 +417,8 @@ impl<'a> NoteOut<'a> {
 struct CaseOut {
     id: String,
     index: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<String>,
 }
 
 #[derive(Serialize)]

@@ -278,7 +278,10 @@ fn a_broken_sample_member_is_reported_and_the_others_load() {
     let document = dump(&path);
     let runs = document["invocations"].as_array().unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0]["case"], serde_json::json!({"id": "7", "index": 2}));
+    assert_eq!(
+        runs[0]["case"],
+        serde_json::json!({"id": "7", "index": 2, "task": "t"})
+    );
     assert_eq!(runs[0]["eval"]["passed"], true);
     let problems = document["problems"].to_string();
     assert!(

@@ -643,3 +643,60 @@ fn problems_loading_a_side_are_counted_beside_its_pass_rate() {
     let text = String::from_utf8(compare(&a, &a, &["--text"]).stdout).unwrap();
     assert!(!text.contains("problems while loading"), "{text}");
 }
+
+/// Two Inspect tasks whose sample ids are the same (as Inspect's own 1, 2, … are): each case is
+/// its task's, so runs pair within their task and no two tasks' runs read as repeats of one case.
+#[test]
+fn cases_of_two_inspect_tasks_pair_within_their_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |run: &str, task: &str| -> Value {
+        let mut log: Value =
+            serde_json::from_slice(&std::fs::read(inspect_log(run, "json")).unwrap()).unwrap();
+        log["eval"]["task"] = Value::from(task);
+        log
+    };
+    // Side A: task `geo_tools` is run A, task `geo_other` run B; side B the other way round.
+    let side = |name: &str, [first, second]: [&str; 2]| {
+        let side = dir.path().join(name);
+        std::fs::create_dir(&side).unwrap();
+        for (run, task) in [(first, "geo_tools"), (second, "geo_other")] {
+            let path = side.join(format!("{task}.json"));
+            std::fs::write(&path, log(run, task).to_string()).unwrap();
+        }
+        side
+    };
+    let (a, b) = (side("a", ["A", "B"]), side("b", ["B", "A"]));
+    let json = json_of(&compare(&a, &b, &["--json"]));
+    // Within geo_tools, A → B; within geo_other, B → A: what one fixes the other breaks.
+    let plain = json_of(&compare(
+        &inspect_log("A", "json"),
+        &inspect_log("B", "json"),
+        &["--json"],
+    ));
+    let ids = |json: &Value, class: &str, task: Option<&str>| -> Vec<String> {
+        let mut ids: Vec<String> = json[class]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["case"]["id"].as_str().unwrap().to_owned())
+            .map(|id| task.map_or(id.clone(), |task| format!("{task} · {id}")))
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut newly_failing = ids(&plain, "newly_failing", Some("geo_tools"));
+    newly_failing.extend(ids(&plain, "fixed", Some("geo_other")));
+    newly_failing.sort();
+    assert!(!newly_failing.is_empty());
+    assert_eq!(ids(&json, "newly_failing", None), newly_failing);
+    let mut fixed = ids(&plain, "fixed", Some("geo_tools"));
+    fixed.extend(ids(&plain, "newly_failing", Some("geo_other")));
+    fixed.sort();
+    assert_eq!(ids(&json, "fixed", None), fixed);
+    assert_eq!(json["only_in_a"], serde_json::json!([]));
+    assert_eq!(
+        json["flaky"],
+        serde_json::json!([]),
+        "no task's run is another's repeat"
+    );
+}

@@ -731,6 +731,9 @@ pub struct Case {
     /// that disagree make the case flaky; false when it places the run within the case (an
     /// arksim turn of a scenario).
     pub index_is_repeat: bool,
+    /// The Inspect task the sample belongs to: a sample id is unique only within its task
+    /// (Inspect numbers a dataset's samples 1, 2, … when it names none).
+    pub task: Option<String>,
 }
 
 impl Batch {

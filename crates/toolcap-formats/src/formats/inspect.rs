@@ -707,6 +707,7 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
                 id: sample_id.clone(),
                 index: epoch,
                 index_is_repeat: true,
+                task: Some(self.task.to_owned()),
             },
         ));
         batch.invocation_names.push((

@@ -243,6 +243,7 @@ fn tallies_of_stretches_merged_in_order_give_the_one_pass_result() {
                 id: format!("case-{}", r % 7),
                 index: 0,
                 index_is_repeat: false,
+                task: None,
             },
         ));
     }

@@ -491,6 +491,7 @@ fn whole_value_terms_match_whole_values_only() {
                 id: "geo-01".into(),
                 index: 0,
                 index_is_repeat: false,
+                task: None,
             },
         )],
         ..Default::default()

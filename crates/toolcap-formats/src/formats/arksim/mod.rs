@@ -264,6 +264,7 @@ impl TurnContext<'_> {
                     id: self.scenario_id.to_owned(),
                     index: turn.index,
                     index_is_repeat: false,
+                    task: None,
                 },
             ));
         }
