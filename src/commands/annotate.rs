@@ -130,12 +130,18 @@ pub fn find_run<'s>(
     }
 }
 
-/// Runs as `index N (run RUN_ID)`, comma-separated.
+/// Runs as `index N (run RUN_ID)`, comma-separated; an Inspect run's task before its index,
+/// since two tasks' samples can share an id.
 fn candidates(runs: &[&Invocation]) -> String {
     runs.iter()
         .map(|inv| {
+            let task = inv
+                .case()
+                .and_then(|case| case.task.as_deref())
+                .map(|task| format!("task {} ", redact::sanitize_line(task)))
+                .unwrap_or_default();
             format!(
-                "index {} (run {})",
+                "{task}index {} (run {})",
                 inv.case().map_or(0, |case| case.index),
                 redact::sanitize_line(&inv.id.text())
             )

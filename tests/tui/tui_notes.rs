@@ -152,7 +152,7 @@ fn a_note_written_headless_is_found_by_dump_filter_and_listed_in_the_report() {
     assert_eq!(ambiguous.status.code(), Some(2));
     let said = String::from_utf8_lossy(&ambiguous.stderr);
     assert!(
-        said.contains("--index N") && said.contains("index 3 (run "),
+        said.contains("--index N") && said.contains("task capital_epochs index 3 (run "),
         "{said}"
     );
     let outside = binary(&["annotate", src, "--id", id, "--label", "wontfix"]);
