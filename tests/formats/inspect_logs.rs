@@ -321,6 +321,9 @@ fn runs_are_found_by_case_and_epoch() {
     assert_eq!(filtered(&a, "case:GEO-03"), ["geo-03#1"]);
     assert_eq!(filtered(&a, "case:geo-0 epoch:1").len(), 8);
     assert!(filtered(&a, "epoch:2").is_empty());
+    // The task, whole and in any case: every sample of the log, and none of another task.
+    assert_eq!(filtered(&a, "task:GEO_TOOLS").len(), 8);
+    assert!(filtered(&a, "task:geo").is_empty());
     assert_eq!(
         filtered(&a, "is:eval-failed epoch:1"),
         ["geo-02#1", "geo-05#1", "geo-07#1", "geo-08#1"]

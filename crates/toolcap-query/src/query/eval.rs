@@ -389,6 +389,11 @@ fn eval_term(term: &Term, inv: &Invocation, ctx: &Context) -> Outcome {
         Term::Conv(v) => inv_level(conversation_ids(inv).any(|c| starts_with_ci(c, v))),
         Term::Case(v) => inv_level(inv.case().is_some_and(|case| starts_with_ci(&case.id, v))),
         Term::CaseId(v) => inv_level(inv.case().is_some_and(|case| case.id.to_lowercase() == *v)),
+        Term::Task(v) => inv_level(
+            inv.case()
+                .and_then(|case| case.task.as_deref())
+                .is_some_and(|task| task.to_lowercase() == *v),
+        ),
         Term::Eval(v) => inv_level(inv.eval().is_some_and(|e| e.label.to_lowercase() == *v)),
         Term::Reason(v) => inv_level(
             inv.eval()

@@ -125,6 +125,8 @@ pub enum Term {
     Reason(String),
     /// `case-id:ID`: the run's case id is ID (whole; `case:` takes a prefix).
     CaseId(String),
+    /// `task:NAME`: the run is a sample of that Inspect task (whole).
+    Task(String),
     /// `error:TYPE`: an agent span failed with that error type (`error:""`: with none).
     Error(String),
     /// `tool-failed:NAME`: a call of that tool (its whole name) failed;
@@ -161,6 +163,7 @@ pub const FIELDS: &[&str] = &[
     "eval",
     "reason",
     "case-id",
+    "task",
     "error",
     "tool-failed",
 ];
@@ -575,6 +578,7 @@ fn word_term(text: &str, pos: usize, quoted_tail: bool) -> Result<Term, QueryErr
         "eval" => Term::Eval(value),
         "reason" => Term::Reason(value),
         "case-id" => Term::CaseId(value),
+        "task" => Term::Task(value),
         "error" => Term::Error(value),
         "tool-failed" => match value.split_once('=') {
             Some(("", _)) => {

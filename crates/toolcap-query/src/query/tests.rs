@@ -73,6 +73,7 @@ fn grammar_parses_every_field_operator_and_form() {
         ("eval:\"\"", term(Eval(String::new()))),
         ("reason:\"[Tool] x\"", term(Reason("[tool] x".into()))),
         ("case-id:Geo-01", term(CaseId("geo-01".into()))),
+        ("task:Geo_Tools", term(Task("geo_tools".into()))),
         ("error:Timeout", term(Error("timeout".into()))),
         (
             "tool-failed:Lookup",
