@@ -19,6 +19,7 @@ use crate::model::Id;
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
 use crate::triage::{Facet, Facets};
+use crate::views::ProblemCounts;
 use crate::views::dump::Selection;
 
 /// Where a run's case key comes from.
@@ -685,43 +686,8 @@ pub struct Summary {
     pub tools: BTreeMap<String, ToolCounts>,
     pub duration_ms: Spread,
     pub tokens: Spread,
-    /// Errors and warnings met while loading the side: runs lost or guessed that no count
-    /// above holds.
+    /// Errors and warnings met while loading the side.
     pub problems: ProblemCounts,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ProblemCounts {
-    pub errors: usize,
-    pub warnings: usize,
-}
-
-impl ProblemCounts {
-    fn of(store: &Store) -> Self {
-        let problems = store.problems();
-        let errors = problems
-            .iter()
-            .filter(|p| p.severity == crate::model::Severity::Error)
-            .count();
-        let warnings = problems.iter().filter(|p| p.is_counted()).count() - errors;
-        ProblemCounts { errors, warnings }
-    }
-
-    /// `2 errors, 1 warning`, or `none`.
-    pub fn words(&self) -> String {
-        if *self == ProblemCounts::default() {
-            return "none".to_owned();
-        }
-        let plural = |n: usize, word: &str| match n {
-            1 => format!("1 {word}"),
-            n => format!("{n} {word}s"),
-        };
-        format!(
-            "{}, {}",
-            plural(self.errors, "error"),
-            plural(self.warnings, "warning")
-        )
-    }
 }
 
 impl Summaries {

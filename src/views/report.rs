@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::dump::{Selection, write_selection_json};
-use super::{out_file, summary};
+use super::{ProblemCounts, out_file, summary};
 use crate::breakdown::Breakdown;
 use crate::model::Origin;
 use crate::redact::{self, Reveal};
@@ -86,24 +86,6 @@ fn note_markdown(note: &crate::notes::Note, mode: Reveal) -> String {
 /// Problems (and notes) listed in the Markdown; a file with thousands of bad lines has them all
 /// in the JSON beside it.
 const MAX_PROBLEMS_LISTED: usize = 50;
-
-/// `2 errors, 1 warning`.
-fn problem_counts(problems: &[&crate::model::Problem]) -> String {
-    let errors = problems
-        .iter()
-        .filter(|p| p.severity == crate::model::Severity::Error)
-        .count();
-    let warnings = problems.len() - errors;
-    let plural = |n: usize, word: &str| match n {
-        1 => format!("1 {word}"),
-        n => format!("{n} {word}s"),
-    };
-    format!(
-        "{}, {}",
-        plural(errors, "error"),
-        plural(warnings, "warning")
-    )
-}
 
 /// Builds the report of `selection` (the invocations currently listed).
 pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport {
@@ -210,7 +192,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
         let _ = writeln!(
             markdown,
             "- loading: {} (listed under [Problems while loading](#problems-while-loading))",
-            problem_counts(&problems)
+            ProblemCounts::of(store).words()
         );
     }
     let _ = writeln!(
