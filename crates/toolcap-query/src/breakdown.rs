@@ -233,6 +233,8 @@ struct Groups<'a> {
 
 struct Group<'a> {
     label: &'a str,
+    /// The Inspect task of a case row: a sample id is unique only within its task.
+    scope: Option<&'a str>,
     key: String,
     runs: usize,
     calls: usize,
@@ -248,17 +250,18 @@ impl<'a> Groups<'a> {
         if let Some(&i) = self.index_of_raw.get(raw) {
             return i;
         }
-        let i = self.index_of_key(raw, raw.to_lowercase());
+        let i = self.index_of_key(raw, None, raw.to_lowercase());
         self.index_of_raw.insert(raw, i);
         i
     }
 
-    fn index_of_key(&mut self, label: &'a str, key: String) -> usize {
+    fn index_of_key(&mut self, label: &'a str, scope: Option<&'a str>, key: String) -> usize {
         if let Some(&i) = self.index_of_key.get(&key) {
             return i;
         }
         self.groups.push(Group {
             label,
+            scope,
             key: key.clone(),
             runs: 0,
             calls: 0,
@@ -282,11 +285,28 @@ impl<'a> Groups<'a> {
         i
     }
 
+    /// Counts run `run` in the group of `raw` within `scope` (once per run): the same text in
+    /// two scopes is two groups.
+    fn count_run_in(&mut self, scope: Option<&'a str>, raw: &'a str, run: usize) {
+        let i = match scope {
+            None => self.index(raw),
+            Some(scope) => {
+                let key = format!("{}\u{0}{}", scope.to_lowercase(), raw.to_lowercase());
+                self.index_of_key(raw, Some(scope), key)
+            }
+        };
+        let group = &mut self.groups[i];
+        if group.last_run != run {
+            group.last_run = run;
+            group.runs += 1;
+        }
+    }
+
     /// Adds the counts of `later` (a tally of runs after these): a run is in one tally only, so
     /// counts add up, and the first spelling seen stays the label.
     fn merge(&mut self, later: Groups<'a>) {
         for group in later.groups {
-            let i = self.index_of_key(group.label, group.key);
+            let i = self.index_of_key(group.label, group.scope, group.key);
             let mine = &mut self.groups[i];
             mine.runs += group.runs;
             mine.calls += group.calls;
@@ -295,20 +315,29 @@ impl<'a> Groups<'a> {
         }
     }
 
-    /// Rows, most runs first (then most failed calls, most calls, label).
+    /// Rows, most runs first (then most failed calls, most calls, label), each labelled by its
+    /// group's first spelling and filtered by `query` of it.
     fn rows(self, query: impl Fn(&str) -> Option<String>, with_calls: bool) -> Vec<Row> {
+        self.rows_with(|g| (g.label.to_owned(), query(g.label)), with_calls)
+    }
+
+    /// Rows as [`Groups::rows`], their label and query made by `row` from the whole group.
+    fn rows_with(
+        self,
+        row: impl Fn(&Group) -> (String, Option<String>),
+        with_calls: bool,
+    ) -> Vec<Row> {
         let mut rows: Vec<Row> = self
             .groups
             .into_iter()
-            .map(|g| Row {
-                calls: with_calls.then_some(g.calls),
-                failed_calls: with_calls.then_some(g.failed_calls),
-                quotes_output: g.quotes_output,
-                ..Row::new(
-                    g.label,
-                    g.runs,
-                    (!g.quotes_output).then(|| query(g.label)).flatten(),
-                )
+            .map(|g| {
+                let (label, query) = row(&g);
+                Row {
+                    calls: with_calls.then_some(g.calls),
+                    failed_calls: with_calls.then_some(g.failed_calls),
+                    quotes_output: g.quotes_output,
+                    ..Row::new(label, g.runs, query.filter(|_| !g.quotes_output))
+                }
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -320,6 +349,28 @@ impl<'a> Groups<'a> {
         });
         rows
     }
+}
+
+/// The failing runs by case. When they are of more than one Inspect task (or of a task and of
+/// a format without tasks), a task's case reads `task · id` and its query names the task too,
+/// so two tasks' sample 1 are two rows, each listing exactly its runs.
+fn case_rows(cases: Groups) -> Vec<Row> {
+    let scopes: std::collections::HashSet<Option<&str>> =
+        cases.groups.iter().map(|group| group.scope).collect();
+    let by_task = scopes.len() > 1;
+    cases.rows_with(
+        |group| {
+            let case = quoted_term("case-id", group.label);
+            match group.scope.filter(|_| by_task) {
+                Some(task) => (
+                    format!("{task} · {}", group.label),
+                    Some(format!("is:failing {} {case}", quoted_term("task", task))),
+                ),
+                None => (group.label.to_owned(), Some(format!("is:failing {case}"))),
+            }
+        },
+        false,
+    )
 }
 
 /// Runs a tally takes on one core at least: fewer are not worth a thread.
@@ -445,7 +496,7 @@ impl<'a> Tally<'a> {
             self.failing_starts.push(summary.start_unix_nano);
         }
         if let Some(case) = inv.case() {
-            self.cases.count_run(&case.id, run);
+            self.cases.count_run_in(case.task.as_deref(), &case.id, run);
         }
         if summary.counts.errors > 0 {
             for span in inv.spans.iter() {
@@ -577,10 +628,7 @@ impl Breakdown {
             },
             Table {
                 kind: TableKind::Cases,
-                rows: cases.rows(
-                    |id| Some(format!("is:failing {}", quoted_term("case-id", id))),
-                    false,
-                ),
+                rows: case_rows(cases),
             },
             Table {
                 kind: TableKind::Reasons,

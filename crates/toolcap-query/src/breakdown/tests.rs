@@ -264,3 +264,69 @@ fn tallies_of_stretches_merged_in_order_give_the_one_pass_result() {
     let tool = &whole.table(TableKind::Tools).unwrap().rows[0];
     assert_eq!((tool.label.as_str(), tool.calls), ("Lookup", Some(60)));
 }
+
+/// Two Inspect tasks whose samples share ids: a case row is its task's (`task · id`), and its
+/// query lists exactly its runs; one task alone keeps the plain ids.
+#[test]
+fn cases_of_two_tasks_are_rows_of_their_own() {
+    let runs_of = |tasks: &[&str]| {
+        let mut store = Store::new();
+        let mut batch = Batch::default();
+        for (r, task) in tasks.iter().enumerate() {
+            let trace = format!("run{r:02}");
+            batch.spans.push(span(&trace, "root", None, 1 + r as u64));
+            batch
+                .evals
+                .push((trace.clone(), failed_verdict("wrong", "why")));
+            batch.cases.push((
+                trace,
+                crate::model::Case {
+                    id: format!("{}", 1 + r % 2),
+                    index: 1,
+                    index_is_repeat: true,
+                    task: Some((*task).to_owned()),
+                },
+            ));
+        }
+        store.ingest(batch);
+        store
+    };
+    let store = runs_of(&["geo", "geo", "Math", "math"]);
+    let breakdown = Breakdown::of(&store.oldest_first(), &NoGold);
+    let cases = &breakdown.table(TableKind::Cases).unwrap().rows;
+    let labels: Vec<(&str, usize)> = cases.iter().map(|r| (r.label.as_str(), r.runs)).collect();
+    // Tasks group as queries compare them, case aside; a row shows its first spelling.
+    assert_eq!(
+        labels,
+        [
+            ("Math · 1", 1),
+            ("geo · 1", 1),
+            ("geo · 2", 1),
+            ("math · 2", 1)
+        ]
+    );
+    for row in cases {
+        assert_eq!(
+            listed(&store, row.query.as_deref().unwrap()),
+            row.runs,
+            "{row:?}"
+        );
+    }
+    assert_eq!(
+        row(&breakdown, TableKind::Cases, "geo · 1")
+            .query
+            .as_deref(),
+        Some(r#"is:failing task:"geo" case-id:"1""#)
+    );
+
+    let store = runs_of(&["geo", "geo"]);
+    let breakdown = Breakdown::of(&store.oldest_first(), &NoGold);
+    let labels: Vec<&str> = breakdown
+        .table(TableKind::Cases)
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| r.label.as_str())
+        .collect();
+    assert_eq!(labels, ["1", "2"]);
+}
