@@ -635,26 +635,8 @@ fn a_log_file_is_read_in_place_and_gives_what_its_bytes_give() {
 
     let dir = tempfile::tempdir().unwrap();
     // Run A's samples written 10 times over with new ids: 80 samples, more than one group.
-    let json_form: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
     let many = dir.path().join("many.eval");
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(&many).unwrap());
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    let mut header = json_form.clone();
-    header.as_object_mut().unwrap().remove("samples");
-    zip.start_file("header.json", options).unwrap();
-    zip.write_all(header.to_string().as_bytes()).unwrap();
-    for copy in 0..10 {
-        for sample in json_form["samples"].as_array().unwrap() {
-            let mut sample = sample.clone();
-            let id = format!("{}-{copy}", sample["id"].as_str().unwrap());
-            sample["id"] = Value::from(id.clone());
-            zip.start_file(format!("samples/{id}_epoch_1.json"), options)
-                .unwrap();
-            zip.write_all(sample.to_string().as_bytes()).unwrap();
-        }
-    }
-    zip.finish().unwrap();
+    crate::inspect_many::many_samples_log(&log("A"), &many, 10);
 
     for path in [eval_log("A"), eval_log("B"), many.clone()] {
         let (pieces, went) = in_place(&path);

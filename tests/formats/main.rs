@@ -14,6 +14,8 @@ mod fuzz_regressions;
 #[path = "../common/inspect_fixtures.rs"]
 mod inspect_fixtures;
 mod inspect_logs;
+#[path = "../common/inspect_many.rs"]
+mod inspect_many;
 #[path = "../common/inspect_real.rs"]
 mod inspect_real;
 mod inspect_real_logs;

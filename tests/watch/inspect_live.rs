@@ -254,3 +254,51 @@ async fn waited_for_then_read(name: &str, cut: &[u8], whole: &[u8], said: &str) 
     })
     .await;
 }
+
+/// A log of many samples written again (its eval finished, or rescored) comes back as one batch
+/// that replaces every run at once: the list never shrinks to the first group's runs and grows
+/// back while the file is read, though a first read hands each group on as it comes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_big_log_read_again_replaces_its_runs_in_one_batch() {
+    use crate::support::{Recorder, wait_for};
+    use toolcap::sources::watch::{WatchOptions, spawn_watcher_with};
+
+    let dir = tempfile::tempdir().unwrap();
+    let root_dir = dir.path().canonicalize().unwrap();
+    let log = root_dir.join("many.eval");
+    let json_log = root().join(
+        "tests/fixtures/inspect-ai/A/2026-12-05T23-41-58-00-00_geo-tools_W2smyxMsnHsNeycSC4xsC9.json",
+    );
+    crate::inspect_many::many_samples_log(&json_log, &log, 10);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let options = WatchOptions {
+        debounce: Duration::from_millis(20),
+        ..WatchOptions::default()
+    };
+    let _watch = spawn_watcher_with(vec![root_dir.clone()], tx, options).expect("watch");
+    let mut rec = Recorder::default();
+    let said = |r: &Recorder| {
+        r.problems
+            .iter()
+            .any(|p| p.message.contains("80 samples, "))
+    };
+    wait_for(&mut rx, &mut rec, "the log's 80 runs", said).await;
+    let spans = rec.by_file.get(&log).map_or(0, Vec::len);
+    assert!(spans > 80 * 8, "{spans} spans");
+    assert!(rec.replaced.is_empty());
+
+    // Written again whole, as when the eval finishes: one batch brings every span back.
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, bytes).unwrap();
+    wait_for(&mut rx, &mut rec, "the log read again", |r| {
+        !r.replaced.is_empty()
+    })
+    .await;
+    assert_eq!(rec.replaced, std::slice::from_ref(&log));
+    assert_eq!(
+        rec.replacing_spans,
+        [spans],
+        "every run in the replacing batch"
+    );
+    assert_eq!(rec.by_file.get(&log).map_or(0, Vec::len), spans);
+}

@@ -6,6 +6,8 @@
 
 mod attach_feed;
 mod inspect_live;
+#[path = "../common/inspect_many.rs"]
+mod inspect_many;
 #[path = "../common/inspect_real.rs"]
 mod inspect_real;
 mod long_lines;

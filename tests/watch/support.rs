@@ -97,6 +97,8 @@ pub struct Recorder {
     pub forgets: Vec<PathBuf>,
     /// Files whose re-read came as one batch replacing what they gave (also in `forgets`).
     pub replaced: Vec<PathBuf>,
+    /// The spans each of those replacing batches brought.
+    pub replacing_spans: Vec<usize>,
     pub statuses: Vec<SourceStatus>,
     /// Every span ever delivered, including ones later forgotten.
     pub delivered: usize,
@@ -108,6 +110,7 @@ impl Recorder {
             IngestEvent::Batch(mut batch) => {
                 if let Some(path) = batch.replaces.take() {
                     self.replaced.push(path.clone());
+                    self.replacing_spans.push(batch.spans.len());
                     self.apply(IngestEvent::Forget(path));
                 }
                 if let Some(path) = batch.renews_notes.take() {

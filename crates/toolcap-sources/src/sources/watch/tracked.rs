@@ -135,23 +135,31 @@ impl TrackedFile {
             return Ok(Ok(()));
         }
         let (origin, path) = (self.origin.clone(), self.path.clone());
-        let mut replaced = false;
+        // A file that gave runs before is replaced by this read once it is whole: its pieces are
+        // held and sent as one batch, so the views keep the file's runs until then rather than
+        // watching them shrink to the first piece's and grow back. A first read hands each piece
+        // on as it comes; a read that only adds to the last one (a running eval's new samples)
+        // does too, and says the file's notes anew.
+        let rereading = self.emitted;
+        let mut held = Batch::default();
         let started = Instant::now();
         let mut so_far = self.eval_so_far.take();
         let in_place =
             formats::follow_in_place(ctx.registry, &origin, &path, &mut so_far, |piece| {
                 let mut batch = piece.batch;
-                // What the file gave before goes with its first new runs, in the same step; an
-                // empty piece ahead of them (a log's header) only says how far the reading is. A
-                // read that only adds to the last one replaces nothing but the file's notes.
-                let only_progress = is_empty(&batch) && piece.more;
                 if piece.adds {
                     if !piece.more {
                         batch.renews_notes = Some(path.clone());
                     }
-                } else if !replaced && !only_progress {
-                    replaced = true;
-                    self.replace_with_next();
+                } else if rereading {
+                    held.extend(batch);
+                    batch = match piece.more {
+                        true => Batch::default(),
+                        false => {
+                            self.replace_with_next();
+                            std::mem::take(&mut held)
+                        }
+                    };
                 }
                 self.send_piece(batch, piece.progress, piece.more, started, out)
             })?;
