@@ -777,7 +777,7 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
         }
         zip.finish().unwrap();
     };
-    written_anew(&samples[..3]);
+    written_anew(&[]);
     let whole = || {
         load_bytes(
             Origin::File(Arc::new(running.clone())),
@@ -800,10 +800,22 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
         batch.problems.iter().map(|p| p.message.clone()).collect()
     };
 
+    // Started, no sample written yet: its coverage says so, as a note.
     let mut so_far = None;
-    let (first, adds) = followed(&running, &mut so_far);
+    let (started, adds) = followed(&running, &mut so_far);
     assert!(adds.iter().all(|adds| !adds));
     assert!(so_far.is_some(), "a running eval's read is remembered");
+    assert_eq!(
+        coverage(&started),
+        [
+            "Inspect log of geo_tools (eval in progress: 0 of 8 written): 0 samples, 0 scored, 0 errored, 0 neither (errored samples count as failing)"
+        ]
+    );
+    assert!(started.problems.iter().all(|p| !p.is_counted()));
+
+    appended(&samples[..3], None);
+    let (first, adds) = followed(&running, &mut so_far);
+    assert!(adds.iter().all(|adds| *adds));
     assert_eq!(ids(&first).len(), 3);
 
     appended(&samples[3..6], None);

@@ -185,8 +185,7 @@ fn read_log<R: ZipSource, E>(
         return Ok(None);
     };
     let in_progress = header_name != "header.json" || header["status"] == "started";
-    // A read that took no samples said the log holds none, a warning no later read takes back.
-    let after = after.filter(|so_far| in_progress && so_far.counts[0] > 0 && so_far.still_in(zip));
+    let after = after.filter(|so_far| in_progress && so_far.still_in(zip));
     let adds = after.is_some();
     let taken: std::collections::HashSet<&str> = after
         .iter()
@@ -758,11 +757,13 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
     fn finish(mut self, in_progress: bool, batch: &mut Batch) {
         self.build(batch);
         let (total, scored, errored) = (self.total, self.scored, self.errored);
-        if total == 0 {
+        // A finished log without samples lost them (`--no-log-samples`); a running eval has
+        // written none yet, which its coverage says.
+        if total == 0 && !in_progress {
             batch.problems.push(Problem::warning(
                 self.input.origin,
                 None,
-                "the log holds no samples (a run still in progress, or --no-log-samples)",
+                "the log holds no samples (written with --no-log-samples?)",
             ));
             return;
         }
