@@ -839,14 +839,25 @@ fn a_running_logs_added_samples_are_read_alone_and_join_what_was_read() {
     });
     assert_eq!(outline(joined), outline_without_bodies(&whole()));
 
-    // Finished: the header is written and the log read whole.
+    // Finished: the last samples and the header are written after the others, which stay in
+    // place, so the finish adds its samples and says the coverage without "in progress".
     let mut header = start.clone();
     header["status"] = Value::from("success");
     appended(&samples[6..], Some(&header));
     let (last, adds) = followed(&running, &mut so_far);
-    assert!(adds.iter().all(|adds| !adds));
+    assert!(adds.iter().all(|adds| *adds));
     assert!(so_far.is_none(), "a finished log is not followed");
-    assert_eq!(ids(&last).len(), 8);
+    assert_eq!(ids(&last).len(), 2);
+    assert_eq!(
+        coverage(&last),
+        [
+            "Inspect log of geo_tools: 8 samples, 8 scored, 0 errored, 0 neither (errored samples count as failing)"
+        ]
+    );
+    // Read whole, as anything without a read before it is.
+    let (whole_read, adds) = followed(&running, &mut None);
+    assert!(adds.iter().all(|adds| !adds));
+    assert_eq!(ids(&whole_read).len(), 8);
 
     // Written anew, then again with one sample ahead of the others: they moved, so the log is
     // read whole.

@@ -153,7 +153,8 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
     let checked = check_against_inspect(&to_json(&store, Reveal::Revealed), &truth[0]);
     assert_eq!(checked, 7);
 
-    // Let the last sample finish: the finished log replaces what was shown.
+    // Let the last sample finish: Inspect writes it and the header after the others, which
+    // stay in place, so the finish adds the last run and says the coverage anew.
     open_gate();
     let done = next_line(&mut eval, &mut lines);
     assert!(done.starts_with("done "), "{done}");
@@ -166,6 +167,13 @@ async fn a_running_eval_shows_its_samples_so_far_then_all_of_them() {
         |store| store.len() == 8 && progress_notes(store).is_empty(),
     )
     .await;
+    assert_eq!(
+        (sent.replacing, sent.forgets),
+        (0, 0),
+        "followed to its end by adding"
+    );
+    let held: usize = store.invocations().map(|run| run.spans.len()).sum();
+    assert_eq!(sent.spans, held);
     let truth = inspect_truth(&[only_log(&logs)]);
     assert_eq!(truth[0]["status"], "success");
     let checked = check_against_inspect(&to_json(&store, Reveal::Revealed), &truth[0]);

@@ -151,9 +151,9 @@ impl<T: std::io::Read + std::io::Seek + Clone + Send + Sync> ZipSource for T {}
 ///
 /// With `after`, what a read of the same file remembered while its eval ran, and a directory
 /// that still holds every member that read took, each where it lay (Inspect appends each
-/// flush's samples and writes the directory anew), only the samples added since are read, and
-/// the pieces say they add to that read ([`Piece::adds`]). Gives what this read remembers when
-/// the eval is still running.
+/// flush's samples, and at the finish its header, and writes the directory anew), only the
+/// samples added since are read, and the pieces say they add to that read ([`Piece::adds`]).
+/// Gives what this read remembers when the eval is still running.
 fn read_log<R: ZipSource, E>(
     zip: &zip::ZipArchive<R>,
     input: &Input,
@@ -185,7 +185,8 @@ fn read_log<R: ZipSource, E>(
         return Ok(None);
     };
     let in_progress = header_name != "header.json" || header["status"] == "started";
-    let after = after.filter(|so_far| in_progress && so_far.still_in(zip));
+    // The finish too: Inspect writes its header after the samples and leaves them in place.
+    let after = after.filter(|so_far| so_far.still_in(zip));
     let adds = after.is_some();
     let taken: std::collections::HashSet<&str> = after
         .iter()
