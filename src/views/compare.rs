@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::model::Id;
+use crate::model::{Case, Id};
 use crate::redact::{self, Reveal};
 use crate::store::{Invocation, Store};
 use crate::triage::{Facet, Facets};
@@ -517,7 +517,7 @@ fn named<'a>(inv: &Invocation, rule: &'a KeyRule, by_task: bool) -> Option<Named
         KeyRule::Case => match inv.case() {
             Some(case) => Some(Named {
                 id: match &case.task {
-                    Some(task) if by_task => format!("{task} · {}", case.id),
+                    Some(task) if by_task => Case::id_in_task(task, &case.id),
                     _ => case.id.clone(),
                 },
                 index: Some(case.index),
@@ -551,7 +551,7 @@ fn keyed(store: &Store, rule: &KeyRule, by_task: bool, mode: Reveal) -> KeyedSid
     });
     let mut keyed = BTreeMap::new();
     let mut summary = Summary {
-        problems: ProblemCounts::of(store),
+        problems: ProblemCounts::of(store.problems()),
         ..Summary::default()
     };
     let (mut durations, mut tokens, mut scores) = (Vec::new(), Vec::new(), Vec::new());
@@ -693,7 +693,7 @@ pub struct Summary {
 impl Summaries {
     /// Whether either side met errors or warnings while loading.
     pub fn any_problems(&self) -> bool {
-        self.a.problems != ProblemCounts::default() || self.b.problems != ProblemCounts::default()
+        !self.a.problems.is_clean() || !self.b.problems.is_clean()
     }
 }
 

@@ -192,7 +192,7 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
         let _ = writeln!(
             markdown,
             "- loading: {} (listed under [Problems while loading](#problems-while-loading))",
-            ProblemCounts::of(store).words()
+            ProblemCounts::of(store.problems()).words()
         );
     }
     let _ = writeln!(

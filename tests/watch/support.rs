@@ -114,10 +114,7 @@ impl Recorder {
                     self.apply(IngestEvent::Forget(path));
                 }
                 if let Some(path) = batch.renews_notes.take() {
-                    let source = path.display().to_string();
-                    self.problems.retain(|p| {
-                        p.severity != toolcap::model::Severity::Note || p.source != source
-                    });
+                    self.problems.retain(|p| !p.is_note_of(&path));
                 }
                 for span in batch.spans {
                     self.delivered += 1;

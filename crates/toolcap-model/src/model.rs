@@ -736,15 +736,20 @@ pub struct Case {
     pub task: Option<String>,
 }
 
+impl Case {
+    /// `task · id`: how a case is named where runs of several tasks are shown together.
+    pub fn id_in_task(task: &str, id: &str) -> String {
+        format!("{task} · {id}")
+    }
+}
+
 impl Batch {
     pub fn extend(&mut self, other: Batch) {
         if self.replaces.is_none() {
             self.replaces = other.replaces;
         }
         if let Some(path) = other.renews_notes {
-            let source = path.display().to_string();
-            self.problems
-                .retain(|p| p.severity != Severity::Note || p.source != source);
+            self.problems.retain(|p| !p.is_note_of(&path));
             self.renews_notes.get_or_insert(path);
         }
         self.spans.extend(other.spans);

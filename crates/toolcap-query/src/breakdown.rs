@@ -363,7 +363,7 @@ fn case_rows(cases: Groups) -> Vec<Row> {
             let case = quoted_term("case-id", group.label);
             match group.scope.filter(|_| by_task) {
                 Some(task) => (
-                    format!("{task} · {}", group.label),
+                    crate::model::Case::id_in_task(task, group.label),
                     Some(format!("is:failing {} {case}", quoted_term("task", task))),
                 ),
                 None => (group.label.to_owned(), Some(format!("is:failing {case}"))),

@@ -15,6 +15,7 @@ use crate::tui::app::triage::current_stop;
 use crate::tui::keymap::Scope;
 use crate::tui::overlays::{self, global_key, search};
 use crate::tui::theme::Role;
+use crate::views::ProblemCounts;
 
 pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
     let theme = &app.config.theme;
@@ -42,9 +43,9 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         }
         spans.push(Span::styled(text, theme.style(Role::Text)));
         spans.extend(triage_spans(app));
-        let tally = ProblemTally::of(app.store.problems());
+        let tally = ProblemCounts::of(app.store.problems());
         let problems_key = global_key(&app.config.keymap, Action::ToggleProblems);
-        let counted = tally.status_text(problems_key.as_deref());
+        let counted = problems_text(&tally, problems_key.as_deref());
         // Notes (an Inspect log's coverage, files skipped as not traces) are no failure, but
         // the list that holds them is named; its key once.
         let notes_key = problems_key.as_deref().filter(|_| counted.is_none());
@@ -56,7 +57,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             };
             spans.push(Span::styled(text, theme.style(role)));
         }
-        if let Some(text) = tally.notes_text(notes_key) {
+        if let Some(text) = notes_text(&tally, notes_key) {
             spans.push(Span::styled(text, theme.style(Role::Dim)));
         }
         // The message answers the last key: before the (long) source list, so it is not cut.
@@ -292,55 +293,19 @@ pub fn render_footer(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// Errors and warnings counted for the status bar; notes (skipped non-trace files) are not.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ProblemTally {
-    pub errors: usize,
-    pub warnings: usize,
-    pub notes: usize,
+/// ` · 2 errors, 1 warning (p)` with the key that opens the list, if bound; `None` when there
+/// is nothing to count.
+fn problems_text(counts: &ProblemCounts, key: Option<&str>) -> Option<String> {
+    let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
+    counts.counted().map(|counted| format!(" · {counted}{key}"))
 }
 
-impl ProblemTally {
-    pub fn of(problems: &[crate::model::Problem]) -> Self {
-        let mut tally = ProblemTally::default();
-        for p in problems {
-            match p.severity {
-                crate::model::Severity::Error => tally.errors += 1,
-                crate::model::Severity::Warning => tally.warnings += 1,
-                crate::model::Severity::Note => tally.notes += 1,
-            }
-        }
-        tally
-    }
-
-    /// ` · 2 errors, 1 warning (p)` with the key that opens the list, if bound; `None` when
-    /// there is nothing to count.
-    pub fn status_text(&self, key: Option<&str>) -> Option<String> {
-        let plural = |n: usize, word: &str| {
-            if n == 1 {
-                format!("1 {word}")
-            } else {
-                format!("{n} {word}s")
-            }
-        };
-        let parts: Vec<String> = [(self.errors, "error"), (self.warnings, "warning")]
-            .into_iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, w)| plural(n, w))
-            .collect();
-        let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
-        (!parts.is_empty()).then(|| format!(" · {}{key}", parts.join(", ")))
-    }
-
-    /// ` · 3 notes (p)`; `None` without notes.
-    pub fn notes_text(&self, key: Option<&str>) -> Option<String> {
-        let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
-        match self.notes {
-            0 => None,
-            1 => Some(format!(" · 1 note{key}")),
-            n => Some(format!(" · {n} notes{key}")),
-        }
-    }
+/// ` · 3 notes (p)`; `None` without notes.
+fn notes_text(counts: &ProblemCounts, key: Option<&str>) -> Option<String> {
+    let key = key.map(|k| format!(" ({k})")).unwrap_or_default();
+    counts
+        .notes_counted()
+        .map(|notes| format!(" · {notes}{key}"))
 }
 
 #[cfg(test)]
@@ -349,21 +314,35 @@ mod tests {
 
     #[test]
     fn notes_are_counted_apart_from_problems_with_the_key_once() {
-        let tally = |errors, notes| ProblemTally {
+        let tally = |errors, notes| ProblemCounts {
             errors,
             warnings: 0,
             notes,
         };
-        assert_eq!(tally(0, 0).notes_text(Some("p")), None);
+        assert_eq!(notes_text(&tally(0, 0), Some("p")), None);
         assert_eq!(
-            tally(0, 1).notes_text(Some("p")).as_deref(),
+            notes_text(&tally(0, 1), Some("p")).as_deref(),
             Some(" · 1 note (p)")
         );
-        assert_eq!(tally(0, 3).notes_text(None).as_deref(), Some(" · 3 notes"));
         assert_eq!(
-            tally(2, 3).status_text(Some("p")).as_deref(),
+            notes_text(&tally(0, 3), None).as_deref(),
+            Some(" · 3 notes")
+        );
+        assert_eq!(
+            problems_text(&tally(2, 3), Some("p")).as_deref(),
             Some(" · 2 errors (p)")
         );
+        let both = ProblemCounts {
+            errors: 1,
+            warnings: 2,
+            notes: 0,
+        };
+        assert_eq!(
+            problems_text(&both, None).as_deref(),
+            Some(" · 1 error, 2 warnings")
+        );
+        assert_eq!(both.words(), "1 error, 2 warnings");
+        assert_eq!(tally(0, 3).words(), "none");
     }
 
     #[test]

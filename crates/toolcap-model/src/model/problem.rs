@@ -70,6 +70,11 @@ impl Problem {
     pub fn is_counted(&self) -> bool {
         self.severity.is_counted()
     }
+    /// A note the file at `path` gave (what it holds as a whole, or that it was skipped): what a
+    /// batch that renews the file's notes takes away.
+    pub fn is_note_of(&self, path: &std::path::Path) -> bool {
+        self.severity == Severity::Note && self.source == path.display().to_string()
+    }
 }
 
 impl fmt::Display for Problem {

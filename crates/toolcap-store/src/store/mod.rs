@@ -527,9 +527,7 @@ impl Store {
             self.remove_origin(&path);
         }
         if let Some(path) = batch.renews_notes.take() {
-            let source = path.display().to_string();
-            self.problems
-                .retain(|p| p.severity != crate::model::Severity::Note || p.source != source);
+            self.problems.retain(|p| !p.is_note_of(&path));
         }
         let mut dirty = std::mem::take(&mut self.unsettled);
         for (from, to) in batch.aliases {
