@@ -124,6 +124,7 @@ fn build_store() -> Store {
                     reason: format!("[judge] {label}\nthe agent went on for turn {}", r % 11),
                     reason_quotes_output: false,
                     scorers: Vec::new(),
+                    target: None,
                 },
             ));
             batch.cases.push((

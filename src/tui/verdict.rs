@@ -5,7 +5,7 @@
 use ratatui::text::{Line, Span};
 
 use super::theme::{Role, Theme};
-use crate::model::ScorerVerdict;
+use crate::model::EvalVerdict;
 use crate::redact::{self, Reveal};
 use crate::store::Invocation;
 use crate::triage::{EvalFacet, Facets, GoldOutcome};
@@ -77,10 +77,9 @@ pub fn verdict_lines(
         ]));
     }
     if let Some(eval) = &facets.eval {
-        let scorers = inv.eval().map(|e| e.scorers.as_slice()).unwrap_or(&[]);
         lines.extend(evaluator_lines(
             eval,
-            scorers,
+            inv.eval(),
             ("evaluator", 9),
             mode,
             theme,
@@ -161,13 +160,13 @@ pub fn verdict_lines(
 }
 
 /// The evaluator's verdict as the detail shows it: `head` and its label (with its score and
-/// threshold), its reason verbatim, then each scorer of a verdict made of several (Inspect)
-/// with its answer and explanation (their length until revealed), every text masked under
-/// `mode`. Labels are padded to
-/// `width` columns (at least 7: " answer" and "scorer" fit).
+/// threshold), its reason verbatim, what it expected (the dataset's target), then each scorer
+/// of a verdict made of several (Inspect) with its answer and explanation (the target, answers
+/// and explanations their length until revealed), every text masked under `mode`. Labels are
+/// padded to `width` columns (at least 7: " answer" and "scorer" fit).
 pub fn evaluator_lines(
     eval: &EvalFacet,
-    scorers: &[ScorerVerdict],
+    verdict: Option<&EvalVerdict>,
     (head, width): (&str, usize),
     mode: Reveal,
     theme: &Theme,
@@ -175,7 +174,7 @@ pub fn evaluator_lines(
     let dim = theme.style(Role::Dim);
     let plain = theme.style(Role::Text);
     let width = width.max(7);
-    let verdict = |failed: bool| {
+    let glyph_of = |failed: bool| {
         if failed {
             ("✗", theme.style(Role::StatusError))
         } else {
@@ -194,7 +193,7 @@ pub fn evaluator_lines(
             ]));
         }
     };
-    let (glyph, style) = verdict(eval.failed);
+    let (glyph, style) = glyph_of(eval.failed);
     let mut first = vec![
         Span::styled(format!("{head:<width$} "), dim),
         Span::styled(format!("{glyph} {}", text(&eval.label, mode)), style),
@@ -211,8 +210,12 @@ pub fn evaluator_lines(
     }
     let mut lines = vec![Line::from(first)];
     labelled(&mut lines, "reason", &eval.shown_reason(mode));
+    if let Some(target) = verdict.and_then(|v| v.target.as_ref()) {
+        labelled(&mut lines, "target", &redact::shown_quote(target, mode));
+    }
+    let scorers = verdict.map(|v| v.scorers.as_slice()).unwrap_or(&[]);
     for scorer in scorers {
-        let (glyph, style) = verdict(scorer.fails_by_default());
+        let (glyph, style) = glyph_of(scorer.fails_by_default());
         lines.push(Line::from(vec![
             Span::styled(format!("{:<width$} ", "scorer"), dim),
             Span::styled(

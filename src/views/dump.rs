@@ -387,6 +387,10 @@ fn write_invocation(
                 format!(" — {}", redact::shown_line(&eval.shown_reason(mode), mode))
             }
         );
+        if let Some(target) = &eval.target {
+            let target = redact::shown_quote(target, mode);
+            let _ = writeln!(out, "  target: {}", redact::shown_line(&target, mode));
+        }
     }
     if let Some(note) = note {
         out.push_str("  ");

@@ -370,6 +370,7 @@ impl<'a> InvocationOut<'a> {
                             .map(|t| redact::shown_quote(t, mode)),
                     })
                     .collect(),
+                target: eval.target.as_ref().map(|t| redact::shown_quote(t, mode)),
             }),
             facets,
             failing,
@@ -430,6 +431,9 @@ struct EvalOut {
     /// Each scorer's verdict when several judged the run (Inspect); absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     scorers: Vec<ScorerOut>,
+    /// What the evaluation expected (an Inspect sample's target); absent when it says none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<String>,
 }
 
 #[derive(Serialize)]

@@ -124,6 +124,14 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
             if !eval.reason.is_empty() {
                 let _ = writeln!(body, "- reason: {}", code(&eval.shown_reason(mode)));
             }
+            // Dataset text, like an answer: its length until revealed.
+            if let Some(target) = inv.eval().and_then(|verdict| verdict.target.as_ref()) {
+                let _ = writeln!(
+                    body,
+                    "- target: {}",
+                    code(&redact::shown_quote(target, mode))
+                );
+            }
         }
         if let Some(note) = selection.notes().of_run(&inv.id.text()) {
             let _ = writeln!(body, "- note: {}", note_markdown(note, mode));

@@ -98,6 +98,19 @@ pub fn check_against_inspect(document: &Value, truth: &Value) -> usize {
                 );
             }
         }
+        // What the sample expected: Inspect's target, several right answers one a line.
+        let target = match &sample["target"] {
+            Value::Array(answers) => answers
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => other.as_str().unwrap().to_owned(),
+        };
+        match target.trim() {
+            "" => assert!(run["eval"].get("target").is_none(), "{what}"),
+            _ => assert_eq!(run["eval"]["target"], target.as_str(), "{what}"),
+        }
         assert_eq!(run["tokens"]["input"], sample["input_tokens"], "{what}");
         // The sample's own span is timed by started_at and completed_at.
         let spans = run["spans"].as_array().unwrap();

@@ -421,6 +421,37 @@ fn each_scorer_is_in_the_json_and_scorer_queries_find_its_verdicts() {
     );
 }
 
+/// What a sample expected is its target, shown as the answers are: its length until revealed.
+/// Several right answers are one a line; an empty target says nothing.
+#[test]
+fn the_verdict_says_what_the_sample_expected() {
+    let revealed = dump(&log("A"));
+    assert_eq!(run(&revealed, "geo-02")["eval"]["target"], "Canberra");
+    let redacted = dump_redacted(&log("A"));
+    assert_eq!(run(&redacted, "geo-02")["eval"]["target"], "text (8 chars)");
+
+    let mut document: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let samples = document["samples"].as_array_mut().unwrap();
+    samples[0]["target"] = serde_json::json!(["Paris", "paris, France"]);
+    samples[1]["target"] = serde_json::json!("");
+    samples[2]["target"] = serde_json::json!([]);
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("edited.json");
+    std::fs::write(&edited, serde_json::to_vec(&document).unwrap()).unwrap();
+    let edited = dump(&edited);
+    assert_eq!(
+        run(&edited, "geo-01")["eval"]["target"],
+        "Paris\nparis, France"
+    );
+    for said_nothing in ["geo-02", "geo-03"] {
+        assert!(
+            run(&edited, said_nothing)["eval"].get("target").is_none(),
+            "{said_nothing}"
+        );
+    }
+    assert_eq!(run(&edited, "geo-04")["eval"]["target"], "391");
+}
+
 /// Each epoch of a sample run for three epochs is a run of its own, keyed by the sample and the
 /// epoch, with that epoch's verdict (`tests/fixtures/inspect-ai/epochs/SOURCES.md`).
 #[test]

@@ -72,6 +72,11 @@ fn validate(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut 
                     validate(root, sub, child, &format!("{at}.{key}"), errors);
                 }
             }
+            // Every key written is documented: an object the schema describes key by key holds
+            // no other (a map, such as attributes, is described without `properties`).
+            for key in object.keys().filter(|key| !properties.contains_key(*key)) {
+                errors.push(format!("{at}: {key} is not in the schema"));
+            }
         }
     }
     if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
@@ -87,6 +92,7 @@ fn dump_json(args: &[&str]) -> Value {
         .arg("--json")
         .args(args)
         .arg("assets/sample-traces")
+        .arg("tests/fixtures/inspect-ai/A")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));

@@ -257,6 +257,7 @@ pub fn sample_batch() -> Batch {
                 reason: String::new(),
                 reason_quotes_output: false,
                 scorers: Vec::new(),
+                target: None,
             },
         )],
         ..Default::default()

@@ -510,6 +510,9 @@ pub struct EvalVerdict {
     /// Each scorer's own verdict, when the evaluation is several scorers' (Inspect): which of
     /// them decide is a [`ScorerRule`]'s choice.
     pub scorers: Vec<ScorerVerdict>,
+    /// What the evaluation expected, as its dataset gives it (an Inspect sample's `target`):
+    /// text from the dataset, shown as a quote is (its length until revealed).
+    pub target: Option<String>,
 }
 
 impl EvalVerdict {

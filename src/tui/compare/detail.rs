@@ -361,7 +361,7 @@ fn verdict_lines(
         let facet = EvalFacet::of(eval);
         lines.extend(evaluator_lines(
             &facet,
-            &eval.scorers,
+            Some(eval),
             ("eval", 7),
             mode,
             theme,

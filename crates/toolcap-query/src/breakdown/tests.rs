@@ -46,6 +46,7 @@ fn failed_verdict(label: &str, reason: &str) -> EvalVerdict {
         reason: reason.into(),
         reason_quotes_output: false,
         scorers: Vec::new(),
+        target: None,
     }
 }
 

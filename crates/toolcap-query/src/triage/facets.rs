@@ -292,6 +292,7 @@ mod tests {
             reason: "the agent called get_weather".into(),
             reason_quotes_output: false,
             scorers: Vec::new(),
+            target: None,
         }
     }
 

@@ -247,6 +247,7 @@ fn verdict(annotations: &[&Annotation]) -> EvalVerdict {
         // An annotator's explanation is its own text, not a copy of the model's output.
         reason_quotes_output: false,
         scorers: Vec::new(),
+        target: None,
     }
 }
 

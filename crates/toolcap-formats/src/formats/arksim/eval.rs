@@ -177,6 +177,7 @@ fn verdict_of(turn: &Value) -> EvalVerdict {
         // The evaluator's own words about the turn, not a copy of the model's answer.
         reason_quotes_output: false,
         scorers: Vec::new(),
+        target: None,
     }
 }
 

@@ -557,11 +557,13 @@ impl<'a> Sample<'a> {
                 explanation: text_or_json(&score["explanation"]),
             })
             .collect();
+        let target = target_text(&self.sample["target"]);
         if let Some(message) = self.sample["error"]["message"].as_str() {
             return EvalVerdict {
                 passed: false,
                 label: "sample error".into(),
                 reason: message.lines().next().unwrap_or(message).to_owned(),
+                target,
                 // The error decides, whatever any scorer said: no rule may choose otherwise.
                 ..EvalVerdict::default()
             };
@@ -583,9 +585,24 @@ impl<'a> Sample<'a> {
             reason_quotes_output: !reasons.is_empty(),
             reason: reasons.join("; "),
             scorers,
+            target,
             ..EvalVerdict::default()
         }
     }
+}
+
+/// A sample's `target` as text: Inspect writes one string, or a list of them when several
+/// answers are right (one a line); an empty target says nothing.
+fn target_text(value: &Value) -> Option<String> {
+    let text = match value {
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => text_or_json(other)?,
+    };
+    (!text.trim().is_empty()).then_some(text)
 }
 
 fn text_or_json(value: &Value) -> Option<String> {
