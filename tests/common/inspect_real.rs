@@ -124,6 +124,25 @@ pub fn check_against_inspect(document: &Value, truth: &Value) -> usize {
         );
         let root_us = (root["duration_ms"].as_f64().unwrap() * 1000.0).round() as u64;
         assert_eq!(root_us, completed_us - started_us, "{what}");
+        // It holds the sample's input and its final completion.
+        if let Some(input) = sample["input"].as_str() {
+            assert_eq!(root["input"]["value"][0]["role"], "user", "{what}");
+            assert_eq!(
+                root["input"]["value"][0]["parts"][0]["content"], input,
+                "{what}"
+            );
+        }
+        let completion = sample["completion"].as_str().unwrap();
+        if !completion.is_empty() {
+            let said: String = root["output"]["value"][0]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|part| part["type"] == "text")
+                .map(|part| part["content"].as_str().unwrap())
+                .collect();
+            assert_eq!(said, completion, "{what}");
+        }
         let llm = spans.iter().filter(|s| s["kind"] == "llm").count();
         assert_eq!(
             llm as u64,

@@ -452,6 +452,49 @@ fn the_verdict_says_what_the_sample_expected() {
     assert_eq!(run(&edited, "geo-04")["eval"]["target"], "391");
 }
 
+/// A sample's own span holds its input and final completion. A tool call the final output asks
+/// for stays its model call's request: a call has one requester.
+#[test]
+fn a_samples_span_holds_its_input_and_completion_and_requests_no_call() {
+    let mut document: Value = serde_json::from_slice(&std::fs::read(log("A")).unwrap()).unwrap();
+    let sample = &mut document["samples"][0];
+    let call = serde_json::json!({"id": "call_last", "function": "population", "arguments": {}});
+    sample["output"]["choices"][0]["message"]["tool_calls"] = serde_json::json!([call.clone()]);
+    let events = sample["events"].as_array_mut().unwrap();
+    let last_model = events
+        .iter_mut()
+        .rev()
+        .find(|e| e["event"] == "model")
+        .unwrap();
+    last_model["output"]["choices"][0]["message"]["tool_calls"] = serde_json::json!([call]);
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("edited.json");
+    std::fs::write(&edited, serde_json::to_vec(&document).unwrap()).unwrap();
+
+    let runs = dump(&edited);
+    let spans = run(&runs, "geo-01")["spans"].as_array().unwrap();
+    let root = &spans[0];
+    assert_eq!(root["kind"], "agent");
+    assert_eq!(
+        root["input"]["value"][0]["parts"][0]["content"],
+        "What is the capital of France?"
+    );
+    let said = &root["output"]["value"][0]["parts"];
+    assert_eq!(said.as_array().unwrap().len(), 1, "{said}");
+    assert_eq!(said[0]["content"], "The capital of France is Paris.");
+    assert!(root["requested_tool_calls"].is_null(), "{root}");
+    let requesters: Vec<&Value> = spans
+        .iter()
+        .filter(|span| {
+            span["requested_tool_calls"]
+                .as_array()
+                .is_some_and(|calls| calls.iter().any(|c| c["id"] == "call_last"))
+        })
+        .collect();
+    assert_eq!(requesters.len(), 1);
+    assert_eq!(requesters[0]["kind"], "llm");
+}
+
 /// Each epoch of a sample run for three epochs is a run of its own, keyed by the sample and the
 /// epoch, with that epoch's verdict (`tests/fixtures/inspect-ai/epochs/SOURCES.md`).
 #[test]

@@ -49,6 +49,8 @@ def sample_truth(sample):
         "completed_us": micros(sample.completed_at),
         "limit": sample.limit.type if sample.limit else None,
         "target": sample.target,
+        "input": sample.input if isinstance(sample.input, str) else None,
+        "completion": sample.output.completion if sample.output else "",
     }
 
 

@@ -363,3 +363,42 @@ fn an_arksim_turn_reads_as_message_tool_call_answer_and_verdict() {
     ];
     assert_in_order(&screen, &order);
 }
+
+/// An Inspect sample's transcript ends on its verdict and what the sample expected: the
+/// target's length until revealed, then the target itself.
+#[test]
+fn an_inspect_transcript_ends_on_the_verdict_and_the_target() {
+    let path = inspect_log("A", "json");
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut app = app_on_first_conversation(&path, Reveal::Redacted);
+    press(&mut app, "t");
+    let redacted = screen_text(&app);
+    let sample = log["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            redacted.contains(&format!(
+                "Transcript · geo_tools · {} ",
+                s["id"].as_str().unwrap()
+            ))
+        })
+        .unwrap_or_else(|| panic!("a sample's transcript:\n{redacted}"));
+    let target = sample["target"].as_str().unwrap();
+    assert_in_order(
+        &redacted,
+        &[
+            "── verdict ·",
+            &format!("target: text ({} chars)", target.chars().count()),
+        ],
+    );
+    assert!(
+        !redacted.contains(&format!("target: {target}")),
+        "{redacted}"
+    );
+    press(&mut app, "r");
+    assert_in_order(
+        &screen_text(&app),
+        &["── verdict ·", &format!("target: {target}")],
+    );
+}

@@ -412,6 +412,21 @@ impl Transcript {
                 width,
             ));
         }
+        // What the sample expected, dataset text like the messages: its length until revealed.
+        if let Some(target) = &verdict.target {
+            let quoted = redact::shown_quote(target, mode);
+            let shown = redact::mask_text(&quoted, mode);
+            for (k, line) in shown.lines().enumerate() {
+                let label = if k == 0 { "target: " } else { "        " };
+                lines.extend(wrap_line_at_words(
+                    Line::from(vec![
+                        Span::styled(label, theme.style(Role::Dim)),
+                        Span::styled(redact::sanitize_line(line), theme.style(Role::Text)),
+                    ]),
+                    width,
+                ));
+            }
+        }
         lines
     }
 

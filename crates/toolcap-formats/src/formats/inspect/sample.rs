@@ -242,17 +242,29 @@ impl<'a> Sample<'a> {
             .unwrap_or(0);
         let ended = time(&sample["completed_at"]).unwrap_or(started);
         let error = sample["error"]["message"].as_str();
+        let mut attributes = vec![
+            text_attr("gen_ai.operation.name", "invoke_agent"),
+            text_attr("gen_ai.agent.name", self.task),
+            text_attr("inspect.sample.id", self.sample_id),
+            attr("inspect.epoch", json!({"intValue": self.epoch.to_string()})),
+        ];
+        // The sample's own input (a prompt, or messages) and its final output.
+        let prompt;
+        let input: Vec<&Value> = match &sample["input"] {
+            Value::String(text) => {
+                prompt = json!({"role": "user", "content": text});
+                vec![&prompt]
+            }
+            Value::Array(messages) => messages.iter().collect(),
+            _ => Vec::new(),
+        };
+        self.push_messages(&mut attributes, &input, &sample["output"], false);
         let mut root = self.span(
             &self.root_id(),
             None,
             &format!("{} · {}", self.task, self.sample_id),
             (started, ended),
-            vec![
-                text_attr("gen_ai.operation.name", "invoke_agent"),
-                text_attr("gen_ai.agent.name", self.task),
-                text_attr("inspect.sample.id", self.sample_id),
-                attr("inspect.epoch", json!({"intValue": self.epoch.to_string()})),
-            ],
+            attributes,
         );
         if let Some(message) = error {
             root["status"] = json!({"code": 2, "message": message});
@@ -382,31 +394,7 @@ impl<'a> Sample<'a> {
             }
         }
         let input = self.model_input(event);
-        if !input.is_empty() {
-            let messages: Vec<Value> = input.iter().map(|m| self.genai_message(m)).collect();
-            attributes.push(text_attr(
-                "gen_ai.input.messages",
-                &Value::Array(messages).to_string(),
-            ));
-        }
-        let choices = event["output"]["choices"].as_array();
-        let output: Vec<Value> = choices
-            .into_iter()
-            .flatten()
-            .map(|choice| {
-                let mut message = self.genai_message(&choice["message"]);
-                if let Some(reason) = choice["stop_reason"].as_str() {
-                    message["finish_reason"] = json!(reason);
-                }
-                message
-            })
-            .collect();
-        if !output.is_empty() {
-            attributes.push(text_attr(
-                "gen_ai.output.messages",
-                &Value::Array(output).to_string(),
-            ));
-        }
+        self.push_messages(&mut attributes, &input, &event["output"], true);
         let mut span = self.event_span(n, event, parent, &format!("chat {model}"), attributes);
         if let Some(error) = event["error"].as_str() {
             span["status"] = json!({"code": 2, "message": error});
@@ -446,6 +434,47 @@ impl<'a> Sample<'a> {
                 json!({"code": 2, "message": "the tool call failed (the sample errored)"});
         }
         span
+    }
+
+    /// `gen_ai.input.messages` from `input` and `gen_ai.output.messages` from the choices of
+    /// `output` (a model output: a model event's, or the sample's final one), each when any.
+    /// The tool calls an output asks for are kept only when `requests`: the sample's final
+    /// output repeats its last model call's, and a call has one requester.
+    fn push_messages(
+        &self,
+        attributes: &mut Vec<Value>,
+        input: &[&Value],
+        output: &Value,
+        requests: bool,
+    ) {
+        if !input.is_empty() {
+            let messages: Vec<Value> = input.iter().map(|m| self.genai_message(m)).collect();
+            attributes.push(text_attr(
+                "gen_ai.input.messages",
+                &Value::Array(messages).to_string(),
+            ));
+        }
+        let choices = output["choices"].as_array();
+        let output: Vec<Value> = choices
+            .into_iter()
+            .flatten()
+            .map(|choice| {
+                let mut message = self.genai_message(&choice["message"]);
+                if !requests && let Some(parts) = message["parts"].as_array_mut() {
+                    parts.retain(|part| part["type"] != "tool_call");
+                }
+                if let Some(reason) = choice["stop_reason"].as_str() {
+                    message["finish_reason"] = json!(reason);
+                }
+                message
+            })
+            .collect();
+        if !output.is_empty() {
+            attributes.push(text_attr(
+                "gen_ai.output.messages",
+                &Value::Array(output).to_string(),
+            ));
+        }
     }
 
     /// The messages a model event was given: its `input`, else its `input_refs` ranges
