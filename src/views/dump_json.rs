@@ -438,14 +438,14 @@ struct EvalOut {
 
 #[derive(Serialize)]
 struct ScorerOut {
-    name: String,
-    /// As the log wrote it: a letter or number as it is, anything else as JSON text.
-    value: String,
+    answer: Option<String>,
+    explanation: Option<String>,
     /// Whether the value fails the run by itself (`I`, `0`, `false`); which scorers decide is
     /// `--scorer`'s choice, said by `passed`.
     failing: bool,
-    answer: Option<String>,
-    explanation: Option<String>,
+    name: String,
+    /// As the log wrote it: a letter or number as it is, anything else as JSON text.
+    value: String,
 }
 
 #[derive(Serialize)]

@@ -36,6 +36,7 @@ fn the_streamed_document_is_the_built_one_on_every_fixture() {
         root.join("tests/fixtures/corpus"),
         root.join("assets/sample-traces"),
         root.join("tests/fixtures/hostile"),
+        root.join("tests/fixtures/inspect-ai"),
     ];
     let failing = Query::parse("is:failing").expect("a query");
     let nothing = Query::parse("name:\"no run has this name\"").expect("a query");
