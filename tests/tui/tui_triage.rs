@@ -98,6 +98,39 @@ fn a_turn_judged_failed_without_span_errors_is_failing_and_n_lands_on_its_verdic
     );
 }
 
+/// On a terminal too narrow for the counts and a message, the message answers the key whole:
+/// the counts give way to it until the next key.
+#[test]
+fn a_message_the_counts_leave_no_room_for_stands_alone() {
+    let mut app = app_over("judged-only", 72, 30);
+    press(&mut app, "n");
+    let counts = status_line(&app);
+    assert!(
+        counts.contains("1 failing of 3 · failure 1 of 1"),
+        "{counts}"
+    );
+    press(&mut app, "n");
+    let with_message = status_line(&app);
+    assert!(
+        with_message.starts_with(" REDACTED  failure queue wrapped"),
+        "{with_message}"
+    );
+    assert!(!with_message.contains("invocations"), "{with_message}");
+    // Wide enough, the message follows the counts.
+    app::update(
+        &mut app,
+        Action::Resize {
+            width: 120,
+            height: 30,
+        },
+    );
+    let wide = status_line(&app);
+    assert!(
+        wide.contains("failure 1 of 1 · failure queue wrapped"),
+        "{wide}"
+    );
+}
+
 #[test]
 fn the_evaluation_span_of_a_failed_turn_is_an_error_not_ok() {
     let mut app = app_over("judged-only", 120, 40);
@@ -402,7 +435,18 @@ fn m_toggles_mouse_capture_and_help_lists_the_new_keys() {
     assert!(app.mouse_capture);
     press(&mut app, "M");
     assert!(!app.mouse_capture);
-    assert!(status_line(&app).contains("mouse off (M)"));
+    // The key's own message first (it leaves the counts no room), then the standing mark.
+    assert!(
+        status_line(&app).contains("(M captures again)"),
+        "{}",
+        status_line(&app)
+    );
+    press(&mut app, "<down>");
+    assert!(
+        status_line(&app).contains("mouse off (M)"),
+        "{}",
+        status_line(&app)
+    );
     press(&mut app, "M");
     assert!(app.mouse_capture);
     press(&mut app, "?");

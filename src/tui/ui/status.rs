@@ -61,11 +61,18 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(text, theme.style(Role::Dim)));
         }
         // The message answers the last key: before the (long) source list, so it is not cut.
+        // When the counts leave it no room, it stands alone after the mode until the next key
+        // (where a report went matters more than counts shown again a key later).
         if let Some(message) = &app.message {
-            spans.push(Span::styled(
-                format!(" · {}", redact::shown_line(message, app.reveal)),
-                theme.style(Role::Message),
-            ));
+            let message = redact::shown_line(message, app.reveal);
+            let used: usize = spans.iter().map(|span| span.content.width()).sum();
+            let text = if used + 3 + message.width() > area.width as usize {
+                spans.truncate(2);
+                message
+            } else {
+                format!(" · {message}")
+            };
+            spans.push(Span::styled(text, theme.style(Role::Message)));
         }
         for source in app.sources.iter().filter(|s| !is_finished_read(s)) {
             spans.push(Span::styled(
