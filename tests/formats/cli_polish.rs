@@ -105,7 +105,7 @@ fn dump_stats_breaks_the_store_memory_down_on_stderr_and_leaves_stdout_alone() {
     );
     let stats = String::from_utf8(with_stats.stderr).unwrap();
     assert!(
-        stats.starts_with("memory of 27 invocations, 218 spans"),
+        stats.starts_with("memory of 35 invocations, 313 spans"),
         "{stats}"
     );
     let mib = |name: &str| -> f64 {

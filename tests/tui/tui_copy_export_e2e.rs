@@ -80,7 +80,7 @@ fn y_reaches_the_terminal_clipboard_as_shown_and_x_writes_dump_json_beside_the_r
     let dir = tempfile::tempdir().expect("temp dir");
     let tmux = start(dir.path());
     tmux.wait_for("the sample runs", |s| {
-        s.contains("REDACTED") && s.contains("kb_only")
+        s.contains("REDACTED") && s.contains("Invocations (35)")
     });
 
     // In the list, `y` copies the selected run's trace id: one of the ids dump knows.

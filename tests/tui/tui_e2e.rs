@@ -129,7 +129,7 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     };
 
     let first = tmux.wait_for("the sample runs", |s| {
-        s.contains("REDACTED") && s.contains("kb_only")
+        s.contains("REDACTED") && s.contains("Invocations (35)")
     });
     redacted(&first);
     assert!(
@@ -139,9 +139,9 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
 
     tmux.send(&["-l", "/kb_only"]);
     tmux.send(&["Enter"]);
-    // The kept filter and its `k of n` (27 sample runs, 2 of them kb_only turns).
+    // The kept filter and its `k of n` (35 sample runs, 2 of them kb_only turns).
     let filtered = tmux.wait_for("the search filter", |s| {
-        s.contains("Invocations · filter: kb_only · 2 of 27")
+        s.contains("Invocations · filter: kb_only · 2 of 35")
     });
     redacted(&filtered);
 
