@@ -125,6 +125,7 @@ fn build_store() -> Store {
                     reason_quotes_output: false,
                     scorers: Vec::new(),
                     target: None,
+                    limit: None,
                 },
             ));
             batch.cases.push((

@@ -213,6 +213,9 @@ pub fn evaluator_lines(
     if let Some(target) = verdict.and_then(|v| v.target.as_ref()) {
         labelled(&mut lines, "target", &redact::shown_quote(target, mode));
     }
+    if let Some(limit) = verdict.and_then(|v| v.limit.as_ref()) {
+        labelled(&mut lines, "limit", limit);
+    }
     let scorers = verdict.map(|v| v.scorers.as_slice()).unwrap_or(&[]);
     for scorer in scorers {
         let (glyph, style) = glyph_of(scorer.fails_by_default());

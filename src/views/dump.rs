@@ -391,6 +391,9 @@ fn write_invocation(
             let target = redact::shown_quote(target, mode);
             let _ = writeln!(out, "  target: {}", redact::shown_line(&target, mode));
         }
+        if let Some(limit) = &eval.limit {
+            let _ = writeln!(out, "  limit: {}", redact::shown_line(limit, mode));
+        }
     }
     if let Some(note) = note {
         out.push_str("  ");

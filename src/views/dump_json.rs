@@ -353,6 +353,10 @@ impl<'a> InvocationOut<'a> {
             duration_ms: round3(summary.duration_ms()),
             eval: inv.eval().map(|eval| EvalOut {
                 label: redact::shown_data(&eval.label, mode).into_owned(),
+                limit: eval
+                    .limit
+                    .as_ref()
+                    .map(|limit| redact::shown_data(limit, mode).into_owned()),
                 passed: eval.passed,
                 reason: redact::shown_data(&eval.shown_reason(mode), mode).into_owned(),
                 score: eval.score,
@@ -425,6 +429,9 @@ struct CaseOut {
 #[derive(Serialize)]
 struct EvalOut {
     label: String,
+    /// The limit that ended the run (an Inspect sample's); absent when it ran to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<String>,
     passed: bool,
     reason: String,
     score: Option<f64>,

@@ -132,6 +132,9 @@ pub fn build(store: &Store, selection: &Selection, mode: Reveal) -> TriageReport
                     code(&redact::shown_quote(target, mode))
                 );
             }
+            if let Some(limit) = inv.eval().and_then(|verdict| verdict.limit.as_ref()) {
+                let _ = writeln!(body, "- limit: {}", code(limit));
+            }
         }
         if let Some(note) = selection.notes().of_run(&inv.id.text()) {
             let _ = writeln!(body, "- note: {}", note_markdown(note, mode));

@@ -111,6 +111,15 @@ pub fn check_against_inspect(document: &Value, truth: &Value) -> usize {
             "" => assert!(run["eval"].get("target").is_none(), "{what}"),
             _ => assert_eq!(run["eval"]["target"], target.as_str(), "{what}"),
         }
+        // A limit that stopped the sample is said in Inspect's words.
+        match sample["limit_reason"].as_str() {
+            Some(reason) => assert_eq!(run["eval"]["limit"], reason, "{what}"),
+            None => assert_eq!(
+                run["eval"].get("limit").is_some(),
+                !sample["limit"].is_null(),
+                "{what}"
+            ),
+        }
         assert_eq!(run["tokens"]["input"], sample["input_tokens"], "{what}");
         // The sample's own span is timed by started_at and completed_at.
         let spans = run["spans"].as_array().unwrap();

@@ -452,6 +452,29 @@ fn the_verdict_says_what_the_sample_expected() {
     assert_eq!(run(&edited, "geo-04")["eval"]["target"], "391");
 }
 
+/// A sample stopped by its limit says so in Inspect's words, in `dump` and `dump --json`; a
+/// sample that ran to its end says nothing of limits.
+#[test]
+fn a_sample_stopped_by_its_limit_says_which_limit() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inspect-ai/limit");
+    let reason = "Message limit exceeded. count: 5; limit: 4";
+    assert_eq!(dump(&dir)["invocations"][0]["eval"]["limit"], reason);
+    assert_eq!(
+        dump_redacted(&dir)["invocations"][0]["eval"]["limit"],
+        reason
+    );
+    let text = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+        .arg("dump")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains(&format!("\n  limit: {reason}\n")), "{text}");
+    for run in dump(&log("A"))["invocations"].as_array().unwrap() {
+        assert!(run["eval"].get("limit").is_none(), "{run}");
+    }
+}
+
 /// A sample's own span holds its input and final completion. A tool call the final output asks
 /// for stays its model call's request: a call has one requester.
 #[test]

@@ -59,6 +59,44 @@ fn logs_inspect_writes_now_load_as_inspect_reads_them() {
     assert_eq!(checked, 32, "8 samples in each of four logs");
 }
 
+/// A sample stopped by its message limit, written now by the real library in both formats: the
+/// run says the limit in Inspect's words, and everything else as Inspect reads it.
+#[test]
+fn a_sample_stopped_by_its_limit_says_so_as_inspect_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let generator = root().join("tests/fixtures/inspect-ai/limit/gen_limit.py");
+    let mut logs = Vec::new();
+    for format in ["json", "eval"] {
+        let out = dir.path().join(format);
+        let status = Command::new(venv_python())
+            .arg(&generator)
+            .arg(&out)
+            .arg(format)
+            .env("INSPECT_LOG_LEVEL", "warning")
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+        let log = std::fs::read_dir(&out)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        logs.push(log);
+    }
+    let truths = inspect_truth(&logs);
+    for (log, truth) in logs.iter().zip(&truths) {
+        assert_eq!(truth["samples"][0]["limit"], "message", "{}", log.display());
+        assert_eq!(check_against_inspect(&dump(log), truth), 1);
+        let run = &dump(log)["invocations"][0];
+        assert_eq!(
+            run["eval"]["limit"],
+            "Message limit exceeded. count: 5; limit: 4"
+        );
+        assert_eq!(run["eval"]["passed"], false, "includes gave I");
+    }
+}
+
 /// What a run says, without what differs between two executions of it (ids, times).
 fn meaning(document: &Value) -> Vec<Value> {
     let mut runs: Vec<Value> = document["invocations"]

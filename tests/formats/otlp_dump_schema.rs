@@ -93,6 +93,7 @@ fn dump_json(args: &[&str]) -> Value {
         .args(args)
         .arg("assets/sample-traces")
         .arg("tests/fixtures/inspect-ai/A")
+        .arg("tests/fixtures/inspect-ai/limit")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));

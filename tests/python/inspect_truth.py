@@ -48,6 +48,7 @@ def sample_truth(sample):
         "started_us": micros(sample.started_at),
         "completed_us": micros(sample.completed_at),
         "limit": sample.limit.type if sample.limit else None,
+        "limit_reason": sample.limit.reason if sample.limit else None,
         "target": sample.target,
         "input": sample.input if isinstance(sample.input, str) else None,
         "completion": sample.output.completion if sample.output else "",

@@ -258,6 +258,7 @@ pub fn sample_batch() -> Batch {
                 reason_quotes_output: false,
                 scorers: Vec::new(),
                 target: None,
+                limit: None,
             },
         )],
         ..Default::default()

@@ -402,3 +402,29 @@ fn an_inspect_transcript_ends_on_the_verdict_and_the_target() {
         &["── verdict ·", &format!("target: {target}")],
     );
 }
+
+/// A sample stopped by its limit says so in its verdict and at the end of its transcript, in
+/// Inspect's words (`tests/fixtures/inspect-ai/limit/SOURCES.md`).
+#[test]
+fn a_sample_stopped_by_its_limit_says_so_in_the_verdict_and_the_transcript() {
+    let reason = "Message limit exceeded. count: 5; limit: 4";
+    let mut app = crate::support::app_over_source(&fixture("inspect-ai/limit"), 140, 40);
+    let detail = detail(&app);
+    assert_in_order(
+        &detail,
+        &[
+            "── verdict · ⚑ failing ──",
+            "target    text (1 chars)",
+            &format!("limit     {reason}"),
+        ],
+    );
+    press(&mut app, "t");
+    assert_in_order(
+        &screen_text(&app),
+        &[
+            "── verdict ·",
+            "target: text (1 chars)",
+            &format!("limit:  {reason}"),
+        ],
+    );
+}

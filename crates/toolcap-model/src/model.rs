@@ -513,6 +513,9 @@ pub struct EvalVerdict {
     /// What the evaluation expected, as its dataset gives it (an Inspect sample's `target`):
     /// text from the dataset, shown as a quote is (its length until revealed).
     pub target: Option<String>,
+    /// The limit that ended the run before it finished by itself, in the evaluator's words
+    /// (an Inspect sample's `limit`: "Message limit exceeded. count: 5; limit: 4").
+    pub limit: Option<String>,
 }
 
 impl EvalVerdict {

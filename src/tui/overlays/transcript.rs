@@ -413,11 +413,19 @@ impl Transcript {
             ));
         }
         // What the sample expected, dataset text like the messages: its length until revealed.
-        if let Some(target) = &verdict.target {
-            let quoted = redact::shown_quote(target, mode);
-            let shown = redact::mask_text(&quoted, mode);
+        // Then the limit that ended it, in the evaluator's words.
+        let target = verdict
+            .target
+            .as_ref()
+            .map(|target| ("target: ", redact::shown_quote(target, mode)));
+        let limit = verdict
+            .limit
+            .as_ref()
+            .map(|limit| ("limit:  ", limit.clone()));
+        for (label, said) in target.into_iter().chain(limit) {
+            let shown = redact::mask_text(&said, mode);
             for (k, line) in shown.lines().enumerate() {
-                let label = if k == 0 { "target: " } else { "        " };
+                let label = if k == 0 { label } else { "        " };
                 lines.extend(wrap_line_at_words(
                     Line::from(vec![
                         Span::styled(label, theme.style(Role::Dim)),

@@ -47,6 +47,7 @@ fn failed_verdict(label: &str, reason: &str) -> EvalVerdict {
         reason_quotes_output: false,
         scorers: Vec::new(),
         target: None,
+        limit: None,
     }
 }
 

@@ -293,6 +293,7 @@ mod tests {
             reason_quotes_output: false,
             scorers: Vec::new(),
             target: None,
+            limit: None,
         }
     }
 

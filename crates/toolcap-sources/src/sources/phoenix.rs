@@ -248,6 +248,7 @@ fn verdict(annotations: &[&Annotation]) -> EvalVerdict {
         reason_quotes_output: false,
         scorers: Vec::new(),
         target: None,
+        limit: None,
     }
 }
 

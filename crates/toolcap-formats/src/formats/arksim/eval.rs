@@ -178,6 +178,7 @@ fn verdict_of(turn: &Value) -> EvalVerdict {
         reason_quotes_output: false,
         scorers: Vec::new(),
         target: None,
+        limit: None,
     }
 }
 

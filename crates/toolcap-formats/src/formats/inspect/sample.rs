@@ -587,12 +587,14 @@ impl<'a> Sample<'a> {
             })
             .collect();
         let target = target_text(&self.sample["target"]);
+        let limit = limit_text(&self.sample["limit"]);
         if let Some(message) = self.sample["error"]["message"].as_str() {
             return EvalVerdict {
                 passed: false,
                 label: "sample error".into(),
                 reason: message.lines().next().unwrap_or(message).to_owned(),
                 target,
+                limit,
                 // The error decides, whatever any scorer said: no rule may choose otherwise.
                 ..EvalVerdict::default()
             };
@@ -615,9 +617,26 @@ impl<'a> Sample<'a> {
             reason: reasons.join("; "),
             scorers,
             target,
+            limit,
             ..EvalVerdict::default()
         }
     }
+}
+
+/// A sample's `limit` as Inspect says it (its `reason`), else its kind and size: "message
+/// limit 4". `None` when the sample ran to its end.
+fn limit_text(limit: &Value) -> Option<String> {
+    let kind = limit["type"].as_str()?;
+    if let Some(reason) = limit["reason"].as_str().filter(|r| !r.trim().is_empty()) {
+        return Some(reason.to_owned());
+    }
+    Some(match limit["limit"].as_f64() {
+        Some(size) if size.fract() == 0.0 && size.abs() < 1e15 => {
+            format!("{kind} limit {}", size as i64)
+        }
+        Some(size) => format!("{kind} limit {size}"),
+        None => format!("{kind} limit"),
+    })
 }
 
 /// A sample's `target` as text: Inspect writes one string, or a list of them when several
