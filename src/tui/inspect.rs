@@ -22,6 +22,9 @@ use toolcap_formats::messages::{Side, read_messages};
 pub struct LoadedPayloads {
     pub input: Result<Option<String>, Arc<toolcap_formats::Error>>,
     pub output: Result<Option<String>, Arc<toolcap_formats::Error>>,
+    /// The exception event's stack trace when it is a payload kept out of memory (an
+    /// Inspect sample error's traceback), read with the others, off the render path.
+    pub stack_trace: Option<String>,
     /// The references they were loaded from: a re-read file gives new ones.
     loaded_from: (Payload, Payload),
 }
@@ -37,9 +40,20 @@ impl LoadedPayloads {
         };
         // Read back once each: a payload kept in the attribute list is decoded on every read.
         let (input, output) = (span.input().into_owned(), span.output().into_owned());
+        let stack_trace = span
+            .events()
+            .iter()
+            .filter(|event| event.name == "exception")
+            .flat_map(|event| event.attributes.iter())
+            .find(|(key, _)| *key == STACK_TRACE)
+            .and_then(|(_, value)| match &*value {
+                AttrValue::Payload(payload) => load(payload).ok().flatten(),
+                _ => None,
+            });
         LoadedPayloads {
             input: load(&input),
             output: load(&output),
+            stack_trace,
             loaded_from: (input, output),
         }
     }
@@ -128,7 +142,7 @@ pub fn span_lines(
     rest.extend(provenance(span, mode, theme));
     rest.push(Line::raw(""));
     attributes(span, mode, theme, &mut rest);
-    events(span, mode, theme, &mut rest);
+    events(span, payloads, mode, theme, &mut rest);
     out.extend(wrap_all(rest, width));
     Built {
         lines: out,
@@ -243,7 +257,13 @@ fn attributes(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<
     out.push(Line::raw(""));
 }
 
-fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'static>>) {
+fn events(
+    span: &TraceSpan,
+    payloads: &LoadedPayloads,
+    mode: Reveal,
+    theme: &Theme,
+    out: &mut Vec<Line<'static>>,
+) {
     if span.events().is_empty() {
         return;
     }
@@ -258,6 +278,25 @@ fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'sta
             ),
         ]));
         for (key, value) in &event.attributes {
+            let hidden = mode == Reveal::Redacted && redact::hides_value(key, &value);
+            // A stack trace reads as the lines it is, masked as free text: a plain text when
+            // its key shows it, one kept as a payload once revealed.
+            let trace = match value.text() {
+                Some(text) => (!hidden).then_some(text),
+                None if mode == Reveal::Revealed => payloads.stack_trace.as_deref(),
+                None => None,
+            };
+            if key == STACK_TRACE
+                && let Some(trace) = trace
+            {
+                out.push(Line::from(vec![
+                    Span::raw("  "),
+                    Span::styled(key.to_string(), theme.style(Role::JsonKey)),
+                    Span::styled(" =", theme.style(Role::Dim)),
+                ]));
+                out.extend(trace_lines(trace, mode, theme));
+                continue;
+            }
             out.push(Line::from(vec![
                 Span::raw("  "),
                 Span::styled(redact::shown_line(key, mode), theme.style(Role::JsonKey)),
@@ -266,6 +305,36 @@ fn events(span: &TraceSpan, mode: Reveal, theme: &Theme, out: &mut Vec<Line<'sta
             ]));
         }
     }
+}
+
+/// The OpenTelemetry key of an exception event's stack trace.
+const STACK_TRACE: &str = "exception.stacktrace";
+
+/// The most lines of a stack trace the detail shows; the rest is counted.
+const TRACE_LINES: usize = 80;
+
+/// A stack trace one screen line per line, indented under its key, masked whole first (a
+/// secret may span lines) and each line made safe for the terminal.
+fn trace_lines(trace: &str, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
+    let masked = redact::mask_text(trace, mode);
+    let lines: Vec<&str> = masked.lines().collect();
+    let mut out: Vec<Line<'static>> = lines
+        .iter()
+        .take(TRACE_LINES)
+        .map(|line| {
+            Line::styled(
+                format!("    {}", redact::sanitize_line(line)),
+                theme.style(Role::Text),
+            )
+        })
+        .collect();
+    if lines.len() > TRACE_LINES {
+        out.push(Line::styled(
+            format!("    … {} more lines", lines.len() - TRACE_LINES),
+            theme.style(Role::Dim),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

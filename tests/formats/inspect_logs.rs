@@ -157,6 +157,15 @@ fn tool_errors_and_a_sample_error_say_what_happened() {
             .contains(&"error".into())
     );
     assert_eq!(errored["status"], "error");
+    // The sample's own span failed with the exception's type, read from Inspect's repr.
+    let root = &errored["spans"][0];
+    assert_eq!(root["error_type"], "RuntimeError");
+    assert!(
+        root["error_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("RuntimeError(\"population service returned HTTP 503")
+    );
     let population = tool_spans(errored)
         .into_iter()
         .find(|s| s["tool_name"] == "population")

@@ -428,3 +428,41 @@ fn a_sample_stopped_by_its_limit_says_so_in_the_verdict_and_the_transcript() {
         ],
     );
 }
+
+/// An Inspect sample error is an `exception` event on the sample's span: its type, and once
+/// revealed its message and Inspect's traceback line by line, read from the log when shown.
+#[test]
+fn a_sample_errors_traceback_reads_line_by_line_once_revealed() {
+    let path = inspect_log("B", "json");
+    let mut app = crate::support::app_over_source(&path, 160, 200);
+    press(&mut app, "/case-id:geo-08<enter>");
+    press(&mut app, "<tab>");
+    let redacted = detail(&app);
+    assert_in_order(
+        &redacted,
+        &[
+            "── events (1) ──",
+            "exception",
+            "exception.type = RuntimeError",
+        ],
+    );
+    assert!(
+        redacted.contains("exception.stacktrace = <payload"),
+        "{redacted}"
+    );
+    assert!(
+        !redacted.contains("Traceback (most recent call last):"),
+        "{redacted}"
+    );
+    press(&mut app, "r");
+    let revealed = detail(&app);
+    assert_in_order(
+        &revealed,
+        &[
+            "exception.stacktrace =",
+            "+ Exception Group Traceback (most recent call last):",
+            "Traceback (most recent call last):",
+            "RuntimeError: population service returned HTTP 503",
+        ],
+    );
+}

@@ -196,8 +196,14 @@ fn payload_of_sample(record: &[u8], locator: &str) -> Option<String> {
         }
         let spans = &last.as_ref()?.spans;
         let span = spans.iter().find(|span| span["spanId"] == span_id)?;
-        let attributes = span["attributes"].as_array()?;
-        let attribute = attributes.iter().find(|a| a["key"] == key)?;
+        // The span's own attributes, then its events' (a sample error's traceback).
+        let events = span["events"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let lists =
+            std::iter::once(&span["attributes"]).chain(events.iter().map(|e| &e["attributes"]));
+        let attribute = lists
+            .filter_map(Value::as_array)
+            .flatten()
+            .find(|a| a["key"] == key)?;
         attribute["value"]["stringValue"]
             .as_str()
             .map(str::to_owned)

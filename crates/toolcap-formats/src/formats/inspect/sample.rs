@@ -268,6 +268,7 @@ impl<'a> Sample<'a> {
         );
         if let Some(message) = error {
             root["status"] = json!({"code": 2, "message": message});
+            root["events"] = json!([sample_exception(&sample["error"], message, ended)]);
         }
         if let Some(limit) = sample["limit"]["type"].as_str() {
             push_attr(&mut root, text_attr("inspect.limit", limit));
@@ -458,15 +459,19 @@ impl<'a> Sample<'a> {
         let output: Vec<Value> = choices
             .into_iter()
             .flatten()
-            .map(|choice| {
+            .filter_map(|choice| {
                 let mut message = self.genai_message(&choice["message"]);
                 if !requests && let Some(parts) = message["parts"].as_array_mut() {
                     parts.retain(|part| part["type"] != "tool_call");
+                    // A message that only asked for calls says nothing here.
+                    if parts.is_empty() {
+                        return None;
+                    }
                 }
                 if let Some(reason) = choice["stop_reason"].as_str() {
                     message["finish_reason"] = json!(reason);
                 }
-                message
+                Some(message)
             })
             .collect();
         if !output.is_empty() {
@@ -637,6 +642,25 @@ fn limit_text(limit: &Value) -> Option<String> {
         Some(size) => format!("{kind} limit {size}"),
         None => format!("{kind} limit"),
     })
+}
+
+/// A sample error as an OpenTelemetry `exception` event: its type (Inspect writes the error as
+/// its exception's repr, `RuntimeError("…")`), its message and Inspect's traceback.
+fn sample_exception(error: &Value, message: &str, at: u64) -> Value {
+    let mut attributes = Vec::new();
+    if let Some((kind, _)) = message.split_once('(')
+        && !kind.is_empty()
+        && kind
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        attributes.push(text_attr("exception.type", kind));
+    }
+    attributes.push(text_attr("exception.message", message));
+    if let Some(traceback) = error["traceback"].as_str().filter(|t| !t.is_empty()) {
+        attributes.push(text_attr("exception.stacktrace", traceback));
+    }
+    json!({"timeUnixNano": at.to_string(), "name": "exception", "attributes": attributes})
 }
 
 /// A sample's `target` as text: Inspect writes one string, or a list of them when several
