@@ -4,7 +4,7 @@
 //! errors and timing, in both log formats. The model is Inspect's `mockllm/model` scripted by
 //! `tests/fixtures/inspect-ai/gen_inspect_logs.py`, so no network is needed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -13,28 +13,37 @@ use serde_json::Value;
 use crate::inspect_logs::dump;
 use crate::inspect_real::{check_against_inspect, inspect_truth, root, venv_python};
 
+/// Runs the generator `script` (a path under the checkout) with `args` in `.venv`, writing
+/// its logs to `out`, and returns them sorted by name.
+fn write_logs(script: &str, args: &[&str], out: &Path) -> Vec<PathBuf> {
+    let status = Command::new(venv_python())
+        .arg(root().join(script))
+        .args(args)
+        .arg(out)
+        .env("INSPECT_LOG_LEVEL", "warning")
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    logs.sort();
+    logs
+}
+
 /// The four logs (runs A and B, each as `.eval` and `.json`), generated once per test binary.
 fn generated() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
     static LOGS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
     LOGS.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let generator = root().join("tests/fixtures/inspect-ai/gen_inspect_logs.py");
         let mut logs = Vec::new();
         for variant in ["A", "B"] {
-            let out = dir.path().join(variant);
-            let status = Command::new(venv_python())
-                .arg(&generator)
-                .args(["--variant", variant, "--out"])
-                .arg(&out)
-                .env("INSPECT_LOG_LEVEL", "warning")
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "{status:?}");
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
-                .unwrap()
-                .map(|entry| entry.unwrap().path())
-                .collect();
-            files.sort();
+            let files = write_logs(
+                "tests/fixtures/inspect-ai/gen_inspect_logs.py",
+                &["--variant", variant, "--out"],
+                &dir.path().join(variant),
+            );
             assert_eq!(
                 files.len(),
                 2,
@@ -64,26 +73,17 @@ fn logs_inspect_writes_now_load_as_inspect_reads_them() {
 #[test]
 fn a_sample_stopped_by_its_limit_says_so_as_inspect_reads_it() {
     let dir = tempfile::tempdir().unwrap();
-    let generator = root().join("tests/fixtures/inspect-ai/limit/gen_limit.py");
-    let mut logs = Vec::new();
-    for format in ["json", "eval"] {
-        let out = dir.path().join(format);
-        let status = Command::new(venv_python())
-            .arg(&generator)
-            .arg(&out)
-            .arg(format)
-            .env("INSPECT_LOG_LEVEL", "warning")
-            .output()
-            .unwrap();
-        assert!(status.status.success(), "{status:?}");
-        let log = std::fs::read_dir(&out)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        logs.push(log);
-    }
+    let logs: Vec<PathBuf> = ["json", "eval"]
+        .into_iter()
+        .flat_map(|format| {
+            write_logs(
+                "tests/fixtures/inspect-ai/limit/gen_limit.py",
+                &["--format", format],
+                &dir.path().join(format),
+            )
+        })
+        .collect();
+    assert_eq!(logs.len(), 2, "{logs:?}");
     let truths = inspect_truth(&logs);
     for (log, truth) in logs.iter().zip(&truths) {
         assert_eq!(truth["samples"][0]["limit"], "message", "{}", log.display());
