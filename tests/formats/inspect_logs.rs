@@ -482,6 +482,23 @@ fn a_sample_stopped_by_its_limit_says_which_limit() {
     for run in dump(&log("A"))["invocations"].as_array().unwrap() {
         assert!(run["eval"].get("limit").is_none(), "{run}");
     }
+    // `is:limited` lists it alone among both logs' nine runs, and `-is:limited` the others.
+    for (query, listed) in [("is:limited", 1), ("-is:limited", 8)] {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolcap-tui"))
+            .args(["dump", "--json", "--filter", query])
+            .arg(&dir)
+            .arg(log("A"))
+            .output()
+            .unwrap();
+        let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let runs = document["invocations"].as_array().unwrap();
+        assert_eq!(runs.len(), listed, "{query}");
+        assert_eq!(
+            runs.iter().any(|run| run["eval"]["limit"] == reason),
+            query == "is:limited",
+            "{query}"
+        );
+    }
 }
 
 /// A sample's own span holds its input and final completion. A tool call the final output asks

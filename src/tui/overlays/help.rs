@@ -148,7 +148,7 @@ fn query_lines(app: &App) -> Vec<Line<'static>> {
         ),
         (
             "is:",
-            "failing error degraded eval-failed gold-mismatch ok noted unnoted",
+            "failing error degraded eval-failed gold-mismatch ok noted unnoted limited",
         ),
         (
             "field:value",

@@ -55,6 +55,7 @@ fn has_facet(inv: &Invocation, gold: GoldOutcome, facet: IsFacet) -> bool {
         IsFacet::EvalFailed => eval_failed,
         IsFacet::GoldMismatch => gold_mismatch,
         IsFacet::Ok => !failing,
+        IsFacet::Limited => inv.eval().is_some_and(|eval| eval.limit.is_some()),
         // Answered from the notes in `eval_term`, which has them.
         IsFacet::Noted | IsFacet::Unnoted => false,
     }

@@ -33,10 +33,13 @@ pub enum IsFacet {
     Noted,
     /// The run has no triage note.
     Unnoted,
+    /// A limit stopped the run before it finished by itself (an Inspect sample's message,
+    /// token or time limit).
+    Limited,
 }
 
 impl IsFacet {
-    pub const NAMES: [(&'static str, IsFacet); 8] = [
+    pub const NAMES: [(&'static str, IsFacet); 9] = [
         ("failing", IsFacet::Failing),
         ("error", IsFacet::Error),
         ("degraded", IsFacet::Degraded),
@@ -45,6 +48,7 @@ impl IsFacet {
         ("ok", IsFacet::Ok),
         ("noted", IsFacet::Noted),
         ("unnoted", IsFacet::Unnoted),
+        ("limited", IsFacet::Limited),
     ];
 }
 

@@ -100,6 +100,7 @@ fn grammar_parses_every_field_operator_and_form() {
         ("is:error", term(Is(IsFacet::Error))),
         ("is:degraded", term(Is(IsFacet::Degraded))),
         ("is:eval-failed", term(Is(IsFacet::EvalFailed))),
+        ("is:limited", term(Is(IsFacet::Limited))),
         ("is:gold-mismatch", term(Is(IsFacet::GoldMismatch))),
         ("IS:OK", term(Is(IsFacet::Ok))),
         ("kind:llm", term(Kind(SpanKind::Llm))),
