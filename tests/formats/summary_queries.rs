@@ -45,6 +45,10 @@ fn every_summary_row_query_lists_exactly_the_runs_it_counts() {
             .unwrap_or_else(|| panic!("the corpus fills {kind:?}"));
         assert!(!table.rows.is_empty(), "{kind:?}");
     }
+    // The Inspect sample a limit stopped (tests/fixtures/inspect-ai/limit) has its own row.
+    let facets = breakdown.table(TableKind::Facets).unwrap();
+    let limited = facets.rows.iter().find(|row| row.label == "limited");
+    assert_eq!(limited.map(|row| row.runs), Some(1), "{:?}", facets.rows);
     let rows = breakdown
         .tables
         .iter()

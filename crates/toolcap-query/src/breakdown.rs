@@ -379,7 +379,9 @@ const RUNS_PER_TALLY: usize = 8_192;
 /// The counts of a stretch of runs, before they are rows.
 #[derive(Default)]
 struct Tally<'a> {
-    facet_runs: [usize; 4],
+    /// Failing runs by facet: span error, degraded, evaluator failure, gold mismatch, and
+    /// stopped by a limit.
+    facet_runs: [usize; 5],
     failing: usize,
     labels: Groups<'a>,
     scorers: HashMap<(String, String), ScorerCount>,
@@ -422,6 +424,7 @@ impl<'a> Tally<'a> {
         }
         self.facet_runs[2] += usize::from(eval_failed);
         self.facet_runs[3] += usize::from(gold_mismatch);
+        self.facet_runs[4] += usize::from(run_failing && eval.is_some_and(|e| e.limit.is_some()));
         self.durations.push(summary.duration_ms());
         self.tokens.push(summary.tokens() as f64);
         if summary.start_unix_nano > 0 {
@@ -686,7 +689,7 @@ fn placeholder(mut row: Row, shown: &str) -> Row {
     row
 }
 
-fn facet_rows(failing: usize, facet_runs: [usize; 4]) -> Vec<Row> {
+fn facet_rows(failing: usize, facet_runs: [usize; 5]) -> Vec<Row> {
     let mut rows = vec![Row::new("failing", failing, Some("is:failing".into()))];
     let facets = [
         Facet::SpanError,
@@ -699,6 +702,15 @@ fn facet_rows(failing: usize, facet_runs: [usize; 4]) -> Vec<Row> {
             facet.name(),
             runs,
             Some(format!("is:{}", facet.name())),
+        ));
+    }
+    // Failing runs a limit stopped (an Inspect sample's), when there are any: a limited run
+    // may still pass, so its filter asks for both.
+    if facet_runs[4] > 0 {
+        rows.push(Row::new(
+            "limited",
+            facet_runs[4],
+            Some("is:failing is:limited".into()),
         ));
     }
     rows
