@@ -429,8 +429,9 @@ fn a_sample_stopped_by_its_limit_says_so_in_the_verdict_and_the_transcript() {
     );
 }
 
-/// An Inspect sample error is an `exception` event on the sample's span: its type, and once
-/// revealed its message and Inspect's traceback line by line, read from the log when shown.
+/// What an Inspect sample logged is a `log` event on the sample's span (level and place; the
+/// message once revealed), and its error an `exception` event: its type, and once revealed its
+/// message and Inspect's traceback line by line, read from the log when shown.
 #[test]
 fn a_sample_errors_traceback_reads_line_by_line_once_revealed() {
     let path = inspect_log("B", "json");
@@ -441,7 +442,11 @@ fn a_sample_errors_traceback_reads_line_by_line_once_revealed() {
     assert_in_order(
         &redacted,
         &[
-            "── events (1) ──",
+            "── events (2) ──",
+            "log",
+            "log.level = warning",
+            "log.message = string (",
+            "code.filepath = run.py",
             "exception",
             "exception.type = RuntimeError",
         ],
@@ -459,6 +464,7 @@ fn a_sample_errors_traceback_reads_line_by_line_once_revealed() {
     assert_in_order(
         &revealed,
         &[
+            "log.message = sample=geo-08⏎Sample error (id: geo-08, epoch: 1)",
             "exception.stacktrace =",
             "+ Exception Group Traceback (most recent call last):",
             "Traceback (most recent call last):",

@@ -266,9 +266,18 @@ impl<'a> Sample<'a> {
             (started, ended),
             attributes,
         );
+        // What the sample logged (Inspect's `logger` events), then its error.
+        let mut root_events: Vec<Value> = events
+            .iter()
+            .filter(|event| event["event"] == "logger")
+            .map(log_event)
+            .collect();
         if let Some(message) = error {
             root["status"] = json!({"code": 2, "message": message});
-            root["events"] = json!([sample_exception(&sample["error"], message, ended)]);
+            root_events.push(sample_exception(&sample["error"], message, ended));
+        }
+        if !root_events.is_empty() {
+            root["events"] = Value::Array(root_events);
         }
         if let Some(limit) = sample["limit"]["type"].as_str() {
             push_attr(&mut root, text_attr("inspect.limit", limit));
@@ -642,6 +651,27 @@ fn limit_text(limit: &Value) -> Option<String> {
         Some(size) => format!("{kind} limit {size}"),
         None => format!("{kind} limit"),
     })
+}
+
+/// An Inspect `logger` event (a log record the sample's code wrote) as a span event `log`: its
+/// level, message and where it was written.
+fn log_event(event: &Value) -> Value {
+    let record = &event["message"];
+    let mut attributes = Vec::new();
+    for (key, field) in [
+        ("log.level", "level"),
+        ("log.message", "message"),
+        ("code.filepath", "filename"),
+    ] {
+        if let Some(text) = record[field].as_str() {
+            attributes.push(text_attr(key, text));
+        }
+    }
+    if let Some(line) = record["lineno"].as_u64() {
+        attributes.push(attr("code.lineno", json!({"intValue": line.to_string()})));
+    }
+    let at = time(&event["timestamp"]).unwrap_or(0);
+    json!({"timeUnixNano": at.to_string(), "name": "log", "attributes": attributes})
 }
 
 /// A sample error as an OpenTelemetry `exception` event: its type (Inspect writes the error as
