@@ -12,7 +12,7 @@ use super::payload::payload_lines;
 use super::theme::{Role, Theme};
 use super::wrap::wrap_all;
 use crate::formats;
-use crate::model::{AttrValue, Payload, PayloadState, Span as TraceSpan, SpanKind};
+use crate::model::{AttrValue, AttrView, Payload, PayloadState, Span as TraceSpan, SpanKind};
 use crate::redact::{self, MASK, Reveal};
 use crate::store::Invocation;
 use toolcap_formats::messages::{Side, read_messages};
@@ -278,16 +278,8 @@ fn events(
             ),
         ]));
         for (key, value) in &event.attributes {
-            let hidden = mode == Reveal::Redacted && redact::hides_value(key, &value);
-            // A stack trace reads as the lines it is, masked as free text: a plain text when
-            // its key shows it, one kept as a payload once revealed.
-            let trace = match value.text() {
-                Some(text) => (!hidden).then_some(text),
-                None if mode == Reveal::Revealed => payloads.stack_trace.as_deref(),
-                None => None,
-            };
             if key == STACK_TRACE
-                && let Some(trace) = trace
+                && let Some(trace) = shown_trace(&value, payloads, mode)
             {
                 out.push(Line::from(vec![
                     Span::raw("  "),
@@ -306,6 +298,63 @@ fn events(
         }
     }
 }
+
+/// A stack trace as the mode shows it: a plain text when its key shows it, one kept as a payload
+/// (loaded with `payloads`) once revealed.
+fn shown_trace<'a>(
+    value: &'a AttrView<'a>,
+    payloads: &'a LoadedPayloads,
+    mode: Reveal,
+) -> Option<&'a str> {
+    let hidden = mode == Reveal::Redacted && redact::hides_value(STACK_TRACE, value);
+    match value.text() {
+        Some(text) => (!hidden).then_some(text),
+        None if mode == Reveal::Revealed => payloads.stack_trace.as_deref(),
+        None => None,
+    }
+}
+
+/// The last lines of the span's exception stack trace, for the verdict of a run that failed
+/// with one (the frames nearest the error); `None` when it has none or the mode hides it.
+pub fn stack_trace_tail(
+    span: &TraceSpan,
+    payloads: &LoadedPayloads,
+    mode: Reveal,
+    theme: &Theme,
+) -> Option<Vec<Line<'static>>> {
+    let events = span.events();
+    let value = events
+        .iter()
+        .filter(|event| event.name == "exception")
+        .flat_map(|event| event.attributes.iter())
+        .find(|(key, _)| *key == STACK_TRACE)?
+        .1;
+    let trace = shown_trace(&value, payloads, mode)?;
+    let masked = redact::mask_text(trace, mode);
+    let lines: Vec<&str> = masked.lines().collect();
+    let skipped = lines.len().saturating_sub(TRACE_TAIL_LINES);
+    let mut out = vec![Line::styled(
+        match skipped {
+            0 => "traceback (also under events below)".to_owned(),
+            _ => format!(
+                "traceback, its last {} of {} lines (the first under events below)",
+                lines.len() - skipped,
+                lines.len()
+            ),
+        },
+        theme.style(Role::Dim),
+    )];
+    out.extend(lines[skipped..].iter().map(|line| {
+        Line::styled(
+            format!("  {}", redact::sanitize_line(line)),
+            theme.style(Role::Text),
+        )
+    }));
+    Some(out)
+}
+
+/// The lines of a stack trace the verdict shows: where the error was raised.
+const TRACE_TAIL_LINES: usize = 6;
 
 /// The OpenTelemetry key of an exception event's stack trace.
 const STACK_TRACE: &str = "exception.stacktrace";

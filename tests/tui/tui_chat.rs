@@ -459,8 +459,19 @@ fn a_sample_errors_traceback_reads_line_by_line_once_revealed() {
         !redacted.contains("Traceback (most recent call last):"),
         "{redacted}"
     );
+    assert!(!redacted.contains("traceback"), "{redacted}");
     press(&mut app, "r");
     let revealed = detail(&app);
+    // The verdict ends on the trace's last lines, where the error was raised.
+    assert_in_order(
+        &revealed,
+        &[
+            "── verdict ·",
+            "traceback, its last 6 of ",
+            "RuntimeError: population service returned HTTP 503",
+            "── events (2) ──",
+        ],
+    );
     assert_in_order(
         &revealed,
         &[

@@ -208,13 +208,20 @@ fn detail_lines(app: &mut App, inv_id: String, span_id: String, width: u16) -> D
         chat: chat_layout(app),
     };
     let built = inspect::span_lines(inv, index, &payloads, view, &app.config.theme, width);
-    // A failing run's root opens on its verdict, above the span's own facts.
+    // A failing run's root opens on its verdict, above the span's own facts; an exception's
+    // stack trace ends it with the frames nearest the error.
     let mut lines = verdict_facets
         .map(|f| {
-            wrap_all(
-                verdict_lines(inv, &f, gold_row.as_ref(), app.reveal, &app.config.theme),
-                width,
-            )
+            let mut verdict =
+                verdict_lines(inv, &f, gold_row.as_ref(), app.reveal, &app.config.theme);
+            if let Some(tail) =
+                inspect::stack_trace_tail(span, &payloads, app.reveal, &app.config.theme)
+            {
+                let blank = verdict.pop();
+                verdict.extend(tail);
+                verdict.extend(blank);
+            }
+            wrap_all(verdict, width)
         })
         .unwrap_or_default();
     // The run's triage note opens every span's detail: it is about the run.
