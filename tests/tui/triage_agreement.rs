@@ -83,7 +83,7 @@ fn the_tui_report_and_dump_count_the_same_failing_runs() {
     );
     let tmux = Tmux::start(&command);
     let screen = tmux.wait_for("every run loaded and judged", |s| {
-        s.contains(&format!("{failing} failing of {total}"))
+        s.contains(&format!("{failing} of {total} runs failing"))
     });
     let facets = turn_facets(&doc);
     for line in screen.lines() {

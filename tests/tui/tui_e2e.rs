@@ -48,7 +48,7 @@ fn the_failure_queue_walks_every_failure_of_the_arksim_run_in_one_key_each() {
     // The list says what the evaluator said, and the eval-only failure is not a green tick.
     // ("watching" replaces "loading" once every file of the directory is read.)
     let first = tmux.wait_for("the run loaded and cancel_order judged", |s| {
-        s.contains("failing of 7")
+        s.contains("of 7 runs failing")
             && s.contains("watching")
             && s.lines().any(|l| {
                 l.contains("cancel_order · turn 0")

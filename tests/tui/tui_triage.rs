@@ -55,7 +55,7 @@ fn a_turn_judged_failed_without_span_errors_is_failing_and_n_lands_on_its_verdic
     let mut app = app_over("judged-only", 120, 40);
     assert_eq!(app.triage.failing, 1);
     assert!(
-        status_line(&app).contains("1 failing of 3"),
+        status_line(&app).contains("1 of 3 runs failing"),
         "{}",
         status_line(&app)
     );
@@ -102,11 +102,11 @@ fn a_turn_judged_failed_without_span_errors_is_failing_and_n_lands_on_its_verdic
 /// the counts give way to it until the next key.
 #[test]
 fn a_message_the_counts_leave_no_room_for_stands_alone() {
-    let mut app = app_over("judged-only", 72, 30);
+    let mut app = app_over("judged-only", 80, 30);
     press(&mut app, "n");
     let counts = status_line(&app);
     assert!(
-        counts.contains("1 failing of 3 · failure 1 of 1"),
+        counts.contains("1 of 3 runs failing · failure 1 of 1"),
         "{counts}"
     );
     press(&mut app, "n");
@@ -161,7 +161,7 @@ fn n_walks_every_failing_turn_and_failed_span_of_the_arksim_run_in_reading_order
         .collect();
     assert_eq!(app.triage.failing, failing.len());
     assert!(
-        status_line(&app).contains(&format!("{} failing of 7", failing.len())),
+        status_line(&app).contains(&format!("{} of 7 runs failing", failing.len())),
         "{}",
         status_line(&app)
     );

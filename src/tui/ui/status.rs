@@ -84,13 +84,14 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// `N failing of M`, and `failure k of T` while the selection is one of the queue's stops.
+/// `N of M runs failing`, and `failure k of T` while the selection is one of the queue's stops
+/// (a failing run's root, then each failed span in it: T counts places, not runs).
 fn triage_spans(app: &App) -> Vec<Span<'static>> {
     let theme = &app.config.theme;
     let listed = app.list.len();
     let failing = app.triage.failing;
     let mut out = vec![Span::styled(
-        format!(" · {failing} failing of {listed}"),
+        format!(" · {failing} of {listed} runs failing"),
         theme.style(if failing > 0 {
             Role::StatusError
         } else {
