@@ -40,16 +40,10 @@ impl LoadedPayloads {
         };
         // Read back once each: a payload kept in the attribute list is decoded on every read.
         let (input, output) = (span.input().into_owned(), span.output().into_owned());
-        let stack_trace = span
-            .events()
-            .iter()
-            .filter(|event| event.name == "exception")
-            .flat_map(|event| event.attributes.iter())
-            .find(|(key, _)| *key == STACK_TRACE)
-            .and_then(|(_, value)| match &*value {
-                AttrValue::Payload(payload) => load(payload).ok().flatten(),
-                _ => None,
-            });
+        let stack_trace = stack_trace_of(span).and_then(|value| match &*value {
+            AttrValue::Payload(payload) => load(payload).ok().flatten(),
+            _ => None,
+        });
         LoadedPayloads {
             input: load(&input),
             output: load(&output),
@@ -322,16 +316,9 @@ pub fn stack_trace_tail(
     mode: Reveal,
     theme: &Theme,
 ) -> Option<Vec<Line<'static>>> {
-    let events = span.events();
-    let value = events
-        .iter()
-        .filter(|event| event.name == "exception")
-        .flat_map(|event| event.attributes.iter())
-        .find(|(key, _)| *key == STACK_TRACE)?
-        .1;
+    let value = stack_trace_of(span)?;
     let trace = shown_trace(&value, payloads, mode)?;
-    let masked = redact::mask_text(trace, mode);
-    let lines: Vec<&str> = masked.lines().collect();
+    let lines = trace_text_lines(trace, mode);
     let skipped = lines.len().saturating_sub(TRACE_TAIL_LINES);
     let mut out = vec![Line::styled(
         match skipped {
@@ -344,13 +331,32 @@ pub fn stack_trace_tail(
         },
         theme.style(Role::Dim),
     )];
-    out.extend(lines[skipped..].iter().map(|line| {
-        Line::styled(
-            format!("  {}", redact::sanitize_line(line)),
-            theme.style(Role::Text),
-        )
-    }));
+    out.extend(
+        lines
+            .into_iter()
+            .skip(skipped)
+            .map(|line| Line::styled(format!("  {line}"), theme.style(Role::Text))),
+    );
     Some(out)
+}
+
+/// The stack trace of the span's `exception` event, as its attribute holds it.
+fn stack_trace_of(span: &TraceSpan) -> Option<AttrView<'_>> {
+    span.events()
+        .iter()
+        .filter(|event| event.name == "exception")
+        .flat_map(|event| event.attributes.iter())
+        .find(|(key, _)| *key == STACK_TRACE)
+        .map(|(_, value)| value)
+}
+
+/// A stack trace's lines, masked whole first (a secret may span lines), each made safe for the
+/// terminal.
+fn trace_text_lines(trace: &str, mode: Reveal) -> Vec<String> {
+    redact::mask_text(trace, mode)
+        .lines()
+        .map(redact::sanitize_line)
+        .collect()
 }
 
 /// The lines of a stack trace the verdict shows: where the error was raised.
@@ -362,24 +368,18 @@ const STACK_TRACE: &str = "exception.stacktrace";
 /// The most lines of a stack trace the detail shows; the rest is counted.
 const TRACE_LINES: usize = 80;
 
-/// A stack trace one screen line per line, indented under its key, masked whole first (a
-/// secret may span lines) and each line made safe for the terminal.
+/// A stack trace one screen line per line, indented under its key.
 fn trace_lines(trace: &str, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
-    let masked = redact::mask_text(trace, mode);
-    let lines: Vec<&str> = masked.lines().collect();
+    let lines = trace_text_lines(trace, mode);
+    let total = lines.len();
     let mut out: Vec<Line<'static>> = lines
-        .iter()
+        .into_iter()
         .take(TRACE_LINES)
-        .map(|line| {
-            Line::styled(
-                format!("    {}", redact::sanitize_line(line)),
-                theme.style(Role::Text),
-            )
-        })
+        .map(|line| Line::styled(format!("    {line}"), theme.style(Role::Text)))
         .collect();
-    if lines.len() > TRACE_LINES {
+    if total > TRACE_LINES {
         out.push(Line::styled(
-            format!("    … {} more lines", lines.len() - TRACE_LINES),
+            format!("    … {} more lines", total - TRACE_LINES),
             theme.style(Role::Dim),
         ));
     }
