@@ -1,7 +1,8 @@
 //! The reviewer's audit: secrets and personal data planted into every string field of a real
-//! trace of every format (and into attribute keys and identifiers) never reach any redacted output
-//! of the real binary: `dump`, `dump --json`, `report` (Markdown and its JSON sibling), `check`
-//! text and `check --json`, standard error included; nor any screen of `compare`'s view.
+//! trace of every format, Inspect logs included (and into attribute keys and identifiers), never
+//! reach any redacted output of the real binary: `dump`, `dump --json`, `report` (Markdown and its
+//! JSON sibling), `check` text and `check --json`, standard error included; nor any screen of
+//! `compare`'s view.
 //!
 //! Each planted text carries a visible marker beside the sensitive part, so the test also proves
 //! the planted fields are shown at all (an empty output would pass a leak test vacuously).
@@ -112,6 +113,8 @@ fn is_structural(key: &str, text: &str) -> bool {
         "evaluation_id",
         "uuid",
         "format",
+        // An Inspect event's kind.
+        "event",
     ];
     KEYS.contains(&key)
         || key.ends_with("_id")
@@ -237,6 +240,15 @@ fn planted_sources(root: &Path) -> Vec<PathBuf> {
         (
             "toolscore",
             vec![f.join("corpus/toolscore/v02_openai_reordered/trace.json")],
+        ),
+        (
+            "inspect",
+            ["inspect-ai/B", "inspect-ai/limit"]
+                .iter()
+                .flat_map(|d| std::fs::read_dir(f.join(d)).expect("inspect fixtures"))
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect(),
         ),
     ];
     let mut dirs = Vec::new();
