@@ -69,3 +69,34 @@ fn the_problems_overlay_wraps_a_long_note_whole() {
         "{screen}"
     );
 }
+
+/// The list's name tells runs apart, so it is the last column to give way: from 86 columns on,
+/// where the narrow layout leaves it its 28, every Inspect run's whole name shows (task, sample
+/// and epoch), at every width. The start's date and the verdict's full label take only the room
+/// beyond that.
+#[test]
+fn the_list_shows_whole_run_names_at_every_width_that_can_hold_them() {
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/sample-traces/inspect-geo-tools.eval");
+    for width in 86..=160 {
+        let app = crate::support::app_over_source(&log, width, 60);
+        let screen = crate::support::screen_text(&app);
+        // The list's pane: the screen's lines down to its bottom border.
+        let list: String = screen
+            .lines()
+            .take_while(|line| !line.starts_with('└'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for sample in 1..=8 {
+            let name = format!("geo_tools · geo-0{sample} · epoch 1");
+            assert!(list.contains(&name), "{width} columns: {name} cut\n{list}");
+        }
+        // The room beyond the names goes to the verdict's label first, then to the date.
+        assert_eq!(
+            list.contains("expected_tools=C includes=I"),
+            width >= 104,
+            "{width} columns\n{list}"
+        );
+        assert_eq!(list.contains("start (UTC)"), width >= 115, "{width}");
+    }
+}

@@ -81,7 +81,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
-    let wide = area.width >= 100;
+    let columns = Columns::for_width(area.width);
     let height = area.height.saturating_sub(3) as usize;
     let selected = app.selected_invocation.as_deref();
     let cursor = app.selected_list_position();
@@ -102,11 +102,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     let inv = app.store.get(id)?;
                     let facets = app.triage.facets_at(*k);
                     let nested = app.list.conversation_row_at(*k).is_some();
-                    row_for(app, inv, facets, wide, is_selected, nested)
+                    row_for(app, inv, facets, columns, is_selected, nested)
                 }
-                ListRow::Conversation { id, turns, first } => {
-                    conversation_row(app, id, *first..*first + *turns, theme, wide, is_selected)
-                }
+                ListRow::Conversation { id, turns, first } => conversation_row(
+                    app,
+                    id,
+                    *first..*first + *turns,
+                    theme,
+                    columns,
+                    is_selected,
+                ),
             };
             Some(if is_selected && selected.is_some() {
                 row.style(theme.style(Role::Selection))
@@ -119,18 +124,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(1),
         Constraint::Length(3),
         Constraint::Min(10),
-        Constraint::Length(if wide { 19 } else { 8 }),
+        Constraint::Length(columns.start_width()),
         Constraint::Length(7),
         Constraint::Length(7),
         Constraint::Length(4),
         Constraint::Length(6),
-        Constraint::Length(if wide { 30 } else { 12 }),
+        Constraint::Length(columns.eval_width()),
     ];
     let header = Row::new([
         "",
         "",
         "name",
-        if wide { "start (UTC)" } else { "start" },
+        if columns.date { "start (UTC)" } else { "start" },
         "dur",
         "tools",
         "llm",
@@ -144,6 +149,49 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .style(theme.style(Role::Text))
         .block(block);
     frame.render_widget(table, area);
+}
+
+/// Which of the list's optional widths the terminal has room for. The name column, the one that
+/// tells runs apart, keeps at least [`Columns::NAME_MIN`] columns: the room beyond it goes first
+/// to the verdict's label (why a run failed), then to the start's date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Columns {
+    /// The verdict's label at full width, and a triage note's label beside the name.
+    wide_eval: bool,
+    /// The start's date beside its time.
+    date: bool,
+}
+
+impl Columns {
+    const NAME_MIN: u16 = 28;
+    /// Borders, the fixed columns (cursor 1, facets 3, duration 7, tools 7, llm 4, tokens 6)
+    /// and the eight gaps between the nine columns.
+    const FIXED: u16 = 2 + 1 + 3 + 7 + 7 + 4 + 6 + 8;
+
+    fn for_width(width: u16) -> Columns {
+        let room = |start: u16, eval: u16| width >= Self::FIXED + start + eval + Self::NAME_MIN;
+        Columns {
+            wide_eval: room(8, 30),
+            date: room(19, 30),
+        }
+    }
+
+    fn start_width(self) -> u16 {
+        if self.date { 19 } else { 8 }
+    }
+
+    fn eval_width(self) -> u16 {
+        if self.wide_eval { 30 } else { 12 }
+    }
+
+    /// A run's start as the column has room for it: date and time, or the time alone.
+    fn start(self, unix_nano: u64) -> String {
+        let start = clock(unix_nano);
+        match self.date {
+            true => start,
+            false => start.get(11..).unwrap_or("").to_owned(),
+        }
+    }
 }
 
 /// A gold source shortened for a border title: the file name (and a scenario's `[id]`), never
@@ -177,7 +225,7 @@ fn conversation_row<'a>(
     id: &str,
     listed_turns: std::ops::Range<usize>,
     theme: &Theme,
-    wide: bool,
+    columns: Columns,
     selected: bool,
 ) -> Row<'a> {
     let turns = listed_turns.len();
@@ -253,11 +301,7 @@ fn conversation_row<'a>(
             ),
             theme.style(Role::Title),
         )),
-        Cell::from(if wide {
-            clock(start)
-        } else {
-            clock(start).get(11..).unwrap_or("").to_owned()
-        }),
+        Cell::from(columns.start(start)),
         Cell::from(duration_ms(end.saturating_sub(start) as f64 / 1e6)),
         Cell::from(tools.to_string()),
         Cell::from(llm.to_string()),
@@ -299,7 +343,7 @@ fn row_for<'a>(
     app: &App,
     inv: &Invocation,
     facets: Option<&Facets>,
-    wide: bool,
+    columns: Columns,
     selected: bool,
     nested: bool,
 ) -> Row<'a> {
@@ -307,12 +351,7 @@ fn row_for<'a>(
     let mode = app.reveal;
     let theme = &app.config.theme;
     let s = inv.summary();
-    let start = clock(s.start_unix_nano);
-    let start = if wide {
-        start
-    } else {
-        start.get(11..).unwrap_or("").to_owned()
-    };
+    let start = columns.start(s.start_unix_nano);
     let tools = if s.failed_tool_calls > 0 {
         Line::from(vec![
             Span::raw(format!("{} ", s.tool_calls.len())),
@@ -389,7 +428,7 @@ fn row_for<'a>(
                 theme.style(Role::Match),
             ));
             // The label is a plain word (the notes file's reader refuses any other).
-            if let Some(note) = note.filter(|n| wide && !n.label.is_empty()) {
+            if let Some(note) = note.filter(|n| columns.wide_eval && !n.label.is_empty()) {
                 spans.push(Span::styled(
                     format!(" [{}]", note.label),
                     theme.style(Role::Dim),
