@@ -100,3 +100,51 @@ fn the_list_shows_whole_run_names_at_every_width_that_can_hold_them() {
         assert_eq!(list.contains("start (UTC)"), width >= 115, "{width}");
     }
 }
+
+/// A narrow verdict column names the scorers that failed the run, not the whole label: cut to
+/// its 12 columns, "expected_tools=C includes=I" read "✗ expected_t", naming a scorer that
+/// passed. Under `--scorer` it names the chosen scorers that failed.
+#[test]
+fn a_narrow_verdict_column_names_the_scorers_that_failed() {
+    use toolcap::model::{ScorerChoice, ScorerRule};
+    use toolcap::store::Store;
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/sample-traces/inspect-geo-tools.eval");
+    let row_of = |screen: &str, sample: &str| -> String {
+        screen
+            .lines()
+            .find(|line| line.contains(&format!("geo-{sample}")) && line.starts_with('│'))
+            .unwrap_or_else(|| panic!("no row for geo-{sample}\n{screen}"))
+            .to_owned()
+    };
+    let load = |rule: ScorerRule| {
+        let (store, _) = toolcap::sources::load::load_into(
+            Store::new().deciding_by(rule),
+            std::slice::from_ref(&log),
+            &toolcap::sources::remote::RemoteOptions::default(),
+        );
+        crate::support::app_over_store(store, 80, 60)
+    };
+    // Every scorer decides: geo-05 failed on includes only, geo-02 on both.
+    let screen = crate::support::screen_text(&load(ScorerRule::default()));
+    assert!(row_of(&screen, "05").contains("✗ includes=I"), "{screen}");
+    assert!(row_of(&screen, "02").contains("✗ expected_t"), "{screen}");
+    let list: Vec<&str> = screen.lines().take_while(|l| !l.starts_with('└')).collect();
+    assert!(
+        list.iter().all(|row| !row.contains("✗ expected_tools=C")),
+        "{screen}"
+    );
+    // Only includes decides: geo-02 names it alone.
+    let includes = ScorerRule {
+        deciding: vec!["includes".parse::<ScorerChoice>().unwrap()],
+    };
+    let screen = crate::support::screen_text(&load(includes));
+    assert!(row_of(&screen, "02").contains("✗ includes=I"), "{screen}");
+    // Wide, the whole label: every scorer's value.
+    let wide = crate::support::app_over_source(&log, 120, 60);
+    let screen = crate::support::screen_text(&wide);
+    assert!(
+        row_of(&screen, "05").contains("✗ expected_tools=C includes=I"),
+        "{screen}"
+    );
+}

@@ -597,6 +597,11 @@ impl ScorerVerdict {
             other => other.to_string(),
         }
     }
+
+    /// `name=value`, as a verdict's label names each of its scorers.
+    pub fn label(&self) -> String {
+        format!("{}={}", self.name, self.value_text())
+    }
 }
 
 /// Which scorers decide a verdict made of several (`--scorer`), each with an optional pass
@@ -654,11 +659,7 @@ impl ScorerRule {
                 reasons.push(format!("{}: no score", choice.name));
                 continue;
             };
-            let failed = match choice.at_least {
-                Some(mark) => scorer.number().is_none_or(|value| value < mark),
-                None => scorer.fails_by_default(),
-            };
-            if failed {
+            if choice.fails(scorer) {
                 passed = false;
                 let why = match (&scorer.explanation, choice.at_least) {
                     (Some(explanation), _) => {
@@ -674,6 +675,36 @@ impl ScorerRule {
         verdict.passed = passed;
         verdict.reason = reasons.join("; ");
         verdict.reason_quotes_output = quotes_output;
+    }
+
+    /// The scorers of `verdict` that fail it under this rule, in the verdict's order: with no
+    /// choice, every scorer whose value fails by default; otherwise the chosen ones that fail
+    /// their choice. (A chosen scorer the run lacks fails it too, and has no entry here.)
+    pub fn failing<'v>(
+        &self,
+        verdict: &'v EvalVerdict,
+    ) -> impl Iterator<Item = &'v ScorerVerdict> + use<'v, '_> {
+        verdict
+            .scorers
+            .iter()
+            .filter(|scorer| match self.deciding.is_empty() {
+                true => scorer.fails_by_default(),
+                false => self
+                    .deciding
+                    .iter()
+                    .any(|choice| choice.name == scorer.name && choice.fails(scorer)),
+            })
+    }
+}
+
+impl ScorerChoice {
+    /// Whether `scorer` (this choice's) fails the run: under the pass mark when there is one,
+    /// else by its value's default (`I`, `0`, `false`).
+    fn fails(&self, scorer: &ScorerVerdict) -> bool {
+        match self.at_least {
+            Some(mark) => scorer.number().is_none_or(|value| value < mark),
+            None => scorer.fails_by_default(),
+        }
     }
 }
 
@@ -831,6 +862,34 @@ mod scorer_rule_tests {
     fn rule(choices: &[&str]) -> ScorerRule {
         ScorerRule {
             deciding: choices.iter().map(|c| c.parse().unwrap()).collect(),
+        }
+    }
+
+    /// The scorers a rule names as failing a run are the ones its decision counts.
+    #[test]
+    fn the_failing_scorers_are_the_ones_the_rule_counts() {
+        let names = |rule: &ScorerRule, v: &EvalVerdict| -> Vec<String> {
+            rule.failing(v).map(ScorerVerdict::label).collect()
+        };
+        let v = verdict(&[
+            ("a", serde_json::json!("C")),
+            ("b", serde_json::json!("I")),
+            ("n", serde_json::json!(0.4)),
+        ]);
+        // Every scorer, by its value's default: 0.4 is not 0, so it does not fail.
+        assert_eq!(names(&ScorerRule::default(), &v), ["b=I"]);
+        assert_eq!(names(&rule(&["a"]), &v), Vec::<String>::new());
+        assert_eq!(names(&rule(&["a", "n>=0.5"]), &v), ["n=0.4"]);
+        assert_eq!(names(&rule(&["b", "n>=0.3"]), &v), ["b=I"]);
+        // What the rule decides agrees with what it names.
+        for choices in [&["a"][..], &["b"], &["n>=0.5"], &["a", "n>=0.3"]] {
+            let mut decided = v.clone();
+            rule(choices).decide(&mut decided);
+            assert_eq!(
+                decided.passed,
+                names(&rule(choices), &v).is_empty(),
+                "{choices:?}"
+            );
         }
     }
 

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
-use crate::model::{AttrValue, Health};
+use crate::model::{AttrValue, Health, ScorerVerdict};
 use crate::redact;
 use crate::store::Invocation;
 use crate::triage::Facets;
@@ -384,9 +384,23 @@ fn row_for<'a>(
                 ("✓", Role::StatusOk)
             };
             let score = v.score.map(|x| format!("{x:.2} ")).unwrap_or_default();
-            // A failed verdict names itself; a pass needs only its score.
+            // A failed verdict names itself; a pass needs only its score. A narrow column
+            // names only the scorers that failed the run: cut short, the whole label would
+            // start with one that passed.
             let label = if failed && !v.label.trim().is_empty() {
-                redact::shown_line(&v.label, mode)
+                let failing: Vec<String> = match columns.wide_eval {
+                    true => Vec::new(),
+                    false => app
+                        .store
+                        .scorer_rule()
+                        .failing(v)
+                        .map(ScorerVerdict::label)
+                        .collect(),
+                };
+                match failing.is_empty() {
+                    true => redact::shown_line(&v.label, mode),
+                    false => redact::shown_line(&failing.join(" "), mode),
+                }
             } else {
                 String::new()
             };

@@ -380,6 +380,11 @@ impl Store {
         self
     }
 
+    /// The rule that decides evaluations made of several scorers (see [`Store::deciding_by`]).
+    pub fn scorer_rule(&self) -> &ScorerRule {
+        &self.scorer_rule
+    }
+
     /// Whether some settled run still waits for its search index.
     pub fn has_search_indexes_to_build(&self) -> bool {
         !self.awaiting_index.is_empty()

@@ -619,10 +619,7 @@ impl<'a> Sample<'a> {
             .iter()
             .filter_map(|s| Some(format!("{}: {}", s.name, s.explanation.as_deref()?)))
             .collect();
-        let labels: Vec<String> = scorers
-            .iter()
-            .map(|s| format!("{}={}", s.name, s.value_text()))
-            .collect();
+        let labels: Vec<String> = scorers.iter().map(ScorerVerdict::label).collect();
         EvalVerdict {
             passed: failing.is_empty(),
             label: labels.join(" "),
