@@ -71,11 +71,11 @@ fn the_problems_overlay_wraps_a_long_note_whole() {
 }
 
 /// The list's name tells runs apart, so it is the last column to give way: from 86 columns on,
-/// where the narrow layout leaves it its 28, every Inspect run's whole name shows (task, sample
-/// and epoch), at every width. The start's date and the verdict's full label take only the room
-/// beyond that.
+/// where the narrow layout leaves it 28, it keeps at least those 28 at every width, and every
+/// Inspect run's whole name shows. The start's date and the verdict's full label take only the
+/// room beyond that.
 #[test]
-fn the_list_shows_whole_run_names_at_every_width_that_can_hold_them() {
+fn the_list_keeps_28_columns_of_name_at_every_width_from_86() {
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets/sample-traces/inspect-geo-tools.eval");
     for width in 86..=160 {
@@ -87,8 +87,18 @@ fn the_list_shows_whole_run_names_at_every_width_that_can_hold_them() {
             .take_while(|line| !line.starts_with('└'))
             .collect::<Vec<_>>()
             .join("\n");
+        // The header's labels start where their columns do (one column of space between).
+        let header = list.lines().nth(1).expect("header row");
+        let column = |label: &str| {
+            header.chars().count() - header[header.find(label).unwrap()..].chars().count()
+        };
+        let name_width = column("start") - column("name") - 1;
+        assert!(
+            name_width >= 28,
+            "{width} columns: name {name_width}\n{list}"
+        );
         for sample in 1..=8 {
-            let name = format!("geo_tools · geo-0{sample} · epoch 1");
+            let name = format!("geo_tools · geo-0{sample}");
             assert!(list.contains(&name), "{width} columns: {name} cut\n{list}");
         }
         // The room beyond the names goes to the verdict's label first, then to the date.

@@ -38,6 +38,9 @@ pub(super) struct SampleRuns<'a, 'i> {
     eval: &'a Value,
     task: &'a str,
     eval_id: &'a str,
+    /// Epochs the eval runs each sample for: a run's name says its epoch only when there
+    /// are several.
+    epochs: u64,
     spans: Vec<Value>,
     /// The member the next sample added was read from (see `eval_zip::record_of`).
     pub(super) record: Option<std::sync::Arc<RecordRef>>,
@@ -56,6 +59,7 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
             eval,
             task: eval["task"].as_str().unwrap_or("task"),
             eval_id: eval["eval_id"].as_str().unwrap_or(""),
+            epochs: eval["config"]["epochs"].as_u64().unwrap_or(1),
             spans: Vec::new(),
             record: None,
             before: 0,
@@ -105,10 +109,13 @@ impl<'a, 'i> SampleRuns<'a, 'i> {
                 task: Some(self.task.to_owned()),
             },
         ));
-        batch.invocation_names.push((
-            trace_id,
-            format!("{} · {sample_id} · epoch {epoch}", self.task),
-        ));
+        // Named by task and sample, as Inspect names a sample; the epoch too when the eval
+        // has several (its case says it either way).
+        let name = match self.epochs > 1 || epoch > 1 {
+            true => format!("{} · {sample_id} · epoch {epoch}", self.task),
+            false => format!("{} · {sample_id}", self.task),
+        };
+        batch.invocation_names.push((trace_id, name));
         // A sample whose payloads stay in its member is built on its own, with its record.
         if self.record.is_some() || self.spans.len() >= SPANS_PER_BUILD {
             self.build(batch);
