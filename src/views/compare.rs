@@ -163,6 +163,10 @@ pub struct EvalSide {
     pub label: String,
     pub reason: String,
     pub score: Option<f64>,
+    /// The scorers that failed the run under the `--scorer` rule, as the label names them
+    /// (`includes=I`), masked under the mode: what a narrow view shows of a failed label.
+    #[serde(skip)]
+    pub failing_scorers: Vec<String>,
 }
 
 /// A case and what each side made of it.
@@ -803,6 +807,11 @@ fn side(inv: &Invocation, selection: &Selection, mode: Reveal) -> Side {
             label: redact::shown_data(&eval.label, mode).into_owned(),
             reason: redact::shown_data(&eval.shown_reason(mode), mode).into_owned(),
             score: eval.score,
+            failing_scorers: selection
+                .scorer_rule()
+                .failing(eval)
+                .map(|scorer| redact::shown_data(&scorer.label(), mode).into_owned())
+                .collect(),
         }),
         note: selection
             .notes()

@@ -123,6 +123,11 @@ impl<'a> Selection<'a> {
         self.store.notes()
     }
 
+    /// The rule that decided the store's evaluations made of several scorers.
+    pub fn scorer_rule(&self) -> &crate::model::ScorerRule {
+        self.store.scorer_rule()
+    }
+
     fn golds(&self) -> &GoldReports {
         self.golds.get_or_init(|| GoldReports::of(self.store))
     }

@@ -200,8 +200,9 @@ fn render_list(frame: &mut Frame, area: Rect, state: &CompareState) {
             let mut line = match (row, state.entry(row)) {
                 (ListRow::Case { .. }, Some(entry)) => {
                     let case = case_text(&entry.case.id, entry.case.index, state.reveal);
-                    let change = eval_change(entry.a.as_ref(), entry.b.as_ref(), state.reveal);
                     let rest = width.saturating_sub(case_width + verdict_columns);
+                    let change =
+                        eval_change(entry.a.as_ref(), entry.b.as_ref(), state.reveal, rest);
                     let mut spans = vec![
                         Span::raw(if selected { "› " } else { "  " }),
                         Span::styled(pad(&case, case_width), theme.style(Role::Text)),
@@ -266,8 +267,10 @@ pub const FLAKY_MARK: &str = "~";
 
 /// The evaluator's label and score on each side: once when they agree, else what changed. A
 /// label of `key=value` words (one per scorer) names only the words that changed
-/// (`includes=C→I`); any other label shows whole on both sides (`A → B`).
-fn eval_change(a: Option<&Side>, b: Option<&Side>, mode: Reveal) -> String {
+/// (`includes=C→I`); any other label shows whole on both sides (`A → B`). A failed label the
+/// same on both sides that is wider than `room` names only the scorers that failed it: cut,
+/// it would start with whichever scorer comes first, which may have passed.
+fn eval_change(a: Option<&Side>, b: Option<&Side>, mode: Reveal, room: usize) -> String {
     let eval = |side: Option<&Side>| {
         side.and_then(|side| side.eval.as_ref()).map(|eval| {
             let label = redact::shown_line(&eval.label, mode);
@@ -279,7 +282,18 @@ fn eval_change(a: Option<&Side>, b: Option<&Side>, mode: Reveal) -> String {
     };
     match (eval(a), eval(b)) {
         (None, None) => String::new(),
-        (Some(a), Some(b)) if a == b => a,
+        (Some(label), Some(same)) if label == same => {
+            let failing = b
+                .and_then(|side| side.eval.as_ref())
+                .map(|eval| &eval.failing_scorers)
+                .filter(|failing| !failing.is_empty());
+            match failing {
+                Some(failing) if label.width() > room => {
+                    redact::shown_line(&failing.join(" "), mode)
+                }
+                _ => label,
+            }
+        }
         (Some(a), Some(b)) => scorer_changes(&a, &b).unwrap_or_else(|| format!("{a} → {b}")),
         (a, b) => format!(
             "{} → {}",
@@ -556,6 +570,37 @@ mod tests {
         );
         assert_eq!(scorer_changes("a=1 b=2", "b=1 a=2"), None, "other keys");
         assert_eq!(scorer_changes("no failure", "false information"), None);
+    }
+
+    /// A failed label the same on both sides names the scorers that failed it when the label
+    /// does not fit, and shows whole when it does.
+    #[test]
+    fn a_label_that_does_not_fit_names_the_scorers_that_failed() {
+        let side = |failing: &[&str]| Side {
+            id: "run".into(),
+            run: crate::model::Id::from_bytes(b"run"),
+            failing: !failing.is_empty(),
+            flaky: false,
+            index_is_repeat: false,
+            facets: Vec::new(),
+            eval: Some(crate::views::compare::EvalSide {
+                label: "expected_tools=C includes=I".into(),
+                reason: String::new(),
+                score: None,
+                failing_scorers: failing.iter().map(|s| (*s).to_owned()).collect(),
+            }),
+            note: None,
+        };
+        let (a, b) = (side(&["includes=I"]), side(&["includes=I"]));
+        let change = |room| eval_change(Some(&a), Some(&b), Reveal::Redacted, room);
+        assert_eq!(change(40), "expected_tools=C includes=I");
+        assert_eq!(change(20), "includes=I");
+        // Nothing failed: the label is all there is to show.
+        let (a, b) = (side(&[]), side(&[]));
+        assert_eq!(
+            eval_change(Some(&a), Some(&b), Reveal::Redacted, 20),
+            "expected_tools=C includes=I"
+        );
     }
 
     #[test]
