@@ -158,3 +158,24 @@ fn a_narrow_verdict_column_names_the_scorers_that_failed() {
         "{screen}"
     );
 }
+
+/// On 80 columns a two-epoch Inspect run's name (`capital_epochs · cap-01 · epoch 1`) is wider
+/// than the name column: it gives up the task the parts start with, not the sample and epoch
+/// that tell its runs apart.
+#[test]
+fn a_name_too_wide_keeps_the_sample_and_epoch() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inspect-ai/epochs/A");
+    let app = crate::support::app_over_source(&dir, 80, 60);
+    let screen = crate::support::screen_text(&app);
+    let list: Vec<&str> = screen.lines().take_while(|l| !l.starts_with('└')).collect();
+    for sample in 1..=5 {
+        for epoch in 1..=2 {
+            let tail = format!("… · cap-0{sample} · epoch {epoch}");
+            assert!(
+                list.iter().any(|row| row.contains(&tail)),
+                "{tail}\n{screen}"
+            );
+        }
+    }
+}

@@ -4,6 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use unicode_width::UnicodeWidthStr;
 
 use crate::model::{AttrValue, Health, ScorerVerdict};
 use crate::redact;
@@ -160,6 +161,8 @@ struct Columns {
     wide_eval: bool,
     /// The start's date beside its time.
     date: bool,
+    /// What is left for the name.
+    name_width: u16,
 }
 
 impl Columns {
@@ -170,10 +173,15 @@ impl Columns {
 
     fn for_width(width: u16) -> Columns {
         let room = |start: u16, eval: u16| width >= Self::FIXED + start + eval + Self::NAME_MIN;
-        Columns {
-            wide_eval: room(8, 30),
-            date: room(19, 30),
-        }
+        let (wide_eval, date) = (room(8, 30), room(19, 30));
+        let mut columns = Columns {
+            wide_eval,
+            date,
+            name_width: 0,
+        };
+        columns.name_width =
+            width.saturating_sub(Self::FIXED + columns.start_width() + columns.eval_width());
+        columns
     }
 
     fn start_width(self) -> u16 {
@@ -192,6 +200,21 @@ impl Columns {
             false => start.get(11..).unwrap_or("").to_owned(),
         }
     }
+}
+
+/// A run's name fitted to `room` columns. A name made of parts (`task · sample · epoch 2`,
+/// `scenario · turn 1`) that does not fit gives up its first parts for `…`: its last ones tell
+/// runs apart. One whose last part alone does not fit is left whole, for the table to cut at
+/// its end as any other name.
+fn fitted_name(name: String, room: usize) -> String {
+    if name.width() <= room {
+        return name;
+    }
+    let parts: Vec<&str> = name.split(" · ").collect();
+    (1..parts.len())
+        .map(|first| format!("… · {}", parts[first..].join(" · ")))
+        .find(|shorter| shorter.width() <= room)
+        .unwrap_or(name)
 }
 
 /// A gold source shortened for a border title: the file name (and a scenario's `[id]`), never
@@ -417,7 +440,10 @@ fn row_for<'a>(
         )),
         facet_cell(facets, theme),
         Cell::from({
-            let name = redact::shown_line(&s.name, mode);
+            let note = app.store.notes().of_run(&inv.id.text());
+            let room = usize::from(columns.name_width)
+                .saturating_sub(if nested { 2 } else { 0 } + if note.is_some() { 2 } else { 0 });
+            let name = fitted_name(redact::shown_line(&s.name, mode), room);
             let marks = app
                 .list_search
                 .query
@@ -428,7 +454,6 @@ fn row_for<'a>(
             if nested {
                 spans.push(Span::raw("  "));
             }
-            let note = app.store.notes().of_run(&inv.id.text());
             if note.is_some() {
                 spans.push(Span::styled(
                     format!("{NOTED_GLYPH} "),
@@ -457,4 +482,27 @@ fn row_for<'a>(
         Cell::from(tokens(s.tokens())),
         Cell::from(eval),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_of_parts_gives_up_its_first_parts_to_fit() {
+        let fit = |name: &str, room| fitted_name(name.to_owned(), room);
+        assert_eq!(fit("geo_tools · geo-05", 22), "geo_tools · geo-05");
+        assert_eq!(
+            fit("capital_epochs · cap-01 · epoch 1", 22),
+            "… · cap-01 · epoch 1"
+        );
+        assert_eq!(fit("capital_epochs · cap-01 · epoch 1", 12), "… · epoch 1");
+        // The last part alone does not fit: the name stays whole, for the table to cut.
+        let long = "anthropic messages · toolscore/anthropic-missing-call.json";
+        assert_eq!(fit(long, 22), long);
+        assert_eq!(
+            fit("invoke_agent research-assistant", 10),
+            "invoke_agent research-assistant"
+        );
+    }
 }
