@@ -70,23 +70,40 @@ fn the_problems_overlay_wraps_a_long_note_whole() {
     );
 }
 
+/// The sample traces' Inspect log: 8 one-epoch runs of the geo task.
+fn sample_traces_log() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/sample-traces/inspect-geo-tools.eval")
+}
+
+/// The list's pane as drawn: the screen's lines down to its bottom border.
+fn list_pane(app: &toolcap::tui::app::App) -> String {
+    crate::support::screen_text(app)
+        .lines()
+        .take_while(|line| !line.starts_with('└'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The list's row that shows `text`.
+fn row_with<'a>(list: &'a str, text: &str) -> &'a str {
+    list.lines()
+        .find(|line| line.contains(text))
+        .unwrap_or_else(|| panic!("no row with {text}\n{list}"))
+}
+
 /// The list's name tells runs apart, so it is the last column to give way: from 86 columns on,
 /// where the narrow layout leaves it 28, it keeps at least those 28 at every width, and every
 /// Inspect run's whole name shows. The start's date and the verdict's full label take only the
 /// room beyond that.
 #[test]
 fn the_list_keeps_28_columns_of_name_at_every_width_from_86() {
-    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/sample-traces/inspect-geo-tools.eval");
     for width in 86..=160 {
-        let app = crate::support::app_over_source(&log, width, 60);
-        let screen = crate::support::screen_text(&app);
-        // The list's pane: the screen's lines down to its bottom border.
-        let list: String = screen
-            .lines()
-            .take_while(|line| !line.starts_with('└'))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let list = list_pane(&crate::support::app_over_source(
+            &sample_traces_log(),
+            width,
+            60,
+        ));
         // The header's labels start where their columns do (one column of space between).
         let header = list.lines().nth(1).expect("header row");
         let column = |label: &str| {
@@ -118,44 +135,34 @@ fn the_list_keeps_28_columns_of_name_at_every_width_from_86() {
 fn a_narrow_verdict_column_names_the_scorers_that_failed() {
     use toolcap::model::{ScorerChoice, ScorerRule};
     use toolcap::store::Store;
-    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/sample-traces/inspect-geo-tools.eval");
-    let row_of = |screen: &str, sample: &str| -> String {
-        screen
-            .lines()
-            .find(|line| line.contains(&format!("geo-{sample}")) && line.starts_with('│'))
-            .unwrap_or_else(|| panic!("no row for geo-{sample}\n{screen}"))
-            .to_owned()
-    };
-    let load = |rule: ScorerRule| {
+    let list_by = |rule: ScorerRule| {
         let (store, _) = toolcap::sources::load::load_into(
             Store::new().deciding_by(rule),
-            std::slice::from_ref(&log),
+            &[sample_traces_log()],
             &toolcap::sources::remote::RemoteOptions::default(),
         );
-        crate::support::app_over_store(store, 80, 60)
+        list_pane(&crate::support::app_over_store(store, 80, 60))
     };
     // Every scorer decides: geo-05 failed on includes only, geo-02 on both.
-    let screen = crate::support::screen_text(&load(ScorerRule::default()));
-    assert!(row_of(&screen, "05").contains("✗ includes=I"), "{screen}");
-    assert!(row_of(&screen, "02").contains("✗ expected_t"), "{screen}");
-    let list: Vec<&str> = screen.lines().take_while(|l| !l.starts_with('└')).collect();
-    assert!(
-        list.iter().all(|row| !row.contains("✗ expected_tools=C")),
-        "{screen}"
-    );
+    let list = list_by(ScorerRule::default());
+    assert!(row_with(&list, "geo-05").contains("✗ includes=I"), "{list}");
+    assert!(row_with(&list, "geo-02").contains("✗ expected_t"), "{list}");
+    assert!(!list.contains("✗ expected_tools=C"), "{list}");
     // Only includes decides: geo-02 names it alone.
     let includes = ScorerRule {
         deciding: vec!["includes".parse::<ScorerChoice>().unwrap()],
     };
-    let screen = crate::support::screen_text(&load(includes));
-    assert!(row_of(&screen, "02").contains("✗ includes=I"), "{screen}");
+    let list = list_by(includes);
+    assert!(row_with(&list, "geo-02").contains("✗ includes=I"), "{list}");
     // Wide, the whole label: every scorer's value.
-    let wide = crate::support::app_over_source(&log, 120, 60);
-    let screen = crate::support::screen_text(&wide);
+    let list = list_pane(&crate::support::app_over_source(
+        &sample_traces_log(),
+        120,
+        60,
+    ));
     assert!(
-        row_of(&screen, "05").contains("✗ expected_tools=C includes=I"),
-        "{screen}"
+        row_with(&list, "geo-05").contains("✗ expected_tools=C includes=I"),
+        "{list}"
     );
 }
 
@@ -166,16 +173,11 @@ fn a_narrow_verdict_column_names_the_scorers_that_failed() {
 fn a_name_too_wide_keeps_the_sample_and_epoch() {
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inspect-ai/epochs/A");
-    let app = crate::support::app_over_source(&dir, 80, 60);
-    let screen = crate::support::screen_text(&app);
-    let list: Vec<&str> = screen.lines().take_while(|l| !l.starts_with('└')).collect();
+    let list = list_pane(&crate::support::app_over_source(&dir, 80, 60));
     for sample in 1..=5 {
         for epoch in 1..=2 {
             let tail = format!("… · cap-0{sample} · epoch {epoch}");
-            assert!(
-                list.iter().any(|row| row.contains(&tail)),
-                "{tail}\n{screen}"
-            );
+            assert!(list.contains(&tail), "{tail}\n{list}");
         }
     }
 }
