@@ -3,7 +3,7 @@
 use crossterm::event::{MouseButton, MouseEventKind};
 use toolcap::model::{Batch, Span, SpanKind};
 use toolcap::redact::Reveal;
-use toolcap::sources::IngestEvent;
+use toolcap::sources::{IngestEvent, SourceStatus};
 use toolcap::tui::app::{self, App, Pane};
 use toolcap::tui::overlays::Overlay;
 use toolcap::tui::overlays::help::Help;
@@ -54,6 +54,46 @@ fn selection_is_keyed_by_id_and_survives_new_data() {
     assert_eq!(app.list.ids()[0], "newer");
     assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
     assert_eq!(app.selected_list_position(), Some(2));
+}
+
+/// A source's status (a read's progress and end, a receiver's counts) changes no run: the
+/// list keeps its runs and order instead of sorting every run again, and the status shows.
+#[test]
+fn a_status_alone_keeps_the_list_and_still_shows() {
+    let mut app = sample_app(120, 24);
+    press(&mut app, "j");
+    let (version, ids) = (app.list.version, app.list.ids());
+    let path = std::path::PathBuf::from("/traces/agent.jsonl");
+    app::ingest(
+        &mut app,
+        IngestEvent::Status(SourceStatus::Reading {
+            path: path.clone(),
+            read: 10,
+            total: 10,
+            bytes_per_sec: 1_000,
+        }),
+    );
+    assert_eq!(app.list.version, version, "the list was not rebuilt");
+    assert_eq!(app.list.ids(), ids);
+    assert_eq!(app.selected_invocation.as_deref(), Some("summ"));
+    assert!(app.sources.iter().any(|s| matches!(
+        s,
+        SourceStatus::Reading { path: p, read: 10, .. } if *p == path
+    )));
+    // A drain holding data as well rebuilds it.
+    app::ingest_many(
+        &mut app,
+        [
+            IngestEvent::Status(SourceStatus::Reading {
+                path,
+                read: 20,
+                total: 20,
+                bytes_per_sec: 1_000,
+            }),
+            IngestEvent::Forget(std::path::PathBuf::from("/traces/other.jsonl")),
+        ],
+    );
+    assert!(app.list.version > version, "data rebuilds the list");
 }
 
 #[test]

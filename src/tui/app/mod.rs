@@ -372,16 +372,26 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
 /// Applies source events to the store without recomputing the views: while a big file is
 /// read, the event loop takes in several drains per [`settle`].
 pub fn take_in(app: &mut App, events: impl IntoIterator<Item = IngestEvent>) {
-    // The list lets go of its runs first, so the store changes them in place instead of
-    // copying the ones it shares; the next settle rebuilds the list.
+    let mut released = false;
+    for event in events {
+        // A source's status changes no run: a drain of statuses alone (a read's end, a
+        // receiver's counts) keeps the list as it is, and the next settle rebuilds nothing.
+        if !released && !matches!(event, IngestEvent::Status(_)) {
+            release_list(app);
+            released = true;
+        }
+        apply_ingest(app, event);
+    }
+}
+
+/// The list lets go of its runs before the store changes them, so the store changes them in
+/// place instead of copying the ones it shares; the next settle rebuilds the list.
+fn release_list(app: &mut App) {
     app.filter.release_order();
     let selected = app.selected_invocation.clone();
     app.list.release(selected.as_deref());
     // Lists replaced earlier may still be held by the thread dropping them.
     memory_release::wait_until_dropped();
-    for event in events {
-        apply_ingest(app, event);
-    }
 }
 
 /// Rebuilds what the events taken in since the last settle changed, then the views, once.

@@ -314,6 +314,9 @@ pub struct Store {
     runs_removed: u64,
     /// Invocations changed by [`Store::apply`] and not yet rebuilt by [`Store::settle`].
     unsettled: HashSet<Id>,
+    /// Whether [`Store::apply`] took in a batch since the last [`Store::settle`] (a batch may
+    /// change the store without changing a run: its problems, aliases that move nothing).
+    applied_since_settle: bool,
     /// When runs build their search index.
     indexing: Indexing,
     /// Runs settled since their index was last built, for [`Store::build_search_indexes`]
@@ -528,6 +531,7 @@ impl Store {
     /// into one big run then costs one rebuild ([`Store::settle`]) instead of one per batch.
     /// Trees and summaries of changed invocations are stale until `settle`.
     pub fn apply(&mut self, mut batch: Batch) {
+        self.applied_since_settle = true;
         if let Some(path) = batch.replaces.take() {
             self.remove_origin(&path);
         }
@@ -638,7 +642,8 @@ impl Store {
     }
 
     /// Rebuilds what [`Store::apply`] changed, enforces the budget, and returns the ids of the
-    /// invocations that changed.
+    /// invocations that changed. With no batch applied since the last settle it changes
+    /// nothing, not even the generation: views keyed on it are not rebuilt.
     pub fn settle(&mut self) -> Vec<Id> {
         self.settle_with(refresh::PARALLEL_MIN_RUNS)
     }
@@ -646,6 +651,9 @@ impl Store {
     /// [`Store::settle`], refreshing changed runs on every core when at least
     /// `parallel_min_runs` changed (tests compare both ways).
     fn settle_with(&mut self, parallel_min_runs: usize) -> Vec<Id> {
+        if !std::mem::take(&mut self.applied_since_settle) {
+            return Vec::new();
+        }
         let unsettled: Vec<Id> = std::mem::take(&mut self.unsettled).into_iter().collect();
         let changed = crate::model::sort_by_id(unsettled, |id| id);
         for (work, cycles) in self.refresh_changed(&changed, self.generation + 1, parallel_min_runs)

@@ -708,3 +708,24 @@ fn a_verdict_goes_with_the_file_it_came_from() {
     store.remove_origin(Path::new("evaluation.json"));
     assert!(store.get("turn").is_none());
 }
+
+/// Views redraw when the generation moves: a settle with nothing taken in since the last one
+/// leaves it, and any batch, even one that changes no run, moves it.
+#[test]
+fn a_settle_with_nothing_applied_keeps_the_generation() {
+    let mut store = Store::new();
+    apply_unsettled(&mut store, vec![span("a", "a1", None, 1)]);
+    assert_eq!(store.settle(), vec![Id::from("a")]);
+    let settled = store.generation();
+    assert!(store.settle().is_empty());
+    assert_eq!(store.generation(), settled, "nothing changed");
+    store.apply(Batch {
+        problems: vec![Problem::error("agent.jsonl", None, "not a trace")],
+        ..Default::default()
+    });
+    assert!(store.settle().is_empty());
+    assert!(
+        store.generation() > settled,
+        "a batch's problem is a change"
+    );
+}
