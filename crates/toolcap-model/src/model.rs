@@ -388,8 +388,8 @@ impl Span {
         // A list of several requested calls collected while parsing may have room for more:
         // a stored span keeps exactly what it holds.
         if self
-            .llm()
-            .is_some_and(|llm| llm.requested_tool_calls.has_slack())
+            .requested_calls()
+            .is_some_and(|calls| calls.has_slack())
             && let Some(llm) = self.llm_mut()
         {
             llm.requested_tool_calls.shrink_to_fit();

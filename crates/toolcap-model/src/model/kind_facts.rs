@@ -13,8 +13,8 @@
 pub(super) use super::packed::KEYED;
 use super::packed::{FactsOwned as Owned, FactsView, FactsViewMut, FactsWord};
 use super::{
-    LlmFacts, LlmFactsRef, RequestedToolCall, RetrievalFacts, Span, TokenCount, ToolFacts,
-    ToolFactsRef,
+    LlmFacts, LlmFactsRef, RequestedCalls, RequestedToolCall, RetrievalFacts, Span, TokenCount,
+    ToolFacts, ToolFactsRef,
 };
 
 /// Out of line: most spans have none, and a span's fixed size is paid by every span. One word
@@ -256,14 +256,19 @@ impl Span {
 
     /// The tool calls a model call asked for, without reading its names.
     pub fn requested_tool_calls(&self) -> &[RequestedToolCall] {
-        match self.facts.view() {
-            Some(KindFactsView::Llm(llm)) => &llm.requested_tool_calls,
-            Some(KindFactsView::Several(several)) => several
-                .llm
-                .as_ref()
-                .map_or(&[], |llm| &*llm.requested_tool_calls),
-            Some(KindFactsView::LlmByKeys(keyed)) => &keyed.requested_tool_calls,
-            _ => &[],
+        self.requested_calls().map_or(&[], |calls| calls)
+    }
+
+    /// The list of a model call's requested calls, read without its attributes (a model
+    /// call's facts kept by their keys are not resolved).
+    pub(in crate::model) fn requested_calls(&self) -> Option<&RequestedCalls> {
+        match self.facts.view()? {
+            KindFactsView::Llm(llm) => Some(&llm.requested_tool_calls),
+            KindFactsView::Several(several) => {
+                several.llm.as_ref().map(|llm| &llm.requested_tool_calls)
+            }
+            KindFactsView::LlmByKeys(keyed) => Some(&keyed.requested_tool_calls),
+            _ => None,
         }
     }
 
