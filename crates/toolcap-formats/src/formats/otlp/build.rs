@@ -440,7 +440,7 @@ impl Payloads<'_> {
     /// `decoded`: the text unescaped, when the caller has it (it spares decoding it again).
     fn payload(&self, field: &str, text: &Text, decoded: Option<&str>) -> Payload {
         let (raw, encoding) = match text {
-            Text::Json(token) => (token.as_bytes(), RawEncoding::JsonString),
+            Text::Json { token, .. } => (token.as_bytes(), RawEncoding::JsonString),
             Text::Plain(Cow::Borrowed(plain)) => (plain.as_bytes(), RawEncoding::Utf8),
             Text::Plain(Cow::Owned(_)) => (&[][..], RawEncoding::Utf8),
         };

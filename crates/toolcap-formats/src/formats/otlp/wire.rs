@@ -198,10 +198,25 @@ pub struct KvList<'a> {
 }
 
 /// A string value: either still the raw JSON token (quotes and escapes included) or text.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Text<'a> {
-    Json(&'a str),
+    /// `decoded_len`: the text's length once unescaped, when the reader counted it while it
+    /// checked the token's escapes (it then needs no pass of its own).
+    Json {
+        token: &'a str,
+        decoded_len: Option<u32>,
+    },
     Plain(Cow<'a, str>),
+}
+
+/// The text as read; a counted length is left out, so both readers' values print alike.
+impl std::fmt::Debug for Text<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Text::Json { token, .. } => f.debug_tuple("Json").field(token).finish(),
+            Text::Plain(text) => f.debug_tuple("Plain").field(text).finish(),
+        }
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
@@ -209,7 +224,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
         let raw = <&'a RawValue>::deserialize(deserializer)?;
         let token = raw.get();
         if token.len() >= 2 && token.starts_with('"') && token.ends_with('"') {
-            Ok(Text::Json(token))
+            Ok(Text::json(token))
         } else {
             Err(de::Error::custom("stringValue is not a string"))
         }
@@ -225,16 +240,35 @@ fn slow_decoded(token: &str) -> Cow<'_, str> {
 }
 
 impl<'a> Text<'a> {
+    /// A JSON string token, quotes included, whose escapes were not counted.
+    pub fn json(token: &'a str) -> Self {
+        Text::Json {
+            token,
+            decoded_len: None,
+        }
+    }
+
+    /// The token's text between its quotes, and whether it holds an escape: every escape
+    /// decodes to fewer bytes than it takes, so a counted length tells without a search.
+    fn json_body(token: &str, decoded_len: Option<u32>) -> (&str, bool) {
+        let inner = &token[1..token.len() - 1];
+        let escaped = match decoded_len {
+            Some(len) => len as usize != inner.len(),
+            None => inner.contains('\\'),
+        };
+        (inner, escaped)
+    }
+
     /// The text, unescaped. Borrowed when the JSON had no escapes.
     pub fn decoded(&self) -> Cow<'a, str> {
-        match self {
-            Text::Plain(text) => text.clone(),
-            Text::Json(token) => {
-                let inner = &token[1..token.len() - 1];
-                if !inner.contains('\\') {
+        match *self {
+            Text::Plain(ref text) => text.clone(),
+            Text::Json { token, decoded_len } => {
+                let (inner, escaped) = Self::json_body(token, decoded_len);
+                if !escaped {
                     return Cow::Borrowed(inner);
                 }
-                let mut text = String::with_capacity(unescaped_len(inner));
+                let mut text = String::with_capacity(self.decoded_len());
                 match unescape_into(inner, &mut text) {
                     true => Cow::Owned(text),
                     false => slow_decoded(token),
@@ -246,12 +280,12 @@ impl<'a> Text<'a> {
     /// `read` of the text, unescaped into a buffer this thread reuses: most texts are read
     /// once (interned, judged empty or not) and need no allocation of their own.
     pub fn with_decoded<R>(&self, read: impl FnOnce(&str) -> R) -> R {
-        let token = match self {
-            Text::Plain(text) => return read(text),
-            Text::Json(token) => *token,
+        let (token, decoded_len) = match *self {
+            Text::Plain(ref text) => return read(text),
+            Text::Json { token, decoded_len } => (token, decoded_len),
         };
-        let inner = &token[1..token.len() - 1];
-        if !inner.contains('\\') {
+        let (inner, escaped) = Self::json_body(token, decoded_len);
+        if !escaped {
             return read(inner);
         }
         thread_local! {
@@ -274,7 +308,7 @@ impl<'a> Text<'a> {
     pub fn raw_len(&self) -> usize {
         match self {
             Text::Plain(text) => text.len(),
-            Text::Json(token) => token.len() - 2,
+            Text::Json { token, .. } => token.len() - 2,
         }
     }
 
@@ -282,7 +316,11 @@ impl<'a> Text<'a> {
     pub fn decoded_len(&self) -> usize {
         match self {
             Text::Plain(text) => text.len(),
-            Text::Json(token) => unescaped_len(&token[1..token.len() - 1]),
+            Text::Json {
+                decoded_len: Some(len),
+                ..
+            } => *len as usize,
+            Text::Json { token, .. } => unescaped_len(&token[1..token.len() - 1]),
         }
     }
 
@@ -293,7 +331,7 @@ impl<'a> Text<'a> {
                 let start = floor_char_boundary(text, text.len().saturating_sub(max));
                 Cow::Owned(text[start..].to_owned())
             }
-            Text::Json(token) => {
+            Text::Json { token, .. } => {
                 let inner = &token[1..token.len() - 1];
                 let mut start = floor_char_boundary(inner, inner.len().saturating_sub(max));
                 // Never start inside an escape sequence: step back to the escape's backslash.

@@ -24,8 +24,8 @@ fn unescaped_len_counts_escapes_and_surrogates() {
                 }
             })
             .collect::<String>();
-        assert_eq!(Text::Json(&ascii_token).decoded_len(), text.len(), "{text}");
-        assert_eq!(Text::Json(&ascii_token).decoded(), text);
+        assert_eq!(Text::json(&ascii_token).decoded_len(), text.len(), "{text}");
+        assert_eq!(Text::json(&ascii_token).decoded(), text);
     }
 }
 
@@ -40,7 +40,7 @@ fn unescaped_len_survives_cut_escapes() {
 fn tail_never_splits_an_escape() {
     let token = r#""abc\u2026[truncated, 730 bytes total]""#;
     for max in 30..45 {
-        let tail = Text::Json(token).tail(max);
+        let tail = Text::json(token).tail(max);
         assert!(
             tail.ends_with("[truncated, 730 bytes total]"),
             "{max}: {tail}"

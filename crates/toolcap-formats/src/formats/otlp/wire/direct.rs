@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 
 use super::{
-    Event, Resource, ResourceSpans, Scalar, ScopeSpans, Span, Status, count_request_decoded,
+    Event, Resource, ResourceSpans, Scalar, ScopeSpans, Span, Status, Text, count_request_decoded,
     plain_digits,
 };
 use crate::formats::otlp::decode_budget::{Budget, Growth};
@@ -105,12 +105,12 @@ impl<'a> Cursor<'a> {
             return Ok(());
         }
         loop {
-            let (name, escaped) = self.string_token()?;
-            if escaped {
+            let name = self.string_token()?;
+            if name.escaped() {
                 return Err(UnsupportedShape);
             }
             self.eat(b':')?;
-            field(self, &name[1..name.len() - 1])?;
+            field(self, &name.token[1..name.token.len() - 1])?;
             match self.peek() {
                 Some(b',') => self.at += 1,
                 Some(b'}') => {
@@ -145,43 +145,59 @@ impl<'a> Cursor<'a> {
         charged(growth.finish())
     }
 
-    /// A string token, quotes included, and whether it holds an escape; checked as serde_json
-    /// checks the strings it reads (no control characters, known escapes only).
-    fn string_token(&mut self) -> Read<(&'a str, bool)> {
+    /// A string token, quotes included, checked as serde_json checks the strings it reads (no
+    /// control characters, known escapes only), with the length of its text once unescaped,
+    /// counted from the escapes met on the way (a surrogate's `\u` escape is left uncounted:
+    /// `None`).
+    fn string_token(&mut self) -> Read<StringToken<'a>> {
         if self.peek() != Some(b'"') {
             return Err(UnsupportedShape);
         }
         let start = self.at;
         let mut at = start + 1;
-        let mut escaped = false;
+        // Bytes the escapes so far give up once decoded.
+        let mut shrunk = Some(0usize);
         loop {
             at += plain_run(&self.bytes[at..]);
             match self.bytes.get(at) {
                 Some(b'"') => {
                     self.at = at + 1;
-                    return Ok((&self.text[start..at + 1], escaped));
+                    let body_len = at - start - 1;
+                    return Ok(StringToken {
+                        token: &self.text[start..at + 1],
+                        decoded_len: shrunk.and_then(|s| u32::try_from(body_len - s).ok()),
+                    });
                 }
                 Some(b'\\') => {}
                 // A control character, or the end of the input inside the string.
                 _ => return Err(UnsupportedShape),
             }
-            escaped = true;
-            at += match self.bytes.get(at + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
-                Some(b'u') => match self.bytes.get(at + 2..at + 6) {
-                    Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => 6,
-                    _ => return Err(UnsupportedShape),
+            let (taken, decoded) = match self.bytes.get(at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => (2, Some(1)),
+                Some(b'u') => match self
+                    .bytes
+                    .get(at + 2..at + 6)
+                    .and_then(super::unescape::hex4)
+                {
+                    Some(0..=0x7f) => (6, Some(1)),
+                    Some(0x80..=0x7ff) => (6, Some(2)),
+                    Some(0xd800..=0xdfff) => (6, None),
+                    Some(_) => (6, Some(3)),
+                    None => return Err(UnsupportedShape),
                 },
                 _ => return Err(UnsupportedShape),
             };
+            shrunk = shrunk.zip(decoded).map(|(s, d)| s + taken - d);
+            at += taken;
         }
     }
 
     /// A string as serde reads it into a `Cow<str>`: borrowed without escapes, decoded by
     /// serde_json with them.
     fn text(&mut self) -> Read<Cow<'a, str>> {
-        let (token, escaped) = self.string_token()?;
-        match escaped {
+        let string = self.string_token()?;
+        let token = string.token;
+        match string.escaped() {
             false => Ok(Cow::Borrowed(&token[1..token.len() - 1])),
             true => serde_json::from_str::<String>(token)
                 .map(Cow::Owned)
@@ -469,6 +485,27 @@ fn plain_unsigned(token: &str) -> Option<u64> {
         return None;
     }
     plain_digits(token)
+}
+
+/// A string token as [`Cursor::string_token`] reads it.
+struct StringToken<'a> {
+    token: &'a str,
+    decoded_len: Option<u32>,
+}
+
+impl<'a> StringToken<'a> {
+    /// Whether the token holds an escape: each decodes to fewer bytes than it takes.
+    fn escaped(&self) -> bool {
+        self.decoded_len
+            .is_none_or(|len| len as usize != self.token.len() - 2)
+    }
+
+    fn text(self) -> Text<'a> {
+        Text::Json {
+            token: self.token,
+            decoded_len: self.decoded_len,
+        }
+    }
 }
 
 /// How many bytes from the start of `bytes` are plain string content: neither a quote, a

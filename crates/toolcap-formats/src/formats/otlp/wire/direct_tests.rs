@@ -313,3 +313,56 @@ fn plain_runs_end_at_the_first_quote_backslash_or_control_byte() {
         }
     }
 }
+
+/// The length the reader counts while it checks a string's escapes is the length of the text
+/// once decoded: for every escape kind, and for every string value of the fixtures. A
+/// surrogate's escape is left uncounted, to be measured when asked.
+#[test]
+fn each_string_value_counted_is_as_long_as_its_decoded_text() {
+    let values = [
+        ("plain", "plain text", true),
+        ("simple escapes", r#"say \"hi\"\n\\\/\b\f\r\t"#, true),
+        ("one-byte unicode", r#"\u0041\u007f"#, true),
+        ("two-byte unicode", r#"caf\u00e9 \u07ff"#, true),
+        ("three-byte unicode", r#"\u2026 \uffff \u0800"#, true),
+        ("raw non-ASCII", "caf\u{e9} \u{1F600}", true),
+        ("surrogate pair", r#"smile \ud83d\ude00"#, false),
+    ];
+    let attributes: Vec<String> = values
+        .iter()
+        .map(|(key, value, _)| format!(r#"{{"key":"{key}","value":{{"stringValue":"{value}"}}}}"#))
+        .collect();
+    let request = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"s","attributes":[{}]}}]}}]}}]}}"#,
+        attributes.join(",")
+    );
+    let mut requests = fixture_requests();
+    requests.push(("crafted".into(), request));
+    let mut counted = Vec::new();
+    for (name, text) in &requests {
+        let _ = for_each_span(text, &mut |_, _, span| {
+            for pair in &span.attributes {
+                let Some(Text::Json { decoded_len, .. }) =
+                    pair.value.as_ref().and_then(|v| v.string_value.as_ref())
+                else {
+                    continue;
+                };
+                let text = pair.value.as_ref().unwrap().string_value.as_ref().unwrap();
+                assert_eq!(
+                    text.decoded_len(),
+                    text.decoded().len(),
+                    "{name}: {}",
+                    pair.key
+                );
+                if name == "crafted" {
+                    counted.push((pair.key.to_string(), decoded_len.is_some()));
+                }
+            }
+        });
+    }
+    let expected: Vec<(String, bool)> = values
+        .iter()
+        .map(|(key, _, counted)| (key.to_string(), *counted))
+        .collect();
+    assert_eq!(counted, expected);
+}

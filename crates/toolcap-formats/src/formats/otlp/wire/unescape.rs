@@ -65,7 +65,7 @@ fn unicode_escape(bytes: &[u8], escape: usize) -> Option<(char, usize)> {
     }
 }
 
-fn hex4(digits: &[u8]) -> Option<u32> {
+pub(super) fn hex4(digits: &[u8]) -> Option<u32> {
     digits.iter().try_fold(0u32, |value, digit| {
         Some(value << 4 | char::from(*digit).to_digit(16)?)
     })

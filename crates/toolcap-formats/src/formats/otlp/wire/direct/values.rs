@@ -1,7 +1,7 @@
 //! Attribute lists and the values they hold, read by the direct reader.
 
 use super::{Cursor, MAX_VALUE_DEPTH, Read, UnsupportedShape, first_time};
-use crate::formats::otlp::wire::{AnyValue, ArrayValue, KeyValue, KvList, Text};
+use crate::formats::otlp::wire::{AnyValue, ArrayValue, KeyValue, KvList};
 
 impl<'a> Cursor<'a> {
     pub(super) fn key_values_into(&mut self, list: &mut Vec<KeyValue<'a>>) -> Read<()> {
@@ -58,10 +58,10 @@ impl<'a> Cursor<'a> {
         let start = self.at;
         if self.bytes[start..].starts_with(b"{\"stringValue\":") {
             self.at += 15;
-            let (token, _) = self.string_token()?;
+            let token = self.string_token()?;
             if self.bytes.get(self.at) == Some(&b'}') {
                 self.at += 1;
-                let string_value = Some(Text::Json(token));
+                let string_value = Some(token.text());
                 return Ok(AnyValue {
                     string_value,
                     ..AnyValue::default()
@@ -75,8 +75,7 @@ impl<'a> Cursor<'a> {
             match name {
                 "stringValue" => {
                     first_time(&mut seen, 1)?;
-                    let (token, _) = cursor.string_token()?;
-                    value.string_value = Some(Text::Json(token));
+                    value.string_value = Some(cursor.string_token()?.text());
                 }
                 "boolValue" => {
                     first_time(&mut seen, 1 << 1)?;
