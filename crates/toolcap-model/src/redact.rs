@@ -105,7 +105,8 @@ pub fn push_shown_line(out: &mut String, text: &str, mode: Reveal) {
 }
 
 /// Short texts shown again and again (span names, tools, models repeat from span to span) are
-/// remembered as shown, per thread and mode: a lookup costs a tenth of masking them again.
+/// remembered as shown, per thread and mode: looking one up costs less than masking it again
+/// (figure in docs/PERFORMANCE.md).
 const REMEMBERED_LINE_MAX_BYTES: usize = 64;
 /// Texts remembered per thread and mode before the memory starts over.
 const REMEMBERED_LINES: usize = 1024;

@@ -31,8 +31,8 @@ const MAX_REMEMBERED_KEYS: usize = 4096;
 
 /// The rules of `key`, remembered per thread for as many keys as [`MAX_REMEMBERED_KEYS`]: a
 /// search, the index and the detail pane ask of every attribute of every span, the same few
-/// keys come with every span, and the rules read a key word by word (asked afresh,
-/// `is_secret_key` alone was 7% of the TUI's CPU reading a 100 MB file).
+/// keys come with every span, and the rules read a key word by word (what asking afresh costs
+/// is in docs/PERFORMANCE.md).
 pub fn key_rules(key: &str) -> KeyRules {
     thread_local! {
         static RULES: std::cell::RefCell<foldhash::HashMap<Box<str>, KeyRules>> =
