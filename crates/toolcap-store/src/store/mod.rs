@@ -549,9 +549,8 @@ impl Store {
                 self.runs_removed += 1;
                 let target = self.resolve(&to);
                 let moved = Arc::unwrap_or_clone(moved);
-                for span in moved.spans {
-                    self.insert_span(&target, span, &mut dirty);
-                }
+                let count = moved.spans.len();
+                self.insert_spans(&target, moved.spans.into_iter(), count, &mut dirty);
                 if let Some(moved) = moved.extras
                     && (moved.eval.is_some() || moved.gold.is_some())
                 {
@@ -575,21 +574,21 @@ impl Store {
         // Where the runs given a verdict in this batch have their spans from.
         let mut origin_of: HashMap<Id, Arc<Origin>> = HashMap::default();
         for group in groups {
-            let mut target = None;
-            for span in spans.by_ref().take(group) {
-                self.stats.spans_seen += 1;
-                let target = target.get_or_insert_with(|| {
-                    let target = self.resolve(&span.trace_id.id());
-                    self.reserve_spans(&target, group);
-                    target
-                });
-                if !batch.evals.is_empty()
-                    && !origin_of.contains_key(target)
-                    && let Some(origin) = span.provenance.as_ref().and_then(|p| p.origin.clone())
-                {
-                    origin_of.insert(target.clone(), origin);
+            let Some(first) = spans.as_slice().first() else {
+                break;
+            };
+            let target = self.resolve(&first.trace_id.id());
+            self.stats.spans_seen += group as u64;
+            let wants_origin = !batch.evals.is_empty() && !origin_of.contains_key(&target);
+            let mut origin = None;
+            let group_spans = spans.by_ref().take(group).inspect(|span| {
+                if wants_origin && origin.is_none() {
+                    origin = span.provenance.as_ref().and_then(|p| p.origin.clone());
                 }
-                self.insert_span(target, span, &mut dirty);
+            });
+            self.insert_spans(&target, group_spans, group, &mut dirty);
+            if let Some(origin) = origin {
+                origin_of.insert(target, origin);
             }
         }
         for (id, mut eval) in batch.evals {
@@ -688,39 +687,44 @@ impl Store {
         Arc::make_mut(self.invocations.get_mut(id).expect("inserted above"))
     }
 
-    /// Room for `more` spans in run `target`: exactly that in a new run, amortized in one that
-    /// grows (a run fed a span per batch must not be copied at every batch).
-    fn reserve_spans(&mut self, target: &Id, more: usize) {
+    /// Puts `count` spans of one trace into its run `target`, found once for them all. A new
+    /// run gets room for exactly them, one that grows amortized room (a run fed a span per
+    /// batch must not be copied at every batch).
+    fn insert_spans(
+        &mut self,
+        target: &Id,
+        spans: impl Iterator<Item = Span>,
+        count: usize,
+        dirty: &mut HashSet<Id>,
+    ) {
         if self.evicted_ids.contains(target) {
+            // Late spans of an evicted run would resurrect a fragment of it; count them instead.
+            self.stats.spans_evicted += spans.count() as u64;
             return;
         }
-        let spans = &mut self.entry(target).spans;
-        if spans.is_empty() {
-            spans.reserve_exact(more);
+        let run = self.entry(target);
+        if run.spans.is_empty() {
+            run.spans.reserve_exact(count);
         } else {
-            spans.reserve(more);
+            run.spans.reserve(count);
         }
-    }
-
-    fn insert_span(&mut self, target: &Id, mut span: Span, dirty: &mut HashSet<Id>) {
-        if self.evicted_ids.contains(target) {
-            // A late span of an evicted run would resurrect a fragment of it; count it instead.
-            self.stats.spans_evicted += 1;
-            return;
-        }
-        span.pack();
-        match self.entry(target).push(span) {
-            Pushed::Added => {
-                dirty.insert(target.clone());
-            }
-            Pushed::Duplicate => self.stats.duplicate_spans += 1,
-            Pushed::Conflict { problem, replace } => {
-                self.stats.duplicate_spans += 1;
-                self.problems.push(problem);
-                if replace {
-                    dirty.insert(target.clone());
+        let (mut changed, mut duplicates, mut problems) = (false, 0, Vec::new());
+        for mut span in spans {
+            span.pack();
+            match run.push(span) {
+                Pushed::Added => changed = true,
+                Pushed::Duplicate => duplicates += 1,
+                Pushed::Conflict { problem, replace } => {
+                    duplicates += 1;
+                    problems.push(problem);
+                    changed |= replace;
                 }
             }
+        }
+        self.stats.duplicate_spans += duplicates;
+        self.problems.extend(problems);
+        if changed {
+            dirty.insert(target.clone());
         }
     }
 

@@ -376,6 +376,17 @@ fn budget_evicts_oldest_first_and_says_so() {
     assert!(store.get("c").is_some());
     assert_eq!(store.stats().invocations_evicted, 1);
     assert_eq!(store.stats().invocations_seen, 3);
+    // Late spans of the evicted run are counted, not stored: it does not come back in part.
+    ingest(
+        &mut store,
+        vec![
+            span("a", "late1", Some("root"), 2),
+            span("a", "late2", Some("root"), 3),
+        ],
+    );
+    assert!(store.get("a").is_none());
+    assert_eq!(store.stats().spans_evicted, 1 + 2);
+    assert_eq!(store.stats().spans_seen, 3 + 2);
 }
 
 #[test]
