@@ -494,10 +494,9 @@ struct StringToken<'a> {
 }
 
 impl<'a> StringToken<'a> {
-    /// Whether the token holds an escape: each decodes to fewer bytes than it takes.
+    /// Whether the token holds an escape.
     fn escaped(&self) -> bool {
-        self.decoded_len
-            .is_none_or(|len| len as usize != self.token.len() - 2)
+        Text::json_body(self.token, self.decoded_len).1
     }
 
     fn text(self) -> Text<'a> {
