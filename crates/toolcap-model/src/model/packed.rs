@@ -213,12 +213,15 @@ pub(crate) struct BlockRef<'a> {
     block: PhantomData<&'a Block>,
 }
 
-// SAFETY: a block owns its values as a `Vec<AttrValue>` would and hands out only shared
-// references to them, so it may cross threads, and be shared between them, as the values may.
+// SAFETY: a block owns its values as a `Vec<AttrValue>` would, so it may cross threads as the
+// values may.
 unsafe impl Send for Block {}
+// SAFETY: it hands out only shared references to its values, so it may be shared between threads
+// as the values may.
 unsafe impl Sync for Block {}
 // SAFETY: a borrowed block hands out what `&Block` would, so it may go where `&Block` may.
 unsafe impl Send for BlockRef<'_> {}
+// SAFETY: as for `Send`: what `&Block` may be shared, it may.
 unsafe impl Sync for BlockRef<'_> {}
 const _: () = super::assert_send_sync::<AttrValue>();
 
@@ -454,8 +457,10 @@ macro_rules! tagged_word {
         };
 
         // SAFETY: the word owns one of the owners above (or plain bits), each of which may cross
-        // threads and be shared between them (asserted above), and hands out only what they do.
+        // threads (asserted above).
         unsafe impl Send for $word {}
+        // SAFETY: each of those owners may be shared between threads (asserted above), and the
+        // word hands out only what they do.
         unsafe impl Sync for $word {}
 
         // Each word uses the part of this it needs.
@@ -656,8 +661,9 @@ pub(crate) enum CompactView<'a> {
 }
 
 // SAFETY: it owns a span id's bytes or one reference to an `Arc<[u8; 16]>` or an `ArcStr`, which
-// may cross threads and be shared between them; it hands out only shared references.
+// may cross threads.
 unsafe impl Send for CompactWord {}
+// SAFETY: those may be shared between threads, and it hands out only shared references.
 unsafe impl Sync for CompactWord {}
 const _: () = super::assert_send_sync::<Arc<[u8; 16]>>();
 const _: () = super::assert_send_sync::<ArcStr>();
@@ -710,13 +716,15 @@ impl CompactWord {
     pub(crate) fn view(&self) -> CompactView<'_> {
         match self.form() {
             CompactForm::SpanBytes => CompactView::SpanBytes(self.span_bytes()),
-            // SAFETY: in this form the address is what `new` took from an `Arc<[u8; 16]>`, and
-            // the word owns its reference for as long as it is borrowed.
             CompactForm::TraceBytes => {
+                // SAFETY: in this form the address is what `new` took from an `Arc<[u8; 16]>`,
+                // and the word owns its reference for as long as it is borrowed.
                 CompactView::TraceBytes(unsafe { <Arc<[u8; 16]> as Owner>::get(self.raw()) })
             }
-            // SAFETY: as above, of an `ArcStr`.
-            CompactForm::Text => CompactView::Text(unsafe { <ArcStr as Owner>::get(self.raw()) }),
+            CompactForm::Text => {
+                // SAFETY: as above, of an `ArcStr`.
+                CompactView::Text(unsafe { <ArcStr as Owner>::get(self.raw()) })
+            }
         }
     }
 
@@ -724,12 +732,12 @@ impl CompactWord {
     pub(crate) fn owned(&self) -> CompactOwned {
         match self.form() {
             CompactForm::SpanBytes => CompactOwned::SpanBytes(self.span_bytes()),
-            // SAFETY: as in `view`; the word keeps its own reference.
             CompactForm::TraceBytes => {
+                // SAFETY: as in `view`; the word keeps its own reference.
                 CompactOwned::TraceBytes(unsafe { <Arc<[u8; 16]> as Owner>::cloned(self.raw()) })
             }
-            // SAFETY: as in `view`; the word keeps its own reference.
             CompactForm::Text => {
+                // SAFETY: as in `view`; the word keeps its own reference.
                 CompactOwned::Text(unsafe { <ArcStr as Owner>::cloned(self.raw()) })
             }
         }
@@ -746,12 +754,14 @@ impl Drop for CompactWord {
     fn drop(&mut self) {
         match self.form() {
             CompactForm::SpanBytes => {}
-            // SAFETY: as in `view`; the word's own reference, given back once as it goes.
             CompactForm::TraceBytes => {
+                // SAFETY: as in `view`; the word's own reference, given back once as it goes.
                 drop(unsafe { <Arc<[u8; 16]> as Owner>::from_raw(self.raw()) })
             }
-            // SAFETY: as in `view`; the word's own reference, given back once as it goes.
-            CompactForm::Text => drop(unsafe { <ArcStr as Owner>::from_raw(self.raw()) }),
+            CompactForm::Text => {
+                // SAFETY: as in `view`; the word's own reference, given back once as it goes.
+                drop(unsafe { <ArcStr as Owner>::from_raw(self.raw()) })
+            }
         }
     }
 }
