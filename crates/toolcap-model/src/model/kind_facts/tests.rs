@@ -294,3 +294,53 @@ fn finish_reasons_read_back_from_the_list_they_are_numbered_by() {
         assert_eq!(span.llm().map(|l| l.finish_reasons.clone()), Some(reasons));
     }
 }
+
+/// A list of requested calls grown while parsing has spare room; a packed span keeps exactly
+/// its calls, whether its model call's facts stay owned or are kept by their attributes' keys,
+/// and packing again finds nothing to trim.
+#[test]
+fn packing_trims_the_requested_calls_a_parse_grew() {
+    use crate::model::RequestedToolCall;
+    let call = |name: &str| RequestedToolCall {
+        id: Some(format!("call-{name}").into()),
+        name: name.into(),
+    };
+    for keyed_by_attributes in [false, true] {
+        let mut calls = RequestedCalls::default();
+        for name in ["a", "b", "c"] {
+            calls.push(call(name));
+        }
+        assert!(calls.has_slack(), "grown by doubling: room for four");
+        let model = ArcStr::from("gpt-4o");
+        let attributes = match keyed_by_attributes {
+            true => vec![(
+                ArcStr::from("gen_ai.request.model"),
+                AttrValue::Str(model.clone()),
+            )],
+            false => Vec::new(),
+        };
+        let mut span = Span {
+            attributes: attributes.into_iter().collect(),
+            ..Span::default()
+        };
+        span.set_llm(Some(Box::new(LlmFacts {
+            model: Some(model),
+            requested_tool_calls: calls,
+            ..LlmFacts::default()
+        })));
+        span.pack();
+        let held = span.requested_calls().expect("a model call's list");
+        assert!(!held.has_slack(), "keyed: {keyed_by_attributes}");
+        assert_eq!(held.len(), 3);
+        if keyed_by_attributes && KEYED {
+            assert!(matches!(
+                span.facts.view(),
+                Some(KindFactsView::LlmByKeys(_))
+            ));
+        }
+        let packed = span.clone();
+        span.pack();
+        assert_eq!(span, packed, "packing again changes nothing");
+        assert_eq!(span.model(), Some("gpt-4o"));
+    }
+}
