@@ -7,8 +7,6 @@
 //! Each layer below the views is a crate of its own (`crates/`), so the compiler refuses an
 //! import against the flow; this crate re-exports them under their module names.
 
-#![forbid(unsafe_code)]
-
 pub use toolcap_formats::formats;
 pub use toolcap_gold::gold;
 pub use toolcap_model::{logging, machine, model, redact, system};

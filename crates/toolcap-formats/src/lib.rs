@@ -1,7 +1,5 @@
 //! Normalize: one module per trace format, each turning bytes into the one span model.
 
-#![forbid(unsafe_code)]
-
 // The layers below, under the module names the code uses.
 use toolcap_model::{machine, model};
 

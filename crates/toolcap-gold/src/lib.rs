@@ -1,7 +1,5 @@
 //! Gold trajectories: reading them, aligning a run against them, and scoring.
 
-#![forbid(unsafe_code)]
-
 // The layers below, under the module names the code uses.
 use toolcap_formats::formats;
 use toolcap_model::{model, redact};

@@ -19,7 +19,6 @@ mod id;
 mod inline_list;
 pub mod interner;
 mod kind_facts;
-#[allow(unsafe_code)]
 mod packed;
 mod payload;
 mod problem;

@@ -6,6 +6,8 @@
 //! and say so in their return values. [`CountingAllocator`], a global allocator that counts
 //! blocks, is here too: implementing `GlobalAlloc` is `unsafe`.
 
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 #[cfg(any(target_os = "linux", test))]
 use std::path::Path;

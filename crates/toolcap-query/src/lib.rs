@@ -1,7 +1,5 @@
 //! Triage (failing turns and their facets) and queries (search and filters) over the store.
 
-#![forbid(unsafe_code)]
-
 // The layers below, under the module names the code uses.
 use toolcap_formats::formats;
 use toolcap_model::{machine, model, redact};

@@ -1,7 +1,5 @@
 //! The OTLP receiver: HTTP and gRPC endpoints, decoding, limits and the spool of `serve`.
 
-#![forbid(unsafe_code)]
-
 // The layers below, under the module names the code uses.
 use toolcap_formats::formats;
 use toolcap_model::{logging, redact, system};

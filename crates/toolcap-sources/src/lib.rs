@@ -1,7 +1,5 @@
 //! Sources: files, the directory watcher, the receiver attached live, and remote backends.
 
-#![forbid(unsafe_code)]
-
 // The layers below, under the module names the code uses.
 use toolcap_formats::formats;
 use toolcap_model::{machine, model, system};

@@ -1,8 +1,6 @@
 //! Store: invocations, trees and indexes built from normalized spans, and the triage notes kept
 //! beside them.
 
-#![forbid(unsafe_code)]
-
 // The layers below, under the module names the code uses.
 use toolcap_model::{machine, model, redact, system};
 

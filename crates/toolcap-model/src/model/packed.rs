@@ -12,6 +12,8 @@
 //! The types outside see owned values (`Box`, `Arc`, `ArcStr`, `Block`) going in and coming
 //! out, and references borrowed for as long as the word is.
 
+#![allow(unsafe_code)]
+
 use std::alloc::{self, Layout};
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, align_of, size_of};
