@@ -22,6 +22,26 @@ pub struct GoldRow {
     pub verdict: String,
 }
 
+/// A failed verdict's label in `room` columns (the list's row, compare's case row): whole when
+/// it fits, else the scorers that failed the run (`includes=I`). Cut short, the whole label
+/// would start with whichever scorer comes first, which may have passed. `failing` (masked
+/// names) is asked only when the label does not fit; when it names none, the label stays
+/// whole for the view to cut.
+pub fn failed_label_in(
+    label: String,
+    room: usize,
+    failing: impl FnOnce() -> Vec<String>,
+) -> String {
+    if unicode_width::UnicodeWidthStr::width(label.as_str()) <= room {
+        return label;
+    }
+    let failing = failing();
+    match failing.is_empty() {
+        true => label,
+        false => failing.join(" "),
+    }
+}
+
 /// The triage note block of the detail pane: label, text (masked like any text until
 /// revealed), author and time.
 pub fn note_lines(note: &crate::notes::Note, mode: Reveal, theme: &Theme) -> Vec<Line<'static>> {
@@ -238,4 +258,24 @@ pub fn evaluator_lines(
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::failed_label_in;
+
+    /// A label wider than its room names the scorers that failed, whatever the room: a wide
+    /// column cut a label of four scorers as a narrow one cut a label of two.
+    #[test]
+    fn a_failed_label_that_does_not_fit_names_the_scorers_that_failed() {
+        let failing = || vec!["includes=I".to_owned(), "style=I".to_owned()];
+        let four = "expected_tools=C includes=I answer=C style=I".to_owned();
+        assert_eq!(
+            failed_label_in(four.clone(), 28, failing),
+            "includes=I style=I"
+        );
+        assert_eq!(failed_label_in(four.clone(), 60, failing), four);
+        // Nothing named as failing (a label with no scorers): whole, for the view to cut.
+        assert_eq!(failed_label_in(four.clone(), 10, Vec::new), four);
+    }
 }

@@ -17,6 +17,7 @@ use crate::redact::{self, Reveal};
 use crate::tui::layout::centered;
 use crate::tui::overlays::diff;
 use crate::tui::theme::{Role, Theme};
+use crate::tui::verdict::failed_label_in;
 use crate::tui::wrap::wrap_line_at_words;
 use crate::views::compare::Side;
 
@@ -282,18 +283,14 @@ fn eval_change(a: Option<&Side>, b: Option<&Side>, mode: Reveal, room: usize) ->
     };
     match (eval(a), eval(b)) {
         (None, None) => String::new(),
-        (Some(label), Some(same)) if label == same => {
-            let failing = b
-                .and_then(|side| side.eval.as_ref())
-                .map(|eval| &eval.failing_scorers)
-                .filter(|failing| !failing.is_empty());
-            match failing {
-                Some(failing) if label.width() > room => {
-                    redact::shown_line(&failing.join(" "), mode)
-                }
-                _ => label,
-            }
-        }
+        (Some(label), Some(same)) if label == same => failed_label_in(label, room, || {
+            b.and_then(|side| side.eval.as_ref())
+                .map(|eval| {
+                    let names = eval.failing_scorers.iter();
+                    names.map(|name| redact::shown_line(name, mode)).collect()
+                })
+                .unwrap_or_default()
+        }),
         (Some(a), Some(b)) => scorer_changes(&a, &b).unwrap_or_else(|| format!("{a} → {b}")),
         (a, b) => format!(
             "{} → {}",

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 use unicode_width::UnicodeWidthStr;
 
-use crate::model::{AttrValue, Health, ScorerVerdict};
+use crate::model::{AttrValue, Health};
 use crate::redact;
 use crate::store::Invocation;
 use crate::triage::Facets;
@@ -16,6 +16,7 @@ use crate::tui::format::{clock, duration_ms, tokens};
 use crate::tui::keymap::Scope;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::ui::highlight;
+use crate::tui::verdict::failed_label_in;
 
 /// Marks a run with a triage note, before its name.
 pub const NOTED_GLYPH: &str = "✎";
@@ -407,23 +408,18 @@ fn row_for<'a>(
                 ("✓", Role::StatusOk)
             };
             let score = v.score.map(|x| format!("{x:.2} ")).unwrap_or_default();
-            // A failed verdict names itself; a pass needs only its score. A narrow column
-            // names only the scorers that failed the run: cut short, the whole label would
-            // start with one that passed.
+            // A failed verdict names itself, in the room its glyph and score leave; a pass
+            // needs only its score.
             let label = if failed && !v.label.trim().is_empty() {
-                let failing: Vec<String> = match columns.wide_eval {
-                    true => Vec::new(),
-                    false => app
-                        .store
+                let room = usize::from(columns.eval_width())
+                    .saturating_sub(glyph.width() + 1 + score.width());
+                failed_label_in(redact::shown_line(&v.label, mode), room, || {
+                    app.store
                         .scorer_rule()
                         .failing(v)
-                        .map(ScorerVerdict::label)
-                        .collect(),
-                };
-                match failing.is_empty() {
-                    true => redact::shown_line(&v.label, mode),
-                    false => redact::shown_line(&failing.join(" "), mode),
-                }
+                        .map(|scorer| redact::shown_line(&scorer.label(), mode))
+                        .collect()
+                })
             } else {
                 String::new()
             };
