@@ -13,7 +13,7 @@
 //!
 //! A third, `send ADDR [FIRST]`, only sends the same requests (spans numbered from FIRST, 0 by
 //! default) to a receiver already listening at ADDR: the TUI itself
-//! (`toolcap-tui --listen=ADDR`), measured from outside (`scripts/live_tui_memory.sh`).
+//! (`toolcap-tui --listen=ADDR`), measured from outside (`scripts/live_tui.sh`).
 //!
 //! `cargo run --release --example live_memory -- spooled` (or `inline`, or `send ADDR`); env
 //! `TOOLCAP_LIVE_SPANS` (default 100000).

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The TUI's memory under live data, as a user runs it: `toolcap-tui --listen` in a real
-# terminal (tmux), fed 100,000 spans of ~650 bytes over loopback OTLP/HTTP, 500 per request
-# (the live example's `send` mode). First a warm-up of 500 spans (50 runs), so the receiver,
-# the parser and the views have run once: the resident size then is what the TUI costs
-# before live data. Prints that, the size once all 100,000 more spans are listed, the peak,
-# and the growth per 100,000 spans.
+# The TUI under live data, as a user runs it: `toolcap-tui --listen` in a real terminal (tmux),
+# fed 100,000 spans of ~650 bytes over loopback OTLP/HTTP, 500 per request (the live example's
+# `send` mode, one request after another, each answered before the next). First a warm-up of
+# 500 spans (50 runs), so the receiver, the parser and the views have run once: the resident
+# size then is what the TUI costs before live data. Prints
+#   - ingest: seconds from the first request until every run is listed, the spans per second
+#     that makes, and seconds from the last request's answer until every run is listed;
+#   - memory: the resident size before and once every run is listed and the TUI is idle, the
+#     peak, and the growth per 100,000 spans.
 #
-# Usage: scripts/live_tui_memory.sh [BINARY] [SENDER]
+# Usage: scripts/live_tui.sh [BINARY] [SENDER]
 #   BINARY defaults to target/release/toolcap-tui, SENDER to target/release/examples/live_memory
 #   (build both with `cargo build --release --example live_memory --bin toolcap-tui`).
 #   SMAPS=1 also lists the biggest mappings.
@@ -34,16 +37,21 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 
-# Waits until the list shows `runs` invocations (traces are ten spans each), then until the
-# TUI is idle (no CPU time used for half a second): the search indexes it builds once the runs
-# are listed are then built, and counted.
+micros() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+# Waits until the list shows `runs` invocations (traces are ten spans each), noting when in
+# `listed_at` (microseconds), then until the TUI is idle (no CPU time used for half a second):
+# the search indexes it builds once the runs are listed are then built, and counted. The poll
+# matches with bash's own patterns, so it starts no process but tmux's client and sleep.
+listed_at=0
 wait_for_runs() {
-  local runs=$1
-  for _ in $(seq 1 600); do
-    tmux capture-pane -p -t "$session" | grep -q "Invocations ($runs)" && break
-    sleep 0.1
+  local runs=$1 screen
+  for _ in $(seq 1 3000); do
+    screen=$(tmux capture-pane -p -t "$session")
+    [[ $screen == *"Invocations ($runs)"* ]] && break
+    sleep 0.02
   done
-  tmux capture-pane -p -t "$session" | grep -o "Invocations ([^)]*)" | head -1
+  listed_at=$(micros)
+  [[ $screen =~ Invocations\ \([^\)]*\) ]] && echo "${BASH_REMATCH[0]}"
   wait_until_idle
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
@@ -62,9 +70,14 @@ resident_kib() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
 TOOLCAP_LIVE_SPANS=$warm_up "$sender" send "127.0.0.1:$port" 0 >/dev/null
 wait_for_runs $((warm_up / 10)) >/dev/null
 before=$(resident_kib)
+started_at=$(micros)
 TOOLCAP_LIVE_SPANS=$spans "$sender" send "127.0.0.1:$port" "$warm_up"
+answered_at=$(micros)
 wait_for_runs $(((warm_up + spans) / 10))
 after=$(resident_kib)
+awk -v s="$started_at" -v a="$answered_at" -v l="$listed_at" -v n="$spans" 'BEGIN {
+  printf "sent in %.2f s; every run listed %.2f s after the first request (%.0f spans/s), %.2f s after the last one was answered\n",
+    (a - s) / 1e6, (l - s) / 1e6, n / ((l - s) / 1e6), (l - a) / 1e6 }'
 awk -v b="$before" -v a="$after" -v n="$spans" 'BEGIN {
   printf "before: %.1f MiB (after a warm-up of 500 spans)\n", b / 1024
   printf "after:  %.1f MiB\n", a / 1024
