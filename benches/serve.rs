@@ -1,10 +1,13 @@
-//! Load generator for `toolcap-tui serve` (not run in CI): N concurrent keep-alive OTLP/HTTP
-//! protobuf clients send 500-span requests for a fixed time, then serve is killed with SIGKILL
-//! and the spool is checked: every acknowledged request must be there. Prints spans/s and the
-//! server's peak RSS.
+//! Load generator for `toolcap-tui serve` (not run in CI): N concurrent OTLP clients send
+//! 500-span requests for a fixed time, then serve is killed with SIGKILL and the spool is
+//! checked: every acknowledged request must be there. Prints spans/s and the server's peak RSS.
+//!
+//! The wire is one of `protobuf` (keep-alive OTLP/HTTP, the default), `gzip` (the same with
+//! each body compressed by the client, as SDKs do with compression on) and `grpc` (OTLP/gRPC
+//! through tonic's client, one connection per client).
 //!
 //! `cargo bench --bench serve` (env: TOOLCAP_BENCH_SECS=10, TOOLCAP_BENCH_CLIENTS=4,
-//! TOOLCAP_BENCH_SPANS=500).
+//! TOOLCAP_BENCH_SPANS=500, TOOLCAP_BENCH_WIRE=protobuf).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -15,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
@@ -37,7 +41,7 @@ fn attr(key: &str, value: any_value::Value) -> KeyValue {
     }
 }
 
-fn template(spans: u64) -> Vec<u8> {
+fn template(spans: u64) -> ExportTraceServiceRequest {
     let spans = (0..spans)
         .map(|index| Span {
             trace_id: TEMPLATE_TRACE.to_vec(),
@@ -95,7 +99,6 @@ fn template(spans: u64) -> Vec<u8> {
             ..Default::default()
         }],
     }
-    .encode_to_vec()
 }
 
 fn with_trace(template: &[u8], offsets: &[usize], trace: u128) -> Vec<u8> {
@@ -107,10 +110,38 @@ fn with_trace(template: &[u8], offsets: &[usize], trace: u128) -> Vec<u8> {
     body
 }
 
+/// How the clients send.
+#[derive(Clone, Copy, PartialEq)]
+enum Wire {
+    Protobuf,
+    Gzip,
+    Grpc,
+}
+
+fn wire() -> Wire {
+    match std::env::var("TOOLCAP_BENCH_WIRE").as_deref() {
+        Err(_) | Ok("protobuf") => Wire::Protobuf,
+        Ok("gzip") => Wire::Gzip,
+        Ok("grpc") => Wire::Grpc,
+        Ok(other) => panic!("TOOLCAP_BENCH_WIRE={other}: protobuf, gzip or grpc"),
+    }
+}
+
+fn gzip(body: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(body).expect("gzip");
+    encoder.finish().expect("gzip")
+}
+
 /// One keep-alive request; returns the status code.
-fn post(reader: &mut BufReader<TcpStream>, addr: &str, body: &[u8]) -> std::io::Result<u16> {
+fn post(
+    reader: &mut BufReader<TcpStream>,
+    addr: &str,
+    body: &[u8],
+    encoding: &str,
+) -> std::io::Result<u16> {
     let head = format!(
-        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\n\r\n",
+        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-protobuf\r\n{encoding}Content-Length: {}\r\n\r\n",
         body.len()
     );
     let stream = reader.get_mut();
@@ -158,8 +189,8 @@ fn main() {
         .spawn()
         .expect("spawn serve");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut addr = String::new();
-    while addr.is_empty() {
+    let (mut addr, mut grpc_addr) = (String::new(), String::new());
+    while addr.is_empty() || grpc_addr.is_empty() {
         let mut line = String::new();
         assert!(
             stdout.read_line(&mut line).expect("read") > 0,
@@ -167,10 +198,14 @@ fn main() {
         );
         if let Some(a) = line.trim().strip_prefix("http ") {
             addr = a.to_string();
+        } else if let Some(a) = line.trim().strip_prefix("grpc ") {
+            grpc_addr = a.to_string();
         }
     }
 
-    let template = Arc::new(template(spans));
+    let wire = wire();
+    let request = Arc::new(template(spans));
+    let template = Arc::new(request.encode_to_vec());
     let offsets: Arc<Vec<usize>> =
         Arc::new(memchr::memmem::find_iter(&template, &TEMPLATE_TRACE).collect());
     assert_eq!(offsets.len() as u64, spans);
@@ -180,19 +215,63 @@ fn main() {
     let started = Instant::now();
     let workers: Vec<_> = (0..u128::from(clients))
         .map(|client| {
-            let (addr, template, offsets) = (addr.clone(), template.clone(), offsets.clone());
+            let (addr, grpc_addr) = (addr.clone(), grpc_addr.clone());
+            let (request, template, offsets) = (request.clone(), template.clone(), offsets.clone());
             let (acknowledged, refused, stop) =
                 (acknowledged.clone(), refused.clone(), stop.clone());
             std::thread::spawn(move || {
+                let mut sequence = 0u128;
+                let mut next_trace = || {
+                    sequence += 1;
+                    (client << 64) | sequence
+                };
+                let answered = |trace: u128, accepted: bool| match accepted {
+                    true => acknowledged.lock().unwrap().push(trace),
+                    false => *refused.lock().unwrap() += 1,
+                };
+                if wire == Wire::Grpc {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("runtime");
+                    runtime.block_on(async {
+                        let mut grpc = TraceServiceClient::connect(format!("http://{grpc_addr}"))
+                            .await
+                            .expect("connect gRPC");
+                        while !stop.load(Ordering::Relaxed) {
+                            let trace = next_trace();
+                            let mut request = (*request).clone();
+                            for span in &mut request.resource_spans[0].scope_spans[0].spans {
+                                span.trace_id = trace.to_be_bytes().to_vec();
+                            }
+                            match grpc.export(request).await {
+                                Ok(_) => answered(trace, true),
+                                Err(status) if status.code() == tonic::Code::Unavailable => {
+                                    answered(trace, false)
+                                }
+                                Err(status) => panic!("client {client}: {status}"),
+                            }
+                        }
+                    });
+                    return;
+                }
                 let mut reader = BufReader::new(TcpStream::connect(&addr).expect("connect"));
                 let _ = reader.get_ref().set_nodelay(true);
-                let mut sequence = 0u128;
                 while !stop.load(Ordering::Relaxed) {
-                    sequence += 1;
-                    let trace = (client << 64) | sequence;
-                    match post(&mut reader, &addr, &with_trace(&template, &offsets, trace)) {
-                        Ok(200) => acknowledged.lock().unwrap().push(trace),
-                        Ok(_) => *refused.lock().unwrap() += 1,
+                    let trace = next_trace();
+                    let body = with_trace(&template, &offsets, trace);
+                    let sent = match wire {
+                        Wire::Gzip => post(
+                            &mut reader,
+                            &addr,
+                            &gzip(&body),
+                            "Content-Encoding: gzip\r\n",
+                        ),
+                        _ => post(&mut reader, &addr, &body, ""),
+                    };
+                    match sent {
+                        Ok(200) => answered(trace, true),
+                        Ok(_) => answered(trace, false),
                         Err(err) => panic!("client {client}: {err}"),
                     }
                 }
@@ -243,9 +322,14 @@ fn main() {
         .count();
     let acked_spans = acknowledged.len() as u64 * spans;
     println!(
-        "serve: {clients} clients x {spans}-span requests for {elapsed:.1} s: {} acknowledged \
-         ({:.0} spans/s), {} refused (503), {lost} acknowledged requests lost after kill -9, \
+        "serve, {}: {clients} clients x {spans}-span requests for {elapsed:.1} s: {} acknowledged \
+         ({:.0} spans/s), {} refused (503 or UNAVAILABLE), {lost} acknowledged requests lost after kill -9, \
          {stored_spans} spans in the spool, server {peak}",
+        match wire {
+            Wire::Protobuf => "protobuf",
+            Wire::Gzip => "gzip",
+            Wire::Grpc => "gRPC",
+        },
         acknowledged.len(),
         acked_spans as f64 / elapsed,
         refused.lock().unwrap(),
