@@ -166,6 +166,36 @@ fn a_narrow_verdict_column_names_the_scorers_that_failed() {
     );
 }
 
+/// The wide verdict column (30 columns) names the failed scorers too when the whole label does
+/// not fit: four scorers' "exact=I expected_tools=C includes=C match=I" cut to 30 columns named
+/// two scorers that passed. The log is Inspect's own, with four scorers (`exact` fails every
+/// sample, the others some).
+#[test]
+fn a_wide_verdict_column_too_narrow_for_four_scorers_names_the_failed_ones() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inspect-ai/four-scorers");
+    let list = list_pane(&crate::support::app_over_source(&dir, 120, 60));
+    let label = |sample: u32| {
+        let row = row_with(&list, &format!("geo-0{sample}"));
+        let at = row
+            .rfind("✗ ")
+            .unwrap_or_else(|| panic!("geo-0{sample}: no verdict\n{list}"));
+        row[at..].trim_end_matches(['│', ' ']).to_owned()
+    };
+    for sample in 1..=8 {
+        let label = label(sample);
+        assert!(label.starts_with("✗ exact=I"), "{label}\n{list}");
+        assert!(
+            !label.contains("=C"),
+            "a passed scorer named: {label}\n{list}"
+        );
+    }
+    // Samples that failed `exact` alone name that scorer alone.
+    for sample in [1, 4, 6] {
+        assert_eq!(label(sample), "✗ exact=I", "{list}");
+    }
+}
+
 /// On 80 columns a two-epoch Inspect run's name (`capital_epochs · cap-01 · epoch 1`) is wider
 /// than the name column: it gives up the task the parts start with, not the sample and epoch
 /// that tell its runs apart.
