@@ -51,6 +51,11 @@ wait_for_runs() {
     sleep 0.02
   done
   listed_at=$(micros)
+  if [[ $screen != *"Invocations ($runs)"* ]]; then
+    echo "the list never showed $runs runs in 60 s; last screen:" >&2
+    echo "$screen" >&2
+    exit 1
+  fi
   [[ $screen =~ Invocations\ \([^\)]*\) ]] && echo "${BASH_REMATCH[0]}"
   wait_until_idle
 }

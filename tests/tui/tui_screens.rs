@@ -175,7 +175,7 @@ fn a_wide_verdict_column_too_narrow_for_four_scorers_names_the_failed_ones() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/inspect-ai/four-scorers");
     let list = list_pane(&crate::support::app_over_source(&dir, 120, 60));
-    let label = |sample: u32| {
+    let verdict_of = |sample: u32| {
         let row = row_with(&list, &format!("geo-0{sample}"));
         let at = row
             .rfind("✗ ")
@@ -183,7 +183,7 @@ fn a_wide_verdict_column_too_narrow_for_four_scorers_names_the_failed_ones() {
         row[at..].trim_end_matches(['│', ' ']).to_owned()
     };
     for sample in 1..=8 {
-        let label = label(sample);
+        let label = verdict_of(sample);
         assert!(label.starts_with("✗ exact=I"), "{label}\n{list}");
         assert!(
             !label.contains("=C"),
@@ -192,7 +192,7 @@ fn a_wide_verdict_column_too_narrow_for_four_scorers_names_the_failed_ones() {
     }
     // Samples that failed `exact` alone name that scorer alone.
     for sample in [1, 4, 6] {
-        assert_eq!(label(sample), "✗ exact=I", "{list}");
+        assert_eq!(verdict_of(sample), "✗ exact=I", "{list}");
     }
 }
 
