@@ -8,12 +8,12 @@
 set -euo pipefail
 
 binary=target/release/toolcap-tui
-if [[ $# -gt 0 && -x "$1" && ! "$1" =~ \.jsonl?$ ]]; then
+if [[ $# -gt 0 && -f "$1" && -x "$1" && ! "$1" =~ \.jsonl?$ ]]; then
   binary=$1
   shift
 fi
 [[ $# -gt 0 ]] || { echo "usage: $0 [BINARY] FILE..." >&2; exit 2; }
-[[ -x "$binary" ]] || { echo "$binary not built (cargo build --release)" >&2; exit 2; }
+[[ -f "$binary" && -x "$binary" ]] || { echo "$binary: not a built program (cargo build --release)" >&2; exit 2; }
 
 # Runs a command under /usr/bin/time -v; prints "seconds peak_kib".
 measure() {

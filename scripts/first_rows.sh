@@ -16,7 +16,7 @@ if [[ $# -gt 1 ]]; then
   shift
 fi
 file=$1
-[[ -x "$binary" ]] || { echo "$binary not built (cargo build --release)" >&2; exit 2; }
+[[ -f "$binary" && -x "$binary" ]] || { echo "$binary: not a built program (cargo build --release)" >&2; exit 2; }
 session="first-rows-$$"
 trap 'tmux kill-session -t "$session" 2>/dev/null || true' EXIT
 

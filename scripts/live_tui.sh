@@ -18,7 +18,7 @@ set -euo pipefail
 binary=${1:-target/release/toolcap-tui}
 sender=${2:-target/release/examples/live_memory}
 for built in "$binary" "$sender"; do
-  [[ -x "$built" ]] || { echo "$built not built" >&2; exit 2; }
+  [[ -f "$built" && -x "$built" ]] || { echo "$built: not a built program" >&2; exit 2; }
 done
 port=$((20000 + RANDOM % 20000))
 session="live-memory-$$"

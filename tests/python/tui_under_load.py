@@ -37,8 +37,8 @@ def free_port():
 
 
 class Tmux:
-    def __init__(self, socket_name):
-        self.base = ["tmux", "-L", socket_name]
+    def __init__(self, socket_path):
+        self.base = ["tmux", "-S", socket_path]
 
     def run(self, *args, capture=False):
         return subprocess.run(
@@ -140,7 +140,11 @@ def main():
     parser.add_argument("--clients", type=int, default=1, help="concurrent client processes")
     parser.add_argument("--batch", type=int, default=512, help="spans per export request")
     parser.add_argument("--max-seconds", type=float, default=60)
-    parser.add_argument("--tmux-socket", default=f"tui-load-{os.getpid()}")
+    parser.add_argument(
+        "--tmux-socket",
+        help="the tmux server's socket path (default: one in the run's own temporary "
+        "directory, which goes with it: tmux leaves its socket file behind)",
+    )
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="tui-load-")
@@ -148,7 +152,7 @@ def main():
     os.mkdir(empty)
     frames_log = os.path.join(work, "pane.out")
     http, grpc = free_port(), free_port()
-    tmux = Tmux(args.tmux_socket)
+    tmux = Tmux(args.tmux_socket or os.path.join(work, "tmux"))
     command = f"exec {args.binary} --listen=127.0.0.1:{http} --grpc 127.0.0.1:{grpc} {empty}"
     tmux.run("new-session", "-d", "-s", "load", "-x", "160", "-y", "48", command)
     clients = []

@@ -8,18 +8,22 @@ use std::time::{Duration, Instant};
 pub const WAIT: Duration = Duration::from_secs(30);
 
 pub struct Tmux {
-    socket: String,
+    /// The server's socket, in a directory of its own: tmux leaves its socket file behind when
+    /// the server exits, and the directory goes with the `Tmux`.
+    socket: std::path::PathBuf,
+    _socket_dir: tempfile::TempDir,
 }
 
 impl Tmux {
     pub fn start(command: &str) -> Tmux {
-        let socket = format!(
-            "toolcap-e2e-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        )
-        .replace(['(', ')'], "");
-        let tmux = Tmux { socket };
+        let socket_dir = tempfile::Builder::new()
+            .prefix("toolcap-e2e-")
+            .tempdir()
+            .expect("a directory for the tmux socket");
+        let tmux = Tmux {
+            socket: socket_dir.path().join("tmux"),
+            _socket_dir: socket_dir,
+        };
         // remain-on-exit keeps the pane after the app quits, so the restored screen can be read.
         let out = tmux.run(&[
             "-f",
@@ -49,7 +53,7 @@ impl Tmux {
 
     pub fn run(&self, args: &[&str]) -> Output {
         Command::new("tmux")
-            .arg("-L")
+            .arg("-S")
             .arg(&self.socket)
             .args(args)
             .output()
