@@ -6,6 +6,9 @@
 # size then is what the TUI costs before live data. Prints
 #   - ingest: seconds from the first request until every run is listed, the spans per second
 #     that makes, and seconds from the last request's answer until every run is listed;
+#   - CPU: the TUI's and the sender's CPU seconds over those 100,000 spans: both share the
+#     machine's cores, so the spans per second above belong to the pair, and the TUI's CPU
+#     seconds per 100,000 spans are its own share;
 #   - memory: the resident size before and once every run is listed and the TUI is idle, the
 #     peak, and the growth per 100,000 spans.
 #
@@ -43,6 +46,7 @@ micros() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
 # the search indexes it builds once the runs are listed are then built, and counted. The poll
 # matches with bash's own patterns, so it starts no process but tmux's client and sleep.
 listed_at=0
+listed_ticks=0
 wait_for_runs() {
   local runs=$1 screen
   for _ in $(seq 1 3000); do
@@ -51,6 +55,7 @@ wait_for_runs() {
     sleep 0.02
   done
   listed_at=$(micros)
+  listed_ticks=$(cpu_ticks)
   if [[ $screen != *"Invocations ($runs)"* ]]; then
     echo "the list never showed $runs runs in 60 s; last screen:" >&2
     echo "$screen" >&2
@@ -75,14 +80,21 @@ resident_kib() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
 TOOLCAP_LIVE_SPANS=$warm_up "$sender" send "127.0.0.1:$port" 0 >/dev/null
 wait_for_runs $((warm_up / 10)) >/dev/null
 before=$(resident_kib)
+started_ticks=$(cpu_ticks)
 started_at=$(micros)
-TOOLCAP_LIVE_SPANS=$spans "$sender" send "127.0.0.1:$port" "$warm_up"
+TOOLCAP_LIVE_SPANS=$spans /usr/bin/time -o "$workdir/sender-cpu" -f '%U %S' \
+  "$sender" send "127.0.0.1:$port" "$warm_up"
 answered_at=$(micros)
 wait_for_runs $(((warm_up + spans) / 10))
 after=$(resident_kib)
 awk -v s="$started_at" -v a="$answered_at" -v l="$listed_at" -v n="$spans" 'BEGIN {
   printf "sent in %.2f s; every run listed %.2f s after the first request (%.0f spans/s), %.2f s after the last one was answered\n",
     (a - s) / 1e6, (l - s) / 1e6, n / ((l - s) / 1e6), (l - a) / 1e6 }'
+read -r sender_user sender_system < "$workdir/sender-cpu"
+awk -v t="$((listed_ticks - started_ticks))" -v hz="$(getconf CLK_TCK)" -v u="$sender_user" \
+  -v y="$sender_system" -v n="$spans" 'BEGIN {
+  printf "CPU until listed: the TUI %.2f s (%.2f s per 100,000 spans), the sender %.2f s\n",
+    t / hz, t / hz * 100000 / n, u + y }'
 awk -v b="$before" -v a="$after" -v n="$spans" 'BEGIN {
   printf "before: %.1f MiB (after a warm-up of 500 spans)\n", b / 1024
   printf "after:  %.1f MiB\n", a / 1024

@@ -5,10 +5,11 @@
 //! drained in batches; a frame is drawn only when the store or the UI state changed since the
 //! last one.
 //!
-//! While a big file is read, the views are rebuilt at most once per [`SETTLE_EVERY`]: each
-//! rebuild sorts and arranges every run listed so far, so rebuilding at every drain would
-//! spend more on the list than on reading. One timer settles what came in since the last
-//! rebuild when no more data follows; another brings the open summary up to date once it is
+//! While data streams in (a big file read in pieces, a burst of live requests), the views are
+//! rebuilt at most once per [`SETTLE_EVERY`]: each rebuild sorts and arranges every run listed
+//! so far, so rebuilding at every drain would spend more on the list than on taking the data
+//! in. Data after a quiet spell is shown at once; one timer settles what came in since the
+//! last rebuild when no more data follows; another brings the open summary up to date once it is
 //! due (it is computed again at most as often as its cost allows while runs arrive); a slow
 //! tick looks at the notes file for notes written by another process.
 
@@ -32,7 +33,7 @@ use crate::sources::IngestEvent;
 const INGEST_BATCH: usize = 256;
 /// Most query result chunks taken in before the screen gets a chance to redraw.
 const RESULT_BATCH: usize = 64;
-/// While a file is read in pieces, the views are rebuilt at most this often.
+/// While data streams in, the views are rebuilt at most this often.
 const SETTLE_EVERY: Duration = Duration::from_millis(100);
 /// How often the notes file is looked at for notes written by another process.
 const NOTES_EVERY: Duration = Duration::from_secs(2);
@@ -203,10 +204,7 @@ where
                 app::take_in(app, pending.drain(..));
                 unsettled = true;
                 // The first runs are listed as soon as they arrive.
-                if !app.is_reading_a_file()
-                    || !listed_anything
-                    || settled_at.elapsed() >= SETTLE_EVERY
-                {
+                if !listed_anything || settled_at.elapsed() >= SETTLE_EVERY {
                     app::settle(app);
                     settled_at = tokio::time::Instant::now();
                     unsettled = false;

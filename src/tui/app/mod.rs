@@ -339,13 +339,6 @@ impl App {
         self.triage.facets_at(self.list.position(id)?)
     }
 
-    /// Whether a file is being read in pieces and is not at its end yet.
-    pub fn is_reading_a_file(&self) -> bool {
-        self.sources
-            .iter()
-            .any(|s| matches!(s, SourceStatus::Reading { read, total, .. } if read < total))
-    }
-
     /// The gold diff, while open.
     pub fn gold_diff(&self) -> Option<&DiffOverlay> {
         self.overlay.as_ref().and_then(Overlay::gold_diff)
