@@ -10,8 +10,7 @@
 //! TOOLCAP_BENCH_SPANS=500, TOOLCAP_BENCH_WIRE=protobuf).
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +22,10 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
 use prost::Message;
+
+#[path = "support/otlp_http_client.rs"]
+mod otlp_http_client;
+use otlp_http_client::Connection;
 
 const TEMPLATE_TRACE: [u8; 16] = *b"TRACE-ID-PATTERN";
 
@@ -133,43 +136,6 @@ fn gzip(body: &[u8]) -> Vec<u8> {
     encoder.finish().expect("gzip")
 }
 
-/// One keep-alive request; returns the status code.
-fn post(
-    reader: &mut BufReader<TcpStream>,
-    addr: &str,
-    body: &[u8],
-    encoding: &str,
-) -> std::io::Result<u16> {
-    let head = format!(
-        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-protobuf\r\n{encoding}Content-Length: {}\r\n\r\n",
-        body.len()
-    );
-    let stream = reader.get_mut();
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body)?;
-    let mut status = 0;
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some(code) = line.strip_prefix("HTTP/1.1 ") {
-            status = code.get(..3).and_then(|c| c.parse().ok()).unwrap_or(0);
-        } else if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok(status)
-}
-
 fn main() {
     let seconds = env_or("TOOLCAP_BENCH_SECS", 10);
     let clients = env_or("TOOLCAP_BENCH_CLIENTS", 4);
@@ -255,19 +221,13 @@ fn main() {
                     });
                     return;
                 }
-                let mut reader = BufReader::new(TcpStream::connect(&addr).expect("connect"));
-                let _ = reader.get_ref().set_nodelay(true);
+                let mut connection = Connection::open(&addr).expect("connect");
                 while !stop.load(Ordering::Relaxed) {
                     let trace = next_trace();
                     let body = with_trace(&template, &offsets, trace);
                     let sent = match wire {
-                        Wire::Gzip => post(
-                            &mut reader,
-                            &addr,
-                            &gzip(&body),
-                            "Content-Encoding: gzip\r\n",
-                        ),
-                        _ => post(&mut reader, &addr, &body, ""),
+                        Wire::Gzip => connection.post(&gzip(&body), "Content-Encoding: gzip\r\n"),
+                        _ => connection.post(&body, ""),
                     };
                     match sent {
                         Ok(200) => answered(trace, true),

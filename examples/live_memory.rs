@@ -21,8 +21,6 @@
 //! It also counts the heap blocks alive by size ([`blocks`]): the allocator's own words are paid
 //! per block, so what the breakdown counts in bytes can hide what the count of blocks costs.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -41,6 +39,10 @@ use toolcap::sources::IngestEvent;
 use toolcap::sources::listen::{ListenConfig, spawn_listen};
 use toolcap::sources::live_spool::DEFAULT_LIVE_SPOOL_BYTES;
 use toolcap::store::Store;
+
+#[path = "../benches/support/otlp_http_client.rs"]
+mod otlp_http_client;
+use otlp_http_client::Connection;
 
 mod blocks {
     //! The blocks alive by size, as the counting allocator saw them.
@@ -200,37 +202,33 @@ fn request(first: u64, count: u64) -> ExportTraceServiceRequest {
     }
 }
 
-fn post(addr: &str, body: &[u8]) -> u16 {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    let head = format!(
-        "POST /v1/traces HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
-         Content-Type: application/x-protobuf\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).expect("send head");
-    stream.write_all(body).expect("send body");
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).expect("read answer");
-    String::from_utf8_lossy(&answer)
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Sends `total` spans to `addr`, numbered from `first`, a request of 500 at a time; the
-/// bytes sent.
+/// Sends `total` spans to `addr`, numbered from `first`, a request of 500 at a time over one
+/// keep-alive connection; the bytes sent. As an SDK's batch processor does, the next request
+/// is made ready while the last one is answered, so the pace is the receiver's.
 fn send_all(addr: &str, first: u64, total: u64) -> u64 {
+    let (bodies, ready) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(1);
+    let encoder = std::thread::spawn(move || {
+        let end = first + total;
+        let mut first = first;
+        while first < end {
+            let count = SPANS_PER_REQUEST.min(end - first);
+            if bodies
+                .send((first, request(first, count).encode_to_vec()))
+                .is_err()
+            {
+                return;
+            }
+            first += count;
+        }
+    });
+    let mut connection = Connection::open(addr).expect("connect");
     let mut sent_bytes = 0u64;
-    let end = first + total;
-    let mut first = first;
-    while first < end {
-        let count = SPANS_PER_REQUEST.min(end - first);
-        let body = request(first, count).encode_to_vec();
+    for (first, body) in ready {
         sent_bytes += body.len() as u64;
-        assert_eq!(post(addr, &body), 200, "request at span {first} refused");
-        first += count;
+        let status = connection.post(&body, "").expect("an answer");
+        assert_eq!(status, 200, "request at span {first} refused");
     }
+    encoder.join().expect("encoder");
     sent_bytes
 }
 
