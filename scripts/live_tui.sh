@@ -2,9 +2,9 @@
 # The TUI under live data, as a user runs it: `toolcap-tui --listen` in a real terminal (tmux),
 # fed 100,000 spans of ~650 bytes over loopback OTLP/HTTP, 500 per request (the live example's
 # `send` mode: one keep-alive connection, as an SDK's exporter holds, each request answered
-# before the next is written and the next made ready meanwhile, so the pace is the TUI's). First a warm-up of
-# 500 spans (50 runs), so the receiver, the parser and the views have run once: the resident
-# size then is what the TUI costs before live data. Prints
+# before the next is written and the next made ready meanwhile, so the pace is the TUI's).
+# First a warm-up of 500 spans (50 runs), so the receiver, the parser and the views have run
+# once: the resident size then is what the TUI costs before live data. Prints
 #   - ingest: seconds from the first request until every run is listed, the spans per second
 #     that makes, and seconds from the last request's answer until every run is listed;
 #   - CPU: the TUI's and the sender's CPU seconds over those 100,000 spans: both share the
