@@ -362,8 +362,9 @@ pub fn ingest_many(app: &mut App, events: impl IntoIterator<Item = IngestEvent>)
     settle(app);
 }
 
-/// Applies source events to the store without recomputing the views: while a big file is
-/// read, the event loop takes in several drains per [`settle`].
+/// Applies source events to the store without recomputing the views: while data streams in
+/// (a big file read in pieces, a burst of live requests), the event loop takes in several
+/// drains per [`settle`].
 pub fn take_in(app: &mut App, events: impl IntoIterator<Item = IngestEvent>) {
     let mut released = false;
     for event in events {
