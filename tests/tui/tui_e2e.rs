@@ -233,6 +233,18 @@ fn post_status(addr: &str, content_type: &str, body: &[u8]) -> u16 {
         .expect("an HTTP status line")
 }
 
+/// The address the embedded receiver bound, as the status bar shows it.
+fn listening_address(tmux: &Tmux) -> String {
+    let screen = tmux.wait_for("the receiver's address", |s| {
+        s.contains("listening 127.0.0.1:")
+    });
+    let at = screen.find("listening ").unwrap() + "listening ".len();
+    screen[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':')
+        .collect()
+}
+
 #[test]
 fn the_embedded_receivers_log_lines_go_to_the_log_file_never_the_screen() {
     let binary = env!("CARGO_BIN_EXE_toolcap-tui");
@@ -249,14 +261,7 @@ fn the_embedded_receivers_log_lines_go_to_the_log_file_never_the_screen() {
         shell_quote(&empty.display().to_string()),
     );
     let tmux = Tmux::start(&command);
-    let screen = tmux.wait_for("the receiver's address", |s| {
-        s.contains("listening 127.0.0.1:")
-    });
-    let at = screen.find("listening ").unwrap() + "listening ".len();
-    let addr: String = screen[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':')
-        .collect();
+    let addr = listening_address(&tmux);
 
     // A body that is not OTLP: refused with 400, and the reason is logged.
     let status = post_status(&addr, "application/json", br#"{"resourceSpans": 5}"#);
@@ -289,4 +294,35 @@ fn the_embedded_receivers_log_lines_go_to_the_log_file_never_the_screen() {
         let mode = std::fs::metadata(&log_path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "the log file is the owner's only");
     }
+}
+
+/// A burst of live requests is settled at most every 100 ms: the drains that come within that
+/// time wait, and the timer settles them once no more data follows. With no key pressed,
+/// every run of the burst must reach the list.
+#[test]
+fn every_run_of_a_live_burst_is_listed_without_a_key() {
+    const RUNS: usize = 40;
+    let binary = env!("CARGO_BIN_EXE_toolcap-tui");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let command = format!(
+        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} \
+         --listen=127.0.0.1:0 --grpc= {}",
+        shell_quote(binary),
+        shell_quote(&dir.path().display().to_string()),
+    );
+    let tmux = Tmux::start(&command);
+    let addr = listening_address(&tmux);
+    for run in 0..RUNS {
+        let span = format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{run:032x}","spanId":"b7ad6b7169203331","name":"burst_{run}","startTimeUnixNano":"{start}","endTimeUnixNano":"{end}"}}]}}]}}]}}"#,
+            run = run + 1,
+            start = 1_000 + run,
+            end = 2_000 + run,
+        );
+        assert_eq!(post_status(&addr, "application/json", span.as_bytes()), 200);
+    }
+    tmux.wait_for("every run of the burst", |s| {
+        s.contains(&format!("Invocations ({RUNS})"))
+    });
+    tmux.send(&["q"]);
 }
