@@ -281,9 +281,10 @@ fn arksim_turns_group_under_their_conversation_in_turn_order_and_fold() {
         .list
         .rows()
         .iter()
-        .position(
-            |r| matches!(r, ListRow::Conversation { id, turns: 2, .. } if id == "conv-refund"),
-        )
+        .position(|r| {
+            matches!(r, ListRow::Conversation { turns: 2, .. })
+                && app.list.conversation_id(r) == Some("conv-refund")
+        })
         .expect("conv-refund has a conversation row");
     let turns: Vec<&Id> = app.list.rows()[conversation_row + 1..conversation_row + 3]
         .iter()
@@ -339,7 +340,9 @@ fn genai_conversation_ids_and_openinference_sessions_group_runs() {
         .rows()
         .iter()
         .filter_map(|r| match r {
-            ListRow::Conversation { id, turns, .. } => Some((id.clone(), *turns)),
+            ListRow::Conversation { turns, .. } => {
+                Some((app.list.conversation_id(r)?.to_owned(), *turns as usize))
+            }
             _ => None,
         })
         .collect();
@@ -368,7 +371,9 @@ fn openai_agents_group_ids_group_traces() {
         .rows()
         .iter()
         .filter_map(|r| match r {
-            ListRow::Conversation { id, turns, .. } => Some((id.clone(), *turns)),
+            ListRow::Conversation { turns, .. } => {
+                Some((app.list.conversation_id(r)?.to_owned(), *turns as usize))
+            }
             _ => None,
         })
         .collect();

@@ -67,16 +67,13 @@ impl SortKey {
     }
 }
 
-/// One row of the list as drawn.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One row of the list as drawn. Two words: a list holds a row per run and per conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListRow {
     /// A conversation's header row, with its number of turns; they follow each other in
-    /// reading order from position `first`.
-    Conversation {
-        id: String,
-        turns: usize,
-        first: usize,
-    },
+    /// reading order from position `first`, and the first names the conversation (see
+    /// [`ListView::conversation_id`]).
+    Conversation { turns: u32, first: u32 },
     /// A run: its position in [`Arranged::runs`] (the list's reading order).
     Invocation(usize),
 }
@@ -152,7 +149,9 @@ pub fn arrange(
         });
     }
     let mut order = Vec::with_capacity(listed.len());
-    let mut rows = Vec::with_capacity(listed.len());
+    // A row per run and one per conversation: sized once, as the list is rebuilt at every
+    // settle while spans stream in.
+    let mut rows = Vec::with_capacity(listed.len() + members.len());
     let mut conversation_rows = Vec::with_capacity(listed.len());
     let mut placed: HashSet<&str> = HashSet::new();
     for (k, inv) in listed.iter().enumerate() {
@@ -170,9 +169,8 @@ pub fn arrange(
                 // Lossless: a list of more than 2^32 rows does not fit in memory.
                 let row = rows.len() as u32;
                 rows.push(ListRow::Conversation {
-                    id: conversation.to_owned(),
-                    turns: turns.len(),
-                    first: order.len(),
+                    turns: turns.len() as u32,
+                    first: order.len() as u32,
                 });
                 let open = !folded.contains(conversation);
                 for &turn in turns {
@@ -297,17 +295,29 @@ impl ListView {
 
     /// The conversation run `id` sits under, when it is grouped under one.
     pub fn conversation_of(&self, id: &str) -> Option<&str> {
-        match self.rows().get(self.conversation_row_of(id)?)? {
-            ListRow::Conversation { id, .. } => Some(id),
+        self.conversation_id(self.rows().get(self.conversation_row_of(id)?)?)
+    }
+
+    /// The conversation a conversation row shows (`None` for a run's row): its first turn's.
+    pub fn conversation_id(&self, row: &ListRow) -> Option<&str> {
+        match *row {
+            ListRow::Conversation { first, .. } => {
+                self.runs().get(first as usize)?.conversation_id()
+            }
             ListRow::Invocation(_) => None,
         }
     }
 
-    /// Whether conversation `id` has a row in the list.
-    pub fn has_conversation(&self, id: &str) -> bool {
+    /// The row of conversation `id`, when it has one in the list.
+    pub fn conversation_row(&self, id: &str) -> Option<usize> {
         self.rows()
             .iter()
-            .any(|row| matches!(row, ListRow::Conversation { id: listed, .. } if listed == id))
+            .position(|row| self.conversation_id(row) == Some(id))
+    }
+
+    /// Whether conversation `id` has a row in the list.
+    pub fn has_conversation(&self, id: &str) -> bool {
+        self.conversation_row(id).is_some()
     }
 
     /// The id of the run a row shows (`None` for a conversation row).

@@ -317,10 +317,7 @@ impl App {
     }
 
     fn conversation_row(&self, conversation: &str) -> Option<usize> {
-        self.list
-            .rows()
-            .iter()
-            .position(|r| matches!(r, ListRow::Conversation { id, .. } if id == conversation))
+        self.list.conversation_row(conversation)
     }
 
     /// Facets of the selected run, when it fails.

@@ -57,9 +57,9 @@ pub(super) fn select_invocation(app: &mut App, pos: usize) {
             app.selected_invocation = app.list.id(*k).map(crate::model::Id::to_string);
             app.selected_conversation = None;
         }
-        Some(ListRow::Conversation { id, first, .. }) => {
-            let first = app.list.id(*first).map(crate::model::Id::to_string);
-            app.selected_conversation = Some(id.clone());
+        Some(&row @ ListRow::Conversation { first, .. }) => {
+            let first = app.list.id(first as usize).map(crate::model::Id::to_string);
+            app.selected_conversation = app.list.conversation_id(&row).map(str::to_owned);
             if first.is_some() {
                 app.selected_invocation = first;
             }

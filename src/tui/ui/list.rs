@@ -106,10 +106,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     let nested = app.list.conversation_row_at(*k).is_some();
                     row_for(app, inv, facets, columns, is_selected, nested)
                 }
-                ListRow::Conversation { id, turns, first } => conversation_row(
+                &ListRow::Conversation { turns, first } => conversation_row(
                     app,
-                    id,
-                    *first..*first + *turns,
+                    app.list.conversation_id(row)?,
+                    first as usize..(first + turns) as usize,
                     theme,
                     columns,
                     is_selected,
