@@ -341,3 +341,78 @@ impl ListView {
         self.arranged.invalidate();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Arc;
+
+    use super::{ListRow, SortKey, arrange};
+    use crate::model::{ArcStr, AttrValue, Batch, Span};
+    use crate::store::{Invocation, Store};
+
+    /// A one-span run started at `start`, a turn of `conversation` when it names one.
+    fn run(trace: &str, conversation: Option<&str>, start: u64) -> Span {
+        let mut span = Span {
+            trace_id: trace.into(),
+            span_id: format!("{trace}-root").as_str().into(),
+            name: "turn".into(),
+            start_unix_nano: start,
+            end_unix_nano: start + 10,
+            ..Span::default()
+        };
+        if let Some(conversation) = conversation {
+            span.attributes = [(
+                ArcStr::from("gen_ai.conversation.id"),
+                AttrValue::Str(conversation.into()),
+            )]
+            .into_iter()
+            .collect();
+        }
+        span
+    }
+
+    fn listed(spans: Vec<Span>) -> Vec<Arc<Invocation>> {
+        let mut store = Store::new();
+        store.ingest(Batch {
+            spans,
+            ..Default::default()
+        });
+        let mut runs: Vec<_> = store.shared_invocations().cloned().collect();
+        runs.sort_by(|a, b| SortKey::Start.compare(a, b));
+        runs
+    }
+
+    /// The list holds a row per run and per conversation, rebuilt at every settle while spans
+    /// stream in: each row stays two words, and the rows are allocated once at their count.
+    #[test]
+    fn grouped_rows_are_two_words_allocated_at_their_count() {
+        assert_eq!(std::mem::size_of::<ListRow>(), 16);
+        let runs = listed(vec![
+            run("a", Some("chat-1"), 1),
+            run("b", None, 2),
+            run("c", Some("chat-1"), 3),
+            run("d", Some("chat-2"), 4),
+        ]);
+        let arranged = arrange(runs, SortKey::Start, &HashSet::new());
+        assert_eq!(
+            arranged.rows,
+            [
+                ListRow::Invocation(0),
+                ListRow::Conversation { turns: 2, first: 1 },
+                ListRow::Invocation(1),
+                ListRow::Invocation(2),
+                ListRow::Invocation(3),
+            ],
+            "newest first: chat-2's one turn and b are plain rows, chat-1's two turns sit under \
+             its row where its newest turn would be"
+        );
+        assert_eq!(arranged.rows.capacity(), arranged.rows.len());
+        let turns: Vec<_> = arranged.runs[1..3]
+            .iter()
+            .map(|inv| inv.id.to_string())
+            .collect();
+        assert_eq!(turns, ["a", "c"], "turns in start order");
+        assert_eq!(arranged.runs[1].conversation_id(), Some("chat-1"));
+    }
+}
