@@ -56,6 +56,10 @@ pub struct UiArgs {
     pub gold: Option<PathBuf>,
     #[command(flatten)]
     pub notes: super::NotesArgs,
+    /// On quitting, print on stderr where the store's memory went, structure by structure,
+    /// with the heap in use and the resident size then (as `dump --stats` does).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// Capacity of the ingest channel; a full channel slows sources down instead of growing memory.
@@ -168,6 +172,11 @@ pub fn run(args: UiArgs) -> i32 {
     });
     // Background loaders may still be reading; they stop when the runtime drops.
     runtime.shutdown_background();
+    // Read with the views still held, as they were while the screen was shown; the terminal
+    // is restored, so stderr is seen.
+    if args.stats {
+        eprint!("{}", crate::views::dump::memory_text(&app.store));
+    }
     // The terminal is restored: what is left is freeing the store, which the exit does at once.
     super::kept_until_exit(std::mem::take(&mut app.store));
     drop(app);

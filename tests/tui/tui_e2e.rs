@@ -10,20 +10,40 @@ use crate::tmux::{Tmux, WAIT, shell_quote};
 /// be on screen while redacted, and must be after `r`.
 const HIDDEN_ARGUMENT: &str = "Atlantis";
 
-/// Starts the binary on `source` with no user config; returns the session and where its exit
-/// status will be written.
-fn start_app(source: &str, dir: &std::path::Path) -> (Tmux, std::path::PathBuf) {
+/// Starts the binary on `args` with no user config, its stderr in `dir/stderr.txt`; returns
+/// the session and where its exit status will be written.
+fn start_app(args: &[&str], dir: &std::path::Path) -> (Tmux, std::path::PathBuf) {
     let binary = env!("CARGO_BIN_EXE_toolcap-tui");
     let exit_path = dir.join("exit-status.txt");
+    let args: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
     let command = format!(
         "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml XDG_STATE_HOME={} {} {} 2>{}; echo $? >{}",
         shell_quote(&dir.display().to_string()),
         shell_quote(binary),
-        shell_quote(source),
+        args.join(" "),
         shell_quote(&dir.join("stderr.txt").display().to_string()),
         shell_quote(&exit_path.display().to_string())
     );
     (Tmux::start(&command), exit_path)
+}
+
+/// The exit status the shell wrote to `exit_path` once the app ended; fails with the screen and
+/// `stderr` when it does not end in time.
+fn exit_status(tmux: &Tmux, exit_path: &std::path::Path, stderr: impl Fn() -> String) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let written = std::fs::read_to_string(exit_path).unwrap_or_default();
+        if written.ends_with('\n') {
+            return written.trim().to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the app did not exit; screen:\n{}\nstderr:\n{}",
+            tmux.screen(),
+            stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The status bar's `failure k of T`, if shown.
@@ -44,7 +64,7 @@ fn the_failure_queue_walks_every_failure_of_the_arksim_run_in_one_key_each() {
         "/tests/fixtures/triage/arksim-run"
     );
     let dir = tempfile::tempdir().expect("temp dir");
-    let (tmux, _) = start_app(samples, dir.path());
+    let (tmux, _) = start_app(&[samples], dir.path());
     // The list says what the evaluator said, and the eval-only failure is not a green tick.
     // ("watching" replaces "loading" once every file of the directory is read.)
     let first = tmux.wait_for("the run loaded and cancel_order judged", |s| {
@@ -193,24 +213,38 @@ fn real_binary_shows_samples_reveals_and_quits_cleanly() {
     tmux.wait_for("the help to close", |s| !s.contains("Keys — "));
 
     tmux.send(&["q"]);
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        let written = std::fs::read_to_string(&exit_path).unwrap_or_default();
-        if written.ends_with('\n') {
-            break written.trim().to_owned();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the app did not exit after q; screen:\n{}\nstderr:\n{}",
-            tmux.screen(),
-            stderr()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = exit_status(&tmux, &exit_path, stderr);
     assert_eq!(status, "0", "exit status; stderr:\n{}", stderr());
     // The alternate screen is gone: the TUI is no longer on the terminal.
     let after = tmux.screen();
     assert!(!after.contains("Invocations ("), "{after}");
+}
+
+/// `--stats`: once the terminal is given back, stderr says where the memory went, as `dump
+/// --stats` does, with the views still held.
+#[test]
+fn stats_on_quitting_say_where_the_memory_went() {
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample-traces");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stderr_path = dir.path().join("stderr.txt");
+    let stderr = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let (tmux, exit_path) = start_app(&["--stats", samples], dir.path());
+    tmux.wait_for("the sample runs", |s| s.contains("Invocations (35)"));
+    assert!(
+        stderr().is_empty(),
+        "nothing on stderr while the screen is shown"
+    );
+    tmux.send(&["q"]);
+    assert_eq!(exit_status(&tmux, &exit_path, stderr), "0");
+    let printed = stderr();
+    for line in [
+        "memory of 35 invocations",
+        "span records",
+        "total",
+        "process resident size at the end",
+    ] {
+        assert!(printed.contains(line), "no {line:?} in:\n{printed}");
+    }
 }
 
 /// Sends one HTTP/1.1 request and returns the status code of the answer.
