@@ -9,7 +9,10 @@ SDK can send, and reports:
   - frames drawn: ratatui hides the cursor once per draw, so `ESC [?25l` in the pane output
     (tmux pipe-pane) counts frames; frames/s over the load;
   - whether the screen keeps changing (capture-pane at intervals) and how long a `j` takes
-    to show (the highlighted list row moves), polled through capture-pane.
+    to show (the highlighted list row moves), polled through capture-pane;
+  - on quitting, the TUI's own `--stats`: the store's memory by structure, the heap in use
+    and held, and the resident size (steadier than the resident size, which moves by about
+    2 MiB from run to run with where the allocator's free room falls).
 
 Loopback only; the run stops after --max-seconds. Usage:
   python3 tests/python/tui_under_load.py --binary target/release/toolcap-tui \
@@ -153,7 +156,9 @@ def main():
     frames_log = os.path.join(work, "pane.out")
     http, grpc = free_port(), free_port()
     tmux = Tmux(args.tmux_socket or os.path.join(work, "tmux"))
-    command = f"exec {args.binary} --listen=127.0.0.1:{http} --grpc 127.0.0.1:{grpc} {empty}"
+    stats_file = os.path.join(work, "stats.txt")
+    command = (f"exec {args.binary} --stats --listen=127.0.0.1:{http} --grpc 127.0.0.1:{grpc} "
+               f"{empty} 2>{stats_file}")
     tmux.run("new-session", "-d", "-s", "load", "-x", "160", "-y", "48", command)
     clients = []
     try:
@@ -238,6 +243,12 @@ def main():
         print("final status lines:")
         for line in final.splitlines()[-3:]:
             print("  ", line.rstrip())
+        tmux.run("send-keys", "-t", "load", "q")
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print("the TUI's --stats on quitting:")
+        print(open(stats_file).read().rstrip() or "   (nothing: it did not quit in 10 s)")
     finally:
         for c in clients:
             if c.poll() is None:
