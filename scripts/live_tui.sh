@@ -11,7 +11,8 @@
 #     machine's cores, so the spans per second above belong to the pair, and the TUI's CPU
 #     seconds per 100,000 spans are its own share;
 #   - memory: the resident size before and once every run is listed and the TUI is idle, the
-#     peak, and the growth per 100,000 spans.
+#     peak, and the growth per 100,000 spans; then, once it quits, the TUI's own `--stats` (the
+#     store by structure, the heap in use and held).
 #
 # Usage: scripts/live_tui.sh [BINARY] [SENDER]
 #   BINARY defaults to target/release/toolcap-tui, SENDER to target/release/examples/live_memory
@@ -32,9 +33,11 @@ trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$workdir"' EX
 warm_up=500
 spans=${TOOLCAP_LIVE_SPANS:-100000}
 
-# An empty directory as the source, so only what arrives is loaded.
+# An empty directory as the source, so only what arrives is loaded; the report of `--stats`
+# goes beside it.
+mkdir "$workdir/traces"
 tmux new-session -d -s "$session" -x 160 -y 45 \
-  "$binary --listen=127.0.0.1:$port --grpc 127.0.0.1:$((port + 1)) $workdir"
+  "exec $binary --stats --listen=127.0.0.1:$port --grpc 127.0.0.1:$((port + 1)) $workdir/traces 2>$workdir/stats.txt"
 pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
 for _ in $(seq 1 200); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
@@ -103,3 +106,9 @@ awk -v b="$before" -v a="$after" -v n="$spans" 'BEGIN {
 awk '/VmHWM|RssAnon|RssFile/ {printf "%s %.1f MiB\n", $1, $2 / 1024}' "/proc/$pid/status"
 [[ -n "${SMAPS:-}" ]] && awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6} /^Rss:/{rss[name]+=$2} END{for(n in rss) if(rss[n]>300) printf "%8d KiB %s\n", rss[n], n}' "/proc/$pid/smaps" | sort -rn | head -8
 tmux send-keys -t "$session" q
+for _ in $(seq 1 200); do
+  [[ -e "/proc/$pid" ]] || break
+  sleep 0.05
+done
+echo "the TUI's --stats on quitting:"
+cat "$workdir/stats.txt"
