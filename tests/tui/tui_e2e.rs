@@ -336,15 +336,12 @@ fn the_embedded_receivers_log_lines_go_to_the_log_file_never_the_screen() {
 #[test]
 fn every_run_of_a_live_burst_is_listed_without_a_key() {
     const RUNS: usize = 40;
-    let binary = env!("CARGO_BIN_EXE_toolcap-tui");
     let dir = tempfile::tempdir().expect("temp dir");
-    let command = format!(
-        "env TERM=xterm-256color TOOLCAP_TUI_CONFIG=/nonexistent/toolcap.toml {} \
-         --listen=127.0.0.1:0 --grpc= {}",
-        shell_quote(binary),
-        shell_quote(&dir.path().display().to_string()),
-    );
-    let tmux = Tmux::start(&command);
+    // The watched directory apart from the one holding the app's stderr and exit status.
+    let traces = dir.path().join("traces");
+    std::fs::create_dir(&traces).expect("traces directory");
+    let traces = traces.display().to_string();
+    let (tmux, _) = start_app(&["--listen=127.0.0.1:0", "--grpc=", &traces], dir.path());
     let addr = listening_address(&tmux);
     for run in 0..RUNS {
         let span = format!(

@@ -296,7 +296,7 @@ impl App {
     /// selected run's row, or its conversation's row when the run is folded away.
     pub fn selected_list_position(&self) -> Option<usize> {
         if let Some(conversation) = &self.selected_conversation
-            && let Some(pos) = self.conversation_row(conversation)
+            && let Some(pos) = self.list.conversation_row(conversation)
         {
             return Some(pos);
         }
@@ -314,10 +314,6 @@ impl App {
     /// Position of the selected run in reading order (`list.runs()`).
     pub fn selected_order_position(&self) -> Option<usize> {
         self.list.position(self.selected_invocation.as_ref()?)
-    }
-
-    fn conversation_row(&self, conversation: &str) -> Option<usize> {
-        self.list.conversation_row(conversation)
     }
 
     /// Facets of the selected run, when it fails.
