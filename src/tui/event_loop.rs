@@ -11,7 +11,9 @@
 //! in. Data after a quiet spell is shown at once; one timer settles what came in since the
 //! last rebuild when no more data follows; another brings the open summary up to date once it is
 //! due (it is computed again at most as often as its cost allows while runs arrive); a slow
-//! tick looks at the notes file for notes written by another process.
+//! tick looks at the notes file for notes written by another process. Once a big load is over
+//! (data quiet for [`QUIET_BEFORE_RELEASE`], the work between events done), the memory it freed
+//! goes back to the system.
 
 use std::io;
 use std::time::Duration;
@@ -37,6 +39,10 @@ const RESULT_BATCH: usize = 64;
 const SETTLE_EVERY: Duration = Duration::from_millis(100);
 /// How often the notes file is looked at for notes written by another process.
 const NOTES_EVERY: Duration = Duration::from_secs(2);
+/// How long data must have been quiet before a big load's freed memory is given back: longer
+/// than the gaps between a live sender's requests or a file's pieces, so it is not given back
+/// in the middle of a load only to be taken again.
+const QUIET_BEFORE_RELEASE: Duration = Duration::from_millis(250);
 
 /// Sleeps until `due`; never ready without one.
 async fn sleep_until_due(due: Option<tokio::time::Instant>) {
@@ -130,6 +136,8 @@ where
     // When the views were last rebuilt, and whether data came in since.
     let mut settled_at = tokio::time::Instant::now();
     let mut unsettled = false;
+    // When data last came in.
+    let mut data_at = tokio::time::Instant::now();
     let mut listed_anything = false;
     let mut notes_tick = tokio::time::interval(NOTES_EVERY);
     notes_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -203,6 +211,7 @@ where
                 }
                 app::take_in(app, pending.drain(..));
                 unsettled = true;
+                data_at = tokio::time::Instant::now();
                 // The first runs are listed as soon as they arrive.
                 if !listed_anything || settled_at.elapsed() >= SETTLE_EVERY {
                     app::settle(app);
@@ -224,6 +233,10 @@ where
             }
             () = std::future::ready(()), if !unsettled && app::has_background_work(app) => {
                 app::background_step(app);
+            }
+            () = tokio::time::sleep_until(data_at + QUIET_BEFORE_RELEASE),
+                if !unsettled && app::release_due(app) && !app::has_background_work(app) => {
+                app::release_memory(app);
             }
         }
     }

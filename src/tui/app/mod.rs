@@ -166,10 +166,8 @@ pub struct App {
     pub selected_invocation: Option<String>,
     /// Until the user picks a run, the cursor stays on the newest one as data streams in.
     pub follow_newest: bool,
-    /// Spans seen when freed memory was last given back (see [`settle`]).
+    /// Spans seen when freed memory was last given back (see [`release_due`]).
     spans_at_last_release: u64,
-    /// Spans seen at the last [`settle`].
-    spans_at_last_settle: u64,
     selected_span: HashMap<String, String>,
     collapsed: HashMap<String, HashSet<String>>,
     fold_version: u64,
@@ -226,7 +224,6 @@ impl App {
             selected_invocation: None,
             follow_newest: true,
             spans_at_last_release: 0,
-            spans_at_last_settle: 0,
             selected_span: HashMap::new(),
             collapsed: HashMap::new(),
             fold_version: 0,
@@ -385,21 +382,23 @@ fn release_list(app: &mut App) {
 pub fn settle(app: &mut App) {
     app.store.settle();
     refresh(app);
-    // A big load has just ended when a settle brings few spans after many: what loading freed
-    // goes back to the system, once per load.
-    let spans_before =
-        std::mem::replace(&mut app.spans_at_last_settle, app.store.stats().spans_seen);
-    let spans_now = app.spans_at_last_settle;
-    if spans_now - spans_before < LOAD_ENDED_BELOW_SPANS
-        && spans_now - app.spans_at_last_release >= RELEASE_AFTER_SPANS
-    {
-        app.spans_at_last_release = spans_now;
-        memory_release::release_memory_in_background();
-    }
 }
 
-/// A settle of fewer spans than this ends a load (see [`settle`]).
-const LOAD_ENDED_BELOW_SPANS: u64 = 1_000;
+/// Whether enough was loaded since freed memory was last given back for giving it back again
+/// to pay. The event loop asks once data has been quiet for a moment and the work between
+/// events is done (indexing and settling free as much as loading did), then calls
+/// [`release_memory`]: the allocator otherwise keeps every page a load freed, and the TUI
+/// lives on for hours.
+pub fn release_due(app: &App) -> bool {
+    app.store.stats().spans_seen - app.spans_at_last_release >= RELEASE_AFTER_SPANS
+}
+
+/// Gives the heap's free pages back to the system, on the releasing thread.
+pub fn release_memory(app: &mut App) {
+    app.spans_at_last_release = app.store.stats().spans_seen;
+    memory_release::release_memory_in_background();
+}
+
 /// Spans loaded since memory was last given back before it is worth doing again.
 const RELEASE_AFTER_SPANS: u64 = 20_000;
 
@@ -653,18 +652,19 @@ mod memory_release_tests {
     }
 
     #[test]
-    fn freed_memory_goes_back_once_when_a_big_load_ends() {
+    fn freed_memory_goes_back_once_per_big_load() {
         let mut app = App::new(Store::new(), Config::default(), Reveal::Redacted);
-        ingest_many(&mut app, [spans(25_000)]);
-        assert_eq!(releases_asked(), 0, "not while the load is under way");
+        ingest_many(&mut app, [spans(15_000)]);
+        assert!(!release_due(&app), "a small load keeps its pages");
+        ingest_many(&mut app, [spans(10_000)]);
+        assert!(release_due(&app), "25,000 spans are a big load");
+        release_memory(&mut app);
+        assert_eq!(releases_asked(), 1);
+        assert!(!release_due(&app), "once per load");
         ingest_many(&mut app, [spans(10)]);
-        assert_eq!(
-            releases_asked(),
-            1,
-            "a small drain after a big load ends it"
-        );
-        ingest_many(&mut app, [spans(10)]);
-        assert_eq!(releases_asked(), 1, "once per load");
+        assert!(!release_due(&app), "a few spans more are no new load");
+        ingest_many(&mut app, [spans(20_000)]);
+        assert!(release_due(&app), "the next big load is");
     }
 
     /// The TUI lists runs before indexing them; idle steps then build every index, and
