@@ -8,12 +8,12 @@
 //! While data streams in (a big file read in pieces, a burst of live requests), the views are
 //! rebuilt at most once per [`SETTLE_EVERY`]: each rebuild sorts and arranges every run listed
 //! so far, so rebuilding at every drain would spend more on the list than on taking the data
-//! in. Data after a quiet spell is shown at once; one timer settles what came in since the
-//! last rebuild when no more data follows; another brings the open summary up to date once it is
-//! due (it is computed again at most as often as its cost allows while runs arrive); a slow
-//! tick looks at the notes file for notes written by another process. Once a big load is over
-//! (data quiet for [`QUIET_BEFORE_RELEASE`], the work between events done), the memory it freed
-//! goes back to the system.
+//! in. Data after a quiet spell is shown at once, and so is the end of a file's read; one
+//! timer settles what came in since the last rebuild when no more data follows; another brings
+//! the open summary up to date once it is due (it is computed again at most as often as its
+//! cost allows while runs arrive); a slow tick looks at the notes file for notes written by
+//! another process. Once a big load is over (data quiet for [`QUIET_BEFORE_RELEASE`], the work
+//! between events done), the memory it freed goes back to the system.
 
 use std::io;
 use std::time::Duration;
@@ -209,11 +209,15 @@ where
                 if received == 0 {
                     ingest_open = false;
                 }
+                // A file read to its end sends nothing more: no burst follows to wait for.
+                let ends_a_read = pending.iter().any(|event| {
+                    matches!(event, IngestEvent::Status(status) if status.is_finished_read())
+                });
                 app::take_in(app, pending.drain(..));
                 unsettled = true;
                 data_at = tokio::time::Instant::now();
-                // The first runs are listed as soon as they arrive.
-                if !listed_anything || settled_at.elapsed() >= SETTLE_EVERY {
+                // The first runs are listed as soon as they arrive, and a read's last ones.
+                if !listed_anything || ends_a_read || settled_at.elapsed() >= SETTLE_EVERY {
                     app::settle(app);
                     settled_at = tokio::time::Instant::now();
                     unsettled = false;

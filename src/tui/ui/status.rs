@@ -74,7 +74,7 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             };
             spans.push(Span::styled(text, theme.style(Role::Message)));
         }
-        for source in app.sources.iter().filter(|s| !is_finished_read(s)) {
+        for source in app.sources.iter().filter(|s| !s.is_finished_read()) {
             spans.push(Span::styled(
                 format!(" · {}", redact::sanitize_line(&source_text(source))),
                 theme.style(Role::Dim),
@@ -112,11 +112,6 @@ fn triage_spans(app: &App) -> Vec<Span<'static>> {
         out.push(Span::styled(text, theme.style(Role::Dim)));
     }
     out
-}
-
-/// A file read to its end says nothing more: its runs are in the list.
-fn is_finished_read(status: &SourceStatus) -> bool {
-    matches!(status, SourceStatus::Reading { read, total, .. } if read >= total)
 }
 
 fn source_text(status: &SourceStatus) -> String {

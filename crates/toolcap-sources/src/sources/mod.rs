@@ -63,3 +63,41 @@ pub enum SourceStatus {
         unauthorized: bool,
     },
 }
+
+impl SourceStatus {
+    /// A file read to its end: sent after the read's last runs, so nothing more follows it.
+    pub fn is_finished_read(&self) -> bool {
+        matches!(self, SourceStatus::Reading { read, total, .. } if read >= total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(read: u64, total: u64) -> SourceStatus {
+        SourceStatus::Reading {
+            path: PathBuf::from("big.jsonl"),
+            read,
+            total,
+            bytes_per_sec: 1,
+        }
+    }
+
+    #[test]
+    fn only_a_read_at_its_end_is_finished() {
+        assert!(!reading(0, 100).is_finished_read());
+        assert!(!reading(99, 100).is_finished_read());
+        assert!(reading(100, 100).is_finished_read());
+        let listening = SourceStatus::Listening {
+            http: "127.0.0.1:4318".into(),
+            grpc: None,
+            requests: 0,
+            rejected: 0,
+        };
+        assert!(
+            !listening.is_finished_read(),
+            "a receiver never ends a read"
+        );
+    }
+}
