@@ -321,7 +321,7 @@ fn hostile_batch(field: Field, plant: &str) -> Batch {
         end_unix_nano: T0 + 6_000_000,
         provenance: toolcap::model::Provenance::shared(None, None, "test".into()),
         facts: toolcap::model::KindFacts::from(Box::new(RetrievalFacts {
-            query: Some(text(Field::RetrievalQuery, "weather")),
+            query: Some(text(Field::RetrievalQuery, "weather").into()),
             document_count: Some(2),
         })),
         ..Default::default()

@@ -84,6 +84,6 @@ impl<'a> ToolFactsRef<'a> {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RetrievalFacts {
-    pub query: Option<String>,
+    pub query: Option<ArcStr>,
     pub document_count: Option<u64>,
 }

@@ -194,7 +194,10 @@ impl Tally {
             }
         }
         if let Some(r) = span.retrieval() {
-            self.facts += opt(&r.query);
+            // Most often the query attribute's own text: met again there, counted once.
+            if let Some(query) = &r.query {
+                self.facts += self.once(query);
+            }
         }
         {
             // Inline in the extras block, counted above.

@@ -147,7 +147,7 @@ impl Parser {
                 ..Default::default()
             })));
             span.set_retrieval(Some(Box::new(RetrievalFacts {
-                query: jsonrec::str_at(event, "query").map(str::to_owned),
+                query: jsonrec::str_at(event, "query").map(Into::into),
                 document_count: jsonrec::u64_at(event, "document_count"),
             })));
             span.set_input(

@@ -404,7 +404,7 @@ proptest! {
                     call_id: call_id.map(|n| pool.text(n)),
                 }),
                 Facts::Retrieval(count) => FactsRead::Retrieval(RetrievalFacts {
-                    query: count.map(|count| count.to_string()),
+                    query: count.map(|count| count.to_string().into()),
                     document_count: *count,
                 }),
                 Facts::Several(model, name) => FactsRead::Several(SeveralFacts {

@@ -214,13 +214,17 @@ pub(super) fn retrieval_of(attrs: &Attrs, source: &dyn AttrSource) -> RetrievalF
     ]
     .iter()
     .filter(|k| attrs.has(k))
-    .find_map(|k| source.full_text(k))
-    .map(|q| {
+    .find_map(|k| {
+        // The attribute's own text when it is short enough: shared, not copied.
+        if let Some(text) = attrs.shared_str(k).filter(|text| text.len() <= QUERY_MAX) {
+            return Some(text);
+        }
+        let q = source.full_text(k)?;
         let mut end = q.len().min(QUERY_MAX);
         while !q.is_char_boundary(end) {
             end -= 1;
         }
-        q[..end].to_owned()
+        Some(ArcStr::from(&q[..end]))
     });
     let document_count = attrs
         .first_u64(&[
