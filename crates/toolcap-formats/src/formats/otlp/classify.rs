@@ -379,6 +379,46 @@ mod tests {
         }
     }
 
+    /// Reads a test's attribute list as the wire reader would.
+    struct ListSource<'a>(&'a [(crate::model::ArcStr, AttrValue)]);
+
+    impl AttrSource for ListSource<'_> {
+        fn full_text(&self, key: &str) -> Option<Cow<'_, str>> {
+            match &self.0.iter().find(|(k, _)| k.as_str() == key)?.1 {
+                AttrValue::Str(text) => Some(Cow::Borrowed(text.as_str())),
+                _ => None,
+            }
+        }
+        fn payload(&self, _key: &str, _decoded: Option<&str>) -> Option<Arc<Payload>> {
+            None
+        }
+    }
+
+    /// A retrieval's query is its attribute's own text, shared; one past the 1 KiB shown is
+    /// cut on a character boundary, a copy of its own.
+    #[test]
+    fn a_retrieval_query_shares_its_attributes_text_unless_cut() {
+        let list = attrs(&[("gen_ai.retrieval.query.text", "what changed in Q3?")]);
+        let facts = retrieval_of(&Attrs::new(&list), &ListSource(&list));
+        let AttrValue::Str(held) = &list[0].1 else {
+            unreachable!("built as a text above");
+        };
+        let query = facts.query.expect("the query is read");
+        assert_eq!(query, "what changed in Q3?");
+        assert!(
+            std::ptr::eq(query.as_str(), held.as_str()),
+            "shared, not copied"
+        );
+
+        // Two-byte characters: 1,023 bytes is the last boundary within 1,024.
+        let long = format!("q{}", "é".repeat(600));
+        let list = attrs(&[("gen_ai.retrieval.query.text", &long)]);
+        let facts = retrieval_of(&Attrs::new(&list), &ListSource(&list));
+        let query = facts.query.expect("the query is read");
+        assert_eq!(query.len(), 1023);
+        assert!(long.starts_with(query.as_str()));
+    }
+
     /// A key's family is named by its text up to the first dot (all of it without one).
     #[test]
     fn a_keys_family_is_its_first_segment() {
