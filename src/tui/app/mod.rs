@@ -390,7 +390,11 @@ pub fn settle(app: &mut App) {
 /// [`release_memory`]: the allocator otherwise keeps every page a load freed, and the TUI
 /// lives on for hours.
 pub fn release_due(app: &App) -> bool {
-    app.store.stats().spans_seen - app.spans_at_last_release >= RELEASE_AFTER_SPANS
+    app.store
+        .stats()
+        .spans_seen
+        .saturating_sub(app.spans_at_last_release)
+        >= RELEASE_AFTER_SPANS
 }
 
 /// Gives the heap's free pages back to the system, on the releasing thread.
