@@ -135,6 +135,8 @@ fn build_store() -> Store {
     }
 }
 
+/// The last three match one span or none: their first screen is the whole search, the case
+/// the search index is there for.
 const QUERIES: &[&str] = &[
     "is:failing",
     "tool:refund",
@@ -142,7 +144,12 @@ const QUERIES: &[&str] = &[
     "model:claude tokens>=3000",
     "srchflt",
     "kind:tool -is:error dur>2s",
+    "\"call_98765_2\"",
+    "tool:no_such_tool",
+    "qqzzxx",
 ];
+// The TUI's bench applies them as presets, on number keys 1-9.
+const _: () = assert!(QUERIES.len() <= 9);
 
 #[divan::bench(args = QUERIES, sample_count = 20)]
 fn full_count(bencher: Bencher, query: &str) {
